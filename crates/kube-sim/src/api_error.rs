@@ -1,0 +1,146 @@
+//! Kubernetes `Status` failures (`metav1.Status`) as a Rust error.
+
+use serde_json::{Value, json};
+
+/// A failed API call, rendered as a `Status` object with `reason` and `code`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{reason} ({code}): {message}")]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+    pub details: Option<Value>,
+    /// Seconds for a `Retry-After` header (throttling faults).
+    pub retry_after: Option<u64>,
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+            retry_after: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    fn named(
+        code: u16,
+        reason: &'static str,
+        qualified: &str,
+        name: &str,
+        message: String,
+    ) -> Self {
+        let (kind, group) = match qualified.split_once('.') {
+            Some((k, g)) => (k, g),
+            None => (qualified, ""),
+        };
+        let mut details = json!({"name": name, "kind": kind});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        ApiError::new(code, reason, message).with_details(details)
+    }
+
+    /// `qualified` is `plural[.group]`, as Kubernetes names the resource.
+    pub fn not_found(qualified: &str, name: &str) -> Self {
+        Self::named(
+            404,
+            "NotFound",
+            qualified,
+            name,
+            format!("{qualified} \"{name}\" not found"),
+        )
+    }
+
+    pub fn already_exists(qualified: &str, name: &str) -> Self {
+        Self::named(
+            409,
+            "AlreadyExists",
+            qualified,
+            name,
+            format!("{qualified} \"{name}\" already exists"),
+        )
+    }
+
+    pub fn conflict(qualified: &str, name: &str, why: &str) -> Self {
+        Self::named(
+            409,
+            "Conflict",
+            qualified,
+            name,
+            format!("Operation cannot be fulfilled on {qualified} \"{name}\": {why}"),
+        )
+    }
+
+    pub fn invalid(kind: &str, name: &str, field: &str, why: &str) -> Self {
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("{kind} \"{name}\" is invalid: {field}: {why}"),
+        )
+        .with_details(json!({
+            "name": name, "kind": kind,
+            "causes": [{"reason": "FieldValueInvalid", "message": why, "field": field}]
+        }))
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(400, "BadRequest", message)
+    }
+
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        ApiError::new(405, "MethodNotAllowed", message)
+    }
+
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {content_type:?})"
+            ),
+        )
+    }
+
+    pub fn gone(message: impl Into<String>) -> Self {
+        ApiError::new(410, "Expired", message)
+    }
+
+    pub fn unauthorized() -> Self {
+        ApiError::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(403, "Forbidden", message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(500, "InternalError", message)
+    }
+
+    /// The `Status` object Kubernetes returns for this failure.
+    pub fn to_status(&self) -> Value {
+        let mut s = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            s["details"] = d.clone();
+        }
+        s
+    }
+}

@@ -1,0 +1,169 @@
+//! Fault injection: rules matched against API requests that delay, fail, hang or drop them.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One rule. Unset match fields match anything. Actions in order of precedence: `drop`
+/// (close the connection without answering), `hang` (never answer), `status` (answer a
+/// `Status` failure with that code); `latencyMs` delays any of them, or alone just delays
+/// the request.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FaultRule {
+    /// Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection.
+    #[serde(default)]
+    pub verb: Option<String>,
+    /// Resource plural (`deployments`), optionally with a subresource (`deployments/status`).
+    #[serde(default)]
+    pub resource: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// `Retry-After` header (seconds) sent with `status` (typically 429).
+    #[serde(default)]
+    pub retry_after_seconds: Option<u64>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub hang: bool,
+    #[serde(default)]
+    pub drop: bool,
+    #[serde(default)]
+    pub latency_ms: Option<u64>,
+    /// Applies to the next `count` matching requests, then expires.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Applies to each matching request with this probability (0..1).
+    #[serde(default)]
+    pub probability: Option<f64>,
+}
+
+/// What a request is, for matching.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    pub verb: String,
+    pub resource: String,
+    pub subresource: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Drop,
+    Hang,
+    Status {
+        code: u16,
+        retry_after: Option<u64>,
+        message: String,
+    },
+    Delay,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Triggered {
+    pub latency: Duration,
+    pub action: Action,
+}
+
+impl FaultRule {
+    fn matches(&self, r: &RequestInfo) -> bool {
+        let resource = match &r.subresource {
+            Some(s) => format!("{}/{s}", r.resource),
+            None => r.resource.clone(),
+        };
+        let eq = |want: &Option<String>, have: Option<&str>| {
+            want.as_deref().is_none_or(|w| Some(w) == have)
+        };
+        eq(&self.verb, Some(&r.verb))
+            && self
+                .resource
+                .as_deref()
+                .is_none_or(|w| w == resource || w == r.resource)
+            && eq(&self.namespace, r.namespace.as_deref())
+            && eq(&self.name, r.name.as_deref())
+    }
+
+    fn action(&self) -> Action {
+        if self.drop {
+            Action::Drop
+        } else if self.hang {
+            Action::Hang
+        } else if let Some(code) = self.status {
+            Action::Status {
+                code,
+                retry_after: self.retry_after_seconds,
+                message: self
+                    .message
+                    .clone()
+                    .unwrap_or_else(|| format!("injected fault ({code})")),
+            }
+        } else {
+            Action::Delay
+        }
+    }
+}
+
+/// The first rule matching `r` fires (consuming one of its `count`); expired rules go.
+pub fn check(rules: &mut Vec<FaultRule>, r: &RequestInfo) -> Option<Triggered> {
+    let mut fired = None;
+    for rule in rules.iter_mut() {
+        if !rule.matches(r) {
+            continue;
+        }
+        if let Some(p) = rule.probability
+            && rand::random::<f64>() >= p
+        {
+            continue;
+        }
+        if let Some(c) = rule.count.as_mut() {
+            if *c == 0 {
+                continue;
+            }
+            *c -= 1;
+        }
+        fired = Some(Triggered {
+            latency: Duration::from_millis(rule.latency_ms.unwrap_or(0)),
+            action: rule.action(),
+        });
+        break;
+    }
+    rules.retain(|r| r.count != Some(0));
+    fired
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counted_rule_fires_then_expires() {
+        let mut rules = vec![FaultRule {
+            verb: Some("get".into()),
+            resource: Some("configmaps".into()),
+            status: Some(503),
+            count: Some(1),
+            ..Default::default()
+        }];
+        let info = RequestInfo {
+            verb: "get".into(),
+            resource: "configmaps".into(),
+            subresource: None,
+            namespace: Some("default".into()),
+            name: Some("x".into()),
+        };
+        assert!(matches!(
+            check(&mut rules, &info),
+            Some(Triggered {
+                action: Action::Status { code: 503, .. },
+                ..
+            })
+        ));
+        assert!(rules.is_empty());
+        assert_eq!(check(&mut rules, &info), None);
+    }
+}

@@ -1,0 +1,254 @@
+//! kube-sim: a Kubernetes API server stand-in for tests.
+//!
+//! It serves HTTPS with a throw-away CA and bearer-token auth, discovery, the built-in kinds
+//! the KUDO packages use plus CRDs, server-side apply with managed fields, status
+//! subresources, watches, garbage collection and simulated workload controllers. See the
+//! crate README for the annotations and the admin endpoint.
+
+mod admin;
+mod api_error;
+mod controllers;
+mod defaults;
+mod exec;
+mod faults;
+mod fieldset;
+mod http;
+mod managed;
+mod merge;
+mod ops;
+mod resources;
+mod routes;
+mod selectors;
+mod shared;
+mod ssa;
+mod store;
+mod tls;
+mod watch;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use base64::Engine;
+use tokio::sync::watch as tokio_watch;
+use tracing::info;
+
+pub use controllers::{ANN_JOB_FAIL, ANN_NEVER_READY, ANN_POD_FAIL, ANN_READY_DELAY};
+pub use exec::ExecFile;
+pub use faults::FaultRule;
+
+use shared::{Settings, Shared};
+
+/// How to start the simulator.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Listen address; port 0 picks a free port.
+    pub bind: SocketAddr,
+    /// Bearer token clients must present.
+    pub token: String,
+    /// How long simulated workloads take to become ready after each spec change.
+    pub ready_delay: Duration,
+    /// Fault rules active from the start.
+    pub faults: Vec<FaultRule>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: format!("kube-sim-{}", uuid::Uuid::new_v4().simple()),
+            ready_delay: Duration::from_millis(100),
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// A running simulator; dropping it (or [`KubeSim::shutdown`]) stops it.
+pub struct KubeSim {
+    addr: SocketAddr,
+    token: String,
+    ca_pem: String,
+    shared: Arc<Shared>,
+    stop: Option<tokio_watch::Sender<bool>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl KubeSim {
+    /// Start inside the current tokio runtime.
+    pub async fn start(cfg: SimConfig) -> anyhow::Result<KubeSim> {
+        let (listener, parts) = prepare(&cfg).await?;
+        let (stop_tx, stop_rx) = tokio_watch::channel(false);
+        let addr = listener.local_addr().context("listener address")?;
+        let shared = parts.shared.clone();
+        let acceptor = tokio_rustls::TlsAcceptor::from(parts.tls.server_config.clone());
+        let server = tokio::spawn(http::serve(listener, acceptor, shared.clone(), stop_rx));
+        let ctl = tokio::spawn(controllers::run(shared.clone()));
+        info!(%addr, "kube-sim started");
+        Ok(KubeSim {
+            addr,
+            token: cfg.token.clone(),
+            ca_pem: parts.tls.ca_pem,
+            shared,
+            stop: Some(stop_tx),
+            thread: None,
+            tasks: vec![server, ctl],
+        })
+    }
+
+    /// Start on a dedicated background thread with its own runtime.
+    pub fn spawn(cfg: SimConfig) -> anyhow::Result<KubeSim> {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<KubeSim>>();
+        let thread = std::thread::Builder::new()
+            .name("kube-sim".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ =
+                            ready_tx.send(Err(anyhow::Error::new(e).context("building runtime")));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match KubeSim::start(cfg).await {
+                        Ok(mut sim) => {
+                            let mut stopped = sim.stop_receiver();
+                            let tasks = std::mem::take(&mut sim.tasks);
+                            if ready_tx.send(Ok(sim)).is_ok() {
+                                // Runs until the handle is dropped (sender closed) or stopped.
+                                while stopped.changed().await.is_ok() {
+                                    if *stopped.borrow() {
+                                        break;
+                                    }
+                                }
+                            }
+                            for t in tasks {
+                                t.abort();
+                            }
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                        }
+                    }
+                });
+            })
+            .context("spawning kube-sim thread")?;
+        let mut sim = ready_rx
+            .recv()
+            .context("kube-sim thread exited before starting")??;
+        sim.thread = Some(thread);
+        Ok(sim)
+    }
+
+    fn stop_receiver(&self) -> tokio_watch::Receiver<bool> {
+        match &self.stop {
+            Some(s) => s.subscribe(),
+            None => tokio_watch::channel(true).1,
+        }
+    }
+
+    /// `https://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("https://{}", self.addr)
+    }
+
+    pub fn admin_url(&self) -> String {
+        format!("{}/_sim", self.url())
+    }
+
+    pub fn ca_pem(&self) -> String {
+        self.ca_pem.clone()
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// A kubeconfig with one cluster (CA data), user (token) and context, current.
+    pub fn kubeconfig_yaml(&self) -> String {
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem.as_bytes());
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-sim\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: kube-sim\n  user:\n    token: {}\ncontexts:\n- name: kube-sim\n  context:\n    cluster: kube-sim\n    user: kube-sim\n    namespace: default\ncurrent-context: kube-sim\npreferences: {{}}\n",
+            self.url(),
+            self.token
+        )
+    }
+
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
+    }
+
+    /// Adds fault rules (same as `POST {admin_url}/faults`).
+    pub fn add_faults(&self, rules: impl IntoIterator<Item = FaultRule>) {
+        self.shared.faults().extend(rules);
+    }
+
+    /// Fault rules still active (counted rules disappear once used up).
+    pub fn faults(&self) -> Vec<FaultRule> {
+        self.shared.faults().clone()
+    }
+
+    pub fn clear_faults(&self) {
+        self.shared.faults().clear();
+    }
+
+    /// Registers a file exec commands can read (same as `POST {admin_url}/exec-files`).
+    pub fn add_exec_file(&self, file: ExecFile) {
+        self.shared.exec_files().push(file);
+    }
+
+    pub fn set_ready_delay(&self, delay: Duration) {
+        self.shared.settings().ready_delay = delay;
+    }
+
+    /// Forgets retained watch events so that resuming an older resourceVersion gets 410.
+    pub fn compact_events(&self) {
+        self.shared.store().compact();
+    }
+
+    /// Stops serving; also done on drop.
+    pub fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+        for t in self.tasks.drain(..) {
+            t.abort();
+        }
+        if let Some(th) = self.thread.take() {
+            let _ = th.join();
+        }
+    }
+}
+
+impl Drop for KubeSim {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+struct Prepared {
+    shared: Arc<Shared>,
+    tls: tls::TlsMaterial,
+}
+
+async fn prepare(cfg: &SimConfig) -> anyhow::Result<(tokio::net::TcpListener, Prepared)> {
+    let tls = tls::generate()?;
+    let listener = tokio::net::TcpListener::bind(cfg.bind)
+        .await
+        .with_context(|| format!("binding {}", cfg.bind))?;
+    let shared = Arc::new(Shared::new(
+        cfg.token.clone(),
+        Settings {
+            ready_delay: cfg.ready_delay,
+        },
+        cfg.faults.clone(),
+    ));
+    Ok((listener, Prepared { shared, tls }))
+}

@@ -1,0 +1,56 @@
+//! State shared by the HTTP handlers, the admin endpoint and the simulated controllers.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::exec::ExecFile;
+use crate::faults::FaultRule;
+use crate::store::Store;
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub ready_delay: Duration,
+}
+
+pub struct Shared {
+    pub token: String,
+    store: Mutex<Store>,
+    settings: Mutex<Settings>,
+    faults: Mutex<Vec<FaultRule>>,
+    exec_files: Mutex<Vec<ExecFile>>,
+}
+
+/// A poisoned lock only means another request panicked; the data is still usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    pub fn new(token: String, settings: Settings, faults: Vec<FaultRule>) -> Shared {
+        let mut store = Store::new();
+        crate::controllers::bootstrap(&mut store);
+        Shared {
+            token,
+            store: Mutex::new(store),
+            settings: Mutex::new(settings),
+            faults: Mutex::new(faults),
+            exec_files: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        lock(&self.store)
+    }
+
+    pub fn settings(&self) -> MutexGuard<'_, Settings> {
+        lock(&self.settings)
+    }
+
+    pub fn faults(&self) -> MutexGuard<'_, Vec<FaultRule>> {
+        lock(&self.faults)
+    }
+
+    pub fn exec_files(&self) -> MutexGuard<'_, Vec<ExecFile>> {
+        lock(&self.exec_files)
+    }
+}

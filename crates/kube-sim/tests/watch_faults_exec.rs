@@ -1,0 +1,218 @@
+//! Watches, fault injection and pod exec.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures_util::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Api;
+use kube::api::{AttachParams, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::runtime::wait::await_condition;
+use kube_sim::{ExecFile, FaultRule};
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::time::timeout;
+
+fn cm(name: &str, v: &str) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"v": v}})).unwrap()
+}
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
+#[tokio::test]
+async fn watch_from_list_resource_version_streams_changes_in_order() {
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("before", "0"))
+        .await
+        .unwrap();
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(10), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    api.create(&PostParams::default(), &cm("w", "1"))
+        .await
+        .unwrap();
+    api.replace("w", &PostParams::default(), &{
+        let mut c = api.get("w").await.unwrap();
+        c.data = Some([("v".to_string(), "2".to_string())].into());
+        c
+    })
+    .await
+    .unwrap();
+    api.delete("w", &Default::default()).await.unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let ev = timeout(WAIT, stream.try_next())
+            .await
+            .expect("event in time")
+            .expect("stream ok")
+            .expect("open");
+        seen.push(match ev {
+            WatchEvent::Added(o) => format!("ADDED {}", o.metadata.name.unwrap()),
+            WatchEvent::Modified(o) => format!("MODIFIED {}", o.data.unwrap()["v"]),
+            WatchEvent::Deleted(o) => format!("DELETED {}", o.metadata.name.unwrap()),
+            other => format!("{other:?}"),
+        });
+    }
+    assert_eq!(seen, vec!["ADDED w", "MODIFIED 2", "DELETED w"]);
+}
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#410-gone-responses
+#[tokio::test]
+async fn watch_from_an_expired_resource_version_gets_410() {
+    let (sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("a", "0"))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &cm("b", "0"))
+        .await
+        .unwrap();
+    sim.compact_events();
+    let mut stream = api
+        .watch(&WatchParams::default(), "2")
+        .await
+        .unwrap()
+        .boxed();
+    let ev = timeout(WAIT, stream.try_next())
+        .await
+        .expect("in time")
+        .expect("ok")
+        .expect("event");
+    match ev {
+        WatchEvent::Error(e) => assert_eq!(e.code, 410),
+        other => panic!("expected 410, got {other:?}"),
+    }
+}
+
+// The simulator's fault injection (not a Kubernetes page): a counted 503 then success;
+// kube-rs surfaces the Status.
+#[tokio::test]
+async fn injected_faults_fail_the_next_matching_requests_only() {
+    let (sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("f", "0"))
+        .await
+        .unwrap();
+    sim.add_faults([FaultRule {
+        verb: Some("get".into()),
+        resource: Some("configmaps".into()),
+        status: Some(429),
+        retry_after_seconds: Some(1),
+        count: Some(1),
+        ..Default::default()
+    }]);
+    // kube-rs 5 retries 429/503/504 (honouring Retry-After), so one throttle is absorbed.
+    api.get("f").await.expect("retried after the throttle");
+    assert!(sim.faults().is_empty(), "the counted rule was consumed");
+    sim.add_faults([FaultRule {
+        verb: Some("get".into()),
+        status: Some(500),
+        count: Some(1),
+        ..Default::default()
+    }]);
+    let (code, reason, _) = api_code(api.get("f").await.expect_err("injected 500"));
+    assert_eq!((code, reason.as_str()), (500, "InternalError"));
+    api.get("f").await.expect("next request passes");
+
+    sim.add_faults([FaultRule {
+        verb: Some("list".into()),
+        drop: true,
+        count: Some(1),
+        ..Default::default()
+    }]);
+    assert!(
+        api.list(&ListParams::default()).await.is_err(),
+        "connection dropped"
+    );
+    sim.add_faults([FaultRule {
+        verb: Some("list".into()),
+        hang: true,
+        count: Some(1),
+        ..Default::default()
+    }]);
+    assert!(
+        timeout(Duration::from_millis(300), api.list(&ListParams::default()))
+            .await
+            .is_err(),
+        "request hangs"
+    );
+    api.list(&ListParams::default())
+        .await
+        .expect("faults expired");
+}
+
+// kubernetes.io/docs/tasks/debug/debug-application/get-shell-running-container/ (exec)
+#[tokio::test]
+async fn exec_cat_returns_registered_file_content() {
+    let (sim, client) = start().await;
+    let (pods, _) = api_for(&client, "v1", "Pod", Some("default")).await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "labels": {"app": "x"}},
+                     "spec": {"containers": [{"name": "c", "image": "img:1"}]}});
+    apply(&pods, pod, MANAGER, true).await.unwrap();
+    let typed: Api<Pod> = Api::namespaced(client, "default");
+    timeout(
+        WAIT,
+        await_condition(
+            typed.clone(),
+            "p",
+            kube::runtime::conditions::is_pod_running(),
+        ),
+    )
+    .await
+    .expect("running in time")
+    .expect("watch");
+    sim.add_exec_file(ExecFile {
+        namespace: "default".into(),
+        pod: None,
+        selector: Some("app=x".into()),
+        path: "/tmp/out.txt".into(),
+        content: "hello from the pod\n".into(),
+    });
+    let mut proc = typed
+        .exec(
+            "p",
+            ["cat", "/tmp/out.txt"],
+            &AttachParams::default().stdout(true).stderr(false),
+        )
+        .await
+        .expect("exec");
+    let mut out = String::new();
+    proc.stdout()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    let status = proc
+        .take_status()
+        .expect("status")
+        .await
+        .expect("status sent");
+    assert_eq!(status.status.as_deref(), Some("Success"));
+    assert_eq!(out, "hello from the pod\n");
+
+    let mut missing = typed
+        .exec(
+            "p",
+            ["cat", "/nope"],
+            &AttachParams::default().stdout(true).stderr(true),
+        )
+        .await
+        .expect("exec");
+    let status = missing
+        .take_status()
+        .expect("status")
+        .await
+        .expect("status sent");
+    assert_eq!(status.status.as_deref(), Some("Failure"));
+}

@@ -1,0 +1,223 @@
+//! Simulated controllers: readiness after the configured delay, as kube-rs conditions see it.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::Api;
+use kube::runtime::conditions;
+use kube::runtime::wait::{Condition, await_condition};
+use kube_sim::SimConfig;
+use serde_json::json;
+use tokio::time::timeout;
+
+fn template() -> serde_json::Value {
+    json!({"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "img:1"}]}})
+}
+
+fn deployment(name: &str, image: &str, annotations: serde_json::Value) -> serde_json::Value {
+    let mut t = template();
+    t["spec"]["containers"][0]["image"] = json!(image);
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}}, "template": t}})
+}
+
+async fn wait<K, C>(api: Api<K>, name: &str, cond: C) -> K
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    C: Condition<K>,
+{
+    timeout(WAIT, await_condition(api, name, cond))
+        .await
+        .expect("condition reached in time")
+        .expect("watch works")
+        .expect("object exists")
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status
+#[tokio::test]
+async fn deployment_becomes_ready_after_delay_and_again_after_spec_change() {
+    let (_sim, client) = start_with(SimConfig {
+        ready_delay: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .await;
+    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
+    apply(&api, deployment("web", "img:1", json!({})), MANAGER, true)
+        .await
+        .unwrap();
+    let typed: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let first = typed
+        .get_status("web")
+        .await
+        .unwrap()
+        .status
+        .unwrap_or_default();
+    assert_ne!(first.ready_replicas, Some(2), "not ready before the delay");
+    let done = wait(typed.clone(), "web", conditions::is_deployment_completed()).await;
+    let st = done.status.unwrap();
+    assert_eq!(
+        (
+            st.observed_generation,
+            st.ready_replicas,
+            st.available_replicas
+        ),
+        (Some(1), Some(2), Some(2))
+    );
+
+    apply(&api, deployment("web", "img:2", json!({})), MANAGER, true)
+        .await
+        .unwrap();
+    // The controller observes the new generation first, un-ready until the delay passes.
+    let observed = wait(typed.clone(), "web", |o: Option<&Deployment>| {
+        o.and_then(|d| d.status.as_ref())
+            .is_some_and(|s| s.observed_generation == Some(2))
+    })
+    .await;
+    assert!(
+        !conditions::is_deployment_completed().matches_object(Some(&observed)),
+        "a new generation is rolling out"
+    );
+    assert_eq!(observed.status.unwrap().updated_replicas.unwrap_or(0), 0);
+    let done = wait(typed, "web", |o: Option<&Deployment>| {
+        o.and_then(|d| d.status.as_ref())
+            .is_some_and(|s| s.observed_generation == Some(2))
+            && conditions::is_deployment_completed().matches_object(o)
+    })
+    .await;
+    assert_eq!(done.status.unwrap().updated_replicas, Some(2));
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/deployment/#failed-deployment
+#[tokio::test]
+async fn never_ready_deployment_exceeds_its_progress_deadline() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
+    let mut d = deployment(
+        "stuck",
+        "img:1",
+        json!({"kube-sim.kudo.dev/never-ready": "true"}),
+    );
+    d["spec"]["progressDeadlineSeconds"] = json!(1);
+    apply(&api, d, MANAGER, true).await.unwrap();
+    let typed: Api<Deployment> = Api::namespaced(client, "default");
+    let stuck = wait(typed, "stuck", |o: Option<&Deployment>| {
+        o.and_then(|d| d.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.type_.as_deref() == Some("Progressing")
+                        && c.status.as_deref() == Some("False")
+                })
+            })
+    })
+    .await;
+    let cond = stuck
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_.as_deref() == Some("Progressing"))
+        .unwrap();
+    assert_eq!(cond.reason.as_deref(), Some("ProgressDeadlineExceeded"));
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/statefulset/#rolling-updates
+#[tokio::test]
+async fn statefulset_reports_revisions_and_ready_replicas() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "StatefulSet", Some("default")).await;
+    let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+                     "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "x"}}, "template": template()}});
+    apply(&api, sts, MANAGER, true).await.unwrap();
+    let typed: Api<StatefulSet> = Api::namespaced(client, "default");
+    let ready = wait(typed, "db", |o: Option<&StatefulSet>| {
+        o.and_then(|s| s.status.as_ref())
+            .is_some_and(|s| s.ready_replicas == Some(3))
+    })
+    .await;
+    let st = ready.status.unwrap();
+    assert_eq!(st.observed_generation, Some(1));
+    assert_eq!(st.current_revision, st.update_revision);
+    assert!(st.update_revision.unwrap().starts_with("db-"));
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
+#[tokio::test]
+async fn jobs_complete_or_fail_by_annotation() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "batch/v1", "Job", Some("default")).await;
+    let job = |name: &str, ann: serde_json::Value| {
+        let mut t = template();
+        t["spec"]["restartPolicy"] = json!("Never");
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default", "annotations": ann},
+               "spec": {"completions": 2, "template": t}})
+    };
+    apply(&api, job("ok", json!({})), MANAGER, true)
+        .await
+        .unwrap();
+    apply(
+        &api,
+        job("bad", json!({"kube-sim.kudo.dev/job-fail": "true"})),
+        MANAGER,
+        true,
+    )
+    .await
+    .unwrap();
+    let typed: Api<Job> = Api::namespaced(client, "default");
+    let ok = wait(typed.clone(), "ok", conditions::is_job_completed()).await;
+    assert_eq!(ok.status.unwrap().succeeded, Some(2));
+    let bad = wait(typed, "bad", |o: Option<&Job>| {
+        o.and_then(|j| j.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Failed" && c.status == "True"))
+    })
+    .await;
+    assert!(bad.status.unwrap().failed.unwrap_or(0) > 0);
+}
+
+// kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-conditions
+#[tokio::test]
+async fn pods_run_and_become_ready() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "v1", "Pod", Some("default")).await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "image": "img:1"}]}});
+    apply(&api, pod, MANAGER, true).await.unwrap();
+    let typed: Api<Pod> = Api::namespaced(client, "default");
+    let p = wait(typed, "p", |o: Option<&Pod>| {
+        o.and_then(|p| p.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    })
+    .await;
+    assert_eq!(p.status.unwrap().phase.as_deref(), Some("Running"));
+}
+
+// kubernetes.io/docs/concepts/services-networking/service/#loadbalancer
+#[tokio::test]
+async fn load_balancer_services_get_an_ingress_ip() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "v1", "Service", Some("default")).await;
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
+                     "spec": {"type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 443}]}});
+    apply(&api, svc, MANAGER, true).await.unwrap();
+    let typed: Api<Service> = Api::namespaced(client, "default");
+    let s = wait(
+        typed,
+        "lb",
+        conditions::is_service_loadbalancer_provisioned(),
+    )
+    .await;
+    assert!(
+        s.status.unwrap().load_balancer.unwrap().ingress.unwrap()[0]
+            .ip
+            .is_some()
+    );
+}

@@ -1,0 +1,161 @@
+//! The three KUDO CRDs. Schemas keep unknown fields: KUDO's own CRDs were loose too, and
+//! a strict schema here would reject objects a real KUDO wrote (import).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Backoff, Cluster, ClusterError, ObjectRef};
+
+pub const KUDO_GROUP: &str = "kudo.dev";
+pub const KUDO_API_VERSION: &str = "kudo.dev/v1beta1";
+
+const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
+// Establishing a CRD takes the API server a moment; minutes means something is wrong.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn crd(kind: &str, plural: &str, status_subresource: bool) -> Value {
+    let mut version = json!({
+        "name": "v1beta1",
+        "served": true,
+        "storage": true,
+        "schema": { "openAPIV3Schema": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {
+                "spec": { "type": "object", "x-kubernetes-preserve-unknown-fields": true },
+                "status": { "type": "object", "x-kubernetes-preserve-unknown-fields": true },
+            },
+        }},
+    });
+    if status_subresource {
+        version["subresources"] = json!({ "status": {} });
+    }
+    json!({
+        "apiVersion": CRD_API_VERSION,
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": format!("{plural}.{KUDO_GROUP}"), "labels": { "app": "kudo-manager" } },
+        "spec": {
+            "group": KUDO_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": format!("{kind}List"),
+                "plural": plural,
+                "singular": kind.to_lowercase(),
+            },
+            "versions": [version],
+        },
+    })
+}
+
+pub(crate) fn kudo_crds() -> Vec<Value> {
+    vec![
+        crd("Operator", "operators", false),
+        crd("OperatorVersion", "operatorversions", false),
+        crd("Instance", "instances", true),
+    ]
+}
+
+pub(crate) fn is_established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Established")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
+    let mut pending = Vec::new();
+    for manifest in kudo_crds() {
+        let r = ObjectRef::from_object(&manifest)?;
+        if cluster.get(&r).await?.is_none() {
+            tracing::info!(crd = %r.name, "creating KUDO CRD");
+            cluster.apply(&manifest, false).await?;
+        }
+        pending.push(r);
+    }
+    // Bounded wait: the signature has no cancellation token, and CRDs normally settle in
+    // well under a second.
+    let cancel = CancellationToken::new();
+    let timer = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(ESTABLISH_TIMEOUT).await;
+            cancel.cancel();
+        })
+    };
+    let result = wait_established(cluster, &pending, &cancel).await;
+    timer.abort();
+    result
+}
+
+async fn wait_established(
+    cluster: &Cluster,
+    crds: &[ObjectRef],
+    cancel: &CancellationToken,
+) -> Result<(), ClusterError> {
+    for r in crds {
+        let mut backoff = Backoff::new();
+        loop {
+            if cluster.get(r).await?.as_ref().is_some_and(is_established) {
+                break;
+            }
+            if !backoff.wait(cancel).await {
+                return Err(ClusterError::Cancelled {
+                    what: format!(
+                        "waiting {}s for CRD {} to become Established (check the API server's \
+                         apiextensions controller)",
+                        ESTABLISH_TIMEOUT.as_secs(),
+                        r.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_has_status_subresource_others_not() {
+        let crds = kudo_crds();
+        let names: Vec<&str> = crds
+            .iter()
+            .filter_map(|c| c.pointer("/metadata/name").and_then(Value::as_str))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "operators.kudo.dev",
+                "operatorversions.kudo.dev",
+                "instances.kudo.dev"
+            ]
+        );
+        assert!(
+            crds[2]
+                .pointer("/spec/versions/0/subresources/status")
+                .is_some()
+        );
+        assert!(crds[0].pointer("/spec/versions/0/subresources").is_none());
+        assert_eq!(crds[1].pointer("/spec/scope"), Some(&json!("Namespaced")));
+    }
+
+    #[test]
+    fn established_condition() {
+        assert!(is_established(
+            &json!({"status": {"conditions": [{"type": "Established", "status": "True"}]}})
+        ));
+        assert!(!is_established(
+            &json!({"status": {"conditions": [{"type": "Established", "status": "False"}]}})
+        ));
+        assert!(!is_established(&json!({})));
+    }
+}

@@ -1,0 +1,71 @@
+use super::ObjectRef;
+
+/// Everything that can go wrong talking to the cluster. Each variant says which setting or
+/// object is involved so a Terraform user knows what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("provider setting `{setting}`: {message}")]
+    Settings {
+        setting: &'static str,
+        message: String,
+    },
+
+    #[error(
+        "cannot reach the Kubernetes API server at {url}: {message} (check `host` / the kubeconfig \
+         and that the cluster is running)"
+    )]
+    Unreachable { url: String, message: String },
+
+    #[error(
+        "the cluster at {url} does not serve kind {kind} in {api_version} (is the CRD installed, \
+         or is the apiVersion right for this Kubernetes version?)"
+    )]
+    UnknownKind {
+        url: String,
+        api_version: String,
+        kind: String,
+    },
+
+    #[error("{verb} {object}: {message} (HTTP {code} {reason})")]
+    Api {
+        verb: &'static str,
+        object: String,
+        code: u16,
+        reason: String,
+        message: String,
+    },
+
+    #[error("invalid object{}: {message}", object.as_ref().map(|o| format!(" {o}")).unwrap_or_default())]
+    InvalidObject {
+        object: Option<ObjectRef>,
+        message: String,
+    },
+
+    #[error("{verb} {object}: {message}")]
+    Other {
+        verb: &'static str,
+        object: String,
+        message: String,
+    },
+
+    #[error("cancelled while {what} (the Terraform timeout expired or the run was interrupted)")]
+    Cancelled { what: String },
+}
+
+impl ClusterError {
+    /// The HTTP status code of an API error, if this is one.
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            ClusterError::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.code() == Some(404)
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, ClusterError::Cancelled { .. })
+    }
+}

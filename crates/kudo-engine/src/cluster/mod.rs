@@ -1,0 +1,364 @@
+//! Talking to the Kubernetes API: a client from provider settings, a discovery cache,
+//! server-side apply, get, delete-and-wait, and the KUDO CRDs.
+
+mod crds;
+mod error;
+mod object_ref;
+mod retry;
+mod settings;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{ApiResource, Scope};
+use kube::{Client, Discovery};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
+pub use error::ClusterError;
+pub use object_ref::ObjectRef;
+pub use settings::ConnectionSettings;
+
+use retry::{RetryError, with_retry};
+
+/// Field manager for every server-side apply this provider makes.
+pub const FIELD_MANAGER: &str = "terraform-provider-kudo";
+
+/// A connected cluster. Cheap to clone: clones share the client and the discovery cache.
+#[derive(Clone)]
+pub struct Cluster {
+    client: Client,
+    url: String,
+    discovery: Arc<Mutex<DiscoveryCache>>,
+}
+
+/// (apiVersion, kind) -> served resource and scope.
+type DiscoveryCache = HashMap<(String, String), (ApiResource, Scope)>;
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster").field("url", &self.url).finish()
+    }
+}
+
+/// Polling schedule for waits: quick at first (kube-sim and small objects settle fast),
+/// then backing off so a long rollout does not hammer the API server.
+pub(crate) struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn new() -> Self {
+        Backoff {
+            next: Duration::from_millis(50),
+        }
+    }
+
+    /// Sleeps for the next interval; false if `cancel` fired first.
+    pub(crate) async fn wait(&mut self, cancel: &CancellationToken) -> bool {
+        let d = self.next;
+        self.next = (self.next * 2).min(Duration::from_secs(2));
+        tokio::select! {
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(d) => true,
+        }
+    }
+}
+
+fn gvk_of(api_version: &str, kind: &str) -> GroupVersionKind {
+    match api_version.split_once('/') {
+        Some((group, version)) => GroupVersionKind::gvk(group, version, kind),
+        None => GroupVersionKind::gvk("", api_version, kind),
+    }
+}
+
+impl Cluster {
+    /// Builds the client from `settings` and checks that the API server answers.
+    pub async fn connect(settings: &ConnectionSettings) -> Result<Cluster, ClusterError> {
+        let env = |k: &str| std::env::var(k).ok();
+        let config = settings::build_config(settings, &env).await?;
+        let url = config.cluster_url.to_string();
+        let client = Client::try_from(config).map_err(|e| ClusterError::Settings {
+            setting: "host",
+            message: format!("cannot build a client for {url}: {e}"),
+        })?;
+        let cluster = Cluster {
+            client,
+            url: url.clone(),
+            discovery: Arc::new(Mutex::new(HashMap::new())),
+        };
+        let version = with_retry("server version", None, || {
+            cluster.client.apiserver_version()
+        })
+        .await
+        .map_err(|e| cluster.error("connect to", &url, e))?;
+        tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
+        Ok(cluster)
+    }
+
+    /// The API server URL (for messages).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The underlying kube client, for callers that need more than this wrapper offers.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn error(&self, verb: &'static str, object: &str, e: RetryError) -> ClusterError {
+        match e {
+            RetryError::Cancelled => ClusterError::Cancelled {
+                what: format!("{verb} {object}"),
+            },
+            RetryError::Kube(kube::Error::Api(status)) => ClusterError::Api {
+                verb,
+                object: object.to_string(),
+                code: status.code,
+                reason: status.reason.clone(),
+                message: status.message.clone(),
+            },
+            RetryError::Kube(e) if retry::is_connection_error(&e) => ClusterError::Unreachable {
+                url: self.url.clone(),
+                message: e.to_string(),
+            },
+            RetryError::Kube(e) => ClusterError::Other {
+                verb,
+                object: object.to_string(),
+                message: e.to_string(),
+            },
+        }
+    }
+
+    /// Resolves apiVersion + kind to the served resource (plural, scope) by asking the
+    /// server. Hits are cached; a miss always asks again, so CRDs created a moment ago
+    /// are found.
+    pub async fn resolve(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, Scope), ClusterError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(hit) = self.cache_get(&key) {
+            return Ok(hit);
+        }
+        let gvk = gvk_of(api_version, kind);
+        let what = format!("{kind} in {api_version}");
+        match with_retry("discovery", None, || {
+            kube::discovery::pinned_kind(&self.client, &gvk)
+        })
+        .await
+        {
+            Ok((ar, caps)) => {
+                let entry = (ar, caps.scope);
+                if let Ok(mut cache) = self.discovery.lock() {
+                    cache.insert(key, entry.clone());
+                }
+                Ok(entry)
+            }
+            Err(RetryError::Kube(kube::Error::Discovery(_))) => {
+                Err(self.unknown(api_version, kind))
+            }
+            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
+                Err(self.unknown(api_version, kind))
+            }
+            Err(e) => Err(self.error("discover", &what, e)),
+        }
+    }
+
+    fn cache_get(&self, key: &(String, String)) -> Option<(ApiResource, Scope)> {
+        self.discovery.lock().ok().and_then(|c| c.get(key).cloned())
+    }
+
+    fn unknown(&self, api_version: &str, kind: &str) -> ClusterError {
+        ClusterError::UnknownKind {
+            url: self.url.clone(),
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub async fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<bool, ClusterError> {
+        Ok(matches!(
+            self.resolve(api_version, kind).await?.1,
+            Scope::Namespaced
+        ))
+    }
+
+    async fn api_for(&self, r: &ObjectRef) -> Result<Api<DynamicObject>, ClusterError> {
+        let (ar, scope) = self.resolve(&r.api_version, &r.kind).await?;
+        match (scope, r.namespace.as_deref()) {
+            (Scope::Namespaced, Some(ns)) if !ns.is_empty() => {
+                Ok(Api::namespaced_with(self.client.clone(), ns, &ar))
+            }
+            (Scope::Namespaced, _) => Err(ClusterError::InvalidObject {
+                object: Some(r.clone()),
+                message: "this kind is namespaced but the object has no namespace".into(),
+            }),
+            (Scope::Cluster, _) => Ok(Api::all_with(self.client.clone(), &ar)),
+        }
+    }
+
+    /// Server-side apply with our field manager, forcing conflicts (we are the owner of
+    /// what we render). `dry_run` asks the server to validate without persisting.
+    pub async fn apply(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        let mut r = ObjectRef::from_object(obj)?;
+        let (_, scope) = self.resolve(&r.api_version, &r.kind).await?;
+        let mut body = obj.clone();
+        if matches!(scope, Scope::Cluster) {
+            // A namespace on a cluster-scoped object is rejected by some servers.
+            r.namespace = None;
+            if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("namespace");
+            }
+        }
+        let api = self.api_for(&r).await?;
+        let mut pp = PatchParams::apply(FIELD_MANAGER).force();
+        if dry_run {
+            pp = pp.dry_run();
+        }
+        let patch = Patch::Apply(&body);
+        let applied = with_retry("apply", None, || api.patch(&r.name, &pp, &patch))
+            .await
+            .map_err(|e| self.error("apply", &r.to_string(), e))?;
+        tracing::debug!(object = %r, dry_run, "applied");
+        to_json(&applied, &r)
+    }
+
+    /// Merge-patches the status subresource (objects whose CRD has `subresources.status`).
+    pub async fn patch_status(&self, r: &ObjectRef, status: &Value) -> Result<Value, ClusterError> {
+        let api = self.api_for(r).await?;
+        let body = serde_json::json!({ "status": status });
+        let patch = Patch::Merge(&body);
+        let pp = PatchParams::default();
+        let out = with_retry("patch status", None, || {
+            api.patch_status(&r.name, &pp, &patch)
+        })
+        .await
+        .map_err(|e| self.error("update status of", &r.to_string(), e))?;
+        to_json(&out, r)
+    }
+
+    /// The object, or None when it does not exist or the server does not know its kind.
+    pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        let api = match self.api_for(r).await {
+            Ok(api) => api,
+            Err(ClusterError::UnknownKind { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let found = with_retry("get", None, || api.get_opt(&r.name))
+            .await
+            .map_err(|e| self.error("read", &r.to_string(), e))?;
+        found.map(|o| to_json(&o, r)).transpose()
+    }
+
+    /// Deletes with foreground propagation and waits until the object is gone. NotFound
+    /// and kinds the server does not serve count as done.
+    pub async fn delete_and_wait(
+        &self,
+        r: &ObjectRef,
+        cancel: &CancellationToken,
+    ) -> Result<(), ClusterError> {
+        let api = match self.api_for(r).await {
+            Ok(api) => api,
+            Err(ClusterError::UnknownKind { .. }) => {
+                tracing::info!(object = %r, "kind not served by the cluster; nothing to delete");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let dp = DeleteParams::foreground();
+        match with_retry("delete", Some(cancel), || api.delete(&r.name, &dp)).await {
+            Ok(_) => {}
+            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(()),
+            Err(e) => return Err(self.error("delete", &r.to_string(), e)),
+        }
+        let mut backoff = Backoff::new();
+        loop {
+            let present = with_retry("get", Some(cancel), || api.get_opt(&r.name))
+                .await
+                .map_err(|e| self.error("wait for deletion of", &r.to_string(), e))?;
+            if present.is_none() {
+                tracing::debug!(object = %r, "deleted");
+                return Ok(());
+            }
+            if !backoff.wait(cancel).await {
+                return Err(ClusterError::Cancelled {
+                    what: format!("waiting for {r} to be deleted"),
+                });
+            }
+        }
+    }
+
+    /// Every namespaced object in `namespace` matching `label_selector`, across all kinds
+    /// the server serves that can be listed and deleted.
+    pub async fn list_labelled(
+        &self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let discovery = with_retry("discovery", None, || {
+            Discovery::new(self.client.clone()).run()
+        })
+        .await
+        .map_err(|e| self.error("discover", "API groups", e))?;
+        let lp = ListParams::default().labels(label_selector);
+        let mut found = Vec::new();
+        for group in discovery.groups() {
+            for (ar, caps) in group.recommended_resources() {
+                if !matches!(caps.scope, Scope::Namespaced)
+                    || !caps.supports_operation("list")
+                    || !caps.supports_operation("delete")
+                {
+                    continue;
+                }
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(self.client.clone(), namespace, &ar);
+                let list = match with_retry("list", None, || api.list(&lp)).await {
+                    Ok(list) => list,
+                    // Forbidden or oddly served kinds cannot hold our objects in any way we
+                    // could remove; skip them rather than fail the uninstall.
+                    Err(RetryError::Kube(kube::Error::Api(s))) => {
+                        tracing::debug!(kind = %ar.kind, code = s.code, "cannot list kind; skipped");
+                        continue;
+                    }
+                    Err(e) => return Err(self.error("list", &ar.kind, e)),
+                };
+                for item in list.items {
+                    let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
+                        verb: "list",
+                        object: ar.kind.clone(),
+                        message: e.to_string(),
+                    })?;
+                    // List items come without type information.
+                    if let Some(m) = v.as_object_mut() {
+                        m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
+                        m.insert("kind".into(), Value::String(ar.kind.clone()));
+                    }
+                    found.push(v);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
+    /// until the server has established them. Existing CRDs (e.g. from a real KUDO
+    /// install) are left as they are.
+    pub async fn ensure_kudo_crds(&self) -> Result<(), ClusterError> {
+        crds::ensure(self).await
+    }
+}
+
+fn to_json(obj: &DynamicObject, r: &ObjectRef) -> Result<Value, ClusterError> {
+    serde_json::to_value(obj).map_err(|e| ClusterError::Other {
+        verb: "decode",
+        object: r.to_string(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,62 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ClusterError;
+
+/// Identifies one object. Also the unit of the inventory Terraform stores in state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectRef {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        }
+    }
+
+    /// Reads apiVersion, kind, metadata.name and metadata.namespace of a manifest.
+    pub fn from_object(obj: &Value) -> Result<Self, ClusterError> {
+        let field = |path: &[&str]| -> Option<String> {
+            let mut v = obj;
+            for p in path {
+                v = v.get(p)?;
+            }
+            v.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+        };
+        let missing = |what: &str| ClusterError::InvalidObject {
+            object: None,
+            message: format!(
+                "manifest has no {what} (kind {:?}, name {:?})",
+                field(&["kind"]).unwrap_or_default(),
+                field(&["metadata", "name"]).unwrap_or_default()
+            ),
+        };
+        Ok(ObjectRef {
+            api_version: field(&["apiVersion"]).ok_or_else(|| missing("apiVersion"))?,
+            kind: field(&["kind"]).ok_or_else(|| missing("kind"))?,
+            namespace: field(&["metadata", "namespace"]),
+            name: field(&["metadata", "name"]).ok_or_else(|| missing("metadata.name"))?,
+        })
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(
+                f,
+                "{} {}/{} ({})",
+                self.kind, ns, self.name, self.api_version
+            ),
+            None => write!(f, "{} {} ({})", self.kind, self.name, self.api_version),
+        }
+    }
+}

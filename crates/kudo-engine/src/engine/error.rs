@@ -1,0 +1,181 @@
+use crate::cluster::{ClusterError, ObjectRef};
+
+/// A failed plan (or operator install / uninstall). Says where it happened and whether
+/// retrying can help: `fatal` = KUDO's FATAL_ERROR (fix the package or parameters);
+/// otherwise an ERROR that may pass on a later apply (timeout, cluster trouble).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct EngineError {
+    pub plan: Option<String>,
+    pub phase: Option<String>,
+    pub step: Option<String>,
+    pub task: Option<String>,
+    pub object: Option<ObjectRef>,
+    pub message: String,
+    pub fatal: bool,
+}
+
+impl EngineError {
+    fn describe(&self) -> String {
+        let mut place = Vec::new();
+        for (label, value) in [
+            ("plan", &self.plan),
+            ("phase", &self.phase),
+            ("step", &self.step),
+            ("task", &self.task),
+        ] {
+            if let Some(v) = value {
+                place.push(format!("{label} {v:?}"));
+            }
+        }
+        if let Some(o) = &self.object {
+            place.push(format!("object {o}"));
+        }
+        let place = if place.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", place.join(", "))
+        };
+        let verdict = if self.fatal {
+            "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
+        } else {
+            "ERROR: may pass when applied again"
+        };
+        format!("{place}{} [{verdict}]", self.message)
+    }
+}
+
+impl EngineError {
+    pub fn new(message: impl Into<String>, fatal: bool) -> Self {
+        EngineError {
+            plan: None,
+            phase: None,
+            step: None,
+            task: None,
+            object: None,
+            message: message.into(),
+            fatal,
+        }
+    }
+
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self::new(message, true)
+    }
+
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self::new(message, false)
+    }
+
+    pub fn with_plan(mut self, plan: &str) -> Self {
+        self.plan.get_or_insert_with(|| plan.to_string());
+        self
+    }
+
+    pub fn at(mut self, loc: &Location) -> Self {
+        self.plan.get_or_insert_with(|| loc.plan.clone());
+        self.phase.get_or_insert_with(|| loc.phase.clone());
+        self.step.get_or_insert_with(|| loc.step.clone());
+        self
+    }
+
+    pub fn with_task(mut self, task: &str) -> Self {
+        self.task.get_or_insert_with(|| task.to_string());
+        self
+    }
+
+    pub fn with_object(mut self, object: &ObjectRef) -> Self {
+        self.object.get_or_insert_with(|| object.clone());
+        self
+    }
+
+    /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
+    pub fn is_cancelled(&self) -> bool {
+        self.message.starts_with(CANCELLED_PREFIX)
+    }
+}
+
+pub(crate) const CANCELLED_PREFIX: &str = "cancelled";
+
+/// Where in a plan we are; carried into logs, errors and object annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub plan: String,
+    pub phase: String,
+    pub step: String,
+}
+
+/// Maps cluster errors onto KUDO's ERROR / FATAL_ERROR: problems with what we send
+/// (unknown kind, invalid object, 4xx) are fatal; an unreachable or failing server and
+/// cancellation are not.
+impl From<ClusterError> for EngineError {
+    fn from(e: ClusterError) -> Self {
+        let fatal = match &e {
+            ClusterError::UnknownKind { .. } | ClusterError::InvalidObject { .. } => true,
+            ClusterError::Api { code, .. } => {
+                (400..500).contains(code) && *code != 409 && *code != 429
+            }
+            ClusterError::Settings { .. } => true,
+            ClusterError::Unreachable { .. }
+            | ClusterError::Other { .. }
+            | ClusterError::Cancelled { .. } => false,
+        };
+        let message = match &e {
+            ClusterError::Cancelled { what } => format!("{CANCELLED_PREFIX} while {what}"),
+            other => other.to_string(),
+        };
+        EngineError::new(message, fatal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_every_place_and_fatality() {
+        let loc = Location {
+            plan: "deploy".into(),
+            phase: "main".into(),
+            step: "everything".into(),
+        };
+        let e = EngineError::fatal("job failed: BackoffLimitExceeded")
+            .at(&loc)
+            .with_task("app")
+            .with_object(&ObjectRef::new("batch/v1", "Job", Some("ns"), "j"));
+        let s = e.to_string();
+        for part in [
+            "plan \"deploy\"",
+            "phase \"main\"",
+            "step \"everything\"",
+            "task \"app\"",
+            "Job ns/j",
+            "FATAL_ERROR",
+        ] {
+            assert!(s.contains(part), "{s} lacks {part}");
+        }
+    }
+
+    #[test]
+    fn cluster_errors_map_to_fatality() {
+        let e: EngineError = ClusterError::Api {
+            verb: "apply",
+            object: "x".into(),
+            code: 422,
+            reason: "Invalid".into(),
+            message: "bad".into(),
+        }
+        .into();
+        assert!(e.fatal);
+        let e: EngineError = ClusterError::Unreachable {
+            url: "https://x".into(),
+            message: "refused".into(),
+        }
+        .into();
+        assert!(!e.fatal);
+        let e: EngineError = ClusterError::Cancelled {
+            what: "waiting".into(),
+        }
+        .into();
+        assert!(!e.fatal && e.is_cancelled());
+    }
+}

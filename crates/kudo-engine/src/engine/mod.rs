@@ -1,0 +1,33 @@
+//! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
+//! status), the Operator/OperatorVersion objects, pruning and uninstall.
+
+mod error;
+mod health;
+mod metadata;
+mod operator;
+mod render;
+mod run;
+mod select;
+mod status;
+mod uninstall;
+
+pub use error::{EngineError, Location};
+pub use health::{Health, health};
+pub use metadata::{
+    ANNOTATION_PHASE, ANNOTATION_PLAN, ANNOTATION_STEP, LABEL_HERITAGE, LABEL_INSTANCE,
+    LABEL_OPERATOR,
+};
+pub use operator::{
+    install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
+};
+pub use run::{RunOutcome, RunRequest, run_plan};
+pub use select::{changed_parameters, check_immutable, select_plan};
+pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
+pub use uninstall::{Cleanup, uninstall_instance};
+
+use crate::cluster::{KUDO_API_VERSION, ObjectRef};
+
+/// The Instance object of `name` in `namespace`.
+pub fn instance_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::new(KUDO_API_VERSION, "Instance", Some(namespace), name)
+}

@@ -1,0 +1,110 @@
+//! KUDO's Operator and OperatorVersion objects: written at install so `kubectl` and KUDO
+//! users see what is installed, read back to rebuild a package (import, upgrades).
+
+use kudo_package::Package;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::EngineError;
+use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
+
+pub fn operator_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::new(KUDO_API_VERSION, "Operator", Some(namespace), name)
+}
+
+pub fn operator_version_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::new(KUDO_API_VERSION, "OperatorVersion", Some(namespace), name)
+}
+
+/// Applies the Operator and OperatorVersion of `pkg` in `namespace`.
+pub async fn install_operator(
+    cluster: &Cluster,
+    pkg: &Package,
+    namespace: &str,
+) -> Result<(), EngineError> {
+    let name = &pkg.operator.name;
+    let ov_name = pkg.operator_version_name();
+    tracing::info!(operator = %name, operator_version = %ov_name, namespace, "installing operator");
+    let operator = json!({
+        "apiVersion": KUDO_API_VERSION,
+        "kind": "Operator",
+        "metadata": { "name": name, "namespace": namespace },
+        "spec": kudo_package::crd::operator_spec(pkg),
+    });
+    let ov = json!({
+        "apiVersion": KUDO_API_VERSION,
+        "kind": "OperatorVersion",
+        "metadata": {
+            "name": ov_name,
+            "namespace": namespace,
+            "labels": { super::metadata::LABEL_OPERATOR: name },
+        },
+        "spec": kudo_package::crd::operator_version_spec(pkg),
+    });
+    for obj in [operator, ov] {
+        let r = ObjectRef::from_object(&obj)?;
+        cluster
+            .apply(&obj, false)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&r))?;
+    }
+    tracing::info!(operator = %name, operator_version = %ov_name, namespace, "operator installed");
+    Ok(())
+}
+
+/// Reads the OperatorVersion `ov_name` (and its Operator) back into a package; None when
+/// the OperatorVersion does not exist.
+pub async fn load_operator(
+    cluster: &Cluster,
+    namespace: &str,
+    ov_name: &str,
+) -> Result<Option<Package>, EngineError> {
+    let ov_r = operator_version_ref(namespace, ov_name);
+    let Some(ov) = cluster
+        .get(&ov_r)
+        .await
+        .map_err(|e| EngineError::from(e).with_object(&ov_r))?
+    else {
+        return Ok(None);
+    };
+    let operator = match ov.pointer("/spec/operator/name").and_then(Value::as_str) {
+        Some(name) => {
+            let r = operator_ref(namespace, name);
+            cluster
+                .get(&r)
+                .await
+                .map_err(|e| EngineError::from(e).with_object(&r))?
+        }
+        None => None,
+    };
+    kudo_package::crd::package_from_operator_version(operator.as_ref(), &ov)
+        .map(Some)
+        .map_err(|e| {
+            EngineError::fatal(format!("cannot read the operator package back: {e}"))
+                .with_object(&ov_r)
+        })
+}
+
+/// Removes the OperatorVersion and, when `remove_operator` is set (no other version
+/// left), the Operator; waits until they are gone.
+pub async fn uninstall_operator(
+    cluster: &Cluster,
+    namespace: &str,
+    operator_name: &str,
+    ov_name: &str,
+    remove_operator: bool,
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    let mut refs = vec![operator_version_ref(namespace, ov_name)];
+    if remove_operator {
+        refs.push(operator_ref(namespace, operator_name));
+    }
+    for r in refs {
+        cluster
+            .delete_and_wait(&r, cancel)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&r))?;
+        tracing::info!(object = %r, "deleted");
+    }
+    Ok(())
+}

@@ -1,0 +1,708 @@
+//! Running one plan: phases and steps in their strategy's order, the tasks of a step,
+//! waiting for health, writing the plan status to the Instance as it goes, and pruning.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+use futures::future::{BoxFuture, FutureExt, join_all};
+use kudo_package::{Package, Phase, Plan, Step, Strategy, Task, TaskSpec};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::error::{CANCELLED_PREFIX, Location};
+use super::health::{Health, health};
+use super::metadata::{Owner, decorate};
+use super::render::RenderContext;
+use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
+use super::{EngineError, instance_ref};
+use crate::cluster::{Backoff, Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunRequest<'a> {
+    pub package: &'a Package,
+    pub instance: &'a str,
+    pub namespace: &'a str,
+    /// Values the user set (defaults are not repeated here); stored in the Instance spec.
+    pub parameters: &'a BTreeMap<String, String>,
+    pub plan: &'a str,
+    /// Objects the previous runs applied (from Terraform state), for pruning.
+    pub previous_inventory: &'a [ObjectRef],
+}
+
+/// The result of a successful run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// The status of the plan that ran, in KUDO's `planStatus.<plan>` shape.
+    pub plan_status: Value,
+    /// Every object this instance now owns: earlier ones still rendered plus those
+    /// applied by this run, minus deleted and pruned ones. Sorted.
+    pub inventory: Vec<ObjectRef>,
+}
+
+/// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
+/// fires. The Instance object is created or updated first (spec.operatorVersion,
+/// spec.parameters, spec.planExecution) and its `status.planStatus` follows progress.
+pub async fn run_plan(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let pkg = req.package;
+    let plan = pkg.operator.plans.get(req.plan).ok_or_else(|| {
+        let known: Vec<&String> = pkg.operator.plans.keys().collect();
+        EngineError::fatal(format!(
+            "operator {} has no plan {:?} (it has {known:?})",
+            pkg.operator.name, req.plan
+        ))
+        .with_plan(req.plan)
+    })?;
+    let effective = pkg.effective_params(req.parameters).map_err(|errs| {
+        let list: Vec<String> = errs
+            .iter()
+            .map(|e| format!("{}: {}", e.parameter, e.message))
+            .collect();
+        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(req.plan)
+    })?;
+    let template_params = pkg.template_params(&effective).map_err(|e| {
+        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(req.plan)
+    })?;
+
+    tracing::info!(
+        plan = req.plan,
+        instance = req.instance,
+        namespace = req.namespace,
+        "plan started"
+    );
+    let uid = uuid::Uuid::new_v4().to_string();
+    let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress);
+    let applied = cluster.apply(&manifest, false).await.map_err(|e| {
+        EngineError::from(e)
+            .with_plan(req.plan)
+            .with_object(&instance_ref(req.namespace, req.instance))
+    })?;
+    let owner_uid = applied
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            EngineError::transient("the API server returned the Instance without a uid")
+                .with_plan(req.plan)
+        })?
+        .to_string();
+
+    let mut statuses = merged_plan_status(pkg, applied.pointer("/status/planStatus"));
+    statuses.insert(
+        req.plan.to_string(),
+        PlanStatus::starting(req.plan, plan, &uid),
+    );
+    let run = Run {
+        cluster,
+        req,
+        render: RenderContext {
+            package: pkg,
+            instance: req.instance,
+            namespace: req.namespace,
+            params: &template_params,
+        },
+        effective: &effective,
+        owner: Owner {
+            operator: pkg.operator.name.clone(),
+            instance: req.instance.to_string(),
+            namespace: req.namespace.to_string(),
+            uid: owner_uid,
+        },
+        statuses: Mutex::new(statuses),
+        publish_lock: tokio::sync::Mutex::new(()),
+        applied: Mutex::new(BTreeSet::new()),
+        deleted: Mutex::new(BTreeSet::new()),
+    };
+    run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
+        .await;
+
+    let result = run
+        .plan(plan, cancel)
+        .await
+        .map_err(|e| e.with_plan(req.plan));
+    let (final_status, message) = match &result {
+        Ok(()) => (ExecutionStatus::Complete, String::new()),
+        Err(e) if e.fatal => (ExecutionStatus::FatalError, e.to_string()),
+        Err(e) => (ExecutionStatus::Error, e.to_string()),
+    };
+    run.update(|s| s.set_plan(final_status, &message)).await;
+    let manifest = instance_manifest(&req, &uid, final_status);
+    if let Err(e) = cluster.apply(&manifest, false).await {
+        tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
+    }
+    match &result {
+        Ok(()) => tracing::info!(plan = req.plan, instance = req.instance, "plan complete"),
+        Err(e) => {
+            tracing::error!(plan = req.plan, instance = req.instance, error = %e, "plan failed")
+        }
+    }
+    result?;
+
+    let inventory = run.prune(cancel).await.map_err(|e| e.with_plan(req.plan))?;
+    let plan_status = run.snapshot(req.plan);
+    Ok(RunOutcome {
+        plan_status,
+        inventory,
+    })
+}
+
+/// The Instance as we own it: what the user asked for, and which plan runs.
+fn instance_manifest(req: &RunRequest<'_>, uid: &str, status: ExecutionStatus) -> Value {
+    let pkg = req.package;
+    json!({
+        "apiVersion": KUDO_API_VERSION,
+        "kind": "Instance",
+        "metadata": {
+            "name": req.instance,
+            "namespace": req.namespace,
+            "labels": { super::metadata::LABEL_OPERATOR: pkg.operator.name },
+        },
+        "spec": {
+            "operatorVersion": { "name": pkg.operator_version_name(), "namespace": req.namespace },
+            "parameters": req.parameters,
+            "planExecution": { "planName": req.plan, "uid": uid, "status": status },
+        },
+    })
+}
+
+struct Run<'a> {
+    cluster: &'a Cluster,
+    req: RunRequest<'a>,
+    render: RenderContext<'a>,
+    effective: &'a BTreeMap<String, String>,
+    owner: Owner,
+    statuses: Mutex<BTreeMap<String, PlanStatus>>,
+    // Parallel steps write status concurrently; one write at a time keeps the last
+    // write the newest snapshot.
+    publish_lock: tokio::sync::Mutex<()>,
+    applied: Mutex<BTreeSet<ObjectRef>>,
+    deleted: Mutex<BTreeSet<ObjectRef>>,
+}
+
+/// A phase or step, started with the cancellation token it must honour.
+type Child<'f> =
+    Box<dyn FnOnce(CancellationToken) -> BoxFuture<'f, Result<(), EngineError>> + Send + 'f>;
+
+/// Runs the children of a plan/phase in `strategy` order. Parallel children really run
+/// concurrently; the first real failure stops its siblings (their waits are cancelled)
+/// so a FATAL step does not hang on a sibling that never becomes healthy.
+async fn run_children(
+    strategy: Strategy,
+    cancel: &CancellationToken,
+    children: Vec<Child<'_>>,
+) -> Result<(), EngineError> {
+    match strategy {
+        Strategy::Serial => {
+            for child in children {
+                child(cancel.clone()).await?;
+            }
+            Ok(())
+        }
+        Strategy::Parallel => {
+            let group = cancel.child_token();
+            let futures = children.into_iter().map(|child| {
+                let group = group.clone();
+                let fut = child(group.clone());
+                async move {
+                    let r = fut.await;
+                    if matches!(&r, Err(e) if !e.is_cancelled()) {
+                        group.cancel();
+                    }
+                    r
+                }
+            });
+            let results = join_all(futures).await;
+            let mut errors: Vec<EngineError> =
+                results.into_iter().filter_map(Result::err).collect();
+            // Report the cause, not the siblings we stopped because of it.
+            errors.sort_by_key(|e| (e.is_cancelled(), !e.fatal));
+            match errors.into_iter().next() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+fn status_of(e: &EngineError) -> ExecutionStatus {
+    if e.fatal {
+        ExecutionStatus::FatalError
+    } else {
+        ExecutionStatus::Error
+    }
+}
+
+impl<'a> Run<'a> {
+    async fn update(&self, change: impl FnOnce(&mut PlanStatus)) {
+        if let Ok(mut all) = self.statuses.lock()
+            && let Some(s) = all.get_mut(self.req.plan)
+        {
+            change(s);
+        }
+        self.publish().await;
+    }
+
+    fn snapshot(&self, plan: &str) -> Value {
+        self.statuses
+            .lock()
+            .ok()
+            .and_then(|all| all.get(plan).and_then(|s| serde_json::to_value(s).ok()))
+            .unwrap_or(Value::Null)
+    }
+
+    /// Writes planStatus and the Ready condition. A failed write is logged, not fatal:
+    /// the plan's real work matters more than its progress report.
+    async fn publish(&self) {
+        let _guard = self.publish_lock.lock().await;
+        let (plan_status, current) = match self.statuses.lock() {
+            Ok(all) => (
+                serde_json::to_value(&*all).unwrap_or(Value::Null),
+                all.get(self.req.plan)
+                    .map(|s| (s.status, s.message.clone())),
+            ),
+            Err(_) => return,
+        };
+        let (state, message) = current.unwrap_or((ExecutionStatus::NeverRun, String::new()));
+        let status = json!({
+            "planStatus": plan_status,
+            "conditions": [ready_condition(state, &message)],
+        });
+        let r = instance_ref(self.req.namespace, self.req.instance);
+        if let Err(e) = self.cluster.patch_status(&r, &status).await {
+            tracing::warn!(error = %e, "could not write the Instance plan status");
+        }
+    }
+
+    async fn plan<'s>(
+        &'s self,
+        plan: &'s Plan,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let children = plan
+            .phases
+            .iter()
+            .map(|phase| {
+                Box::new(move |c: CancellationToken| {
+                    async move { self.phase(phase, &c).await }.boxed()
+                }) as Child<'s>
+            })
+            .collect();
+        run_children(plan.strategy, cancel, children).await
+    }
+
+    async fn phase<'s>(
+        &'s self,
+        phase: &'s Phase,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        tracing::info!(plan = self.req.plan, phase = %phase.name, "phase started");
+        self.update(|s| s.set_phase(&phase.name, ExecutionStatus::InProgress, ""))
+            .await;
+        let children = phase
+            .steps
+            .iter()
+            .map(|step| {
+                Box::new(move |c: CancellationToken| {
+                    async move { self.step(phase, step, &c).await }.boxed()
+                }) as Child<'s>
+            })
+            .collect();
+        let result = run_children(phase.strategy, cancel, children).await;
+        match &result {
+            Ok(()) => {
+                self.update(|s| s.set_phase(&phase.name, ExecutionStatus::Complete, ""))
+                    .await;
+                tracing::info!(plan = self.req.plan, phase = %phase.name, "phase complete");
+            }
+            Err(e) => {
+                self.update(|s| s.set_phase(&phase.name, status_of(e), &e.message))
+                    .await;
+                tracing::info!(plan = self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
+            }
+        }
+        result
+    }
+
+    async fn step(
+        &self,
+        phase: &Phase,
+        step: &Step,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let loc = Location {
+            plan: self.req.plan.to_string(),
+            phase: phase.name.clone(),
+            step: step.name.clone(),
+        };
+        tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step started");
+        self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::InProgress, ""))
+            .await;
+        let result = self
+            .step_tasks(&loc, step, cancel)
+            .await
+            .map_err(|e| e.at(&loc));
+        match &result {
+            Ok(()) => {
+                self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::Complete, ""))
+                    .await;
+                tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step complete");
+            }
+            Err(e) => {
+                let text = e.to_string();
+                self.update(|s| s.set_step(&loc.phase, &loc.step, status_of(e), &text))
+                    .await;
+                tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, error = %text, "step failed");
+            }
+        }
+        result
+    }
+
+    /// KUDO runs the tasks of a step together: each is applied in order, then the step
+    /// is done when everything they applied is healthy.
+    async fn step_tasks(
+        &self,
+        loc: &Location,
+        step: &Step,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let mut waits = Vec::new();
+        for name in &step.tasks {
+            let task = self.req.package.task(name).ok_or_else(|| {
+                EngineError::fatal(format!(
+                    "step names task {name:?}, which the operator does not define"
+                ))
+                .with_task(name)
+            })?;
+            tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %name, kind = %task.kind, "task started");
+            let objects = self
+                .task(loc, task, cancel)
+                .await
+                .map_err(|e| e.with_task(name))?;
+            waits.extend(objects.into_iter().map(|o| (name.clone(), o)));
+        }
+        let results = join_all(waits.iter().map(|(task, r)| async move {
+            wait_healthy(self.cluster, r, cancel)
+                .await
+                .map_err(|e| e.with_task(task))
+        }))
+        .await;
+        let mut errors: Vec<EngineError> = results.into_iter().filter_map(Result::err).collect();
+        errors.sort_by_key(|e| (e.is_cancelled(), !e.fatal));
+        if let Some(e) = errors.into_iter().next() {
+            return Err(e);
+        }
+        for name in &step.tasks {
+            tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %name, "task complete");
+        }
+        Ok(())
+    }
+
+    /// Performs one task; returns the objects whose health completes it.
+    async fn task(
+        &self,
+        loc: &Location,
+        task: &Task,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        match &task.spec {
+            TaskSpec::Apply { resources, patches } => {
+                let objects = self.render.render_task(loc, resources, patches)?;
+                self.apply_all(loc, objects).await
+            }
+            TaskSpec::Delete { resources } => {
+                let objects = self.render.render_task(loc, resources, &[])?;
+                self.delete_all(objects, cancel).await?;
+                Ok(Vec::new())
+            }
+            TaskSpec::Toggle {
+                parameter,
+                resources,
+            } => {
+                let raw = self.effective.get(parameter).ok_or_else(|| {
+                    EngineError::fatal(format!(
+                        "toggle parameter {parameter:?} has no value and no default"
+                    ))
+                })?;
+                let on = parse_bool(raw).ok_or_else(|| {
+                    EngineError::fatal(format!(
+                        "toggle parameter {parameter} is {raw:?}, which is not a boolean (use true or false)"
+                    ))
+                })?;
+                let objects = self.render.render_task(loc, resources, &[])?;
+                if on {
+                    self.apply_all(loc, objects).await
+                } else {
+                    self.delete_all(objects, cancel).await?;
+                    Ok(Vec::new())
+                }
+            }
+            TaskSpec::Dummy {
+                want_err,
+                fatal,
+                done,
+            } => {
+                if *want_err {
+                    return Err(EngineError::new(
+                        "dummy task failed as configured (wantErr: true)",
+                        *fatal,
+                    ));
+                }
+                if !*done {
+                    // Never done: like KUDO, the step stays in progress until stopped.
+                    cancel.cancelled().await;
+                    return Err(EngineError::transient(format!(
+                        "{CANCELLED_PREFIX} while waiting for a dummy task configured with done: false"
+                    )));
+                }
+                Ok(Vec::new())
+            }
+            TaskSpec::Pipe { .. } => Err(EngineError::fatal(
+                "Pipe tasks are not supported yet by terraform-provider-kudo",
+            )),
+            TaskSpec::KudoOperator { .. } => Err(EngineError::fatal(
+                "KudoOperator tasks (operator dependencies) are not supported yet by terraform-provider-kudo",
+            )),
+        }
+    }
+
+    /// Adds namespace/labels/owner to a rendered object and returns its reference.
+    async fn prepare(
+        &self,
+        loc: &Location,
+        mut obj: Value,
+    ) -> Result<(ObjectRef, Value), EngineError> {
+        let r = ObjectRef::from_object(&obj)?;
+        let namespaced = self
+            .cluster
+            .is_namespaced(&r.api_version, &r.kind)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&r))?;
+        decorate(&mut obj, &self.owner, loc, namespaced);
+        let r = ObjectRef::from_object(&obj)?;
+        Ok((r, obj))
+    }
+
+    async fn apply_all(
+        &self,
+        loc: &Location,
+        objects: Vec<Value>,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        let mut refs = Vec::new();
+        for obj in objects {
+            let (r, obj) = self.prepare(loc, obj).await?;
+            self.cluster
+                .apply(&obj, false)
+                .await
+                .map_err(|e| EngineError::from(e).with_object(&r))?;
+            tracing::info!(object = %r, "applied");
+            if let Ok(mut applied) = self.applied.lock() {
+                applied.insert(r.clone());
+            }
+            if let Ok(mut deleted) = self.deleted.lock() {
+                deleted.remove(&r);
+            }
+            refs.push(r);
+        }
+        Ok(refs)
+    }
+
+    async fn delete_all(
+        &self,
+        objects: Vec<Value>,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        for mut obj in objects {
+            let r = ObjectRef::from_object(&obj)?;
+            let namespaced = match self.cluster.is_namespaced(&r.api_version, &r.kind).await {
+                Ok(n) => n,
+                Err(ClusterError::UnknownKind { .. }) => {
+                    tracing::info!(object = %r, "kind not served by the cluster; nothing to delete");
+                    continue;
+                }
+                Err(e) => return Err(EngineError::from(e).with_object(&r)),
+            };
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                if namespaced {
+                    meta.insert("namespace".into(), json!(self.req.namespace));
+                } else {
+                    meta.remove("namespace");
+                }
+            }
+            let r = ObjectRef::from_object(&obj)?;
+            self.cluster
+                .delete_and_wait(&r, cancel)
+                .await
+                .map_err(|e| EngineError::from(e).with_object(&r))?;
+            tracing::info!(object = %r, "deleted");
+            if let Ok(mut deleted) = self.deleted.lock() {
+                deleted.insert(r.clone());
+            }
+            if let Ok(mut applied) = self.applied.lock() {
+                applied.remove(&r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything any Apply (or enabled Toggle) task of any plan renders with the current
+    /// parameters; None when some template cannot be rendered, in which case nothing is
+    /// pruned (better to leak than to delete something still wanted).
+    async fn desired_objects(&self) -> Option<BTreeSet<ObjectRef>> {
+        let mut desired = BTreeSet::new();
+        for (plan_name, plan) in &self.req.package.operator.plans {
+            for phase in &plan.phases {
+                for step in &phase.steps {
+                    let loc = Location {
+                        plan: plan_name.clone(),
+                        phase: phase.name.clone(),
+                        step: step.name.clone(),
+                    };
+                    for task_name in &step.tasks {
+                        let Some(task) = self.req.package.task(task_name) else {
+                            continue;
+                        };
+                        let rendered = match &task.spec {
+                            TaskSpec::Apply { resources, patches } => {
+                                self.render.render_task(&loc, resources, patches)
+                            }
+                            TaskSpec::Toggle {
+                                parameter,
+                                resources,
+                            } if self.effective.get(parameter).and_then(|v| parse_bool(v))
+                                == Some(true) =>
+                            {
+                                self.render.render_task(&loc, resources, &[])
+                            }
+                            _ => continue,
+                        };
+                        let objects = match rendered {
+                            Ok(o) => o,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "not pruning: a template does not render");
+                                return None;
+                            }
+                        };
+                        for obj in objects {
+                            match self.prepare(&loc, obj).await {
+                                Ok((r, _)) => {
+                                    desired.insert(r);
+                                }
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Some(desired)
+    }
+
+    /// Deletes objects of earlier runs that no task renders any more; returns the new
+    /// inventory.
+    async fn prune(&self, cancel: &CancellationToken) -> Result<Vec<ObjectRef>, EngineError> {
+        let applied = self.applied.lock().map(|a| a.clone()).unwrap_or_default();
+        let deleted = self.deleted.lock().map(|d| d.clone()).unwrap_or_default();
+        let mut inventory: BTreeSet<ObjectRef> = self
+            .req
+            .previous_inventory
+            .iter()
+            .cloned()
+            .chain(applied.iter().cloned())
+            .collect();
+        inventory.retain(|r| !deleted.contains(r));
+
+        let stale: Vec<ObjectRef> = self
+            .req
+            .previous_inventory
+            .iter()
+            .filter(|r| inventory.contains(*r) && !applied.contains(*r))
+            .cloned()
+            .collect();
+        if !stale.is_empty()
+            && let Some(desired) = self.desired_objects().await
+        {
+            for r in stale.iter().filter(|r| !desired.contains(*r)) {
+                tracing::info!(object = %r, "pruning object no longer rendered");
+                self.cluster
+                    .delete_and_wait(r, cancel)
+                    .await
+                    .map_err(|e| EngineError::from(e).with_object(r))?;
+                inventory.remove(r);
+            }
+        }
+        Ok(inventory.into_iter().collect())
+    }
+}
+
+/// Go's strconv.ParseBool, which KUDO uses for Toggle parameters.
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Polls `r` until its health rule says healthy (Ok), fatal (Err, fatal) or `cancel`
+/// fires (Err, not fatal, with the last thing we were waiting for).
+pub(crate) async fn wait_healthy(
+    cluster: &Cluster,
+    r: &ObjectRef,
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    let mut backoff = Backoff::new();
+    let mut last = String::new();
+    loop {
+        let verdict = match cluster
+            .get(r)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(r))?
+        {
+            Some(obj) => health(&obj),
+            None => Health::Progressing("object does not exist (yet)".into()),
+        };
+        match verdict {
+            Health::Healthy => {
+                tracing::debug!(object = %r, "healthy");
+                return Ok(());
+            }
+            Health::Fatal(msg) => return Err(EngineError::fatal(msg).with_object(r)),
+            Health::Progressing(msg) => {
+                if msg != last {
+                    tracing::info!(object = %r, waiting_for = %msg, "waiting for object to become healthy");
+                    last = msg;
+                }
+            }
+        }
+        if !backoff.wait(cancel).await {
+            return Err(EngineError::transient(format!(
+                "{CANCELLED_PREFIX} while waiting for the object to become healthy (last seen: {last})"
+            ))
+            .with_object(r));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_parse_bool() {
+        for t in ["1", "t", "T", "TRUE", "true", "True"] {
+            assert_eq!(parse_bool(t), Some(true), "{t}");
+        }
+        for f in ["0", "f", "F", "FALSE", "false", "False"] {
+            assert_eq!(parse_bool(f), Some(false), "{f}");
+        }
+        for x in ["yes", "on", "tRuE", ""] {
+            assert_eq!(parse_bool(x), None, "{x}");
+        }
+    }
+}

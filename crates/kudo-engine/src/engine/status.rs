@@ -1,0 +1,223 @@
+//! KUDO's plan status (`Instance.status.planStatus`) and the Ready condition.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// KUDO's execution states, spelled as in the Instance status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExecutionStatus {
+    NeverRun,
+    Pending,
+    InProgress,
+    Complete,
+    Error,
+    FatalError,
+}
+
+impl ExecutionStatus {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            ExecutionStatus::Complete | ExecutionStatus::FatalError
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepStatus {
+    pub name: String,
+    pub status: ExecutionStatus,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseStatus {
+    pub name: String,
+    pub status: ExecutionStatus,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default)]
+    pub steps: Vec<StepStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    pub name: String,
+    pub status: ExecutionStatus,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated_timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default)]
+    pub phases: Vec<PhaseStatus>,
+}
+
+impl PlanStatus {
+    /// A plan that has not run: every phase and step NEVER_RUN.
+    pub fn never_run(name: &str, plan: &kudo_package::Plan) -> Self {
+        PlanStatus {
+            name: name.to_string(),
+            status: ExecutionStatus::NeverRun,
+            message: String::new(),
+            last_updated_timestamp: None,
+            uid: String::new(),
+            phases: plan
+                .phases
+                .iter()
+                .map(|ph| PhaseStatus {
+                    name: ph.name.clone(),
+                    status: ExecutionStatus::NeverRun,
+                    message: String::new(),
+                    steps: ph
+                        .steps
+                        .iter()
+                        .map(|st| StepStatus {
+                            name: st.name.clone(),
+                            status: ExecutionStatus::NeverRun,
+                            message: String::new(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The same plan about to run: everything PENDING, a fresh uid.
+    pub fn starting(name: &str, plan: &kudo_package::Plan, uid: &str) -> Self {
+        let mut s = Self::never_run(name, plan);
+        s.status = ExecutionStatus::Pending;
+        s.uid = uid.to_string();
+        for ph in &mut s.phases {
+            ph.status = ExecutionStatus::Pending;
+            for st in &mut ph.steps {
+                st.status = ExecutionStatus::Pending;
+            }
+        }
+        s.touch();
+        s
+    }
+
+    pub fn touch(&mut self) {
+        self.last_updated_timestamp = Some(now_rfc3339());
+    }
+
+    pub fn phase_mut(&mut self, phase: &str) -> Option<&mut PhaseStatus> {
+        self.phases.iter_mut().find(|p| p.name == phase)
+    }
+
+    pub fn set_step(&mut self, phase: &str, step: &str, status: ExecutionStatus, message: &str) {
+        if let Some(st) = self
+            .phase_mut(phase)
+            .and_then(|p| p.steps.iter_mut().find(|s| s.name == step))
+        {
+            st.status = status;
+            st.message = message.to_string();
+        }
+        self.touch();
+    }
+
+    pub fn set_phase(&mut self, phase: &str, status: ExecutionStatus, message: &str) {
+        if let Some(p) = self.phase_mut(phase) {
+            p.status = status;
+            p.message = message.to_string();
+        }
+        self.touch();
+    }
+
+    pub fn set_plan(&mut self, status: ExecutionStatus, message: &str) {
+        self.status = status;
+        self.message = message.to_string();
+        self.touch();
+    }
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    // Seconds precision, as metav1.Time serialises.
+    let now = k8s_openapi::jiff::Timestamp::now();
+    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// KUDO's Ready condition for a plan state.
+pub fn ready_condition(status: ExecutionStatus, message: &str) -> Value {
+    let (s, reason) = match status {
+        ExecutionStatus::Complete => ("True", "ResourcesReady"),
+        ExecutionStatus::FatalError => ("Unknown", "PlanInFatalError"),
+        ExecutionStatus::InProgress | ExecutionStatus::Pending => ("Unknown", "PlanInProgress"),
+        ExecutionStatus::Error | ExecutionStatus::NeverRun => ("False", "ResourceNotReady"),
+    };
+    json!({
+        "type": "Ready",
+        "status": s,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": now_rfc3339(),
+    })
+}
+
+/// All plans of the operator: previous statuses kept, plans never seen as NEVER_RUN.
+pub fn merged_plan_status(
+    pkg: &kudo_package::Package,
+    existing: Option<&Value>,
+) -> BTreeMap<String, PlanStatus> {
+    let mut out = BTreeMap::new();
+    for (name, plan) in &pkg.operator.plans {
+        let previous = existing
+            .and_then(|e| e.get(name))
+            .and_then(|v| serde_json::from_value::<PlanStatus>(v.clone()).ok());
+        out.insert(
+            name.clone(),
+            previous.unwrap_or_else(|| PlanStatus::never_run(name, plan)),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_in_kudo_shape() {
+        let s = PlanStatus {
+            name: "deploy".into(),
+            status: ExecutionStatus::InProgress,
+            message: String::new(),
+            last_updated_timestamp: Some("2026-01-01T00:00:00Z".into()),
+            uid: "u".into(),
+            phases: vec![PhaseStatus {
+                name: "main".into(),
+                status: ExecutionStatus::FatalError,
+                message: "boom".into(),
+                steps: vec![StepStatus {
+                    name: "s".into(),
+                    status: ExecutionStatus::NeverRun,
+                    message: String::new(),
+                }],
+            }],
+        };
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            v,
+            json!({"name": "deploy", "status": "IN_PROGRESS", "lastUpdatedTimestamp": "2026-01-01T00:00:00Z",
+                   "uid": "u", "phases": [{"name": "main", "status": "FATAL_ERROR", "message": "boom",
+                   "steps": [{"name": "s", "status": "NEVER_RUN"}]}]})
+        );
+        assert_eq!(serde_json::from_value::<PlanStatus>(v).unwrap(), s);
+    }
+
+    #[test]
+    fn timestamp_format() {
+        let t = now_rfc3339();
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z'));
+    }
+}

@@ -1,0 +1,99 @@
+//! Removing an instance: optional cleanup plan, every object it owns (including
+//! cluster-scoped ones and PVCs left by StatefulSets), then the Instance itself.
+
+use std::collections::BTreeMap;
+
+use futures::future::join_all;
+use kudo_package::Package;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::metadata::LABEL_INSTANCE;
+use super::run::{RunRequest, run_plan};
+use super::{EngineError, instance_ref};
+use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
+
+/// What the cleanup plan needs, when the caller wants it run before removal.
+#[derive(Debug, Clone, Copy)]
+pub struct Cleanup<'a> {
+    pub package: &'a Package,
+    pub parameters: &'a BTreeMap<String, String>,
+}
+
+/// Deletes the instance and everything it owns, and waits until all of it is gone.
+/// When `cleanup` is given and the operator has a `cleanup` plan, it runs first; its
+/// failure stops the uninstall (nothing is deleted) so the user can fix or skip it.
+pub async fn uninstall_instance(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    inventory: &[ObjectRef],
+    cleanup: Option<Cleanup<'_>>,
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    tracing::info!(instance = name, namespace, "uninstall started");
+    let mut objects: Vec<ObjectRef> = inventory.to_vec();
+    if let Some(c) = cleanup
+        && c.package.operator.plans.contains_key("cleanup")
+        && cluster.get(&instance_ref(namespace, name)).await?.is_some()
+    {
+        let outcome = run_plan(
+            cluster,
+            RunRequest {
+                package: c.package,
+                instance: name,
+                namespace,
+                parameters: c.parameters,
+                plan: "cleanup",
+                previous_inventory: inventory,
+            },
+            cancel,
+        )
+        .await?;
+        objects = outcome.inventory;
+    }
+
+    delete_concurrently(cluster, &objects, cancel).await?;
+
+    // Objects our inventory does not know (lost state, a failed first run) and PVCs
+    // created from StatefulSet claim templates carry the instance label.
+    let selector = format!("{LABEL_INSTANCE}={name}");
+    let leftovers: Vec<ObjectRef> = cluster
+        .list_labelled(namespace, &selector)
+        .await?
+        .iter()
+        .filter(|o| !is_instance(o))
+        .filter_map(|o| ObjectRef::from_object(o).ok())
+        .collect();
+    delete_concurrently(cluster, &leftovers, cancel).await?;
+
+    let r = instance_ref(namespace, name);
+    cluster
+        .delete_and_wait(&r, cancel)
+        .await
+        .map_err(|e| EngineError::from(e).with_object(&r))?;
+    tracing::info!(instance = name, namespace, "uninstall complete");
+    Ok(())
+}
+
+fn is_instance(o: &Value) -> bool {
+    o.get("kind").and_then(Value::as_str) == Some("Instance")
+        && o.get("apiVersion").and_then(Value::as_str) == Some(KUDO_API_VERSION)
+}
+
+async fn delete_concurrently(
+    cluster: &Cluster,
+    objects: &[ObjectRef],
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    let results = join_all(objects.iter().map(|r| async move {
+        cluster
+            .delete_and_wait(r, cancel)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(r))?;
+        tracing::info!(object = %r, "deleted");
+        Ok::<(), EngineError>(())
+    }))
+    .await;
+    results.into_iter().collect()
+}

@@ -1,0 +1,115 @@
+//! Shared helpers for the kube-sim tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kube_sim::{KubeSim, SimConfig};
+use kudo_engine::cluster::{Cluster, ConnectionSettings, ObjectRef};
+use kudo_package::Package;
+use serde_json::{Value, json};
+
+pub fn fixtures() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures"
+    ));
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipping: KUDO fixtures not found at {}", p.display());
+        None
+    }
+}
+
+pub fn fixture_package(name: &str) -> Option<Package> {
+    let dir = fixtures()?.join("operators").join(name);
+    Some(Package::load_dir(&dir).unwrap_or_else(|e| panic!("load {name}: {e}")))
+}
+
+/// A simulator and a cluster connected with explicit host/token/CA settings.
+pub async fn sim() -> (KubeSim, Cluster) {
+    let sim = KubeSim::start(SimConfig::default())
+        .await
+        .expect("start kube-sim");
+    let settings = ConnectionSettings {
+        host: Some(sim.url()),
+        token: Some(sim.token().to_string()),
+        cluster_ca_certificate: Some(sim.ca_pem()),
+        ..Default::default()
+    };
+    let cluster = Cluster::connect(&settings)
+        .await
+        .expect("connect to kube-sim");
+    cluster.ensure_kudo_crds().await.expect("KUDO CRDs");
+    (sim, cluster)
+}
+
+pub async fn namespace(cluster: &Cluster, name: &str) {
+    cluster
+        .apply(
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            false,
+        )
+        .await
+        .expect("create namespace");
+}
+
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kudo-engine-{tag}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// Writes a package folder and loads it.
+pub fn package(operator: &str, params: &str, templates: &[(&str, &str)]) -> Package {
+    let dir = temp_dir("pkg");
+    write_package(&dir, operator, params, templates);
+    Package::load_dir(&dir).unwrap_or_else(|e| panic!("load test package: {e}"))
+}
+
+pub fn write_package(dir: &Path, operator: &str, params: &str, templates: &[(&str, &str)]) {
+    std::fs::write(dir.join("operator.yaml"), operator).expect("write operator.yaml");
+    std::fs::write(dir.join("params.yaml"), params).expect("write params.yaml");
+    std::fs::create_dir_all(dir.join("templates")).expect("templates dir");
+    for (name, text) in templates {
+        std::fs::write(dir.join("templates").join(name), text).expect("write template");
+    }
+}
+
+pub fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+pub fn oref(api_version: &str, kind: &str, ns: Option<&str>, name: &str) -> ObjectRef {
+    ObjectRef::new(api_version, kind, ns, name)
+}
+
+pub fn label<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+    obj.pointer("/metadata/labels")
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
+}
+
+/// Polls `cond` until it holds (condition polling, not a timing assumption); panics after
+/// a generous deadline so a broken engine fails instead of hanging.
+pub async fn eventually<F, Fut>(what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !cond().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,753 @@
+//! Plans run against kube-sim: deploy, failure, concurrency, pruning, uninstall.
+
+mod common;
+
+use common::*;
+use kudo_engine::cluster::{Cluster, ClusterError, ConnectionSettings};
+use kudo_engine::engine::{
+    self, Cleanup, LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR, RunRequest, instance_ref,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kudo_crds_are_installed_once_and_resolvable() {
+    let (_sim, cluster) = sim().await;
+    cluster
+        .ensure_kudo_crds()
+        .await
+        .expect("second ensure is a no-op");
+    for kind in ["Operator", "OperatorVersion", "Instance"] {
+        assert!(
+            cluster
+                .is_namespaced("kudo.dev/v1beta1", kind)
+                .await
+                .unwrap(),
+            "{kind}"
+        );
+    }
+    let err = cluster
+        .is_namespaced("example.com/v1", "Nope")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClusterError::UnknownKind { .. }), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeconfig_file_and_unreachable_host() {
+    let sim = kube_sim::KubeSim::start(kube_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let path = temp_dir("kc").join("config");
+    sim.write_kubeconfig(&path).unwrap();
+    let s = ConnectionSettings {
+        config_path: Some(path.to_string_lossy().into()),
+        ..Default::default()
+    };
+    Cluster::connect(&s)
+        .await
+        .expect("connect through kubeconfig");
+
+    let s = ConnectionSettings {
+        host: Some("https://127.0.0.1:1".into()),
+        insecure: true,
+        ..Default::default()
+    };
+    let err = Cluster::connect(&s).await.unwrap_err();
+    assert!(matches!(err, ClusterError::Unreachable { .. }), "{err}");
+    assert!(err.to_string().contains("https://127.0.0.1:1"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_operator_deploys_labelled_owned_objects() {
+    let Some(pkg) = fixture_package("first-operator") else {
+        return;
+    };
+    let (_sim, cluster) = sim().await;
+    namespace(&cluster, "fo").await;
+    engine::install_operator(&cluster, &pkg, "fo")
+        .await
+        .expect("install operator");
+    let loaded = engine::load_operator(&cluster, "fo", &pkg.operator_version_name())
+        .await
+        .expect("load operator")
+        .expect("operator version exists");
+    assert_eq!(loaded.operator.name, "first-operator");
+    assert!(
+        engine::load_operator(&cluster, "fo", "nope-1.0.0")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let values = params(&[("replicas", "3")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "fo1",
+            namespace: "fo",
+            parameters: &values,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("deploy plan");
+    assert_eq!(out.plan_status["status"], "COMPLETE");
+    assert_eq!(
+        out.plan_status["phases"][0]["steps"][0]["status"],
+        "COMPLETE"
+    );
+    let deployment = oref("apps/v1", "Deployment", Some("fo"), "nginx-deployment");
+    assert_eq!(out.inventory, vec![deployment.clone()]);
+
+    let d = cluster
+        .get(&deployment)
+        .await
+        .unwrap()
+        .expect("deployment exists");
+    assert_eq!(d.pointer("/spec/replicas"), Some(&Value::from(3)));
+    assert_eq!(label(&d, LABEL_HERITAGE), Some("kudo"));
+    assert_eq!(label(&d, LABEL_OPERATOR), Some("first-operator"));
+    assert_eq!(label(&d, LABEL_INSTANCE), Some("fo1"));
+    assert_eq!(
+        d.pointer("/spec/template/metadata/labels/kudo.dev~1instance"),
+        Some(&Value::from("fo1"))
+    );
+    assert_eq!(
+        d.pointer("/metadata/annotations/kudo.dev~1plan"),
+        Some(&Value::from("deploy"))
+    );
+
+    let inst = cluster
+        .get(&instance_ref("fo", "fo1"))
+        .await
+        .unwrap()
+        .expect("instance exists");
+    assert_eq!(
+        d.pointer("/metadata/ownerReferences/0/uid"),
+        inst.pointer("/metadata/uid")
+    );
+    assert_eq!(
+        d.pointer("/metadata/ownerReferences/0/kind"),
+        Some(&Value::from("Instance"))
+    );
+    assert_eq!(
+        inst.pointer("/spec/operatorVersion/name"),
+        Some(&Value::from("first-operator-0.2.0"))
+    );
+    assert_eq!(
+        inst.pointer("/spec/parameters/replicas"),
+        Some(&Value::from("3"))
+    );
+    assert_eq!(
+        inst.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("COMPLETE"))
+    );
+    assert_eq!(
+        inst.pointer("/status/conditions/0/status"),
+        Some(&Value::from("True"))
+    );
+    assert_eq!(engine::health(&inst), engine::Health::Healthy);
+
+    // uninstall removes everything labelled and the Instance
+    engine::uninstall_instance(
+        &cluster,
+        "fo",
+        "fo1",
+        &out.inventory,
+        None,
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("uninstall");
+    assert!(cluster.get(&deployment).await.unwrap().is_none());
+    assert!(
+        cluster
+            .get(&instance_ref("fo", "fo1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        cluster
+            .list_labelled("fo", "kudo.dev/instance=fo1")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_three_nodes_deploy_and_uninstall() {
+    let Some(pkg) = fixture_package("zookeeper") else {
+        return;
+    };
+    let (_sim, cluster) = sim().await;
+    serve_pdb_v1beta1(&cluster).await;
+    namespace(&cluster, "zk").await;
+    engine::install_operator(&cluster, &pkg, "zk")
+        .await
+        .expect("install operator");
+    let values = params(&[("NODE_COUNT", "3")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "zk1",
+            namespace: "zk",
+            parameters: &values,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("zookeeper deploy plan");
+    assert_eq!(out.plan_status["status"], "COMPLETE");
+
+    let sts = cluster
+        .get(&oref("apps/v1", "StatefulSet", Some("zk"), "zk1-zookeeper"))
+        .await
+        .unwrap()
+        .expect("statefulset");
+    assert_eq!(sts.pointer("/spec/replicas"), Some(&Value::from(3)));
+    assert_eq!(
+        sts.pointer("/spec/volumeClaimTemplates/0/metadata/labels/kudo.dev~1instance"),
+        Some(&Value::from("zk1"))
+    );
+    for svc in ["zk1-hs", "zk1-cs"] {
+        let s = cluster
+            .get(&oref("v1", "Service", Some("zk"), svc))
+            .await
+            .unwrap()
+            .expect("service");
+        assert_eq!(label(&s, LABEL_INSTANCE), Some("zk1"));
+    }
+    // the validation Job was applied, then removed by the cleanup step
+    let job = oref("batch/v1", "Job", Some("zk"), "zk1-validation");
+    assert!(cluster.get(&job).await.unwrap().is_none());
+    assert!(!out.inventory.contains(&job), "{:?}", out.inventory);
+
+    engine::uninstall_instance(
+        &cluster,
+        "zk",
+        "zk1",
+        &out.inventory,
+        None,
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("uninstall");
+    assert!(
+        cluster
+            .list_labelled("zk", "kudo.dev/instance=zk1")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        cluster
+            .get(&instance_ref("zk", "zk1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// The zookeeper package still uses policy/v1beta1 PodDisruptionBudgets (removed in
+/// Kubernetes 1.25); kube-sim serves only policy/v1, so stand in for an older cluster with
+/// a CRD of that shape.
+async fn serve_pdb_v1beta1(cluster: &Cluster) {
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "poddisruptionbudgets.policy"},
+        "spec": {
+            "group": "policy",
+            "scope": "Namespaced",
+            "names": {"kind": "PodDisruptionBudget", "plural": "poddisruptionbudgets", "singular": "poddisruptionbudget", "listKind": "PodDisruptionBudgetList"},
+            "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    });
+    cluster
+        .apply(&crd, false)
+        .await
+        .expect("policy/v1beta1 stand-in CRD");
+    eventually(
+        "policy/v1beta1 PodDisruptionBudget to be served",
+        || async {
+            cluster
+                .is_namespaced("policy/v1beta1", "PodDisruptionBudget")
+                .await
+                .is_ok()
+        },
+    )
+    .await;
+}
+
+const ONE_STEP: &str = r#"
+name: failing
+operatorVersion: 0.1.0
+tasks:
+  - name: run-job
+    kind: Apply
+    spec:
+      resources: [job.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: migrate
+            tasks: [run-job]
+"#;
+
+const FAILING_JOB: &str = r#"
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Name }}-migrate
+  annotations:
+    kube-sim.kudo.dev/job-fail: "true"
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: m
+          image: busybox
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_job_is_fatal_and_names_where() {
+    let pkg = package(
+        ONE_STEP,
+        "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+        &[("job.yaml", FAILING_JOB)],
+    );
+    let (_sim, cluster) = sim().await;
+    let none = params(&[]);
+    let err = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "f",
+            namespace: "default",
+            parameters: &none,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &CancellationToken::new(),
+    )
+    .await
+    .expect_err("a failing job fails the plan");
+    assert!(err.fatal, "{err}");
+    assert_eq!(err.plan.as_deref(), Some("deploy"));
+    assert_eq!(err.phase.as_deref(), Some("main"));
+    assert_eq!(err.step.as_deref(), Some("migrate"));
+    assert_eq!(err.task.as_deref(), Some("run-job"));
+    assert_eq!(
+        err.object,
+        Some(oref("batch/v1", "Job", Some("default"), "f-migrate"))
+    );
+
+    let inst = cluster
+        .get(&instance_ref("default", "f"))
+        .await
+        .unwrap()
+        .expect("instance");
+    assert_eq!(
+        inst.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("FATAL_ERROR"))
+    );
+    assert_eq!(
+        inst.pointer("/status/planStatus/deploy/phases/0/steps/0/status"),
+        Some(&Value::from("FATAL_ERROR"))
+    );
+    assert_eq!(
+        inst.pointer("/status/conditions/0/reason"),
+        Some(&Value::from("PlanInFatalError"))
+    );
+}
+
+fn two_step_operator(strategy: &str) -> String {
+    format!(
+        r#"
+name: twosteps
+operatorVersion: 0.1.0
+tasks:
+  - name: slow
+    kind: Apply
+    spec:
+      resources: [slow.yaml]
+  - name: quick
+    kind: Apply
+    spec:
+      resources: [quick.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: both
+        strategy: {strategy}
+        steps:
+          - name: slow
+            tasks: [slow]
+          - name: quick
+            tasks: [quick]
+"#
+    )
+}
+
+const NEVER_READY: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Name }}-slow
+  annotations:
+    kube-sim.kudo.dev/never-ready: "true"
+spec:
+  selector:
+    matchLabels: {app: slow}
+  template:
+    metadata:
+      labels: {app: slow}
+    spec:
+      containers:
+        - name: c
+          image: busybox
+"#;
+
+const QUICK: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-quick
+data:
+  k: v
+"#;
+
+async fn status_of(cluster: &Cluster, ns: &str, name: &str, pointer: &str) -> Option<String> {
+    let inst = cluster.get(&instance_ref(ns, name)).await.ok()??;
+    inst.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// A never-ready first step does not hold back the second one when the phase is parallel:
+/// the second completes while the first is still in progress. Serial never reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_steps_run_concurrently_serial_do_not() {
+    let (_sim, cluster) = sim().await;
+    let templates = [("slow.yaml", NEVER_READY), ("quick.yaml", QUICK)];
+    let none = params(&[]);
+
+    let pkg = package(
+        &two_step_operator("parallel"),
+        "parameters: []\n",
+        &templates,
+    );
+    let cancel = CancellationToken::new();
+    let run = {
+        let (cluster, cancel, pkg, none) =
+            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
+        tokio::spawn(async move {
+            engine::run_plan(
+                &cluster,
+                RunRequest {
+                    package: &pkg,
+                    instance: "par",
+                    namespace: "default",
+                    parameters: &none,
+                    plan: "deploy",
+                    previous_inventory: &[],
+                },
+                &cancel,
+            )
+            .await
+        })
+    };
+    let quick = "/status/planStatus/deploy/phases/0/steps/1/status";
+    let slow = "/status/planStatus/deploy/phases/0/steps/0/status";
+    eventually("the quick step to complete", || async {
+        status_of(&cluster, "default", "par", quick)
+            .await
+            .as_deref()
+            == Some("COMPLETE")
+    })
+    .await;
+    assert_eq!(
+        status_of(&cluster, "default", "par", slow).await.as_deref(),
+        Some("IN_PROGRESS")
+    );
+    cancel.cancel();
+    let err = run.await.unwrap().expect_err("cancelled run fails");
+    assert!(!err.fatal && err.is_cancelled(), "{err}");
+    assert_eq!(err.step.as_deref(), Some("slow"));
+    assert_eq!(
+        status_of(
+            &cluster,
+            "default",
+            "par",
+            "/status/planStatus/deploy/status"
+        )
+        .await
+        .as_deref(),
+        Some("ERROR")
+    );
+
+    let pkg = package(&two_step_operator("serial"), "parameters: []\n", &templates);
+    let cancel = CancellationToken::new();
+    let run = {
+        let (cluster, cancel, pkg, none) =
+            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
+        tokio::spawn(async move {
+            engine::run_plan(
+                &cluster,
+                RunRequest {
+                    package: &pkg,
+                    instance: "ser",
+                    namespace: "default",
+                    parameters: &none,
+                    plan: "deploy",
+                    previous_inventory: &[],
+                },
+                &cancel,
+            )
+            .await
+        })
+    };
+    eventually("the slow step to start", || async {
+        status_of(&cluster, "default", "ser", slow).await.as_deref() == Some("IN_PROGRESS")
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap().expect_err("cancelled run fails");
+    assert_eq!(
+        status_of(&cluster, "default", "ser", quick)
+            .await
+            .as_deref(),
+        Some("PENDING")
+    );
+    assert!(
+        cluster
+            .get(&oref("v1", "ConfigMap", Some("default"), "ser-quick"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+const PRUNE_OPERATOR: &str = r#"
+name: prune
+operatorVersion: 0.1.0
+tasks:
+  - name: app
+    kind: Apply
+    spec:
+      resources: [cms.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: main
+            tasks: [app]
+"#;
+
+const PRUNE_PARAMS: &str = r#"
+parameters:
+  - name: EXTRA
+    default: "true"
+  - name: SUFFIX
+    default: a
+"#;
+
+const PRUNE_CMS: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-{{ .Params.SUFFIX }}
+data: {k: v}
+{{- if eq .Params.EXTRA "true" }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-extra
+data: {k: v}
+{{- end }}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_no_longer_rendered_are_pruned() {
+    let pkg = package(PRUNE_OPERATOR, PRUNE_PARAMS, &[("cms.yaml", PRUNE_CMS)]);
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let first = params(&[]);
+    let out1 = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "p",
+            namespace: "default",
+            parameters: &first,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect("first run");
+    let a = oref("v1", "ConfigMap", Some("default"), "p-a");
+    let b = oref("v1", "ConfigMap", Some("default"), "p-b");
+    let extra = oref("v1", "ConfigMap", Some("default"), "p-extra");
+    assert_eq!(out1.inventory, vec![a.clone(), extra.clone()]);
+
+    let second = params(&[("EXTRA", "false"), ("SUFFIX", "b")]);
+    let out2 = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "p",
+            namespace: "default",
+            parameters: &second,
+            plan: "deploy",
+            previous_inventory: &out1.inventory,
+        },
+        &cancel,
+    )
+    .await
+    .expect("second run");
+    assert_eq!(out2.inventory, vec![b.clone()]);
+    assert!(
+        cluster.get(&a).await.unwrap().is_none(),
+        "renamed object pruned"
+    );
+    assert!(
+        cluster.get(&extra).await.unwrap().is_none(),
+        "disabled object pruned"
+    );
+    assert!(cluster.get(&b).await.unwrap().is_some());
+}
+
+const TOGGLE_OPERATOR: &str = r#"
+name: toggler
+operatorVersion: 0.1.0
+tasks:
+  - name: maybe
+    kind: Toggle
+    spec:
+      parameter: ENABLED
+      resources: [cm.yaml]
+  - name: boom
+    kind: Dummy
+    spec:
+      wantErr: true
+      fatal: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: toggle
+            tasks: [maybe]
+  cleanup:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: fail
+            tasks: [boom]
+"#;
+
+const TOGGLE_PARAMS: &str = r#"
+parameters:
+  - name: ENABLED
+    type: boolean
+    default: "true"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
+    let pkg = package(TOGGLE_OPERATOR, TOGGLE_PARAMS, &[("cm.yaml", QUICK)]);
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let cm = oref("v1", "ConfigMap", Some("default"), "t-quick");
+    let on = params(&[("ENABLED", "T")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "t",
+            namespace: "default",
+            parameters: &on,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect("toggle on");
+    assert!(cluster.get(&cm).await.unwrap().is_some());
+    let off = params(&[("ENABLED", "0")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "t",
+            namespace: "default",
+            parameters: &off,
+            plan: "deploy",
+            previous_inventory: &out.inventory,
+        },
+        &cancel,
+    )
+    .await
+    .expect("toggle off");
+    assert!(cluster.get(&cm).await.unwrap().is_none());
+    assert!(out.inventory.is_empty());
+
+    let err = engine::uninstall_instance(
+        &cluster,
+        "default",
+        "t",
+        &out.inventory,
+        Some(Cleanup {
+            package: &pkg,
+            parameters: &off,
+        }),
+        &cancel,
+    )
+    .await
+    .expect_err("failing cleanup plan stops uninstall");
+    assert!(err.fatal && err.plan.as_deref() == Some("cleanup"), "{err}");
+    assert!(
+        cluster
+            .get(&instance_ref("default", "t"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    engine::uninstall_instance(&cluster, "default", "t", &out.inventory, None, &cancel)
+        .await
+        .expect("uninstall");
+    assert!(
+        cluster
+            .get(&instance_ref("default", "t"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

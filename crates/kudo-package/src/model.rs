@@ -1,0 +1,313 @@
+//! The operator package model (operator.yaml + params.yaml + templates).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The only `apiVersion` KUDO packages use; it is also the default when absent.
+pub const API_VERSION: &str = "kudo.dev/v1beta1";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Package {
+    /// operator.yaml
+    pub operator: OperatorFile,
+    /// params.yaml (defaults applied), in file order.
+    pub parameters: Vec<Parameter>,
+    /// params.yaml `groups`.
+    pub groups: Vec<ParamGroup>,
+    /// Key: path relative to `templates/` with `/` separators.
+    pub templates: BTreeMap<String, String>,
+    pub origin: Origin,
+}
+
+/// Where a package was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Dir(PathBuf),
+    /// A `.tgz` file; `digest` is the sha256 (hex) of its bytes.
+    Tgz {
+        path: PathBuf,
+        digest: String,
+    },
+    /// Downloaded from an http(s) URL.
+    Url {
+        url: String,
+        digest: String,
+    },
+    /// Found through a repository index.
+    Repository {
+        repository: String,
+        url: String,
+        digest: String,
+    },
+    /// Rebuilt from an OperatorVersion object in a cluster.
+    Cluster,
+    /// Built in memory (tests, extensions).
+    Memory,
+}
+
+impl Origin {
+    /// Where the package came from, for messages.
+    pub fn label(&self) -> String {
+        match self {
+            Origin::Dir(p) | Origin::Tgz { path: p, .. } => p.display().to_string(),
+            Origin::Url { url, .. } => url.clone(),
+            Origin::Repository {
+                repository, url, ..
+            } => format!("{url} (repository {repository})"),
+            Origin::Cluster => "(from the cluster)".to_string(),
+            Origin::Memory => "(in memory)".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OperatorFile {
+    pub api_version: String,
+    pub name: String,
+    pub description: String,
+    pub operator_version: String,
+    pub app_version: Option<String>,
+    pub kudo_version: String,
+    pub kubernetes_version: String,
+    pub maintainers: Vec<Maintainer>,
+    pub url: String,
+    pub tasks: Vec<Task>,
+    pub plans: BTreeMap<String, Plan>,
+    pub namespace_manifest: Option<String>,
+    /// KEP-9/12 `extends`; `None` once resolved (see [`crate::extend`]).
+    pub extends: Option<Extends>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Maintainer {
+    pub name: String,
+    pub email: String,
+}
+
+/// `extends: {kudo: {operator, version}}`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extends {
+    pub operator: String,
+    pub version: Option<String>,
+    /// Extension tasks written as `from: base/<task>`: task name -> base task name.
+    pub task_from: BTreeMap<String, String>,
+    /// params.yaml keys each extension parameter sets (for the field-by-field merge).
+    pub param_fields: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub name: String,
+    pub kind: String,
+    pub spec: TaskSpec,
+}
+
+/// Task kinds KUDO knows.
+pub const TASK_KINDS: &[&str] = &["Apply", "Delete", "Toggle", "Dummy", "Pipe", "KudoOperator"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskSpec {
+    Apply {
+        resources: Vec<String>,
+        patches: Vec<String>,
+    },
+    Delete {
+        resources: Vec<String>,
+    },
+    Toggle {
+        parameter: String,
+        resources: Vec<String>,
+    },
+    Dummy {
+        want_err: bool,
+        fatal: bool,
+        done: bool,
+    },
+    Pipe {
+        pod: String,
+        pipe: Vec<PipeSpec>,
+    },
+    KudoOperator {
+        package: String,
+        app_version: Option<String>,
+        operator_version: Option<String>,
+        instance_name: Option<String>,
+        parameter_file: Option<String>,
+        enabling_parameter: Option<String>,
+    },
+}
+
+impl TaskSpec {
+    /// Template files this task renders (resources, patches, pod, parameter file).
+    pub fn template_files(&self) -> Vec<&str> {
+        match self {
+            TaskSpec::Apply { resources, patches } => resources
+                .iter()
+                .chain(patches.iter())
+                .map(String::as_str)
+                .collect(),
+            TaskSpec::Delete { resources } | TaskSpec::Toggle { resources, .. } => {
+                resources.iter().map(String::as_str).collect()
+            }
+            TaskSpec::Pipe { pod, .. } => vec![pod.as_str()],
+            TaskSpec::KudoOperator { parameter_file, .. } => {
+                parameter_file.iter().map(String::as_str).collect()
+            }
+            TaskSpec::Dummy { .. } => Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipeSpec {
+    pub file: Option<String>,
+    pub env_file: Option<String>,
+    /// `Secret` or `ConfigMap`
+    pub kind: String,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub strategy: Strategy,
+    /// False when the file gave no strategy (KUDO then runs parallel; verify warns).
+    pub strategy_explicit: bool,
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub strategy: Strategy,
+    pub strategy_explicit: bool,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub name: String,
+    pub tasks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    Serial,
+    Parallel,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Serial => "serial",
+            Strategy::Parallel => "parallel",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Array,
+    Map,
+}
+
+impl ParamType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Integer => "integer",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+            ParamType::Array => "array",
+            ParamType::Map => "map",
+        }
+    }
+
+    /// Empty means string, as in KUDO.
+    pub fn parse(s: &str) -> Option<ParamType> {
+        Some(match s {
+            "" | "string" => ParamType::String,
+            "integer" => ParamType::Integer,
+            "number" => ParamType::Number,
+            "boolean" => ParamType::Boolean,
+            "array" => ParamType::Array,
+            "map" => ParamType::Map,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parameter {
+    pub name: String,
+    pub display_name: Option<String>,
+    pub description: Option<String>,
+    /// Defaults to true, as in KUDO.
+    pub required: bool,
+    /// Stringified as KUDO does, but keeping the literal text of scalars
+    /// (`1000000` stays "1000000"); arrays/maps serialised as YAML.
+    pub default: Option<String>,
+    pub trigger: Option<String>,
+    pub value_type: ParamType,
+    /// False when params.yaml gave no `type` (it then defaults to string).
+    pub type_explicit: bool,
+    pub immutable: bool,
+    pub enum_values: Option<Vec<String>>,
+    pub group: Option<String>,
+    pub advanced: bool,
+    pub hint: Option<String>,
+}
+
+impl Parameter {
+    pub fn new(name: &str) -> Parameter {
+        Parameter {
+            name: name.to_string(),
+            display_name: None,
+            description: None,
+            required: true,
+            default: None,
+            trigger: None,
+            value_type: ParamType::String,
+            type_explicit: false,
+            immutable: false,
+            enum_values: None,
+            group: None,
+            advanced: false,
+            hint: None,
+        }
+    }
+}
+
+/// params.yaml `groups[]`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamGroup {
+    pub name: String,
+    pub display_name: Option<String>,
+    pub description: Option<String>,
+    pub priority: Option<i64>,
+}
+
+impl Package {
+    /// `<name>-<appVersion>-<operatorVersion>`, or `<name>-<operatorVersion>` without
+    /// appVersion.
+    pub fn operator_version_name(&self) -> String {
+        let op = &self.operator;
+        match op.app_version.as_deref() {
+            Some(app) if !app.is_empty() => {
+                format!("{}-{}-{}", op.name, app, op.operator_version)
+            }
+            _ => format!("{}-{}", op.name, op.operator_version),
+        }
+    }
+
+    pub fn task(&self, name: &str) -> Option<&Task> {
+        self.operator.tasks.iter().find(|t| t.name == name)
+    }
+
+    pub fn parameter(&self, name: &str) -> Option<&Parameter> {
+        self.parameters.iter().find(|p| p.name == name)
+    }
+}

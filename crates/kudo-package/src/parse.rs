@@ -1,0 +1,474 @@
+//! Reading operator.yaml and params.yaml into the model.
+
+use std::collections::BTreeMap;
+
+use kudo_yaml::{Node, NodeValue};
+
+use crate::error::PackageError;
+use crate::fields::At;
+use crate::model::*;
+use crate::versions::parse_lenient;
+
+fn parse_doc(file: &str, text: &str) -> Result<Option<Node>, PackageError> {
+    let mut docs = kudo_yaml::parse_nodes(text).map_err(|e| PackageError::yaml(file, e))?;
+    if docs.len() > 1 {
+        let second = &docs[1];
+        return Err(PackageError::Yaml {
+            file: file.to_string(),
+            line: second.line,
+            column: second.column,
+            message: "expected one YAML document, found several (`---`); keep one".to_string(),
+        });
+    }
+    Ok(docs.pop().filter(|d| !d.is_null()))
+}
+
+fn check_api_version(root: At<'_>) -> Result<String, PackageError> {
+    match root.opt_text("apiVersion", "apiVersion")? {
+        None => Ok(API_VERSION.to_string()),
+        Some(v) if v == API_VERSION => Ok(v),
+        Some(v) => Err(root.get("apiVersion").unwrap_or(root).err(
+            "apiVersion",
+            format!("unsupported apiVersion {v:?}; use {API_VERSION} (or leave it out)"),
+        )),
+    }
+}
+
+pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, PackageError> {
+    let Some(doc) = parse_doc(file, text)? else {
+        return Err(PackageError::invalid(
+            file,
+            None,
+            "name",
+            "operator.yaml is empty; it needs at least name, operatorVersion, tasks and plans",
+        ));
+    };
+    let root = At::new(file, &doc);
+    root.expect_mapping("(top level)")?;
+    let api_version = check_api_version(root)?;
+
+    let name = root.text_or_empty("name", "name")?;
+    if name.is_empty() {
+        return Err(root.err("name", "missing operator name; add `name: <operator>`"));
+    }
+    let operator_version = root.text_or_empty("operatorVersion", "operatorVersion")?;
+    let ov_at = root.get("operatorVersion").unwrap_or(root);
+    if operator_version.is_empty() {
+        return Err(ov_at.err(
+            "operatorVersion",
+            "missing; add `operatorVersion: \"x.y.z\"` (semantic version)",
+        ));
+    }
+    if parse_lenient(&operator_version).is_none() {
+        return Err(ov_at.err(
+            "operatorVersion",
+            format!("{operator_version:?} is not a semantic version; use e.g. \"0.1.0\""),
+        ));
+    }
+
+    let maintainers = root
+        .list("maintainers", "maintainers")?
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let f = format!("maintainers[{i}]");
+            m.expect_mapping(&f)?;
+            Ok(Maintainer {
+                name: m.text_or_empty("name", &format!("{f}.name"))?,
+                email: m.text_or_empty("email", &format!("{f}.email"))?,
+            })
+        })
+        .collect::<Result<Vec<_>, PackageError>>()?;
+
+    let mut task_from = BTreeMap::new();
+    let tasks = root
+        .list("tasks", "tasks")?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| task(*t, i, &mut task_from))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut plans = BTreeMap::new();
+    if let Some(p) = root.get("plans") {
+        for (plan_name, plan_at) in p.entries("plans")? {
+            let plan = plan(plan_at, &plan_name)?;
+            plans.insert(plan_name, plan);
+        }
+    }
+
+    let first_from = task_from.keys().next().cloned();
+    let extends = match root.get("extends") {
+        None => None,
+        Some(e) => {
+            let kudo = e.get("kudo").ok_or_else(|| {
+                e.err(
+                    "extends.kudo",
+                    "missing; write `extends: {kudo: {operator: NAME, version: VERSION}}`",
+                )
+            })?;
+            let operator = kudo.text_or_empty("operator", "extends.kudo.operator")?;
+            if operator.is_empty() {
+                return Err(kudo.err("extends.kudo.operator", "missing base operator name"));
+            }
+            Some(Extends {
+                operator,
+                version: kudo.opt_text("version", "extends.kudo.version")?,
+                task_from,
+                param_fields: BTreeMap::new(),
+            })
+        }
+    };
+    if extends.is_none()
+        && let Some(task) = first_from
+    {
+        return Err(root.err(
+            "tasks",
+            format!("task {task:?} uses `from:` but the operator has no `extends`; add extends or remove from"),
+        ));
+    }
+
+    Ok(OperatorFile {
+        api_version,
+        name,
+        description: root.text_or_empty("description", "description")?,
+        operator_version,
+        app_version: root
+            .opt_text("appVersion", "appVersion")?
+            .filter(|s| !s.is_empty()),
+        kudo_version: root.text_or_empty("kudoVersion", "kudoVersion")?,
+        kubernetes_version: root.text_or_empty("kubernetesVersion", "kubernetesVersion")?,
+        maintainers,
+        url: root.text_or_empty("url", "url")?,
+        tasks,
+        plans,
+        namespace_manifest: root.opt_text("namespaceManifest", "namespaceManifest")?,
+        extends,
+    })
+}
+
+fn task(
+    t: At<'_>,
+    index: usize,
+    task_from: &mut BTreeMap<String, String>,
+) -> Result<Task, PackageError> {
+    let f = format!("tasks[{index}]");
+    t.expect_mapping(&f)?;
+    let name = t.text_or_empty("name", &format!("{f}.name"))?;
+    if name.is_empty() {
+        return Err(t.err(&format!("{f}.name"), "task without a name; add `name:`"));
+    }
+    let f = format!("tasks[{index}] ({name})");
+    let from = t.opt_text("from", &format!("{f}.from"))?;
+    let kind = t.text_or_empty("kind", &format!("{f}.kind"))?;
+    let spec_at = t.get("spec");
+    if let Some(s) = spec_at {
+        s.expect_mapping(&format!("{f}.spec"))?;
+    }
+    let sf = |field: &str| format!("{f}.spec.{field}");
+    let strings = |key: &str| -> Result<Vec<String>, PackageError> {
+        match spec_at {
+            Some(s) => s.string_list(key, &sf(key)),
+            None => Ok(Vec::new()),
+        }
+    };
+    let opt = |key: &str| -> Result<Option<String>, PackageError> {
+        match spec_at {
+            Some(s) => Ok(s.opt_text(key, &sf(key))?.filter(|v| !v.is_empty())),
+            None => Ok(None),
+        }
+    };
+    let flag = |key: &str| -> Result<bool, PackageError> {
+        match spec_at {
+            Some(s) => Ok(s.opt_bool(key, &sf(key))?.unwrap_or(false)),
+            None => Ok(false),
+        }
+    };
+    if let Some(base_task) = from {
+        // Completed from the base task when the extension is resolved.
+        task_from.insert(name.clone(), base_task);
+        return Ok(Task {
+            name,
+            kind,
+            spec: TaskSpec::Apply {
+                resources: strings("resources")?,
+                patches: strings("patches")?,
+            },
+        });
+    }
+    let spec = match kind.as_str() {
+        "Apply" => TaskSpec::Apply {
+            resources: strings("resources")?,
+            patches: strings("patches")?,
+        },
+        "Delete" => TaskSpec::Delete {
+            resources: strings("resources")?,
+        },
+        "Toggle" => TaskSpec::Toggle {
+            parameter: opt("parameter")?.ok_or_else(|| {
+                t.err(
+                    &sf("parameter"),
+                    "Toggle task needs `parameter:` naming a boolean parameter",
+                )
+            })?,
+            resources: strings("resources")?,
+        },
+        "Dummy" => TaskSpec::Dummy {
+            want_err: flag("wantErr")?,
+            fatal: flag("fatal")?,
+            done: flag("done")?,
+        },
+        "Pipe" => {
+            let pod = opt("pod")?.ok_or_else(|| {
+                t.err(
+                    &sf("pod"),
+                    "Pipe task needs `pod:` naming a pod template file",
+                )
+            })?;
+            let items = match spec_at {
+                Some(s) => s.list("pipe", &sf("pipe"))?,
+                None => Vec::new(),
+            };
+            let pipe = items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let pf = sf(&format!("pipe[{i}]"));
+                    p.expect_mapping(&pf)?;
+                    let kind = p.text_or_empty("kind", &format!("{pf}.kind"))?;
+                    if kind != "Secret" && kind != "ConfigMap" {
+                        return Err(p.err(
+                            &format!("{pf}.kind"),
+                            format!("{kind:?} is not a pipe kind; use Secret or ConfigMap"),
+                        ));
+                    }
+                    let key = p.text_or_empty("key", &format!("{pf}.key"))?;
+                    if key.is_empty() {
+                        return Err(p.err(&format!("{pf}.key"), "missing pipe key"));
+                    }
+                    Ok(PipeSpec {
+                        file: p.opt_text("file", &format!("{pf}.file"))?,
+                        env_file: p.opt_text("envFile", &format!("{pf}.envFile"))?,
+                        kind,
+                        key,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            TaskSpec::Pipe { pod, pipe }
+        }
+        "KudoOperator" => TaskSpec::KudoOperator {
+            package: opt("package")?.ok_or_else(|| {
+                t.err(
+                    &sf("package"),
+                    "KudoOperator task needs `package:` (repository name, folder or URL)",
+                )
+            })?,
+            app_version: opt("appVersion")?,
+            operator_version: opt("operatorVersion")?,
+            instance_name: opt("instanceName")?,
+            parameter_file: opt("parameterFile")?,
+            enabling_parameter: opt("enablingParameter")?,
+        },
+        "" => {
+            return Err(t.err(
+                &format!("{f}.kind"),
+                format!("missing task kind; use one of {}", TASK_KINDS.join(", ")),
+            ));
+        }
+        other => {
+            return Err(t.get("kind").unwrap_or(t).err(
+                &format!("{f}.kind"),
+                format!(
+                    "unknown task kind {other:?}; use one of {}",
+                    TASK_KINDS.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok(Task { name, kind, spec })
+}
+
+fn parse_strategy(parent: At<'_>, field: &str) -> Result<(Strategy, bool), PackageError> {
+    let Some(s) = parent.get("strategy") else {
+        return Ok((Strategy::Parallel, false));
+    };
+    match s.text(field)?.as_str() {
+        "serial" => Ok((Strategy::Serial, true)),
+        "parallel" => Ok((Strategy::Parallel, true)),
+        other => Err(s.err(
+            field,
+            format!("unknown strategy {other:?}; use serial or parallel"),
+        )),
+    }
+}
+
+fn plan(p: At<'_>, plan_name: &str) -> Result<Plan, PackageError> {
+    let f = format!("plans.{plan_name}");
+    p.expect_mapping(&f)?;
+    let (strategy, strategy_explicit) = parse_strategy(p, &format!("{f}.strategy"))?;
+    let phases = p
+        .list("phases", &format!("{f}.phases"))?
+        .iter()
+        .enumerate()
+        .map(|(i, ph)| {
+            let pf = format!("{f}.phases[{i}]");
+            ph.expect_mapping(&pf)?;
+            let name = ph.text_or_empty("name", &format!("{pf}.name"))?;
+            let (strategy, strategy_explicit) = parse_strategy(*ph, &format!("{pf}.strategy"))?;
+            let steps = ph
+                .list("steps", &format!("{pf}.steps"))?
+                .iter()
+                .enumerate()
+                .map(|(j, st)| {
+                    let sf = format!("{pf}.steps[{j}]");
+                    st.expect_mapping(&sf)?;
+                    Ok(Step {
+                        name: st.text_or_empty("name", &format!("{sf}.name"))?,
+                        tasks: st.string_list("tasks", &format!("{sf}.tasks"))?,
+                    })
+                })
+                .collect::<Result<Vec<_>, PackageError>>()?;
+            Ok(Phase {
+                name,
+                strategy,
+                strategy_explicit,
+                steps,
+            })
+        })
+        .collect::<Result<Vec<_>, PackageError>>()?;
+    Ok(Plan {
+        strategy,
+        strategy_explicit,
+        phases,
+    })
+}
+
+/// params.yaml: parameters and groups.
+/// Parameters, groups, and which keys each parameter wrote.
+pub(crate) type ParamsFile = (
+    Vec<Parameter>,
+    Vec<ParamGroup>,
+    BTreeMap<String, Vec<String>>,
+);
+
+pub(crate) fn params_file(file: &str, text: &str) -> Result<ParamsFile, PackageError> {
+    let Some(doc) = parse_doc(file, text)? else {
+        return Ok((Vec::new(), Vec::new(), BTreeMap::new()));
+    };
+    let root = At::new(file, &doc);
+    root.expect_mapping("(top level)")?;
+    check_api_version(root)?;
+    let groups = root
+        .list("groups", "groups")?
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let f = format!("groups[{i}]");
+            g.expect_mapping(&f)?;
+            let name = g.text_or_empty("name", &format!("{f}.name"))?;
+            if name.is_empty() {
+                return Err(g.err(&format!("{f}.name"), "group without a name; add `name:`"));
+            }
+            let priority = match g.get("priority") {
+                None => None,
+                Some(p) => Some(
+                    p.text(&format!("{f}.priority"))?
+                        .parse::<i64>()
+                        .map_err(|_| p.err(&format!("{f}.priority"), "expected an integer"))?,
+                ),
+            };
+            Ok(ParamGroup {
+                name,
+                display_name: g.opt_text("displayName", &format!("{f}.displayName"))?,
+                description: g.opt_text("description", &format!("{f}.description"))?,
+                priority,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let list = root.list("parameters", "parameters")?;
+    let parameters = list
+        .iter()
+        .enumerate()
+        .map(|(i, p)| parameter(*p, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fields = list
+        .iter()
+        .zip(&parameters)
+        .map(|(at, p)| {
+            let keys = at
+                .node
+                .merged_entries()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .collect();
+            (p.name.clone(), keys)
+        })
+        .collect();
+    Ok((parameters, groups, fields))
+}
+
+fn parameter(p: At<'_>, index: usize) -> Result<Parameter, PackageError> {
+    let f = format!("parameters[{index}]");
+    p.expect_mapping(&f)?;
+    let name = p.text_or_empty("name", &format!("{f}.name"))?;
+    if name.is_empty() {
+        return Err(p.err(
+            &format!("{f}.name"),
+            "parameter without a name; add `name:`",
+        ));
+    }
+    let f = format!("parameters[{index}] ({name})");
+    let type_text = p.text_or_empty("type", &format!("{f}.type"))?;
+    let value_type = ParamType::parse(&type_text).ok_or_else(|| {
+        p.get("type").unwrap_or(p).err(
+            &format!("{f}.type"),
+            format!(
+                "unknown type {type_text:?}; use string, integer, number, boolean, array or map"
+            ),
+        )
+    })?;
+    let enum_values = match p.get("enum") {
+        None => None,
+        Some(e) => Some(
+            p.string_list("enum", &format!("{f}.enum"))
+                .map_err(|_| e.err(&format!("{f}.enum"), "expected a list of values"))?,
+        ),
+    };
+    Ok(Parameter {
+        display_name: p.opt_text("displayName", &format!("{f}.displayName"))?,
+        description: p.opt_text("description", &format!("{f}.description"))?,
+        required: p
+            .opt_bool("required", &format!("{f}.required"))?
+            .unwrap_or(true),
+        default: p
+            .get("default")
+            .map(|d| default_text(d.node))
+            .transpose()
+            .map_err(|e| {
+                PackageError::invalid(p.file, Some(p.node), &format!("{f}.default"), e.message)
+            })?,
+        trigger: p
+            .opt_text("trigger", &format!("{f}.trigger"))?
+            .filter(|t| !t.is_empty()),
+        value_type,
+        type_explicit: !type_text.is_empty(),
+        immutable: p
+            .opt_bool("immutable", &format!("{f}.immutable"))?
+            .unwrap_or(false),
+        enum_values,
+        group: p.opt_text("group", &format!("{f}.group"))?,
+        advanced: p
+            .opt_bool("advanced", &format!("{f}.advanced"))?
+            .unwrap_or(false),
+        hint: p.opt_text("hint", &format!("{f}.hint"))?,
+        name,
+    })
+}
+
+/// Scalars keep their literal text; lists and maps become YAML text, as KUDO stores them.
+pub(crate) fn default_text(node: &Node) -> Result<String, kudo_yaml::YamlError> {
+    match &node.value {
+        NodeValue::Scalar(s) => Ok(s.text.clone()),
+        _ => Ok(kudo_yaml::to_yaml(&node.to_json()?)),
+    }
+}

@@ -1,0 +1,138 @@
+//! KUDO template rendering: Go `text/template` (through `gotmpl`) with Sprig v2 text
+//! functions minus the ones KUDO removes, plus `toYaml`, run with `missingkey=error`.
+//!
+//! Determinism: KUDO renders on every reconcile, and this provider renders on every
+//! Terraform plan, so functions that would normally read the clock or a random source
+//! (`now`, `rand*`, `uuidv4`, `shuffle`, `genPrivateKey`, `derivePassword`'s inputs are
+//! already pure) draw instead from a per-render source seeded from the instance
+//! (namespace + name), the template name and the order of the calls. The same
+//! instance and template therefore render the same bytes on every plan, and two
+//! instances get different values. `now` is fixed per render: by default the Unix
+//! epoch, or [`RenderOptions::now`] when a caller keeps a stable timestamp (for
+//! example the instance's creation time). See `sprig::random`.
+
+mod blocks;
+mod check;
+mod data;
+mod error;
+mod gofmt;
+mod split;
+mod sprig;
+mod toyaml;
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use gotmpl::parse::Parser;
+use gotmpl::{MissingKey, Template};
+
+pub use error::RenderError;
+pub use split::split_documents;
+pub use toyaml::to_yaml;
+
+/// The variables KUDO gives every template.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Vars {
+    pub operator_name: String,
+    pub name: String,
+    pub namespace: String,
+    pub operator_version: String,
+    pub app_version: String,
+    pub plan_name: String,
+    pub phase_name: String,
+    pub step_name: String,
+    /// Strings, except `array`/`map` parameters which arrive decoded.
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub pipes: BTreeMap<String, String>,
+}
+
+/// Knobs that do not change what KUDO would render but make the non-deterministic
+/// Sprig functions stable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Seconds since the Unix epoch returned by `now` (default 0).
+    pub now: Option<i64>,
+    /// Extra seed material for `rand*`, `uuidv4`, `shuffle`, `genPrivateKey`
+    /// (default: namespace + instance name).
+    pub seed: Option<String>,
+}
+
+/// Render one template with KUDO's function set and `missingkey=error`.
+pub fn render(template_name: &str, text: &str, vars: &Vars) -> Result<String, RenderError> {
+    render_with(template_name, text, vars, &RenderOptions::default())
+}
+
+/// [`render`] with explicit determinism options.
+pub fn render_with(
+    template_name: &str,
+    text: &str,
+    vars: &Vars,
+    options: &RenderOptions,
+) -> Result<String, RenderError> {
+    let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
+        .and_then(|p| p.parse())
+        .map_err(|e| RenderError::from_parse(template_name, e))?;
+
+    if let Some((line, keyword)) = blocks::unclosed_block(text) {
+        return Err(RenderError::new(
+            template_name,
+            Some(line),
+            None,
+            format!("unexpected EOF: {{{{{keyword}}}}} is never closed with {{{{end}}}}"),
+        ));
+    }
+    check::undefined_functions(template_name, text, &tree, &defines, &FUNCTION_NAMES)?;
+
+    let mut tmpl = PROTOTYPE.clone();
+    for d in defines {
+        tmpl = tmpl.add_parse_tree(&d.name, d.body);
+    }
+    // The body goes in last so a `{{define}}` of the file's own name cannot replace it,
+    // as in Go where the file's top level wins.
+    tmpl = tmpl.add_parse_tree(template_name, tree);
+
+    let seed = options
+        .seed
+        .clone()
+        .unwrap_or_else(|| format!("{}/{}", vars.namespace, vars.name));
+    let _ctx = sprig::random::RenderContext::enter(&seed, template_name, options.now.unwrap_or(0));
+
+    let data = data::cached_vars_value(vars);
+    tmpl.execute_template_to_string(template_name, &data)
+        .map_err(|e| {
+            tracing::debug!(template = template_name, error = %e, "template execution failed");
+            let empty = gotmpl::parse::ListNode {
+                pos: gotmpl::parse::Pos::new(0, 1),
+                nodes: Vec::new(),
+            };
+            let tree = tmpl.lookup(template_name).unwrap_or(&empty);
+            check::locate_exec_error(template_name, text, tree, e)
+        })
+}
+
+/// Names every template may call: Go's builtins, the Sprig set KUDO keeps, `toYaml`.
+static FUNCTION_NAMES: LazyLock<std::collections::BTreeSet<String>> = LazyLock::new(|| {
+    let mut names: std::collections::BTreeSet<String> =
+        GO_BUILTINS.iter().map(|s| s.to_string()).collect();
+    names.extend(sprig::functions().keys().cloned());
+    names
+});
+
+/// Built once: cloning shares the function map instead of rebuilding ~200 closures
+/// for every render.
+static PROTOTYPE: LazyLock<Template> = LazyLock::new(|| {
+    Template::new("")
+        .missing_key(MissingKey::Error)
+        .funcs(sprig::functions())
+});
+
+/// The Sprig/KUDO function names available to templates (for author tooling).
+pub fn function_names() -> Vec<String> {
+    FUNCTION_NAMES.iter().cloned().collect()
+}
+
+/// Go's predefined template functions (text/template `builtins`).
+const GO_BUILTINS: &[&str] = &[
+    "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf",
+    "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne",
+];

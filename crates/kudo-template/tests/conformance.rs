@@ -1,0 +1,242 @@
+//! Golden renders: every case under `../shared/fixtures/conformance/` rendered by this
+//! crate must match Go's text/template + Sprig byte for byte, and fail exactly on the
+//! templates listed in the case's `_errors.txt`.
+//!
+//! Package loading here is a small stand-in for `kudo-package` (parameters from
+//! params.yaml with KUDO's defaulting; names and versions from operator.yaml).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kudo_template::{Vars, render};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+fn yaml(path: &Path) -> serde_yaml_ng::Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// JSON-like as KUDO decodes array/map parameters: every number a float64.
+fn to_json(v: &serde_yaml_ng::Value) -> serde_json::Value {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => serde_json::Value::Null,
+        Y::Bool(b) => serde_json::Value::Bool(*b),
+        Y::Number(n) => serde_json::Number::from_f64(n.as_f64().unwrap_or(0.0))
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Y::String(s) => serde_json::Value::String(s.clone()),
+        Y::Sequence(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
+        Y::Mapping(m) => serde_json::Value::Object(
+            m.iter()
+                .map(|(k, v)| (scalar_text(k).unwrap_or_default(), to_json(v)))
+                .collect(),
+        ),
+        Y::Tagged(t) => to_json(&t.value),
+    }
+}
+
+fn scalar_text(v: &serde_yaml_ng::Value) -> Option<String> {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::String(s) => Some(s.clone()),
+        Y::Number(n) => Some(n.to_string()),
+        Y::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn str_field(v: &serde_yaml_ng::Value, key: &str) -> String {
+    v.get(key).and_then(scalar_text).unwrap_or_default()
+}
+
+/// Every declared parameter: the case's value, else the default (nil when none).
+fn params(pkg: &Path, values: &BTreeMap<String, String>) -> BTreeMap<String, serde_json::Value> {
+    let doc = yaml(&pkg.join("params.yaml"));
+    let mut out = BTreeMap::new();
+    let list = doc
+        .get("parameters")
+        .and_then(|p| p.as_sequence())
+        .cloned()
+        .unwrap_or_default();
+    for p in list {
+        let name = str_field(&p, "name");
+        let kind = str_field(&p, "type");
+        let structured = kind == "array" || kind == "map";
+        let value = match values.get(&name) {
+            Some(v) if structured => {
+                to_json(&serde_yaml_ng::from_str(v).unwrap_or(serde_yaml_ng::Value::Null))
+            }
+            Some(v) => serde_json::Value::String(v.clone()),
+            None => match p.get("default") {
+                None | Some(serde_yaml_ng::Value::Null) => serde_json::Value::Null,
+                Some(serde_yaml_ng::Value::String(s)) if structured => {
+                    to_json(&serde_yaml_ng::from_str(s).unwrap_or(serde_yaml_ng::Value::Null))
+                }
+                Some(d) if structured => to_json(d),
+                Some(d) => serde_json::Value::String(scalar_text(d).unwrap_or_default()),
+            },
+        };
+        out.insert(name, value);
+    }
+    out
+}
+
+fn templates(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            templates(&p, base, out);
+        } else if let Ok(text) = fs::read_to_string(&p) {
+            let rel = p
+                .strip_prefix(base)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .to_string();
+            out.insert(rel, text);
+        }
+    }
+}
+
+fn short_diff(want: &str, got: &str) -> String {
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.split('\n').collect(), got.split('\n').collect());
+    for i in 0..w.len().max(g.len()) {
+        if w.get(i) != g.get(i) {
+            return format!(
+                "line {}:\n      want: {:?}\n      got:  {:?}",
+                i + 1,
+                w.get(i).unwrap_or(&"<end>"),
+                g.get(i).unwrap_or(&"<end>")
+            );
+        }
+    }
+    "identical lines, different bytes".into()
+}
+
+/// One case: returns (template count, mismatches).
+fn run_case(case_json: &Path) -> (usize, Vec<String>) {
+    let case: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(case_json).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{}: {e}", case_json.display()));
+    let get = |k: &str| {
+        case.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let case_dir = case_json.with_extension("");
+    let pkg = case_json
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(get("package"));
+    let operator = yaml(&pkg.join("operator.yaml"));
+    let values: BTreeMap<String, String> = case
+        .get("params")
+        .and_then(|p| p.as_object())
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let pipes: BTreeMap<String, String> = case
+        .get("pipes")
+        .and_then(|p| p.as_object())
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let vars = Vars {
+        operator_name: str_field(&operator, "name"),
+        name: get("name"),
+        namespace: get("namespace"),
+        operator_version: str_field(&operator, "operatorVersion"),
+        app_version: str_field(&operator, "appVersion"),
+        plan_name: get("planName"),
+        phase_name: get("phaseName"),
+        step_name: get("stepName"),
+        params: params(&pkg, &values),
+        pipes,
+    };
+    let expected_errors: Vec<String> = fs::read_to_string(case_dir.join("_errors.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(": ").map(|(t, _)| t.to_string()))
+        .collect();
+    let mut all = BTreeMap::new();
+    let tdir = pkg.join("templates");
+    templates(&tdir, &tdir, &mut all);
+    let mut mismatches = Vec::new();
+    for (name, text) in &all {
+        let result = render(name, text, &vars);
+        let should_fail = expected_errors.contains(name);
+        match (result, should_fail) {
+            (Ok(_), true) => mismatches.push(format!("{name}: rendered, but Go fails")),
+            (Err(e), false) => mismatches.push(format!("{name}: unexpected error: {e}")),
+            (Err(_), true) => {}
+            (Ok(got), false) => {
+                let want = fs::read_to_string(case_dir.join(name)).unwrap_or_default();
+                if want != got {
+                    mismatches.push(format!("{name}: {}", short_diff(&want, &got)));
+                }
+            }
+        }
+    }
+    (all.len(), mismatches)
+}
+
+#[test]
+fn golden_renders_are_identical() {
+    let dir = fixtures().join("conformance");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        eprintln!(
+            "SKIP: {} not found (clone without ../shared)",
+            dir.display()
+        );
+        return;
+    };
+    let mut cases: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no cases in {}", dir.display());
+    let (mut identical, mut templates_ok, mut templates_total) = (0, 0, 0);
+    let mut report = Vec::new();
+    for case in &cases {
+        let (count, mismatches) = run_case(case);
+        templates_total += count;
+        templates_ok += count - mismatches.len();
+        let name = case
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if mismatches.is_empty() {
+            identical += 1;
+        } else {
+            report.push(format!("  {name}:\n    {}", mismatches.join("\n    ")));
+        }
+    }
+    println!(
+        "{identical}/{} cases identical ({templates_ok}/{templates_total} templates)",
+        cases.len()
+    );
+    for r in &report {
+        println!("{r}");
+    }
+    assert!(
+        report.is_empty(),
+        "{} case(s) differ:\n{}",
+        report.len(),
+        report.join("\n")
+    );
+}

@@ -1,0 +1,155 @@
+//! The trait a provider implements: one method per Terraform RPC, with values
+//! already decoded against the right schema.
+
+use async_trait::async_trait;
+
+use crate::diag::{AttributePath, Diagnostic};
+use crate::schema::ProviderSchemas;
+use crate::value::Value;
+
+/// `ReadResource`: refresh the prior state from the real world.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRequest {
+    pub type_name: String,
+    pub current_state: Value,
+    pub private: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadResponse {
+    /// `Value::Null` means the object no longer exists; Terraform then plans
+    /// to create it again.
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `PlanResourceChange`. On create `prior_state` is `Null`; on destroy
+/// (the server advertises `plan_destroy`) `proposed_new_state` and `config`
+/// are `Null` and the plan must be `Null` too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanRequest {
+    pub type_name: String,
+    pub prior_state: Value,
+    pub proposed_new_state: Value,
+    pub config: Value,
+    pub prior_private: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanResponse {
+    pub planned_state: Value,
+    pub requires_replace: Vec<AttributePath>,
+    pub planned_private: Vec<u8>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `ApplyResourceChange`. `planned_state` is `Null` for a destroy, and
+/// `prior_state` is `Null` for a create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplyRequest {
+    pub type_name: String,
+    pub prior_state: Value,
+    pub planned_state: Value,
+    pub config: Value,
+    pub planned_private: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplyResponse {
+    /// Must be `Null` after a destroy. After a create/update, every unknown
+    /// in the plan must be known here, and known planned values unchanged.
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedResource {
+    pub type_name: String,
+    pub state: Value,
+    pub private: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportResponse {
+    pub imported: Vec<ImportedResource>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A Terraform provider. The server decodes requests against the schemas from
+/// [`Provider::schemas`] (called once, lazily, and cached) and encodes the
+/// responses; a value that does not fit the schema becomes an error diagnostic.
+///
+/// Terraform may start the provider process several times per command and
+/// call `configure` in each; keep no state that must outlive one process.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    fn schemas(&self) -> ProviderSchemas;
+
+    async fn validate_provider_config(&self, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    async fn configure(&self, config: Value, terraform_version: String) -> Vec<Diagnostic>;
+
+    async fn validate_resource_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    async fn validate_data_source_config(
+        &self,
+        _type_name: &str,
+        _config: Value,
+    ) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// Turns stored JSON state (written with schema `version`) into a value of
+    /// the current schema. The default decodes it against the current schema,
+    /// dropping attributes the schema no longer has.
+    async fn upgrade_resource_state(
+        &self,
+        type_name: &str,
+        _version: i64,
+        raw_json: serde_json::Value,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let schemas = self.schemas();
+        let schema = schemas.resources.get(type_name).ok_or_else(|| {
+            vec![Diagnostic::error(
+                "Unknown resource type",
+                format!("This provider has no resource type {type_name:?}."),
+            )]
+        })?;
+        Value::from_json(&raw_json, &schema.value_type()).map_err(|e| {
+            vec![Diagnostic::error(
+                "Stored state does not match the resource schema",
+                format!("The state of this {type_name} could not be read: {e}."),
+            )]
+        })
+    }
+
+    async fn read_resource(&self, req: ReadRequest) -> ReadResponse;
+
+    async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse;
+
+    async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse;
+
+    /// Default: import is not supported.
+    async fn import_resource_state(&self, type_name: &str, _id: &str) -> ImportResponse {
+        ImportResponse {
+            imported: Vec::new(),
+            diagnostics: vec![Diagnostic::error(
+                "Import not supported",
+                format!("The resource type {type_name} cannot be imported."),
+            )],
+        }
+    }
+
+    /// Returns the data source's state (config with computed attributes filled).
+    async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>);
+
+    /// `StopProvider`: Terraform was interrupted; cancel work in flight so the
+    /// running RPCs return soon (with errors). Must not block.
+    fn stop(&self) {}
+}

@@ -1,0 +1,636 @@
+//! The tfplugin6 `Provider` gRPC service: decodes requests against the
+//! schemas, calls the [`Provider`] trait and encodes the answers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use tonic::{Request, Response, Status};
+
+use crate::convert::{decode_dynamic, diags_to_proto, encode_dynamic};
+use crate::diag::Diagnostic;
+use crate::proto::tfplugin6 as pb;
+use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
+use crate::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use crate::schema::{ProviderSchemas, Schema};
+use crate::types::Type;
+use crate::value::Value;
+
+type RpcResult<T> = Result<Response<T>, Status>;
+
+pub(crate) struct ProviderService<P> {
+    provider: Arc<P>,
+    schemas: Arc<OnceLock<Arc<ProviderSchemas>>>,
+}
+
+impl<P: Provider> ProviderService<P> {
+    pub(crate) fn new(provider: Arc<P>) -> Self {
+        ProviderService {
+            provider,
+            schemas: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Computed on first use: Terraform may start a provider only to ask for
+    /// its metadata, and start-up should stay cheap.
+    fn schemas(&self) -> Arc<ProviderSchemas> {
+        self.schemas
+            .get_or_init(|| Arc::new(self.provider.schemas()))
+            .clone()
+    }
+
+    fn resource(&self, type_name: &str) -> Result<(Schema, Type), Vec<pb::Diagnostic>> {
+        let schemas = self.schemas();
+        match schemas.resources.get(type_name) {
+            Some(s) => Ok((s.clone(), s.value_type())),
+            None => Err(vec![unknown_type("resource", type_name)]),
+        }
+    }
+
+    fn data_source(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
+        let schemas = self.schemas();
+        match schemas.data_sources.get(type_name) {
+            Some(s) => Ok(s.value_type()),
+            None => Err(vec![unknown_type("data source", type_name)]),
+        }
+    }
+}
+
+fn capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        // Destroys go through PlanResourceChange too, so providers can warn or refuse.
+        plan_destroy: true,
+        // Terraform then calls GetProviderSchema in every provider process
+        // before other RPCs; we never rely on that, but it is the common path.
+        get_provider_schema_optional: false,
+        move_resource_state: false,
+    }
+}
+
+fn unknown_type(kind: &str, type_name: &str) -> pb::Diagnostic {
+    Diagnostic::error(
+        format!("Unknown {kind} type"),
+        format!("This provider has no {kind} type {type_name:?}."),
+    )
+    .to_proto()
+}
+
+fn bad_input(what: &str, e: impl std::fmt::Display) -> Vec<pb::Diagnostic> {
+    vec![
+        Diagnostic::error(
+            "Invalid value received from Terraform",
+            format!("The {what} could not be decoded: {e}. This is a bug in the provider or a protocol mismatch."),
+        )
+        .to_proto(),
+    ]
+}
+
+fn bad_output(what: &str, e: impl std::fmt::Display) -> pb::Diagnostic {
+    Diagnostic::error(
+        "Provider produced an invalid value",
+        format!("The {what} does not match the schema: {e}. This is a bug in the provider."),
+    )
+    .to_proto()
+}
+
+fn unsupported(feature: &str) -> Vec<pb::Diagnostic> {
+    vec![
+        Diagnostic::error(
+            format!("{feature} not supported"),
+            format!("This provider does not implement {feature}."),
+        )
+        .to_proto(),
+    ]
+}
+
+/// Decodes a DynamicValue or returns early with the diagnostics in `$resp`.
+macro_rules! decode_or_return {
+    ($dv:expr, $ty:expr, $what:expr, $($resp:ident)::+) => {
+        match decode_dynamic($dv, $ty) {
+            Ok(v) => v,
+            Err(e) => {
+                // Some responses hold only diagnostics; others have more fields.
+                #[allow(clippy::needless_update)]
+                let resp = $($resp)::+ {
+                    diagnostics: bad_input($what, e),
+                    ..Default::default()
+                };
+                return Ok(Response::new(resp));
+            }
+        }
+    };
+}
+
+macro_rules! schema_or_return {
+    ($lookup:expr, $($resp:ident)::+) => {
+        match $lookup {
+            Ok(s) => s,
+            Err(diagnostics) => {
+                // Some responses hold only diagnostics; others have more fields.
+                #[allow(clippy::needless_update)]
+                let resp = $($resp)::+ {
+                    diagnostics,
+                    ..Default::default()
+                };
+                return Ok(Response::new(resp));
+            }
+        }
+    };
+}
+
+/// Encodes a response value, turning a mismatch into an error diagnostic.
+fn encode_into(
+    v: &Value,
+    ty: &Type,
+    what: &str,
+    diags: &mut Vec<pb::Diagnostic>,
+) -> Option<pb::DynamicValue> {
+    match encode_dynamic(v, ty) {
+        Ok(dv) => Some(dv),
+        Err(e) => {
+            tracing::error!(what, error = %e, "response value does not match the schema");
+            diags.push(bad_output(what, e));
+            None
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl<P: Provider> ProviderRpc for ProviderService<P> {
+    async fn get_metadata(
+        &self,
+        _r: Request<pb::get_metadata::Request>,
+    ) -> RpcResult<pb::get_metadata::Response> {
+        tracing::debug!(rpc = "GetMetadata");
+        let s = self.schemas();
+        Ok(Response::new(pb::get_metadata::Response {
+            server_capabilities: Some(capabilities()),
+            diagnostics: Vec::new(),
+            data_sources: s
+                .data_sources
+                .keys()
+                .map(|k| pb::get_metadata::DataSourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            resources: s
+                .resources
+                .keys()
+                .map(|k| pb::get_metadata::ResourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            functions: Vec::new(),
+            ephemeral_resources: Vec::new(),
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _r: Request<pb::get_provider_schema::Request>,
+    ) -> RpcResult<pb::get_provider_schema::Response> {
+        tracing::debug!(rpc = "GetProviderSchema");
+        let s = self.schemas();
+        Ok(Response::new(pb::get_provider_schema::Response {
+            provider: Some(s.provider.to_proto()),
+            resource_schemas: s
+                .resources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_proto()))
+                .collect(),
+            data_source_schemas: s
+                .data_sources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_proto()))
+                .collect(),
+            diagnostics: Vec::new(),
+            provider_meta: None,
+            server_capabilities: Some(capabilities()),
+            functions: HashMap::new(),
+            ephemeral_resource_schemas: HashMap::new(),
+        }))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        r: Request<pb::validate_provider_config::Request>,
+    ) -> RpcResult<pb::validate_provider_config::Response> {
+        tracing::debug!(rpc = "ValidateProviderConfig");
+        let r = r.into_inner();
+        let ty = self.schemas().provider.value_type();
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "provider configuration",
+            pb::validate_provider_config::Response
+        );
+        let diags = self.provider.validate_provider_config(config).await;
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        r: Request<pb::validate_resource_config::Request>,
+    ) -> RpcResult<pb::validate_resource_config::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ValidateResourceConfig", type_name = %r.type_name);
+        let (_, ty) = schema_or_return!(
+            self.resource(&r.type_name),
+            pb::validate_resource_config::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "resource configuration",
+            pb::validate_resource_config::Response
+        );
+        let diags = self
+            .provider
+            .validate_resource_config(&r.type_name, config)
+            .await;
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        r: Request<pb::validate_data_resource_config::Request>,
+    ) -> RpcResult<pb::validate_data_resource_config::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ValidateDataResourceConfig", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.data_source(&r.type_name),
+            pb::validate_data_resource_config::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "data source configuration",
+            pb::validate_data_resource_config::Response
+        );
+        let diags = self
+            .provider
+            .validate_data_source_config(&r.type_name, config)
+            .await;
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        r: Request<pb::upgrade_resource_state::Request>,
+    ) -> RpcResult<pb::upgrade_resource_state::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "UpgradeResourceState", type_name = %r.type_name, version = r.version);
+        let mut resp = pb::upgrade_resource_state::Response::default();
+        let (_, ty) = schema_or_return!(
+            self.resource(&r.type_name),
+            pb::upgrade_resource_state::Response
+        );
+        let raw = r.raw_state.unwrap_or_default();
+        if raw.json.is_empty() {
+            resp.diagnostics = if raw.flatmap.is_empty() {
+                bad_input("stored state", "it is empty")
+            } else {
+                unsupported("Upgrading flatmap (pre-0.12) state")
+            };
+            return Ok(Response::new(resp));
+        }
+        let json: serde_json::Value = match serde_json::from_slice(&raw.json) {
+            Ok(j) => j,
+            Err(e) => {
+                resp.diagnostics = bad_input("stored state JSON", e);
+                return Ok(Response::new(resp));
+            }
+        };
+        match self
+            .provider
+            .upgrade_resource_state(&r.type_name, r.version, json)
+            .await
+        {
+            Ok(v) => {
+                resp.upgraded_state = encode_into(&v, &ty, "upgraded state", &mut resp.diagnostics)
+            }
+            Err(diags) => resp.diagnostics = diags_to_proto(&diags),
+        }
+        Ok(Response::new(resp))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _r: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> RpcResult<pb::get_resource_identity_schemas::Response> {
+        Ok(Response::new(
+            pb::get_resource_identity_schemas::Response::default(),
+        ))
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        _r: Request<pb::upgrade_resource_identity::Request>,
+    ) -> RpcResult<pb::upgrade_resource_identity::Response> {
+        Ok(Response::new(pb::upgrade_resource_identity::Response {
+            upgraded_identity: None,
+            diagnostics: unsupported("Resource identity"),
+        }))
+    }
+
+    async fn configure_provider(
+        &self,
+        r: Request<pb::configure_provider::Request>,
+    ) -> RpcResult<pb::configure_provider::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ConfigureProvider", terraform_version = %r.terraform_version);
+        let ty = self.schemas().provider.value_type();
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "provider configuration",
+            pb::configure_provider::Response
+        );
+        let diags = self.provider.configure(config, r.terraform_version).await;
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        r: Request<pb::read_resource::Request>,
+    ) -> RpcResult<pb::read_resource::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ReadResource", type_name = %r.type_name);
+        let (_, ty) = schema_or_return!(self.resource(&r.type_name), pb::read_resource::Response);
+        let current_state = decode_or_return!(
+            r.current_state.as_ref(),
+            &ty,
+            "current state",
+            pb::read_resource::Response
+        );
+        let out = self
+            .provider
+            .read_resource(ReadRequest {
+                type_name: r.type_name,
+                current_state,
+                private: r.private,
+            })
+            .await;
+        let mut diagnostics = diags_to_proto(&out.diagnostics);
+        let new_state = encode_into(&out.new_state, &ty, "new state", &mut diagnostics);
+        Ok(Response::new(pb::read_resource::Response {
+            new_state,
+            diagnostics,
+            private: out.private,
+            deferred: None,
+            new_identity: None,
+        }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        r: Request<pb::plan_resource_change::Request>,
+    ) -> RpcResult<pb::plan_resource_change::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "PlanResourceChange", type_name = %r.type_name);
+        let (_, ty) = schema_or_return!(
+            self.resource(&r.type_name),
+            pb::plan_resource_change::Response
+        );
+        let prior_state = decode_or_return!(
+            r.prior_state.as_ref(),
+            &ty,
+            "prior state",
+            pb::plan_resource_change::Response
+        );
+        let proposed_new_state = decode_or_return!(
+            r.proposed_new_state.as_ref(),
+            &ty,
+            "proposed new state",
+            pb::plan_resource_change::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "configuration",
+            pb::plan_resource_change::Response
+        );
+        let out = self
+            .provider
+            .plan_resource_change(PlanRequest {
+                type_name: r.type_name,
+                prior_state,
+                proposed_new_state,
+                config,
+                prior_private: r.prior_private,
+            })
+            .await;
+        let mut diagnostics = diags_to_proto(&out.diagnostics);
+        let planned_state = encode_into(&out.planned_state, &ty, "planned state", &mut diagnostics);
+        Ok(Response::new(pb::plan_resource_change::Response {
+            planned_state,
+            requires_replace: out.requires_replace.iter().map(|p| p.to_proto()).collect(),
+            planned_private: out.planned_private,
+            diagnostics,
+            legacy_type_system: false,
+            deferred: None,
+            planned_identity: None,
+        }))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        r: Request<pb::apply_resource_change::Request>,
+    ) -> RpcResult<pb::apply_resource_change::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ApplyResourceChange", type_name = %r.type_name);
+        let (_, ty) = schema_or_return!(
+            self.resource(&r.type_name),
+            pb::apply_resource_change::Response
+        );
+        let prior_state = decode_or_return!(
+            r.prior_state.as_ref(),
+            &ty,
+            "prior state",
+            pb::apply_resource_change::Response
+        );
+        let planned_state = decode_or_return!(
+            r.planned_state.as_ref(),
+            &ty,
+            "planned state",
+            pb::apply_resource_change::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "configuration",
+            pb::apply_resource_change::Response
+        );
+        let out = self
+            .provider
+            .apply_resource_change(ApplyRequest {
+                type_name: r.type_name,
+                prior_state,
+                planned_state,
+                config,
+                planned_private: r.planned_private,
+            })
+            .await;
+        let mut diagnostics = diags_to_proto(&out.diagnostics);
+        let new_state = encode_into(&out.new_state, &ty, "new state", &mut diagnostics);
+        Ok(Response::new(pb::apply_resource_change::Response {
+            new_state,
+            private: out.private,
+            diagnostics,
+            legacy_type_system: false,
+            new_identity: None,
+        }))
+    }
+
+    async fn import_resource_state(
+        &self,
+        r: Request<pb::import_resource_state::Request>,
+    ) -> RpcResult<pb::import_resource_state::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ImportResourceState", type_name = %r.type_name, id = %r.id);
+        let out = self
+            .provider
+            .import_resource_state(&r.type_name, &r.id)
+            .await;
+        let mut diagnostics = diags_to_proto(&out.diagnostics);
+        let mut imported_resources = Vec::new();
+        for res in out.imported {
+            match self.resource(&res.type_name) {
+                Ok((_, ty)) => {
+                    let state = encode_into(&res.state, &ty, "imported state", &mut diagnostics);
+                    imported_resources.push(pb::import_resource_state::ImportedResource {
+                        type_name: res.type_name,
+                        state,
+                        private: res.private,
+                        identity: None,
+                    });
+                }
+                Err(d) => diagnostics.extend(d),
+            }
+        }
+        Ok(Response::new(pb::import_resource_state::Response {
+            imported_resources,
+            diagnostics,
+            deferred: None,
+        }))
+    }
+
+    async fn move_resource_state(
+        &self,
+        _r: Request<pb::move_resource_state::Request>,
+    ) -> RpcResult<pb::move_resource_state::Response> {
+        Ok(Response::new(pb::move_resource_state::Response {
+            diagnostics: unsupported("Moving resource state between types"),
+            ..Default::default()
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        r: Request<pb::read_data_source::Request>,
+    ) -> RpcResult<pb::read_data_source::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ReadDataSource", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.data_source(&r.type_name),
+            pb::read_data_source::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "configuration",
+            pb::read_data_source::Response
+        );
+        let (state, diags) = self.provider.read_data_source(&r.type_name, config).await;
+        let mut diagnostics = diags_to_proto(&diags);
+        let state = encode_into(&state, &ty, "data source state", &mut diagnostics);
+        Ok(Response::new(pb::read_data_source::Response {
+            state,
+            diagnostics,
+            deferred: None,
+        }))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        r: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> RpcResult<pb::validate_ephemeral_resource_config::Response> {
+        let name = r.into_inner().type_name;
+        Ok(Response::new(
+            pb::validate_ephemeral_resource_config::Response {
+                diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            },
+        ))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        r: Request<pb::open_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::open_ephemeral_resource::Response> {
+        let name = r.into_inner().type_name;
+        Ok(Response::new(pb::open_ephemeral_resource::Response {
+            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            ..Default::default()
+        }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        r: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
+        let name = r.into_inner().type_name;
+        Ok(Response::new(pb::renew_ephemeral_resource::Response {
+            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            ..Default::default()
+        }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        r: Request<pb::close_ephemeral_resource::Request>,
+    ) -> RpcResult<pb::close_ephemeral_resource::Response> {
+        let name = r.into_inner().type_name;
+        Ok(Response::new(pb::close_ephemeral_resource::Response {
+            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+        }))
+    }
+
+    async fn get_functions(
+        &self,
+        _r: Request<pb::get_functions::Request>,
+    ) -> RpcResult<pb::get_functions::Response> {
+        Ok(Response::new(pb::get_functions::Response::default()))
+    }
+
+    async fn call_function(
+        &self,
+        r: Request<pb::call_function::Request>,
+    ) -> RpcResult<pb::call_function::Response> {
+        let name = r.into_inner().name;
+        Ok(Response::new(pb::call_function::Response {
+            result: None,
+            error: Some(pb::FunctionError {
+                text: format!("This provider has no function {name:?}."),
+                function_argument: None,
+            }),
+        }))
+    }
+
+    async fn stop_provider(
+        &self,
+        _r: Request<pb::stop_provider::Request>,
+    ) -> RpcResult<pb::stop_provider::Response> {
+        tracing::debug!(rpc = "StopProvider");
+        self.provider.stop();
+        Ok(Response::new(pb::stop_provider::Response {
+            error: String::new(),
+        }))
+    }
+}

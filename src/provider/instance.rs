@@ -1,0 +1,543 @@
+//! `kudo_instance`: an Instance of an installed operator and everything its plans create.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tfplugin::{
+    ApplyRequest, ApplyResponse, AttributePath, Diagnostic, ImportResponse, ImportedResource,
+    PlanRequest, PlanResponse, ReadRequest, ReadResponse, Value,
+};
+use tokio_util::sync::CancellationToken;
+
+use kudo_engine::cluster::{Cluster, ObjectRef};
+use kudo_engine::engine::{self, Cleanup, RunRequest};
+use kudo_package::Package;
+
+use super::packages::{self, PlanCache, parse_operator_id};
+use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
+use super::{Session, schema};
+
+const DEFAULT_NAMESPACE: &str = "default";
+pub const STATUS_COMPLETE: &str = "COMPLETE";
+/// Reported by a refresh that finds a managed object gone; the next plan repairs it.
+pub const STATUS_DRIFTED: &str = "DRIFTED";
+
+fn namespace_of(v: &Value) -> String {
+    v.get("namespace")
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_NAMESPACE)
+        .to_string()
+}
+
+/// `parameters` as a map; null counts as empty. `None` while unknown.
+fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
+    match v.get("parameters") {
+        Value::Unknown => None,
+        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
+    }
+}
+
+fn object_value(r: &ObjectRef) -> Value {
+    Value::object([
+        ("api_version", Value::string(&r.api_version)),
+        ("kind", Value::string(&r.kind)),
+        ("namespace", Value::string(r.namespace.clone().unwrap_or_default())),
+        ("name", Value::string(&r.name)),
+    ])
+}
+
+fn objects_of(v: &Value) -> Vec<ObjectRef> {
+    v.get("objects")
+        .as_slice()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|o| {
+            Some(ObjectRef::new(
+                o.get("api_version").as_str()?,
+                o.get("kind").as_str()?,
+                o.get("namespace").as_str().filter(|s| !s.is_empty()),
+                o.get("name").as_str()?,
+            ))
+        })
+        .collect()
+}
+
+pub fn validate(config: &Value) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    if let Some(id) = config.get("operator").as_str()
+        && parse_operator_id(id).is_none()
+    {
+        diags.push(
+            Diagnostic::error(
+                "Invalid operator reference",
+                format!("{id:?} is not a kudo_operator id (`<namespace>/<operatorversion-name>`); set `operator = kudo_operator.<name>.id`."),
+            )
+            .with_attribute(AttributePath::attribute("operator")),
+        );
+    }
+    if let Some(t) = config.get("timeouts").as_map() {
+        for (op, v) in t {
+            if let Some(text) = v.as_str()
+                && timeouts::parse_duration(text).is_none()
+            {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid timeout",
+                        format!("{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."),
+                    )
+                    .with_attribute(AttributePath::attribute("timeouts").attr(op)),
+                );
+            }
+        }
+    }
+    diags
+}
+
+/// The package an instance runs. While planning, the copy `kudo_operator` just planned
+/// wins (it is what the apply will install); otherwise the cluster is asked.
+async fn find_package(
+    session: &Session,
+    operator_id: &str,
+    planning: bool,
+) -> Result<Option<Package>, Diagnostic> {
+    let Some((ns, ov_name)) = parse_operator_id(operator_id) else {
+        return Ok(None);
+    };
+    let cache = PlanCache::from_env();
+    if planning && let Some(pkg) = cache.load(ns, ov_name) {
+        return Ok(Some(pkg));
+    }
+    let from_cluster = async {
+        let cluster = session.cluster().await?;
+        engine::load_operator(&cluster, ns, ov_name)
+            .await
+            .map_err(|e| Diagnostic::error("Cannot read the operator", e.to_string()))
+    };
+    match from_cluster.await {
+        Ok(Some(pkg)) => Ok(Some(pkg)),
+        Ok(None) => Ok(cache.load(ns, ov_name)),
+        // A plan can still go ahead without the package; the apply will need the cluster.
+        Err(d) if planning => {
+            tracing::debug!(detail = %d.detail, "package not available while planning");
+            Ok(None)
+        }
+        Err(d) => Err(d),
+    }
+}
+
+fn parameter_diagnostics(pkg: &Package, params: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
+    pkg.effective_params(params).map_err(|errs| {
+        errs.into_iter()
+            .map(|e| {
+                let path = if params.contains_key(&e.parameter) {
+                    AttributePath::attribute("parameters").key(e.parameter.clone())
+                } else {
+                    AttributePath::attribute("parameters")
+                };
+                Diagnostic::error(
+                    format!("Invalid parameter {}", e.parameter),
+                    format!(
+                        "{e}.\nOperator {} {} declares: {}.",
+                        pkg.operator.name,
+                        pkg.operator.operator_version,
+                        pkg.parameters.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .with_attribute(path)
+            })
+            .collect()
+    })
+}
+
+fn string_map(m: &BTreeMap<String, String>) -> Value {
+    Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
+}
+
+pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
+    let proposed = req.proposed_new_state;
+    let prior = req.prior_state;
+    if proposed.is_null() {
+        return PlanResponse::default();
+    }
+    let schema = schema::instance();
+    let namespace = namespace_of(&proposed);
+    let name = proposed.get("name").as_str().map(str::to_string);
+    let mut planned = proposed.clone();
+    planned.set_attr("namespace", Value::string(&namespace));
+    planned.set_attr(
+        "id",
+        name.as_ref()
+            .map_or(Value::Unknown, |n| Value::string(format!("{namespace}/{n}"))),
+    );
+
+    let mut diagnostics = Vec::new();
+    let operator = proposed.get("operator").as_str().map(str::to_string);
+    let params = parameters_of(&proposed);
+    let pkg = match &operator {
+        Some(id) => match find_package(session, id, true).await {
+            Ok(p) => p,
+            Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+        },
+        None => None,
+    };
+
+    let mut effective = None;
+    if let (Some(pkg), Some(params)) = (&pkg, &params) {
+        match parameter_diagnostics(pkg, params) {
+            Ok(e) => effective = Some(e),
+            Err(d) => return PlanResponse { diagnostics: d, ..Default::default() },
+        }
+    }
+    let digest = pkg.as_ref().map(packages::digest);
+
+    let replacing = !schema.requires_replace(&prior, &planned).is_empty();
+    let plan_to_run: Option<Value> = if prior.is_null() || replacing {
+        Some(Value::string("deploy"))
+    } else {
+        let old_params = parameters_of(&prior).unwrap_or_default();
+        let params_changed = params.as_ref() != Some(&old_params);
+        let operator_changed = proposed.get("operator") != prior.get("operator");
+        let digest_changed = digest
+            .as_ref()
+            .is_some_and(|d| prior.get("operator_digest").as_str() != Some(d.as_str()));
+        let unhealthy = prior.get("status").as_str() != Some(STATUS_COMPLETE);
+        if !(params_changed || operator_changed || digest_changed || unhealthy) {
+            None
+        } else {
+            match (&pkg, &params) {
+                (Some(pkg), Some(new_params)) => {
+                    let old_ov = prior
+                        .get("operator")
+                        .as_str()
+                        .and_then(parse_operator_id)
+                        .map(|(_, ov)| ov.to_string())
+                        .unwrap_or_default();
+                    let new_ov = pkg.operator_version_name();
+                    if params_changed
+                        && let Err(e) = engine::check_immutable(pkg, None, &old_params, new_params)
+                    {
+                        return PlanResponse {
+                            diagnostics: vec![Diagnostic::error("Parameter cannot change", e.message)
+                                .with_attribute(AttributePath::attribute("parameters"))],
+                            ..Default::default()
+                        };
+                    }
+                    if params_changed || operator_changed {
+                        match engine::select_plan(pkg, &old_params, new_params, &old_ov, &new_ov) {
+                            Ok(p) => Some(Value::string(p)),
+                            Err(e) => {
+                                return PlanResponse {
+                                    diagnostics: vec![Diagnostic::error("Cannot choose the plan to run", e.message)
+                                        .with_attribute(AttributePath::attribute("parameters"))],
+                                    ..Default::default()
+                                };
+                            }
+                        }
+                    } else {
+                        // Out-of-band damage or a changed package of the same version: the
+                        // full deploy plan brings every object back to what it renders.
+                        Some(Value::string("deploy"))
+                    }
+                }
+                _ => Some(Value::Unknown),
+            }
+        }
+    };
+
+    match plan_to_run {
+        None => {
+            // Nothing to do: keep what the state says.
+            for attr in ["status", "last_plan", "objects", "effective_parameters", "operator_digest"] {
+                planned.set_attr(attr, prior.get(attr).clone());
+            }
+        }
+        Some(plan_name) => {
+            planned.set_attr("last_plan", plan_name);
+            planned.set_attr("status", Value::Unknown);
+            planned.set_attr("objects", Value::Unknown);
+            planned.set_attr(
+                "effective_parameters",
+                effective.as_ref().map_or(Value::Unknown, string_map),
+            );
+            planned.set_attr(
+                "operator_digest",
+                digest.map_or(Value::Unknown, Value::string),
+            );
+        }
+    }
+    if pkg.is_none() && operator.is_some() {
+        diagnostics.push(Diagnostic::warning(
+            "Parameters not checked",
+            "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
+        ));
+    }
+    PlanResponse {
+        requires_replace: schema.requires_replace(&prior, &planned),
+        planned_state: planned,
+        planned_private: Vec::new(),
+        diagnostics,
+    }
+}
+
+fn engine_diagnostic(summary: &str, e: &engine::EngineError) -> Diagnostic {
+    Diagnostic::error(summary, e.to_string())
+}
+
+async fn with_timeout<T>(
+    limit: Duration,
+    what: &str,
+    work: impl std::future::Future<Output = Result<T, engine::EngineError>>,
+) -> Result<T, engine::EngineError> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(r) => r,
+        Err(_) => Err(engine::EngineError::transient(format!(
+            "{what} did not finish within {}s; raise the `timeouts` value or check the objects that are not ready",
+            limit.as_secs()
+        ))),
+    }
+}
+
+pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationToken) -> ApplyResponse {
+    let prior = req.prior_state;
+    let planned = req.planned_state;
+    let fail = |state: Value, d: Diagnostic| ApplyResponse {
+        new_state: state,
+        diagnostics: vec![d],
+        ..Default::default()
+    };
+    let cluster = match session.cluster().await {
+        Ok(c) => c,
+        Err(d) => return fail(prior, d),
+    };
+    if planned.is_null() {
+        return destroy(session, &cluster, prior, cancel).await;
+    }
+
+    let namespace = namespace_of(&planned);
+    let name = planned.get("name").as_str().unwrap_or_default().to_string();
+    let operator = planned.get("operator").as_str().unwrap_or_default().to_string();
+    let pkg = match find_package(session, &operator, false).await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return fail(
+                prior,
+                Diagnostic::error(
+                    "Operator not installed",
+                    format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
+                )
+                .with_attribute(AttributePath::attribute("operator")),
+            );
+        }
+        Err(d) => return fail(prior, d),
+    };
+    let params = parameters_of(&planned).unwrap_or_default();
+    let effective = match parameter_diagnostics(&pkg, &params) {
+        Ok(e) => e,
+        Err(d) => return ApplyResponse { new_state: prior, diagnostics: d, ..Default::default() },
+    };
+    let plan_name = planned
+        .get("last_plan")
+        .as_str()
+        .unwrap_or("deploy")
+        .to_string();
+    let (operation, default_limit) = if prior.is_null() {
+        ("create", DEFAULT_CREATE)
+    } else {
+        ("update", DEFAULT_UPDATE)
+    };
+    let limit = match timeouts::timeout(&planned, operation, default_limit) {
+        Ok(l) => l,
+        Err(d) => return fail(prior, d),
+    };
+    let previous = objects_of(&prior);
+    let run = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: &name,
+            namespace: &namespace,
+            parameters: &params,
+            plan: &plan_name,
+            previous_inventory: &previous,
+        },
+        cancel,
+    );
+    let mut state = planned.clone();
+    state.set_attr("id", Value::string(format!("{namespace}/{name}")));
+    state.set_attr("last_plan", Value::string(&plan_name));
+    state.set_attr("effective_parameters", string_map(&effective));
+    state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
+    match with_timeout(limit, &format!("plan {plan_name:?}"), run).await {
+        Ok(outcome) => {
+            let status = outcome
+                .plan_status
+                .get("status")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(STATUS_COMPLETE)
+                .to_string();
+            state.set_attr("status", Value::string(status));
+            state.set_attr("objects", Value::list(outcome.inventory.iter().map(object_value)));
+            ApplyResponse { new_state: state, ..Default::default() }
+        }
+        Err(e) => {
+            // Record what exists so the next plan re-runs the plan (status is not
+            // COMPLETE) and destroy finds every object (they also carry the instance label).
+            let status = if e.fatal { "FATAL_ERROR" } else { "ERROR" };
+            state.set_attr("status", Value::string(status));
+            let objects = if prior.is_null() { Vec::new() } else { previous };
+            state.set_attr("objects", Value::list(objects.iter().map(object_value)));
+            fail(state, engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e))
+        }
+    }
+}
+
+async fn destroy(session: &Session, cluster: &Cluster, prior: Value, cancel: &CancellationToken) -> ApplyResponse {
+    let namespace = namespace_of(&prior);
+    let name = prior.get("name").as_str().unwrap_or_default().to_string();
+    let limit = match timeouts::timeout(&prior, "delete", DEFAULT_DELETE) {
+        Ok(l) => l,
+        Err(d) => return ApplyResponse { new_state: prior, diagnostics: vec![d], ..Default::default() },
+    };
+    let operator = prior.get("operator").as_str().unwrap_or_default().to_string();
+    // The package is needed only for the `cleanup` plan; without it the objects still go.
+    let pkg = find_package(session, &operator, false).await.ok().flatten();
+    let params = parameters_of(&prior).unwrap_or_default();
+    let inventory = objects_of(&prior);
+    let work = engine::uninstall_instance(
+        cluster,
+        &namespace,
+        &name,
+        &inventory,
+        pkg.as_ref().map(|package| Cleanup { package, parameters: &params }),
+        cancel,
+    );
+    match with_timeout(limit, "uninstall", work).await {
+        Ok(()) => ApplyResponse::default(),
+        Err(e) => ApplyResponse {
+            new_state: prior,
+            diagnostics: vec![engine_diagnostic(&format!("Cannot remove instance {name}"), &e)],
+            ..Default::default()
+        },
+    }
+}
+
+fn instance_status(instance: &serde_json::Value, plan: &str) -> Option<String> {
+    instance
+        .pointer(&format!("/status/planStatus/{plan}/status"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
+}
+
+pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
+    let state = req.current_state;
+    let private = req.private;
+    let keep = |state: Value, diagnostics: Vec<Diagnostic>| ReadResponse {
+        new_state: state,
+        private: private.clone(),
+        diagnostics,
+    };
+    let namespace = namespace_of(&state);
+    let Some(name) = state.get("name").as_str().map(str::to_string) else {
+        return keep(state, Vec::new());
+    };
+    let cluster = match session.cluster().await {
+        Ok(c) => c,
+        Err(d) => return keep(state, vec![d]),
+    };
+    let instance = match cluster.get(&engine::instance_ref(&namespace, &name)).await {
+        Ok(Some(i)) => i,
+        Ok(None) => return keep(Value::Null, Vec::new()),
+        Err(e) => return keep(state, vec![Diagnostic::error("Cannot read the instance", e.to_string())]),
+    };
+    let mut fresh = state.clone();
+    let plan = state.get("last_plan").as_str().unwrap_or("deploy").to_string();
+    if let Some(status) = instance_status(&instance, &plan) {
+        fresh.set_attr("status", Value::string(status));
+    }
+    if fresh.get("status").as_str() == Some(STATUS_COMPLETE) {
+        for object in objects_of(&state) {
+            match cluster.get(&object).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    tracing::info!(%object, "managed object is missing; the next plan repairs it");
+                    fresh.set_attr("status", Value::string(STATUS_DRIFTED));
+                    break;
+                }
+                Err(e) => return keep(state, vec![Diagnostic::error("Cannot read a managed object", e.to_string())]),
+            }
+        }
+    }
+    keep(fresh, Vec::new())
+}
+
+pub async fn import(session: &Session, id: &str) -> ImportResponse {
+    let fail = |d: Diagnostic| ImportResponse { imported: Vec::new(), diagnostics: vec![d] };
+    let Some((namespace, name)) = id.split_once('/').filter(|(n, m)| !n.is_empty() && !m.is_empty()) else {
+        return fail(Diagnostic::error("Invalid import id", format!("{id:?} is not `<namespace>/<name>`.")));
+    };
+    let cluster = match session.cluster().await {
+        Ok(c) => c,
+        Err(d) => return fail(d),
+    };
+    let instance = match cluster.get(&engine::instance_ref(namespace, name)).await {
+        Ok(Some(i)) => i,
+        Ok(None) => return fail(Diagnostic::error("Nothing to import", format!("There is no Instance {name} in namespace {namespace}."))),
+        Err(e) => return fail(Diagnostic::error("Cannot read the instance", e.to_string())),
+    };
+    let ov_name = instance.pointer("/spec/operatorVersion/name").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let ov_namespace = instance
+        .pointer("/spec/operatorVersion/namespace")
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(namespace);
+    let operator = format!("{ov_namespace}/{ov_name}");
+    let params: BTreeMap<String, String> = instance
+        .pointer("/spec/parameters")
+        .and_then(serde_json::Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default();
+    // The plan that ran last is the one with the newest timestamp.
+    let last_plan = instance
+        .pointer("/status/planStatus")
+        .and_then(serde_json::Value::as_object)
+        .and_then(|plans| {
+            plans
+                .iter()
+                .filter(|(_, s)| s.get("status").and_then(serde_json::Value::as_str) != Some("NEVER_RUN"))
+                .max_by_key(|(_, s)| s.get("lastUpdatedTimestamp").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
+                .map(|(k, _)| k.clone())
+        })
+        .unwrap_or_else(|| "deploy".to_string());
+    let status = instance_status(&instance, &last_plan).unwrap_or_else(|| "NEVER_RUN".to_string());
+    let objects = match cluster
+        .list_labelled(namespace, &format!("{}={name}", engine::LABEL_INSTANCE))
+        .await
+    {
+        Ok(list) => {
+            let mut refs: Vec<ObjectRef> = list.iter().filter_map(|o| ObjectRef::from_object(o).ok()).collect();
+            refs.sort();
+            refs
+        }
+        Err(e) => return fail(Diagnostic::error("Cannot list the instance's objects", e.to_string())),
+    };
+    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name).await.ok().flatten();
+    let effective = pkg.as_ref().and_then(|p| p.effective_params(&params).ok());
+    let state = Value::object([
+        ("name", Value::string(name)),
+        ("namespace", Value::string(namespace)),
+        ("operator", Value::string(operator)),
+        ("parameters", if params.is_empty() { Value::Null } else { string_map(&params) }),
+        ("id", Value::string(format!("{namespace}/{name}"))),
+        ("status", Value::string(status)),
+        ("last_plan", Value::string(last_plan)),
+        ("effective_parameters", effective.as_ref().map_or(Value::Null, string_map)),
+        ("objects", Value::list(objects.iter().map(object_value))),
+        ("operator_digest", pkg.as_ref().map_or(Value::Null, |p| Value::string(packages::digest(p)))),
+        ("timeouts", Value::Null),
+    ]);
+    ImportResponse {
+        imported: vec![ImportedResource { type_name: schema::INSTANCE.to_string(), state, private: Vec::new() }],
+        diagnostics: Vec::new(),
+    }
+}

@@ -1,0 +1,191 @@
+//! The Terraform surface: the provider block, `kudo_operator` and `kudo_instance`.
+//! This layer translates between Terraform values and the engine; the KUDO rules live
+//! in the `kudo-package`, `kudo-template` and `kudo-engine` crates.
+
+mod config;
+mod instance;
+mod operator;
+mod packages;
+pub mod schema;
+mod timeouts;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tfplugin::{
+    ApplyRequest, ApplyResponse, Diagnostic, ImportResponse, PlanRequest, PlanResponse,
+    Provider, ProviderSchemas, ReadRequest, ReadResponse, Value,
+};
+use tokio::sync::{OnceCell, RwLock};
+use tokio_util::sync::CancellationToken;
+
+use kudo_engine::cluster::Cluster;
+
+pub use config::{ProviderConfig, RepositoryConfig};
+
+/// What `ConfigureProvider` established for this process.
+struct Session {
+    config: ProviderConfig,
+    // Connecting is deferred to the first call that needs the cluster, so that
+    // validation and plans of resources that do not need it work without one.
+    cluster: OnceCell<Cluster>,
+}
+
+impl Session {
+    async fn cluster(&self) -> Result<Cluster, Diagnostic> {
+        self.cluster
+            .get_or_try_init(|| async { Cluster::connect(&self.config.connection).await })
+            .await
+            .cloned()
+            .map_err(|e| {
+                Diagnostic::error(
+                    "Cannot reach the Kubernetes cluster",
+                    format!("{e}\n\nCheck the provider's connection settings (`config_path`, `config_context`, `host`, ...) or `KUBE_CONFIG_PATH`/`KUBECONFIG`, and that the API server is running."),
+                )
+            })
+    }
+}
+
+pub struct KudoProvider {
+    session: RwLock<Option<Arc<Session>>>,
+    /// Cancelled by `StopProvider`; every long operation watches a child of it.
+    stop: CancellationToken,
+}
+
+impl Default for KudoProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KudoProvider {
+    pub fn new() -> KudoProvider {
+        KudoProvider {
+            session: RwLock::new(None),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    async fn session(&self) -> Result<Arc<Session>, Diagnostic> {
+        self.session.read().await.clone().ok_or_else(|| {
+            Diagnostic::error(
+                "Provider not configured",
+                "Terraform called the provider before configuring it; this is a bug in Terraform or in the provider. Run the command again.",
+            )
+        })
+    }
+}
+
+fn unknown_type(type_name: &str) -> Diagnostic {
+    Diagnostic::error(
+        "Unknown resource type",
+        format!("This provider has no resource or data source {type_name:?}."),
+    )
+}
+
+#[async_trait]
+impl Provider for KudoProvider {
+    fn schemas(&self) -> ProviderSchemas {
+        let mut resources = BTreeMap::new();
+        resources.insert(schema::OPERATOR.to_string(), schema::operator());
+        resources.insert(schema::INSTANCE.to_string(), schema::instance());
+        ProviderSchemas {
+            provider: schema::provider(),
+            resources,
+            data_sources: BTreeMap::new(),
+        }
+    }
+
+    async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
+        // Unknown values are allowed while validating; `configure` insists on them.
+        if !config.is_fully_known() {
+            return Vec::new();
+        }
+        config::parse(&config).err().unwrap_or_default()
+    }
+
+    async fn configure(&self, config: Value, terraform_version: String) -> Vec<Diagnostic> {
+        tracing::debug!(%terraform_version, "configuring the provider");
+        match config::parse(&config) {
+            Ok(config) => {
+                *self.session.write().await = Some(Arc::new(Session {
+                    config,
+                    cluster: OnceCell::new(),
+                }));
+                Vec::new()
+            }
+            Err(diags) => diags,
+        }
+    }
+
+    async fn validate_resource_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        match type_name {
+            schema::OPERATOR => Vec::new(),
+            schema::INSTANCE => instance::validate(&config),
+            other => vec![unknown_type(other)],
+        }
+    }
+
+    async fn read_resource(&self, req: ReadRequest) -> ReadResponse {
+        let session = match self.session().await {
+            Ok(s) => s,
+            Err(d) => return ReadResponse { new_state: req.current_state, private: req.private, diagnostics: vec![d] },
+        };
+        match req.type_name.as_str() {
+            schema::OPERATOR => operator::read(&session, req).await,
+            schema::INSTANCE => instance::read(&session, req).await,
+            other => ReadResponse {
+                new_state: req.current_state,
+                private: req.private,
+                diagnostics: vec![unknown_type(other)],
+            },
+        }
+    }
+
+    async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
+        let session = match self.session().await {
+            Ok(s) => s,
+            Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+        };
+        match req.type_name.as_str() {
+            schema::OPERATOR => operator::plan(&session, req).await,
+            schema::INSTANCE => instance::plan(&session, req).await,
+            other => PlanResponse { diagnostics: vec![unknown_type(other)], ..Default::default() },
+        }
+    }
+
+    async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse {
+        let session = match self.session().await {
+            Ok(s) => s,
+            Err(d) => return ApplyResponse { new_state: req.prior_state, diagnostics: vec![d], ..Default::default() },
+        };
+        let cancel = self.stop.child_token();
+        match req.type_name.as_str() {
+            schema::OPERATOR => operator::apply(&session, req, &cancel).await,
+            schema::INSTANCE => instance::apply(&session, req, &cancel).await,
+            other => ApplyResponse { new_state: req.prior_state, diagnostics: vec![unknown_type(other)], ..Default::default() },
+        }
+    }
+
+    async fn import_resource_state(&self, type_name: &str, id: &str) -> ImportResponse {
+        let session = match self.session().await {
+            Ok(s) => s,
+            Err(d) => return ImportResponse { imported: Vec::new(), diagnostics: vec![d] },
+        };
+        match type_name {
+            schema::OPERATOR => operator::import(&session, id).await,
+            schema::INSTANCE => instance::import(&session, id).await,
+            other => ImportResponse { imported: Vec::new(), diagnostics: vec![unknown_type(other)] },
+        }
+    }
+
+    async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
+        (config, vec![unknown_type(type_name)])
+    }
+
+    fn stop(&self) {
+        tracing::info!("Terraform asked the provider to stop; cancelling work in flight");
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,136 @@
+//! Finding the package behind an operator: from its source when `kudo_operator` plans
+//! and applies, and from a plan-time copy or the cluster when `kudo_instance` does.
+//!
+//! Why a local copy: on the first `terraform plan` nothing is installed yet, so the
+//! instance cannot read the OperatorVersion from the cluster to check its parameters.
+//! `kudo_operator` plans first (the instance references its id) and leaves the package
+//! it read under the Terraform data directory, keyed by `<namespace>/<ov-name>`.
+
+use std::path::{Path, PathBuf};
+
+use kudo_package::{Package, PackageError};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// Reads a package from the `package` attribute's text.
+pub fn load_source(source: &str) -> Result<Package, PackageError> {
+    Package::load_dir(Path::new(source))
+}
+
+/// Content digest of what gets installed: a template, task, plan or parameter change
+/// changes it.
+pub fn digest(pkg: &Package) -> String {
+    let doc = json!({
+        "operator": kudo_package::crd::operator_spec(pkg),
+        "operatorVersion": kudo_package::crd::operator_version_spec(pkg),
+    });
+    // serde_json maps are ordered, so the bytes are stable for the same package.
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    let hash = Sha256::digest(&bytes);
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The plan-time copies (see the module comment).
+#[derive(Debug, Clone)]
+pub struct PlanCache {
+    dir: PathBuf,
+}
+
+impl PlanCache {
+    pub fn from_env() -> PlanCache {
+        let data_dir = std::env::var_os("TF_DATA_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(".terraform"));
+        PlanCache {
+            dir: data_dir.join("kudo").join("operators"),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn at(dir: &Path) -> PlanCache {
+        PlanCache {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn file(&self, namespace: &str, ov_name: &str) -> PathBuf {
+        // Namespace and object names are DNS labels, so `_` cannot occur in either.
+        self.dir.join(format!("{namespace}_{ov_name}.json"))
+    }
+
+    pub fn store(&self, namespace: &str, pkg: &Package) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let doc = json!({
+            "operator": {"spec": kudo_package::crd::operator_spec(pkg)},
+            "operatorVersion": {
+                "metadata": {"name": pkg.operator_version_name()},
+                "spec": kudo_package::crd::operator_version_spec(pkg),
+            },
+        });
+        let path = self.file(namespace, &pkg.operator_version_name());
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec(&doc).unwrap_or_default())?;
+        std::fs::rename(tmp, path)
+    }
+
+    /// `None` when there is no copy or it cannot be read (the caller then asks the cluster).
+    pub fn load(&self, namespace: &str, ov_name: &str) -> Option<Package> {
+        let bytes = std::fs::read(self.file(namespace, ov_name)).ok()?;
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        match kudo_package::crd::package_from_operator_version(
+            doc.get("operator"),
+            doc.get("operatorVersion")?,
+        ) {
+            Ok(pkg) => Some(pkg),
+            Err(e) => {
+                tracing::warn!(error = %e, "ignoring an unreadable plan-time package copy");
+                None
+            }
+        }
+    }
+}
+
+/// Splits a `kudo_operator` id into namespace and OperatorVersion name.
+pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
+    let (ns, name) = id.split_once('/')?;
+    (!ns.is_empty() && !name.is_empty() && !name.contains('/')).then_some((ns, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Option<PathBuf> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures/operators")
+            .join(name);
+        if p.is_dir() {
+            Some(p)
+        } else {
+            eprintln!("skipping: {} is absent (clone without ../shared)", p.display());
+            None
+        }
+    }
+
+    #[test]
+    fn cache_round_trip_keeps_the_digest() {
+        let Some(dir) = fixture("zookeeper") else { return };
+        let pkg = load_source(dir.to_str().unwrap_or_default()).expect("zookeeper loads");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let cache = PlanCache::at(tmp.path());
+        cache.store("ns1", &pkg).expect("store");
+        let back = cache
+            .load("ns1", &pkg.operator_version_name())
+            .expect("copy is found");
+        assert_eq!(digest(&back), digest(&pkg));
+        assert!(cache.load("other", &pkg.operator_version_name()).is_none());
+    }
+
+    #[test]
+    fn operator_ids() {
+        assert_eq!(parse_operator_id("ns/zk-3.4-0.3"), Some(("ns", "zk-3.4-0.3")));
+        assert_eq!(parse_operator_id("nope"), None);
+        assert_eq!(parse_operator_id("a/b/c"), None);
+        assert_eq!(parse_operator_id("/b"), None);
+    }
+}

@@ -1,0 +1,93 @@
+//! Schemas of the provider block and its resources. Descriptions are the source of
+//! the attribute reference in `docs/`; a test keeps the two in step.
+
+use tfplugin::{Attribute, Block, NestedBlock, NestingMode, Schema, Type};
+
+pub const OPERATOR: &str = "kudo_operator";
+pub const INSTANCE: &str = "kudo_instance";
+
+fn string(name: &str) -> Attribute {
+    Attribute::new(name, Type::String)
+}
+
+pub fn provider() -> Schema {
+    let repository = Block::new()
+        .description("An operator repository (a KUDO `index.yaml`) that `package` names are looked up in.")
+        .attribute(string("name").required().description("Name of the repository, used in messages and in `kudo_operator.package` references such as `name/package`."))
+        .attribute(string("url").required().description("URL of the repository: an `http(s)://` address or a folder/`file://` path holding `index.yaml`."))
+        .attribute(
+            Attribute::new("priority", Type::Number)
+                .optional()
+                .description("When several repositories hold a package, the lowest priority wins (default 0); ties go to the first listed."),
+        );
+    Schema::new(
+        0,
+        Block::new()
+            .description("Installs KUDO operator packages on a Kubernetes cluster and drives their plans. Connection settings follow the hashicorp/kubernetes provider; with none set, `KUBE_CONFIG_PATH` or `KUBECONFIG` is read.")
+            .attribute(string("config_path").optional().description("Path to a kubeconfig file. Defaults to `KUBE_CONFIG_PATH`, then the first path in `KUBECONFIG`."))
+            .attribute(string("config_context").optional().description("Context of the kubeconfig to use instead of its current context."))
+            .attribute(string("host").optional().description("URL of the Kubernetes API server, for example `https://127.0.0.1:6443`. Used instead of a kubeconfig."))
+            .attribute(string("token").optional().sensitive().description("Bearer token for `host`."))
+            .attribute(string("cluster_ca_certificate").optional().description("PEM-encoded CA certificate that signed the API server's certificate."))
+            .attribute(string("client_certificate").optional().description("PEM-encoded client certificate for TLS client authentication."))
+            .attribute(string("client_key").optional().sensitive().description("PEM-encoded private key of `client_certificate`."))
+            .attribute(Attribute::new("insecure", Type::Bool).optional().description("Skip verification of the API server's certificate. For test clusters only."))
+            .block(NestedBlock::new("repository", NestingMode::List, repository)),
+    )
+}
+
+pub fn timeouts_block() -> NestedBlock {
+    NestedBlock::new(
+        "timeouts",
+        NestingMode::Single,
+        Block::new()
+            .description("How long each operation may take, as a duration such as `30s`, `10m` or `1h`.")
+            .attribute(string("create").optional().description("Time allowed for the create (the `deploy` plan and health checks). Default `20m`."))
+            .attribute(string("update").optional().description("Time allowed for an update (the plan the change triggers). Default `20m`."))
+            .attribute(string("delete").optional().description("Time allowed for the destroy (`cleanup` plan and deletion of every object). Default `10m`.")),
+    )
+}
+
+pub fn operator() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("A KUDO operator package installed into a namespace: KUDO's `Operator` and `OperatorVersion` objects (`kudo.dev/v1beta1`). The KUDO CRDs are installed when missing.")
+            .attribute(string("package").required().description("The operator package: a local folder (relative paths are resolved from the working directory; use `${path.module}`)."))
+            .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the Operator and OperatorVersion objects. Default `default`. Changing it replaces the resource."))
+            .attribute(string("id").computed().description("`<namespace>/<operatorversion-name>`, known at plan time. Pass it to `kudo_instance.operator`."))
+            .attribute(string("name").computed().description("The operator's name from `operator.yaml`."))
+            .attribute(string("operator_version").computed().description("`operatorVersion` from `operator.yaml`."))
+            .attribute(string("app_version").computed().description("`appVersion` from `operator.yaml`, or null when the package has none."))
+            .attribute(string("operator_version_name").computed().description("Name of the OperatorVersion object: `<name>-<appVersion>-<operatorVersion>`, or `<name>-<operatorVersion>` without appVersion."))
+            .attribute(string("digest").computed().description("SHA-256 of the package content as installed; a change of any template or plan changes it and updates the instances that use it.")),
+    )
+}
+
+pub fn object_type() -> Type {
+    Type::object([
+        ("api_version", Type::String),
+        ("kind", Type::String),
+        ("namespace", Type::String),
+        ("name", Type::String),
+    ])
+}
+
+pub fn instance() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("An instance of a KUDO operator: KUDO's `Instance` object plus everything its plans create. Create runs the `deploy` plan; parameter changes run the plan their trigger names (else `update`, else `deploy`); destroy removes every object the instance created.")
+            .attribute(string("name").required().requires_replace().description("Name of the Instance object; also `.Name` in templates. Changing it replaces the instance."))
+            .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the instance and its namespaced objects. It must exist. Default `default`. Changing it replaces the instance."))
+            .attribute(string("operator").required().description("The `id` of a `kudo_operator` (`<namespace>/<operatorversion-name>`); referencing it orders the two. Changing it to another version upgrades the instance."))
+            .attribute(Attribute::new("parameters", Type::map(Type::String)).optional().description("Parameter values, as strings, over the package's defaults. Names must be declared in the package's `params.yaml`; required parameters without a default must be set."))
+            .attribute(string("id").computed().description("`<namespace>/<name>`."))
+            .attribute(string("status").computed().description("Status of the last plan that ran: `COMPLETE` after a successful apply. A refresh that finds managed objects missing reports `DRIFTED`, and the next plan repairs it."))
+            .attribute(string("last_plan").computed().description("Name of the plan the last apply ran; during `terraform plan`, the plan the apply will run."))
+            .attribute(Attribute::new("effective_parameters", Type::map(Type::String)).computed().description("Every parameter's value as the templates see it: `parameters` over the package defaults."))
+            .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects) and `name`."))
+            .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))
+            .block(timeouts_block()),
+    )
+}

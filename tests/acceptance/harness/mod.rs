@@ -1,0 +1,229 @@
+//! Acceptance-test harness: a real Terraform CLI drives the provider binary against
+//! kube-sim (default) or a real cluster (`KUDO_TEST_KUBECONFIG`).
+//!
+//! ```ignore
+//! let ctx = TestContext::new("quickstart");
+//! ctx.use_example("quickstart");
+//! ctx.tf.apply(&[]).assert_success();
+//! let state = ctx.tf.state();
+//! ctx.kube().instance(&ctx.namespace, "web");
+//! ```
+//!
+//! Every test gets its own temp folder (CLI config, kubeconfig, Terraform working
+//! folder), its own namespace (exported to Terraform as `TF_VAR_namespace`) and, with
+//! kube-sim, its own API server.
+
+// A toolbox for all tests: not every helper is used by every test binary build.
+#![allow(dead_code, unused_imports)]
+
+pub mod cluster;
+pub mod terraform;
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub use cluster::{Kube, ObjRef, TestCluster};
+pub use terraform::{State, Terraform, TfRun, terraform_path};
+
+/// Skips the rest of a test with a message (Rust's test runner has no skip status,
+/// so the reason goes to the captured output, visible with `--nocapture`).
+#[macro_export]
+macro_rules! skip {
+    ($($arg:tt)*) => {{
+        eprintln!("SKIPPED: {}", format!($($arg)*));
+        return;
+    }};
+}
+
+/// The repository root (the root package's manifest folder).
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The provider binary Cargo built for this test run.
+pub fn provider_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_terraform-provider-kudo"))
+}
+
+/// `../shared/fixtures/operators/<name>` next to the repository, if present.
+pub fn fixture_operator(name: &str) -> Option<PathBuf> {
+    let p = repo_root().join("../shared/fixtures/operators").join(name);
+    p.join("operator.yaml")
+        .is_file()
+        .then(|| p.canonicalize().expect("canonical fixture path"))
+}
+
+/// One test's world. Dropping it destroys what Terraform still manages (real clusters
+/// only) and deletes the namespace.
+pub struct TestContext {
+    pub namespace: String,
+    pub cluster: TestCluster,
+    /// Terraform bound to [`TestContext::workdir`] with the test's environment.
+    pub tf: Terraform,
+    pub workdir: PathBuf,
+    tmp: Option<tempfile::TempDir>,
+    /// Set by tests that destroyed everything themselves, so Drop does not repeat it.
+    cleaned: Cell<bool>,
+}
+
+impl TestContext {
+    /// A fresh cluster (or the real one), namespace and Terraform set-up.
+    #[track_caller]
+    pub fn new(test_name: &str) -> TestContext {
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("kudo-acc-{test_name}-"))
+            .tempdir()
+            .expect("temp dir");
+        let workdir = tmp.path().join("work");
+        std::fs::create_dir_all(&workdir).expect("work dir");
+
+        let cluster = TestCluster::start(tmp.path());
+        let namespace = unique_namespace(test_name);
+        cluster.kube.create_namespace(&namespace);
+
+        let cli_config = tmp.path().join("terraformrc");
+        std::fs::write(&cli_config, cli_config_text()).expect("write CLI config");
+
+        let mut tf = Terraform::new(workdir.clone());
+        tf.set_env("TF_CLI_CONFIG_FILE", &cli_config);
+        tf.set_env("KUBE_CONFIG_PATH", &cluster.kubeconfig);
+        tf.set_env("TF_VAR_namespace", &namespace);
+
+        eprintln!(
+            "[acceptance] {test_name}: namespace {namespace}, work dir {}, cluster {}",
+            workdir.display(),
+            if cluster.is_real() {
+                "KUDO_TEST_KUBECONFIG"
+            } else {
+                "kube-sim"
+            }
+        );
+        TestContext {
+            namespace,
+            cluster,
+            tf,
+            workdir,
+            tmp: Some(tmp),
+            cleaned: Cell::new(false),
+        }
+    }
+
+    pub fn kube(&self) -> &Kube {
+        &self.cluster.kube
+    }
+
+    pub fn is_real_cluster(&self) -> bool {
+        self.cluster.is_real()
+    }
+
+    /// Copies `examples/terraform/<name>` into the working folder.
+    pub fn use_example(&self, name: &str) {
+        let src = repo_root().join("examples/terraform").join(name);
+        copy_dir(&src, &self.workdir);
+    }
+
+    /// Writes a file (e.g. `main.tf`, or a template of an inline package) relative to
+    /// the working folder, creating parent folders.
+    pub fn write(&self, rel: &str, content: &str) {
+        let path = self.workdir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dir");
+        }
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    }
+
+    /// Copies a folder (e.g. an operator package) into the working folder at `rel`.
+    pub fn copy_in(&self, src: &Path, rel: &str) {
+        copy_dir(src, &self.workdir.join(rel));
+    }
+
+    /// Objects in the test namespace labelled as belonging to KUDO instance `name`.
+    pub fn instance_objects(&self, name: &str) -> std::collections::BTreeSet<ObjRef> {
+        self.kube()
+            .list_namespace(&self.namespace, Some(&format!("kudo.dev/instance={name}")))
+    }
+
+    /// Records that the test destroyed its resources itself.
+    pub fn mark_cleaned(&self) {
+        self.cleaned.set(true);
+    }
+}
+
+impl Drop for TestContext {
+    fn drop(&mut self) {
+        // With kube-sim everything disappears with the server; a real cluster keeps
+        // what a failed test left behind unless we destroy it.
+        if self.is_real_cluster()
+            && !self.cleaned.get()
+            && self.workdir.join("terraform.tfstate").exists()
+        {
+            let run = self.tf.destroy(&[]);
+            if !run.success() {
+                eprintln!("[acceptance] cleanup destroy failed:\n{run}");
+            }
+        }
+        self.cluster.kube.delete_namespace(&self.namespace);
+        if std::env::var_os("KUDO_TEST_KEEP").is_some() {
+            if let Some(tmp) = self.tmp.take() {
+                eprintln!("[acceptance] kept {}", tmp.keep().display());
+            }
+        }
+    }
+}
+
+/// The CLI configuration that makes Terraform use our freshly built binary for
+/// `kudo/kudo` without `terraform init` or a registry.
+fn cli_config_text() -> String {
+    let dir = provider_binary()
+        .parent()
+        .expect("provider binary has a parent folder");
+    format!(
+        "provider_installation {{\n  dev_overrides {{\n    \"kudo/kudo\" = {dir:?}\n  }}\n  direct {{}}\n}}\n",
+        dir = dir.display().to_string()
+    )
+}
+
+/// `kudo-acc-<test>-<suffix>`: a valid DNS label, unique across processes and runs
+/// (tests against a shared real cluster must not collide).
+fn unique_namespace(test_name: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let suffix = format!(
+        "{:x}{:x}{:x}",
+        std::process::id() & 0xffff,
+        nanos & 0xfffff,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut base: String = test_name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    base.truncate(63 - "kudo-acc--".len() - suffix.len());
+    format!("kudo-acc-{}-{suffix}", base.trim_matches('-'))
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap_or_else(|e| panic!("mkdir {}: {e}", dst.display()));
+    let entries = std::fs::read_dir(src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+    for entry in entries {
+        let entry = entry.expect("dir entry");
+        let name = entry.file_name();
+        // Local Terraform leftovers of someone who ran the example by hand.
+        if name == ".terraform" || name.to_string_lossy().starts_with("terraform.tfstate") {
+            continue;
+        }
+        let from = entry.path();
+        let to = dst.join(&name);
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&from, &to);
+        } else {
+            std::fs::copy(&from, &to)
+                .unwrap_or_else(|e| panic!("copy {} -> {}: {e}", from.display(), to.display()));
+        }
+    }
+}

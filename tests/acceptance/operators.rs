@@ -1,0 +1,157 @@
+//! Real KUDO packages from `../shared/fixtures/operators`: install, check the objects,
+//! a second plan is empty, destroy leaves nothing behind.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::harness::{State, TestContext, fixture_operator};
+use crate::skip;
+
+/// A root module installing `package` as `kudo_instance.this` named `instance`.
+fn config(package: &Path, instance: &str, params: &[(&str, &str)]) -> String {
+    let params: String = params
+        .iter()
+        .map(|(k, v)| format!("    {k} = {v:?}\n"))
+        .collect();
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kudo = {{
+      source = "kudo/kudo"
+    }}
+  }}
+}}
+
+variable "namespace" {{
+  type = string
+}}
+
+provider "kudo" {{}}
+
+resource "kudo_operator" "this" {{
+  package   = {package:?}
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "this" {{
+  name      = {instance:?}
+  namespace = var.namespace
+  operator  = kudo_operator.this.id
+  parameters = {{
+{params}  }}
+}}
+"#,
+        package = package.display().to_string(),
+    )
+}
+
+/// Apply, check state and the Instance object, then check that a second plan is
+/// empty. Returns the state for package-specific checks.
+fn install(ctx: &TestContext, instance: &str) -> State {
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let inst = state
+        .resource("kudo_instance.this")
+        .expect("instance in state");
+    assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
+    assert_eq!(inst["last_plan"], "deploy", "{inst:#}");
+    let obj = ctx
+        .kube()
+        .instance(&ctx.namespace, instance)
+        .expect("Instance object exists");
+    assert_eq!(
+        obj["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+        "{obj:#}"
+    );
+
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    state
+}
+
+/// Destroy, then nothing labelled with the instance may remain.
+fn uninstall(ctx: &TestContext, instance: &str) {
+    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    ctx.mark_cleaned();
+    let left = ctx.instance_objects(instance);
+    assert!(left.is_empty(), "objects left after destroy: {left:#?}");
+    assert!(ctx.kube().instance(&ctx.namespace, instance).is_none());
+}
+
+/// The `objects` entry of a given kind, so tests follow the apiVersion the package
+/// actually used (e.g. policy/v1beta1 for zookeeper's PDB).
+fn object_of_kind<'a>(state: &'a State, kind: &str) -> &'a Value {
+    let inst = state
+        .resource("kudo_instance.this")
+        .expect("instance in state");
+    inst["objects"]
+        .as_array()
+        .and_then(|objs| objs.iter().find(|o| o["kind"] == kind))
+        .unwrap_or_else(|| panic!("no {kind} in objects: {inst:#}"))
+}
+
+#[test]
+fn zookeeper_with_three_nodes() {
+    let Some(pkg) = fixture_operator("zookeeper") else {
+        skip!("../shared/fixtures/operators/zookeeper not found (clone without ../shared)");
+    };
+    let ctx = TestContext::new("zookeeper");
+    ctx.write("main.tf", &config(&pkg, "zk", &[("NODE_COUNT", "3")]));
+    let ns = ctx.namespace.as_str();
+    let state = install(&ctx, "zk");
+
+    let kube = ctx.kube();
+    let sts = kube.must_get("apps/v1", "StatefulSet", Some(ns), "zk-zookeeper");
+    assert_eq!(sts["spec"]["replicas"], 3, "{sts:#}");
+    assert_eq!(
+        sts["metadata"]["labels"]["kudo.dev/instance"], "zk",
+        "{sts:#}"
+    );
+    // KUDO labels pod templates too, so selectors such as the PDB's match the pods.
+    assert_eq!(
+        sts["spec"]["template"]["metadata"]["labels"]["kudo.dev/instance"], "zk",
+        "{sts:#}"
+    );
+    for svc in ["zk-hs", "zk-cs"] {
+        kube.must_get("v1", "Service", Some(ns), svc);
+    }
+    let pdb = object_of_kind(&state, "PodDisruptionBudget");
+    let pdb_api = pdb["api_version"].as_str().expect("api_version");
+    kube.must_get(pdb_api, "PodDisruptionBudget", Some(ns), "zk-pdb");
+    // The deploy plan's last step deletes the validation Job it ran.
+    assert!(
+        kube.get("batch/v1", "Job", Some(ns), "zk-validation")
+            .is_none(),
+        "validation Job should be removed by the cleanup step"
+    );
+
+    uninstall(&ctx, "zk");
+}
+
+#[test]
+fn first_operator_lifecycle() {
+    let Some(pkg) = fixture_operator("first-operator") else {
+        skip!("../shared/fixtures/operators/first-operator not found (clone without ../shared)");
+    };
+    let ctx = TestContext::new("first-operator");
+    ctx.write("main.tf", &config(&pkg, "first", &[]));
+    let ns = ctx.namespace.as_str();
+    let state = install(&ctx, "first");
+
+    let inst = state.resource("kudo_instance.this").expect("instance");
+    assert_eq!(inst["effective_parameters"]["replicas"], "2", "{inst:#}");
+    // The template names no namespace: KUDO puts namespaced objects in the instance's.
+    let deploy = ctx
+        .kube()
+        .must_get("apps/v1", "Deployment", Some(ns), "nginx-deployment");
+    assert_eq!(deploy["spec"]["replicas"], 2, "{deploy:#}");
+    assert_eq!(
+        deploy["metadata"]["labels"]["kudo.dev/operator"], "first-operator",
+        "{deploy:#}"
+    );
+
+    uninstall(&ctx, "first");
+}

@@ -1,0 +1,165 @@
+//! The README's quickstart example, end to end, as a user runs it.
+
+use serde_json::Value;
+
+use crate::harness::TestContext;
+
+const OV_NAME: &str = "webapp-1.27.0-0.1.0";
+
+/// `kind/name` of every entry of a `kudo_instance.objects` attribute.
+fn object_names(instance: &Value) -> Vec<String> {
+    let mut names: Vec<String> = instance["objects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("objects is not a list: {instance:#}"))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap_or("?"),
+                o["name"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn quickstart_apply_is_stable_and_destroy_is_clean() {
+    let ctx = TestContext::new("quickstart");
+    ctx.use_example("quickstart");
+    let ns = ctx.namespace.as_str();
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+
+    // What Terraform recorded.
+    let state = ctx.tf.state();
+    let op = state
+        .resource("kudo_operator.webapp")
+        .expect("operator in state");
+    assert_eq!(op["id"], format!("{ns}/{OV_NAME}").as_str(), "{op:#}");
+    assert_eq!(op["name"], "webapp");
+    assert_eq!(op["operator_version"], "0.1.0");
+    assert_eq!(op["app_version"], "1.27.0");
+    assert_eq!(op["operator_version_name"], OV_NAME);
+
+    let inst = state
+        .resource("kudo_instance.web")
+        .expect("instance in state");
+    assert_eq!(inst["id"], format!("{ns}/web").as_str(), "{inst:#}");
+    assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
+    assert_eq!(inst["last_plan"], "deploy", "{inst:#}");
+    // Defaults are filled in next to the values the configuration set.
+    assert_eq!(inst["effective_parameters"]["REPLICAS"], "2", "{inst:#}");
+    assert_eq!(
+        inst["effective_parameters"]["IMAGE"], "nginx:1.27-alpine",
+        "{inst:#}"
+    );
+    assert_eq!(
+        object_names(inst),
+        ["ConfigMap/web-content", "Deployment/web", "Service/web"],
+        "{inst:#}"
+    );
+
+    let outputs = ctx.tf.outputs();
+    assert_eq!(outputs["status"], "COMPLETE");
+    assert_eq!(outputs["operator_version"], OV_NAME);
+
+    // What the cluster holds.
+    let kube = ctx.kube();
+    kube.must_get("kudo.dev/v1beta1", "Operator", Some(ns), "webapp");
+    let ov = kube.must_get("kudo.dev/v1beta1", "OperatorVersion", Some(ns), OV_NAME);
+    assert_eq!(ov["spec"]["version"], "0.1.0", "{ov:#}");
+    let instance = kube.instance(ns, "web").expect("Instance object");
+    assert_eq!(
+        instance["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+        "{instance:#}"
+    );
+    let deploy = kube.must_get("apps/v1", "Deployment", Some(ns), "web");
+    assert_eq!(deploy["spec"]["replicas"], 2, "{deploy:#}");
+    assert_eq!(
+        deploy["metadata"]["labels"]["kudo.dev/instance"], "web",
+        "{deploy:#}"
+    );
+    assert_eq!(
+        deploy["metadata"]["labels"]["heritage"], "kudo",
+        "{deploy:#}"
+    );
+    let cm = kube.must_get("v1", "ConfigMap", Some(ns), "web-content");
+    assert_eq!(
+        cm["data"]["MESSAGE"], "Hello from KUDO on Terraform",
+        "{cm:#}"
+    );
+    kube.must_get("v1", "Service", Some(ns), "web");
+
+    // A second plan right after apply must be empty: no perpetual diff.
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    ctx.mark_cleaned();
+    let left = ctx.instance_objects("web");
+    assert!(left.is_empty(), "objects left after destroy: {left:#?}");
+    assert!(
+        kube.instance(ns, "web").is_none(),
+        "Instance left after destroy"
+    );
+    assert!(ctx.tf.state().is_empty(), "state not empty after destroy");
+}
+
+#[test]
+fn quickstart_parameter_change_updates_the_objects() {
+    let ctx = TestContext::new("quickstart-update");
+    ctx.use_example("quickstart");
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+
+    // The plan shows an in-place update of the instance, not a replacement.
+    let plan = ctx.tf.plan(&[
+        "-detailed-exitcode",
+        "-var=replicas=3",
+        "-var=message=Updated",
+    ]);
+    assert_eq!(plan.code, Some(2), "expected changes:\n{plan}");
+    assert!(
+        plan.stdout
+            .contains("kudo_instance.web will be updated in-place"),
+        "{plan}"
+    );
+    assert!(
+        plan.stdout.contains("0 to add, 1 to change, 0 to destroy"),
+        "{plan}"
+    );
+
+    ctx.tf
+        .apply(&["-var=replicas=3", "-var=message=Updated"])
+        .assert_success();
+    let state = ctx.tf.state();
+    let inst = state
+        .resource("kudo_instance.web")
+        .expect("instance in state");
+    assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
+    assert_eq!(inst["effective_parameters"]["REPLICAS"], "3", "{inst:#}");
+
+    let kube = ctx.kube();
+    let deploy = kube.must_get("apps/v1", "Deployment", Some(ns), "web");
+    assert_eq!(deploy["spec"]["replicas"], 3, "{deploy:#}");
+    let cm = kube.must_get("v1", "ConfigMap", Some(ns), "web-content");
+    assert_eq!(cm["data"]["MESSAGE"], "Updated", "{cm:#}");
+    let instance = kube.instance(ns, "web").expect("Instance object");
+    assert_eq!(
+        instance["spec"]["parameters"]["REPLICAS"], "3",
+        "{instance:#}"
+    );
+
+    ctx.tf
+        .plan(&[
+            "-detailed-exitcode",
+            "-var=replicas=3",
+            "-var=message=Updated",
+        ])
+        .assert_success()
+        .assert_output_contains("No changes");
+}
