@@ -77,7 +77,10 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             );
             continue;
         }
-        if repositories.iter().any(|r: &RepositoryConfig| r.name == name) {
+        if repositories
+            .iter()
+            .any(|r: &RepositoryConfig| r.name == name)
+        {
             diags.push(
                 Diagnostic::error(
                     "Duplicate repository name",
@@ -122,7 +125,10 @@ mod tests {
             ),
         ]);
         let parsed = parse(&config).expect("valid config");
-        assert_eq!(parsed.connection.host.as_deref(), Some("https://127.0.0.1:6443"));
+        assert_eq!(
+            parsed.connection.host.as_deref(),
+            Some("https://127.0.0.1:6443")
+        );
         assert!(parsed.connection.insecure);
         assert_eq!(parsed.repositories[0].priority, 5);
     }
@@ -132,7 +138,10 @@ mod tests {
         let config = Value::object([("client_certificate", Value::string("PEM"))]);
         let diags = parse(&config).expect_err("must fail");
         assert!(diags[0].detail.contains("client_key"));
-        assert_eq!(diags[0].attribute, Some(AttributePath::attribute("client_key")));
+        assert_eq!(
+            diags[0].attribute,
+            Some(AttributePath::attribute("client_key"))
+        );
     }
 
     #[test]

@@ -42,7 +42,10 @@ fn object_value(r: &ObjectRef) -> Value {
     Value::object([
         ("api_version", Value::string(&r.api_version)),
         ("kind", Value::string(&r.kind)),
-        ("namespace", Value::string(r.namespace.clone().unwrap_or_default())),
+        (
+            "namespace",
+            Value::string(r.namespace.clone().unwrap_or_default()),
+        ),
         ("name", Value::string(&r.name)),
     ])
 }
@@ -84,7 +87,9 @@ pub fn validate(config: &Value) -> Vec<Diagnostic> {
                 diags.push(
                     Diagnostic::error(
                         "Invalid timeout",
-                        format!("{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."),
+                        format!(
+                            "{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."
+                        ),
                     )
                     .with_attribute(AttributePath::attribute("timeouts").attr(op)),
                 );
@@ -126,7 +131,10 @@ async fn find_package(
     }
 }
 
-fn parameter_diagnostics(pkg: &Package, params: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
+fn parameter_diagnostics(
+    pkg: &Package,
+    params: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
     pkg.effective_params(params).map_err(|errs| {
         errs.into_iter()
             .map(|e| {
@@ -141,7 +149,11 @@ fn parameter_diagnostics(pkg: &Package, params: &BTreeMap<String, String>) -> Re
                         "{e}.\nOperator {} {} declares: {}.",
                         pkg.operator.name,
                         pkg.operator.operator_version,
-                        pkg.parameters.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                        pkg.parameters
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )
                 .with_attribute(path)
@@ -167,8 +179,9 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     planned.set_attr("namespace", Value::string(&namespace));
     planned.set_attr(
         "id",
-        name.as_ref()
-            .map_or(Value::Unknown, |n| Value::string(format!("{namespace}/{n}"))),
+        name.as_ref().map_or(Value::Unknown, |n| {
+            Value::string(format!("{namespace}/{n}"))
+        }),
     );
 
     let mut diagnostics = Vec::new();
@@ -177,7 +190,12 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let pkg = match &operator {
         Some(id) => match find_package(session, id, true).await {
             Ok(p) => p,
-            Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+            Err(d) => {
+                return PlanResponse {
+                    diagnostics: vec![d],
+                    ..Default::default()
+                };
+            }
         },
         None => None,
     };
@@ -186,7 +204,12 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     if let (Some(pkg), Some(params)) = (&pkg, &params) {
         match parameter_diagnostics(pkg, params) {
             Ok(e) => effective = Some(e),
-            Err(d) => return PlanResponse { diagnostics: d, ..Default::default() },
+            Err(d) => {
+                return PlanResponse {
+                    diagnostics: d,
+                    ..Default::default()
+                };
+            }
         }
     }
     let digest = pkg.as_ref().map(packages::digest);
@@ -218,8 +241,10 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                         && let Err(e) = engine::check_immutable(pkg, None, &old_params, new_params)
                     {
                         return PlanResponse {
-                            diagnostics: vec![Diagnostic::error("Parameter cannot change", e.message)
-                                .with_attribute(AttributePath::attribute("parameters"))],
+                            diagnostics: vec![
+                                Diagnostic::error("Parameter cannot change", e.message)
+                                    .with_attribute(AttributePath::attribute("parameters")),
+                            ],
                             ..Default::default()
                         };
                     }
@@ -228,8 +253,13 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                             Ok(p) => Some(Value::string(p)),
                             Err(e) => {
                                 return PlanResponse {
-                                    diagnostics: vec![Diagnostic::error("Cannot choose the plan to run", e.message)
-                                        .with_attribute(AttributePath::attribute("parameters"))],
+                                    diagnostics: vec![
+                                        Diagnostic::error(
+                                            "Cannot choose the plan to run",
+                                            e.message,
+                                        )
+                                        .with_attribute(AttributePath::attribute("parameters")),
+                                    ],
                                     ..Default::default()
                                 };
                             }
@@ -248,7 +278,13 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     match plan_to_run {
         None => {
             // Nothing to do: keep what the state says.
-            for attr in ["status", "last_plan", "objects", "effective_parameters", "operator_digest"] {
+            for attr in [
+                "status",
+                "last_plan",
+                "objects",
+                "effective_parameters",
+                "operator_digest",
+            ] {
                 planned.set_attr(attr, prior.get(attr).clone());
             }
         }
@@ -298,7 +334,11 @@ async fn with_timeout<T>(
     }
 }
 
-pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationToken) -> ApplyResponse {
+pub async fn apply(
+    session: &Session,
+    req: ApplyRequest,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
     let prior = req.prior_state;
     let planned = req.planned_state;
     let fail = |state: Value, d: Diagnostic| ApplyResponse {
@@ -316,7 +356,11 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
 
     let namespace = namespace_of(&planned);
     let name = planned.get("name").as_str().unwrap_or_default().to_string();
-    let operator = planned.get("operator").as_str().unwrap_or_default().to_string();
+    let operator = planned
+        .get("operator")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let pkg = match find_package(session, &operator, false).await {
         Ok(Some(p)) => p,
         Ok(None) => {
@@ -334,7 +378,13 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
     let params = parameters_of(&planned).unwrap_or_default();
     let effective = match parameter_diagnostics(&pkg, &params) {
         Ok(e) => e,
-        Err(d) => return ApplyResponse { new_state: prior, diagnostics: d, ..Default::default() },
+        Err(d) => {
+            return ApplyResponse {
+                new_state: prior,
+                diagnostics: d,
+                ..Default::default()
+            };
+        }
     };
     let plan_name = planned
         .get("last_plan")
@@ -377,29 +427,57 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
                 .unwrap_or(STATUS_COMPLETE)
                 .to_string();
             state.set_attr("status", Value::string(status));
-            state.set_attr("objects", Value::list(outcome.inventory.iter().map(object_value)));
-            ApplyResponse { new_state: state, ..Default::default() }
+            state.set_attr(
+                "objects",
+                Value::list(outcome.inventory.iter().map(object_value)),
+            );
+            ApplyResponse {
+                new_state: state,
+                ..Default::default()
+            }
         }
         Err(e) => {
             // Record what exists so the next plan re-runs the plan (status is not
             // COMPLETE) and destroy finds every object (they also carry the instance label).
             let status = if e.fatal { "FATAL_ERROR" } else { "ERROR" };
             state.set_attr("status", Value::string(status));
-            let objects = if prior.is_null() { Vec::new() } else { previous };
+            let objects = if prior.is_null() {
+                Vec::new()
+            } else {
+                previous
+            };
             state.set_attr("objects", Value::list(objects.iter().map(object_value)));
-            fail(state, engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e))
+            fail(
+                state,
+                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e),
+            )
         }
     }
 }
 
-async fn destroy(session: &Session, cluster: &Cluster, prior: Value, cancel: &CancellationToken) -> ApplyResponse {
+async fn destroy(
+    session: &Session,
+    cluster: &Cluster,
+    prior: Value,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
     let namespace = namespace_of(&prior);
     let name = prior.get("name").as_str().unwrap_or_default().to_string();
     let limit = match timeouts::timeout(&prior, "delete", DEFAULT_DELETE) {
         Ok(l) => l,
-        Err(d) => return ApplyResponse { new_state: prior, diagnostics: vec![d], ..Default::default() },
+        Err(d) => {
+            return ApplyResponse {
+                new_state: prior,
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
     };
-    let operator = prior.get("operator").as_str().unwrap_or_default().to_string();
+    let operator = prior
+        .get("operator")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     // The package is needed only for the `cleanup` plan; without it the objects still go.
     let pkg = find_package(session, &operator, false).await.ok().flatten();
     let params = parameters_of(&prior).unwrap_or_default();
@@ -409,14 +487,20 @@ async fn destroy(session: &Session, cluster: &Cluster, prior: Value, cancel: &Ca
         &namespace,
         &name,
         &inventory,
-        pkg.as_ref().map(|package| Cleanup { package, parameters: &params }),
+        pkg.as_ref().map(|package| Cleanup {
+            package,
+            parameters: &params,
+        }),
         cancel,
     );
     match with_timeout(limit, "uninstall", work).await {
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,
-            diagnostics: vec![engine_diagnostic(&format!("Cannot remove instance {name}"), &e)],
+            diagnostics: vec![engine_diagnostic(
+                &format!("Cannot remove instance {name}"),
+                &e,
+            )],
             ..Default::default()
         },
     }
@@ -448,10 +532,19 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     let instance = match cluster.get(&engine::instance_ref(&namespace, &name)).await {
         Ok(Some(i)) => i,
         Ok(None) => return keep(Value::Null, Vec::new()),
-        Err(e) => return keep(state, vec![Diagnostic::error("Cannot read the instance", e.to_string())]),
+        Err(e) => {
+            return keep(
+                state,
+                vec![Diagnostic::error("Cannot read the instance", e.to_string())],
+            );
+        }
     };
     let mut fresh = state.clone();
-    let plan = state.get("last_plan").as_str().unwrap_or("deploy").to_string();
+    let plan = state
+        .get("last_plan")
+        .as_str()
+        .unwrap_or("deploy")
+        .to_string();
     if let Some(status) = instance_status(&instance, &plan) {
         fresh.set_attr("status", Value::string(status));
     }
@@ -464,7 +557,15 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
                     fresh.set_attr("status", Value::string(STATUS_DRIFTED));
                     break;
                 }
-                Err(e) => return keep(state, vec![Diagnostic::error("Cannot read a managed object", e.to_string())]),
+                Err(e) => {
+                    return keep(
+                        state,
+                        vec![Diagnostic::error(
+                            "Cannot read a managed object",
+                            e.to_string(),
+                        )],
+                    );
+                }
             }
         }
     }
@@ -472,9 +573,18 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
 }
 
 pub async fn import(session: &Session, id: &str) -> ImportResponse {
-    let fail = |d: Diagnostic| ImportResponse { imported: Vec::new(), diagnostics: vec![d] };
-    let Some((namespace, name)) = id.split_once('/').filter(|(n, m)| !n.is_empty() && !m.is_empty()) else {
-        return fail(Diagnostic::error("Invalid import id", format!("{id:?} is not `<namespace>/<name>`.")));
+    let fail = |d: Diagnostic| ImportResponse {
+        imported: Vec::new(),
+        diagnostics: vec![d],
+    };
+    let Some((namespace, name)) = id
+        .split_once('/')
+        .filter(|(n, m)| !n.is_empty() && !m.is_empty())
+    else {
+        return fail(Diagnostic::error(
+            "Invalid import id",
+            format!("{id:?} is not `<namespace>/<name>`."),
+        ));
     };
     let cluster = match session.cluster().await {
         Ok(c) => c,
@@ -482,10 +592,18 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     };
     let instance = match cluster.get(&engine::instance_ref(namespace, name)).await {
         Ok(Some(i)) => i,
-        Ok(None) => return fail(Diagnostic::error("Nothing to import", format!("There is no Instance {name} in namespace {namespace}."))),
+        Ok(None) => {
+            return fail(Diagnostic::error(
+                "Nothing to import",
+                format!("There is no Instance {name} in namespace {namespace}."),
+            ));
+        }
         Err(e) => return fail(Diagnostic::error("Cannot read the instance", e.to_string())),
     };
-    let ov_name = instance.pointer("/spec/operatorVersion/name").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let ov_name = instance
+        .pointer("/spec/operatorVersion/name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
     let ov_namespace = instance
         .pointer("/spec/operatorVersion/namespace")
         .and_then(serde_json::Value::as_str)
@@ -495,7 +613,11 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     let params: BTreeMap<String, String> = instance
         .pointer("/spec/parameters")
         .and_then(serde_json::Value::as_object)
-        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
         .unwrap_or_default();
     // The plan that ran last is the one with the newest timestamp.
     let last_plan = instance
@@ -504,8 +626,15 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .and_then(|plans| {
             plans
                 .iter()
-                .filter(|(_, s)| s.get("status").and_then(serde_json::Value::as_str) != Some("NEVER_RUN"))
-                .max_by_key(|(_, s)| s.get("lastUpdatedTimestamp").and_then(serde_json::Value::as_str).unwrap_or_default().to_string())
+                .filter(|(_, s)| {
+                    s.get("status").and_then(serde_json::Value::as_str) != Some("NEVER_RUN")
+                })
+                .max_by_key(|(_, s)| {
+                    s.get("lastUpdatedTimestamp")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                })
                 .map(|(k, _)| k.clone())
         })
         .unwrap_or_else(|| "deploy".to_string());
@@ -515,29 +644,58 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .await
     {
         Ok(list) => {
-            let mut refs: Vec<ObjectRef> = list.iter().filter_map(|o| ObjectRef::from_object(o).ok()).collect();
+            let mut refs: Vec<ObjectRef> = list
+                .iter()
+                .filter_map(|o| ObjectRef::from_object(o).ok())
+                .collect();
             refs.sort();
             refs
         }
-        Err(e) => return fail(Diagnostic::error("Cannot list the instance's objects", e.to_string())),
+        Err(e) => {
+            return fail(Diagnostic::error(
+                "Cannot list the instance's objects",
+                e.to_string(),
+            ));
+        }
     };
-    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name).await.ok().flatten();
+    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
+        .await
+        .ok()
+        .flatten();
     let effective = pkg.as_ref().and_then(|p| p.effective_params(&params).ok());
     let state = Value::object([
         ("name", Value::string(name)),
         ("namespace", Value::string(namespace)),
         ("operator", Value::string(operator)),
-        ("parameters", if params.is_empty() { Value::Null } else { string_map(&params) }),
+        (
+            "parameters",
+            if params.is_empty() {
+                Value::Null
+            } else {
+                string_map(&params)
+            },
+        ),
         ("id", Value::string(format!("{namespace}/{name}"))),
         ("status", Value::string(status)),
         ("last_plan", Value::string(last_plan)),
-        ("effective_parameters", effective.as_ref().map_or(Value::Null, string_map)),
+        (
+            "effective_parameters",
+            effective.as_ref().map_or(Value::Null, string_map),
+        ),
         ("objects", Value::list(objects.iter().map(object_value))),
-        ("operator_digest", pkg.as_ref().map_or(Value::Null, |p| Value::string(packages::digest(p)))),
+        (
+            "operator_digest",
+            pkg.as_ref()
+                .map_or(Value::Null, |p| Value::string(packages::digest(p))),
+        ),
         ("timeouts", Value::Null),
     ]);
     ImportResponse {
-        imported: vec![ImportedResource { type_name: schema::INSTANCE.to_string(), state, private: Vec::new() }],
+        imported: vec![ImportedResource {
+            type_name: schema::INSTANCE.to_string(),
+            state,
+            private: Vec::new(),
+        }],
         diagnostics: Vec::new(),
     }
 }

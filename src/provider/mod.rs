@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, Diagnostic, ImportResponse, PlanRequest, PlanResponse,
-    Provider, ProviderSchemas, ReadRequest, ReadResponse, Value,
+    ApplyRequest, ApplyResponse, Diagnostic, ImportResponse, PlanRequest, PlanResponse, Provider,
+    ProviderSchemas, ReadRequest, ReadResponse, Value,
 };
 use tokio::sync::{OnceCell, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -130,7 +130,13 @@ impl Provider for KudoProvider {
     async fn read_resource(&self, req: ReadRequest) -> ReadResponse {
         let session = match self.session().await {
             Ok(s) => s,
-            Err(d) => return ReadResponse { new_state: req.current_state, private: req.private, diagnostics: vec![d] },
+            Err(d) => {
+                return ReadResponse {
+                    new_state: req.current_state,
+                    private: req.private,
+                    diagnostics: vec![d],
+                };
+            }
         };
         match req.type_name.as_str() {
             schema::OPERATOR => operator::read(&session, req).await,
@@ -146,37 +152,63 @@ impl Provider for KudoProvider {
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
         let session = match self.session().await {
             Ok(s) => s,
-            Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+            Err(d) => {
+                return PlanResponse {
+                    diagnostics: vec![d],
+                    ..Default::default()
+                };
+            }
         };
         match req.type_name.as_str() {
             schema::OPERATOR => operator::plan(&session, req).await,
             schema::INSTANCE => instance::plan(&session, req).await,
-            other => PlanResponse { diagnostics: vec![unknown_type(other)], ..Default::default() },
+            other => PlanResponse {
+                diagnostics: vec![unknown_type(other)],
+                ..Default::default()
+            },
         }
     }
 
     async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse {
         let session = match self.session().await {
             Ok(s) => s,
-            Err(d) => return ApplyResponse { new_state: req.prior_state, diagnostics: vec![d], ..Default::default() },
+            Err(d) => {
+                return ApplyResponse {
+                    new_state: req.prior_state,
+                    diagnostics: vec![d],
+                    ..Default::default()
+                };
+            }
         };
         let cancel = self.stop.child_token();
         match req.type_name.as_str() {
             schema::OPERATOR => operator::apply(&session, req, &cancel).await,
             schema::INSTANCE => instance::apply(&session, req, &cancel).await,
-            other => ApplyResponse { new_state: req.prior_state, diagnostics: vec![unknown_type(other)], ..Default::default() },
+            other => ApplyResponse {
+                new_state: req.prior_state,
+                diagnostics: vec![unknown_type(other)],
+                ..Default::default()
+            },
         }
     }
 
     async fn import_resource_state(&self, type_name: &str, id: &str) -> ImportResponse {
         let session = match self.session().await {
             Ok(s) => s,
-            Err(d) => return ImportResponse { imported: Vec::new(), diagnostics: vec![d] },
+            Err(d) => {
+                return ImportResponse {
+                    imported: Vec::new(),
+                    diagnostics: vec![d],
+                };
+            }
         };
         match type_name {
             schema::OPERATOR => operator::import(&session, id).await,
             schema::INSTANCE => instance::import(&session, id).await,
-            other => ImportResponse { imported: Vec::new(), diagnostics: vec![unknown_type(other)] },
+            other => ImportResponse {
+                imported: Vec::new(),
+                diagnostics: vec![unknown_type(other)],
+            },
         }
     }
 

@@ -38,14 +38,20 @@ fn state_for(pkg: &Package, package_attr: Value, namespace: &str) -> Value {
         ("namespace", Value::string(namespace)),
         ("id", Value::string(format!("{namespace}/{ov_name}"))),
         ("name", Value::string(&pkg.operator.name)),
-        ("operator_version", Value::string(&pkg.operator.operator_version)),
-        ("app_version", Value::opt_string(pkg.operator.app_version.clone())),
+        (
+            "operator_version",
+            Value::string(&pkg.operator.operator_version),
+        ),
+        (
+            "app_version",
+            Value::opt_string(pkg.operator.app_version.clone()),
+        ),
         ("operator_version_name", Value::string(ov_name)),
         ("digest", Value::string(packages::digest(pkg))),
     ])
 }
 
-pub async fn plan(_session: &Session, req: PlanRequest) -> PlanResponse {
+pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let proposed = req.proposed_new_state;
     if proposed.is_null() {
         return PlanResponse::default();
@@ -63,8 +69,20 @@ pub async fn plan(_session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     };
-    let pkg = match packages::load_source(&source) {
-        Ok(p) => p,
+    let repositories = session.config.repositories.clone();
+    let loaded = {
+        let source = source.clone();
+        // Loading may download; keep it off the async workers.
+        tokio::task::spawn_blocking(move || packages::load_source(&source, &repositories)).await
+    };
+    let pkg = match loaded {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            return PlanResponse {
+                diagnostics: vec![package_error(&source, e)],
+                ..Default::default()
+            };
+        }
         Err(e) => {
             return PlanResponse {
                 diagnostics: vec![package_error(&source, e)],
@@ -73,12 +91,20 @@ pub async fn plan(_session: &Session, req: PlanRequest) -> PlanResponse {
         }
     };
     let namespace = namespace_of(&proposed);
-    let mut diagnostics = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
+        .into_iter()
+        .map(|w| {
+            Diagnostic::warning("Operator package verification", w)
+                .with_attribute(AttributePath::attribute("package"))
+        })
+        .collect();
     if let Err(e) = PlanCache::from_env().store(&namespace, &pkg) {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
-            format!("Instances of this operator cannot check their parameters during this plan: {e}"),
+            format!(
+                "Instances of this operator cannot check their parameters during this plan: {e}"
+            ),
         ));
     }
     let planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
@@ -90,7 +116,11 @@ pub async fn plan(_session: &Session, req: PlanRequest) -> PlanResponse {
     }
 }
 
-pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationToken) -> ApplyResponse {
+pub async fn apply(
+    session: &Session,
+    req: ApplyRequest,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
     let prior = req.prior_state;
     let planned = req.planned_state;
     let fail = |state: Value, d: Diagnostic| ApplyResponse {
@@ -107,9 +137,19 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
         return destroy(&cluster, prior, cancel).await;
     }
 
-    let source = planned.get("package").as_str().unwrap_or_default().to_string();
-    let pkg = match packages::load_source(&source) {
-        Ok(p) => p,
+    let source = planned
+        .get("package")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let repositories = session.config.repositories.clone();
+    let loaded = {
+        let source = source.clone();
+        tokio::task::spawn_blocking(move || packages::load_source(&source, &repositories)).await
+    };
+    let pkg = match loaded {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return fail(prior, package_error(&source, e)),
         Err(e) => return fail(prior, package_error(&source, e)),
     };
     let namespace = namespace_of(&planned);
@@ -125,10 +165,16 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
         );
     }
     if let Err(e) = cluster.ensure_kudo_crds().await {
-        return fail(prior, Diagnostic::error("Cannot install the KUDO CRDs", e.to_string()));
+        return fail(
+            prior,
+            Diagnostic::error("Cannot install the KUDO CRDs", e.to_string()),
+        );
     }
     if let Err(e) = engine::install_operator(&cluster, &pkg, &namespace).await {
-        return fail(prior, Diagnostic::error("Cannot install the operator", e.to_string()));
+        return fail(
+            prior,
+            Diagnostic::error("Cannot install the operator", e.to_string()),
+        );
     }
     // A version change leaves the previous OperatorVersion unused: instances move to the
     // new one when they are updated after this resource.
@@ -159,7 +205,11 @@ pub async fn apply(session: &Session, req: ApplyRequest, cancel: &CancellationTo
     }
 }
 
-async fn destroy(cluster: &kudo_engine::cluster::Cluster, prior: Value, cancel: &CancellationToken) -> ApplyResponse {
+async fn destroy(
+    cluster: &kudo_engine::cluster::Cluster,
+    prior: Value,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
     let namespace = namespace_of(&prior);
     let name = prior.get("name").as_str().unwrap_or_default().to_string();
     let ov_name = prior
@@ -171,7 +221,10 @@ async fn destroy(cluster: &kudo_engine::cluster::Cluster, prior: Value, cancel: 
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,
-            diagnostics: vec![Diagnostic::error("Cannot remove the operator", e.to_string())],
+            diagnostics: vec![Diagnostic::error(
+                "Cannot remove the operator",
+                e.to_string(),
+            )],
             ..Default::default()
         },
     }
@@ -186,7 +239,10 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     };
     let (Some(namespace), Some(ov_name)) = (
         state.get("namespace").as_str().map(str::to_string),
-        state.get("operator_version_name").as_str().map(str::to_string),
+        state
+            .get("operator_version_name")
+            .as_str()
+            .map(str::to_string),
     ) else {
         return keep(state, Vec::new());
     };

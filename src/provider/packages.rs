@@ -6,15 +6,51 @@
 //! `kudo_operator` plans first (the instance references its id) and leaves the package
 //! it read under the Terraform data directory, keyed by `<namespace>/<ov-name>`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use kudo_package::{Package, PackageError};
+use kudo_package::{LoadContext, Package, PackageError, Repository, Severity};
+
+use super::config::RepositoryConfig;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-/// Reads a package from the `package` attribute's text.
-pub fn load_source(source: &str) -> Result<Package, PackageError> {
-    Package::load_dir(Path::new(source))
+/// Terraform's data directory for this configuration (`.terraform` unless `TF_DATA_DIR`).
+fn data_dir() -> PathBuf {
+    std::env::var_os("TF_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(".terraform"))
+}
+
+/// Reads a package from the `package` attribute's text: a folder, a `.tgz`, an http(s)
+/// URL, or `name[@version]` looked up in the provider's repositories. Downloads are
+/// kept by digest so that plan and apply read the same bytes.
+pub fn load_source(
+    source: &str,
+    repositories: &[RepositoryConfig],
+) -> Result<Package, PackageError> {
+    let ctx = LoadContext {
+        repositories: repositories
+            .iter()
+            .map(|r| Repository {
+                name: r.name.clone(),
+                url: r.url.clone(),
+                priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
+            })
+            .collect(),
+        cache_dir: Some(data_dir().join("kudo").join("downloads")),
+        base_dir: None,
+    };
+    kudo_package::load(source, &ctx)
+}
+
+/// Verification warnings, as KUDO's `package verify` reports them; errors already
+/// stopped `load_source`.
+pub fn warnings(pkg: &Package) -> Vec<String> {
+    kudo_package::verify(pkg)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .map(|f| f.to_string())
+        .collect()
 }
 
 /// Content digest of what gets installed: a template, task, plan or parameter change
@@ -38,11 +74,8 @@ pub struct PlanCache {
 
 impl PlanCache {
     pub fn from_env() -> PlanCache {
-        let data_dir = std::env::var_os("TF_DATA_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(".terraform"));
         PlanCache {
-            dir: data_dir.join("kudo").join("operators"),
+            dir: data_dir().join("kudo").join("operators"),
         }
     }
 
@@ -99,6 +132,7 @@ pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn fixture(name: &str) -> Option<PathBuf> {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -107,15 +141,20 @@ mod tests {
         if p.is_dir() {
             Some(p)
         } else {
-            eprintln!("skipping: {} is absent (clone without ../shared)", p.display());
+            eprintln!(
+                "skipping: {} is absent (clone without ../shared)",
+                p.display()
+            );
             None
         }
     }
 
     #[test]
     fn cache_round_trip_keeps_the_digest() {
-        let Some(dir) = fixture("zookeeper") else { return };
-        let pkg = load_source(dir.to_str().unwrap_or_default()).expect("zookeeper loads");
+        let Some(dir) = fixture("zookeeper") else {
+            return;
+        };
+        let pkg = load_source(dir.to_str().unwrap_or_default(), &[]).expect("zookeeper loads");
         let tmp = tempfile::tempdir().expect("tempdir");
         let cache = PlanCache::at(tmp.path());
         cache.store("ns1", &pkg).expect("store");
@@ -128,7 +167,10 @@ mod tests {
 
     #[test]
     fn operator_ids() {
-        assert_eq!(parse_operator_id("ns/zk-3.4-0.3"), Some(("ns", "zk-3.4-0.3")));
+        assert_eq!(
+            parse_operator_id("ns/zk-3.4-0.3"),
+            Some(("ns", "zk-3.4-0.3"))
+        );
         assert_eq!(parse_operator_id("nope"), None);
         assert_eq!(parse_operator_id("a/b/c"), None);
         assert_eq!(parse_operator_id("/b"), None);

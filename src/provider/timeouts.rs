@@ -19,7 +19,9 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.')?;
         let (number, tail) = rest.split_at(digits);
         let value: f64 = number.parse().ok()?;
-        let unit_len = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(tail.len());
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(tail.len());
         let (unit, next) = tail.split_at(unit_len);
         let seconds = match unit {
             "h" => value * 3600.0,
@@ -35,7 +37,11 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 }
 
 /// The duration for `operation` (`create`, `update`, `delete`) from a resource value.
-pub fn timeout(resource: &Value, operation: &str, default: Duration) -> Result<Duration, Diagnostic> {
+pub fn timeout(
+    resource: &Value,
+    operation: &str,
+    default: Duration,
+) -> Result<Duration, Diagnostic> {
     match resource.get("timeouts").get(operation).as_str() {
         None => Ok(default),
         Some(text) => parse_duration(text).ok_or_else(|| {
@@ -64,8 +70,14 @@ mod tests {
 
     #[test]
     fn bad_timeout_names_the_attribute() {
-        let v = Value::object([("timeouts", Value::object([("create", Value::string("soon"))]))]);
+        let v = Value::object([(
+            "timeouts",
+            Value::object([("create", Value::string("soon"))]),
+        )]);
         let d = timeout(&v, "create", DEFAULT_CREATE).expect_err("invalid");
-        assert_eq!(d.attribute, Some(AttributePath::attribute("timeouts").attr("create")));
+        assert_eq!(
+            d.attribute,
+            Some(AttributePath::attribute("timeouts").attr("create"))
+        );
     }
 }

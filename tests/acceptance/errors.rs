@@ -53,7 +53,10 @@ fn unknown_parameter_is_a_diagnostic_naming_it() {
     // user must see which parameter is wrong.
     let run = ctx.tf.apply(&[]).assert_clean_error();
     assert!(run.stderr.contains("NO_SUCH_PARAMETER"), "{run}");
-    assert!(run.stderr.contains("parameters"), "{run}");
+    // The diagnostic points into the configuration: Terraform then quotes the
+    // offending line of `parameters` under "with kudo_instance.web".
+    assert!(run.stderr.contains("with kudo_instance.web"), "{run}");
+    assert!(run.stderr.contains(r#"NO_SUCH_PARAMETER = "1""#), "{run}");
     assert!(
         ctx.kube().instance(&ctx.namespace, "web").is_none(),
         "no Instance may be created with an invalid parameter"

@@ -613,10 +613,11 @@ fn collect_garbage(store: &mut Store) {
             if let Err(e) = ops::remove_finalizer(store, &rt, &key, ORPHAN) {
                 warn!(error = %e, "orphan finalizer");
             }
-        } else if fg && !dependents.iter().any(|(_, block)| *block) {
-            if let Err(e) = ops::remove_finalizer(store, &rt, &key, FOREGROUND) {
-                warn!(error = %e, "foreground finalizer");
-            }
+        } else if fg
+            && !dependents.iter().any(|(_, block)| *block)
+            && let Err(e) = ops::remove_finalizer(store, &rt, &key, FOREGROUND)
+        {
+            warn!(error = %e, "foreground finalizer");
         }
     }
 }

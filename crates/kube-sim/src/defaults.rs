@@ -1,5 +1,6 @@
 //! Defaulting and validation that built-in kinds get from the API server.
 
+use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, ApiResult};
@@ -55,6 +56,21 @@ pub fn apply(
             obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
         }
         ("", "Service") => default_service(obj, old, store)?,
+        ("", "Secret") => {
+            // stringData is write-only: merged into data (base64) and never stored.
+            if let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
+                && let Some(sd) = sd.as_object()
+            {
+                for (k, v) in sd {
+                    let encoded = base64::engine::general_purpose::STANDARD
+                        .encode(v.as_str().unwrap_or_default());
+                    obj["data"][k] = json!(encoded);
+                }
+            }
+            if obj["type"].is_null() {
+                obj["type"] = json!("Opaque");
+            }
+        }
         ("", "Pod") => default_pod_spec(&mut obj["spec"]),
         ("apps", "Deployment") => {
             let spec = &mut obj["spec"];
@@ -91,13 +107,6 @@ pub fn apply(
             set_default(spec, "parallelism", json!(1));
             set_default(spec, "completions", json!(1));
             set_default(spec, "backoffLimit", json!(6));
-            if spec["template"]["spec"].is_object() {
-                set_default(
-                    &mut spec["template"]["spec"],
-                    "restartPolicy",
-                    json!("Never"),
-                );
-            }
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(obj)?,
         _ => {}

@@ -23,6 +23,7 @@ mod shared;
 mod ssa;
 mod store;
 mod tls;
+mod validate;
 mod watch;
 
 use std::net::SocketAddr;

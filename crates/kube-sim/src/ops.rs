@@ -222,7 +222,9 @@ pub fn create(
         md.insert("creationTimestamp".into(), json!(now_rfc3339()));
         md.insert("generation".into(), json!(1));
     }
+    crate::validate::decode(rt, &body)?;
     defaults::apply(rt, &mut body, None, store)?;
+    crate::validate::object(rt, &body)?;
     let entries = match preset {
         Some(e) => e,
         None => {
@@ -359,7 +361,10 @@ pub fn write_existing(
     };
     body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     if sub.is_none() {
+        crate::validate::decode(rt, &body)?;
         defaults::apply(rt, &mut body, Some(&old), store)?;
+        crate::validate::object(rt, &body)?;
+        crate::validate::update(rt, &old, &body)?;
     }
     if spec_part(&old) != spec_part(&body) {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;

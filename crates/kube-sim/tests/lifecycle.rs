@@ -393,3 +393,88 @@ async fn list_filters_by_label_and_field_selectors() {
         .fields("metadata.name=l3");
     assert_eq!(names(api.list(&lp).await.unwrap()), vec!["l3"]);
 }
+
+// kubernetes.io/docs/concepts/configuration/configmap/ (data values are strings)
+#[tokio::test]
+async fn configmap_data_must_be_strings() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
+    let bad = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "typed", "namespace": "default"}, "data": {"port": 8080}});
+    let (code, reason, _) = api_code(
+        apply(&api, bad, MANAGER, true)
+            .await
+            .expect_err("number in data"),
+    );
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+}
+
+// kubernetes.io/docs/concepts/configuration/secret/#restriction-names-data (stringData is write-only)
+#[tokio::test]
+async fn secret_string_data_is_stored_as_base64_data() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "v1", "Secret", Some("default")).await;
+    let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}, "stringData": {"pw": "hunter2"}});
+    let v = to_value(&apply(&api, s, MANAGER, true).await.expect("apply"));
+    assert_eq!(v["data"]["pw"], "aHVudGVyMg==");
+    assert!(v.get("stringData").is_none());
+    assert_eq!(v["type"], "Opaque");
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/deployment/#label-selector-updates
+#[tokio::test]
+async fn workload_selectors_must_match_templates_and_are_immutable() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
+    let d = |sel: &str, label: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sel", "namespace": "default"},
+               "spec": {"selector": {"matchLabels": {"app": sel}},
+                        "template": {"metadata": {"labels": {"app": label}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    };
+    let (code, _, message) = api_code(
+        apply(&api, d("a", "b"), MANAGER, true)
+            .await
+            .expect_err("mismatch"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("selector` does not match template `labels`"),
+        "{message}"
+    );
+    apply(&api, d("a", "a"), MANAGER, true)
+        .await
+        .expect("valid");
+    let (code, _, message) = api_code(
+        apply(&api, d("b", "b"), MANAGER, true)
+            .await
+            .expect_err("immutable"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("spec.selector") && message.contains("immutable"),
+        "{message}"
+    );
+}
+
+// kubernetes.io/docs/concepts/workloads/controllers/statefulset/#limitations (forbidden updates)
+#[tokio::test]
+async fn statefulset_volume_claim_templates_cannot_change() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "StatefulSet", Some("default")).await;
+    let s = |size: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                        "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}}]}})
+    };
+    apply(&api, s("1Gi"), MANAGER, true).await.expect("create");
+    let (code, _, message) = api_code(
+        apply(&api, s("2Gi"), MANAGER, true)
+            .await
+            .expect_err("forbidden"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("Forbidden: updates to statefulset spec"),
+        "{message}"
+    );
+}

@@ -751,3 +751,51 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
             .is_none()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preview_renders_and_dry_runs_without_persisting() {
+    let Some(pkg) = fixture_package("first-operator") else {
+        return;
+    };
+    let (_sim, cluster) = sim().await;
+    let values = params(&[("replicas", "4")]);
+    let req = RunRequest {
+        package: &pkg,
+        instance: "pv",
+        namespace: "default",
+        parameters: &values,
+        plan: "deploy",
+        previous_inventory: &[],
+    };
+    let planned = engine::preview_plan(&cluster, req).await.expect("preview");
+    assert_eq!(planned.len(), 1);
+    assert!(planned[0].checked);
+    assert_eq!(
+        planned[0].manifest.pointer("/spec/replicas"),
+        Some(&Value::from(4))
+    );
+    assert_eq!(label(&planned[0].manifest, LABEL_INSTANCE), Some("pv"));
+    assert!(
+        cluster.get(&planned[0].object).await.unwrap().is_none(),
+        "dry-run persisted nothing"
+    );
+    assert!(
+        cluster
+            .get(&instance_ref("default", "pv"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let bad = params(&[("nope", "1")]);
+    let err = engine::preview_plan(
+        &cluster,
+        RunRequest {
+            parameters: &bad,
+            ..req
+        },
+    )
+    .await
+    .expect_err("unknown parameter");
+    assert!(err.fatal && err.message.contains("nope"), "{err}");
+}

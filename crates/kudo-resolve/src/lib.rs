@@ -1,1 +1,121 @@
-//! placeholder
+//! KUDO operator dependencies (KEP-29, KEP-36, and version ranges from the OLM
+//! dependency-resolution proposal), without a cluster or Terraform.
+//!
+//! ```text
+//! root Package ──► Resolver (Catalog + overrides) ──► Resolution
+//!                    │ collect KudoOperator tasks transitively (plan order)
+//!                    │ pubgrub: one version per package, newest satisfying
+//!                    │ petgraph: cycle check; KEP-29 instance tree + install order
+//! ```
+//!
+//! * [`parse_range`]: blang/semver ranges (`>=1.0.0 <2.0.0 || >3.0.0`, `1.x`, `!=1.2.3`)
+//!   onto `version_ranges::Ranges<semver::Version>`; see [`range`] for the exact rules
+//!   and our small extensions (`X`/`*` wildcards, `1.2` = `1.2.0`).
+//! * Versions of packages are (appVersion, operatorVersion) pairs compared as lenient
+//!   semantic versions (`5.7` = `5.7.0`). A version that is not semver (`latest`) is
+//!   older than any semver and matched only by an ask with exactly that text.
+//! * [`Catalog`]: where versions come from — [`RepositoryCatalog`] (KUDO repositories
+//!   and local folders through `kudo-package`), [`MemoryCatalog`]. Preference: the root
+//!   package and folder/URL dependencies first, then repositories by priority (lower
+//!   wins, ties by list order), newest first inside one repository.
+//! * A KudoOperator `package` is a folder/`.tgz` (relative to the parent's folder), an
+//!   http(s) URL (both: exactly the version found there, which must satisfy the task's
+//!   versions), or a repository package name.
+//! * Every KudoOperator task used by any plan counts (deploy first, then the others by
+//!   name), including subtrees switched off by an `enablingParameter`, so that turning
+//!   one on later cannot fail on versions.
+//! * [`Resolver::with_overrides`]: `package -> "<operatorVersion range>"` (or
+//!   `"app=<range>"`, or both joined by `;`) replaces every ask on that package.
+//! * Errors ([`ResolveError`]) say which packages, versions and tasks clash, list the
+//!   versions that exist, and name a cycle's path.
+//!
+//! ```no_run
+//! # use kudo_resolve::*;
+//! # fn demo(root: &kudo_package::Package) -> Result<(), ResolveError> {
+//! let catalog = RepositoryCatalog::folder("local", std::path::Path::new("operators"));
+//! let resolution = Resolver::new(&catalog).resolve(root, "demo")?;
+//! print!("{}", resolution.render_tree());
+//! # Ok(()) }
+//! ```
+
+pub mod catalog;
+mod error;
+mod explain;
+mod graph;
+pub mod naming;
+pub mod range;
+mod resolution;
+mod solve;
+
+use std::collections::BTreeMap;
+
+use kudo_package::Package;
+
+pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
+pub use error::{MissingVersion, ResolveError};
+pub use graph::MAX_INSTANCES;
+pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
+pub use resolution::{Resolution, ResolvedInstance};
+pub use solve::{Override, PackageVersion};
+
+/// Resolves the dependency tree of a root package against a catalog.
+pub struct Resolver<'a> {
+    catalog: &'a dyn Catalog,
+    overrides: BTreeMap<String, String>,
+    root_params: BTreeMap<String, String>,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(catalog: &'a dyn Catalog) -> Resolver<'a> {
+        Resolver {
+            catalog,
+            overrides: BTreeMap::new(),
+            root_params: BTreeMap::new(),
+        }
+    }
+
+    /// User pins, `package name -> version or range` (see [`Override::parse`]); they
+    /// replace what the packages ask for that dependency.
+    pub fn with_overrides(mut self, overrides: BTreeMap<String, String>) -> Resolver<'a> {
+        self.overrides = overrides;
+        self
+    }
+
+    /// The root instance's parameter values (used to decide which `enablingParameter`
+    /// subtrees are on in [`ResolvedInstance::enabled`]).
+    pub fn with_root_parameters(mut self, params: BTreeMap<String, String>) -> Resolver<'a> {
+        self.root_params = params;
+        self
+    }
+
+    /// Choose versions and build the instance tree of `root`, installed as
+    /// `root_instance`.
+    pub fn resolve(&self, root: &Package, root_instance: &str) -> Result<Resolution, ResolveError> {
+        let mut overrides = BTreeMap::new();
+        for (name, text) in &self.overrides {
+            let o = Override::parse(text).map_err(|source| ResolveError::Override {
+                package: name.clone(),
+                source,
+            })?;
+            overrides.insert(name.clone(), o);
+        }
+        let provider = solve::Provider::new(self.catalog, &overrides, root);
+        let selection = solve::solve(&provider)?;
+        tracing::debug!(
+            root = %root.operator.name,
+            packages = selection.len(),
+            "dependency versions chosen"
+        );
+        let mut resolution = graph::build(&provider, &selection, root_instance, &self.root_params)?;
+        let used = provider.used_overrides.borrow();
+        resolution.unused_overrides = overrides
+            .keys()
+            .filter(|k| !used.contains(*k))
+            .cloned()
+            .collect();
+        for k in &resolution.unused_overrides {
+            tracing::warn!(package = %k, "version override names no dependency of this package");
+        }
+        Ok(resolution)
+    }
+}

@@ -32,8 +32,8 @@ fn load(name: &str) -> Option<(Vec<(String, String)>, Vars)> {
     };
     let mut values = BTreeMap::new();
     for p in params.get("parameters")?.as_sequence()? {
-        let value = text(p.get("default"))
-            .map_or(serde_json::Value::Null, serde_json::Value::String);
+        let value =
+            text(p.get("default")).map_or(serde_json::Value::Null, serde_json::Value::String);
         values.insert(text(p.get("name"))?, value);
     }
     let vars = Vars {
@@ -63,14 +63,17 @@ fn bench(c: &mut Criterion) {
             eprintln!("SKIP: fixtures for {pkg} not found");
             continue;
         };
-        c.bench_function(&format!("render {pkg} package ({} templates)", templates.len()), |b| {
-            b.iter(|| {
-                for (name, text) in &templates {
-                    // Templates that need pipes fail; the work until then is still measured.
-                    let _ = black_box(render(name, text, black_box(&vars)));
-                }
-            })
-        });
+        c.bench_function(
+            &format!("render {pkg} package ({} templates)", templates.len()),
+            |b| {
+                b.iter(|| {
+                    for (name, text) in &templates {
+                        // Templates that need pipes fail; the work until then is still measured.
+                        let _ = black_box(render(name, text, black_box(&vars)));
+                    }
+                })
+            },
+        );
     }
 }
 

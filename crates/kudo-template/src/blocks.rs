@@ -88,7 +88,10 @@ mod tests {
     #[test]
     fn finds_unclosed_blocks() {
         assert_eq!(unclosed_block("{{ if true }}x"), Some((1, "if")));
-        assert_eq!(unclosed_block("a\n{{- range .X -}}\n{{ if .Y }}{{ end }}"), Some((2, "range")));
+        assert_eq!(
+            unclosed_block("a\n{{- range .X -}}\n{{ if .Y }}{{ end }}"),
+            Some((2, "range"))
+        );
         assert_eq!(unclosed_block("{{ if true }}x{{ end }}"), None);
         assert_eq!(unclosed_block(r#"{{ if eq "}}" "x" }}y{{ end }}"#), None);
         assert_eq!(unclosed_block("{{/* {{ if }} */}}"), None);

@@ -208,7 +208,9 @@ fn functions_in_message(err: &TemplateError, message: &str) -> Vec<String> {
     } else if message.contains("len of") {
         &["len"]
     } else {
-        &["printf", "print", "println", "call", "html", "js", "urlquery"]
+        &[
+            "printf", "print", "println", "call", "html", "js", "urlquery",
+        ]
     };
     builtins.iter().map(|b| b.to_string()).collect()
 }
@@ -253,7 +255,16 @@ mod tests {
         let e = err("a\n{{ if false }}\n  {{ nofunc 1 }}\n{{ end }}");
         assert_eq!((e.line, e.column), (Some(3), Some(6)));
         assert_eq!(e.message, "function \"nofunc\" not defined");
-        for removed in ["env", "expandenv", "base", "dir", "clean", "ext", "isAbs", "getHostByName"] {
+        for removed in [
+            "env",
+            "expandenv",
+            "base",
+            "dir",
+            "clean",
+            "ext",
+            "isAbs",
+            "getHostByName",
+        ] {
             let e = err(&format!("{{{{ {removed} \"x\" }}}}"));
             assert!(e.message.contains("not defined"), "{removed}: {e}");
         }
@@ -268,7 +279,11 @@ mod tests {
             "error calling div: runtime error: integer divide by zero"
         );
         let cmp = err("{{ if eq 1 2 }}{{ end }}\n{{ lt (int .Params.N) 3.5 }}");
-        assert_eq!(cmp.line, Some(1), "first comparison is the best guess: {cmp}");
+        assert_eq!(
+            cmp.line,
+            Some(1),
+            "first comparison is the best guess: {cmp}"
+        );
         let f = err("{{ fail \"stop here\" }}");
         assert!(f.message.contains("stop here"));
     }

@@ -3,13 +3,18 @@
 //!
 //! Determinism: KUDO renders on every reconcile, and this provider renders on every
 //! Terraform plan, so functions that would normally read the clock or a random source
-//! (`now`, `rand*`, `uuidv4`, `shuffle`, `genPrivateKey`, `derivePassword`'s inputs are
-//! already pure) draw instead from a per-render source seeded from the instance
-//! (namespace + name), the template name and the order of the calls. The same
-//! instance and template therefore render the same bytes on every plan, and two
-//! instances get different values. `now` is fixed per render: by default the Unix
-//! epoch, or [`RenderOptions::now`] when a caller keeps a stable timestamp (for
-//! example the instance's creation time). See `sprig::random`.
+//! (`now`, `rand*`, `uuidv4`, `shuffle`, `encryptAES`'s IV, `genPrivateKey`) draw
+//! instead from a per-render source seeded from the instance (namespace + name), the
+//! template name and the order of the calls. The same instance and template therefore
+//! render the same bytes on every plan, and two instances get different values. `now`
+//! is fixed per render: by default the Unix epoch, or [`RenderOptions::now`] when a
+//! caller keeps a stable timestamp (for example the instance's creation time). See
+//! `sprig::random`.
+//!
+//! Known differences from Go that gotmpl's value model imposes: floats print in Rust's
+//! form inside `{{ }}` and `printf` (`1e+08` in Go, `100000000` here); Sprig's typed
+//! results (`[]int` from `until`, `int64` from `add`) report `typeOf` as
+//! `[]interface {}` / `int`; `set`/`unset`/`merge` do not mutate their argument.
 
 mod blocks;
 mod check;
@@ -28,7 +33,6 @@ use gotmpl::{MissingKey, Template};
 
 pub use error::RenderError;
 pub use split::split_documents;
-pub use toyaml::to_yaml;
 
 /// The variables KUDO gives every template.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -18,7 +18,7 @@ use crate::gofmt::format_float_g;
 const BEST_WIDTH: usize = 80;
 
 /// Marshal a value as yaml.v2 does (output ends with a newline).
-pub fn to_yaml(v: &Value) -> String {
+pub(crate) fn to_yaml(v: &Value) -> String {
     let mut w = Writer::default();
     match v {
         Value::Map(m) if !m.is_empty() => w.map(m, 0),
@@ -66,9 +66,21 @@ impl Writer {
             if i > 0 || self.column == 0 {
                 self.indent(indent.saturating_sub(self.column));
             }
+            let v = &m[k];
+            // yaml.v2 writes multi-line or long (> 128 bytes) keys as "? key" / ": value".
+            if k.contains('\n') || k.len() > 128 {
+                self.push("? ");
+                self.string(k, indent + 2, false);
+                if !self.out.ends_with('\n') {
+                    self.newline();
+                }
+                self.indent(indent);
+                self.push(": ");
+                self.item(v, indent + 2);
+                continue;
+            }
             self.string(k, indent + 2, true);
             self.push(":");
-            let v = &m[k];
             match v {
                 Value::Map(inner) if !inner.is_empty() => {
                     self.newline();
@@ -93,13 +105,18 @@ impl Writer {
                 self.indent(indent.saturating_sub(self.column));
             }
             self.push("- ");
-            match v {
-                Value::Map(inner) if !inner.is_empty() => self.map(inner, indent + 2),
-                Value::List(inner) if !inner.is_empty() => self.list(inner, indent + 2),
-                other => {
-                    self.scalar(other, indent + 2, false);
-                    self.newline();
-                }
+            self.item(v, indent + 2);
+        }
+    }
+
+    /// A value written after "- " or "? key\n: ", nested collections starting inline.
+    fn item(&mut self, v: &Value, indent: usize) {
+        match v {
+            Value::Map(inner) if !inner.is_empty() => self.map(inner, indent),
+            Value::List(inner) if !inner.is_empty() => self.list(inner, indent),
+            other => {
+                self.scalar(other, indent, false);
+                self.newline();
             }
         }
     }
@@ -148,13 +165,8 @@ impl Writer {
         };
         match style {
             Style::Plain => self.plain(s, indent, !key),
-            Style::Single => {
-                let mut o = String::from("'");
-                o.push_str(&s.replace('\'', "''"));
-                o.push('\'');
-                self.push(&o);
-            }
-            Style::Double => self.push(&double_quoted(s)),
+            Style::Single => self.single_quoted(s, indent, !key),
+            Style::Double => self.double_quoted(s, indent, !key),
             Style::Literal => self.literal(s, indent),
         }
     }
@@ -179,6 +191,71 @@ impl Writer {
                 prev_space = false;
             }
         }
+    }
+
+    /// Spaces past column 80 become line breaks (not first or last character, not
+    /// before another space), as in yaml.v2's emitter.
+    fn single_quoted(&mut self, s: &str, indent: usize, allow_breaks: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        self.push("'");
+        let mut prev_space = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let fold = allow_breaks
+                    && !prev_space
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i + 1 != chars.len()
+                    && chars.get(i + 1) != Some(&' ');
+                if fold {
+                    self.newline();
+                    self.indent(indent);
+                } else {
+                    self.push(" ");
+                }
+                prev_space = true;
+            } else {
+                if c == '\'' {
+                    self.push("''");
+                } else {
+                    self.out.push(c);
+                    self.column += 1;
+                }
+                prev_space = false;
+            }
+        }
+        self.push("'");
+    }
+
+    /// Like single quotes, but a fold before a second space is marked with '\\' so
+    /// the space survives.
+    fn double_quoted(&mut self, s: &str, indent: usize, allow_breaks: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        self.push("\"");
+        let mut prev_space = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let fold = allow_breaks
+                    && !prev_space
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i + 1 != chars.len();
+                if fold {
+                    self.newline();
+                    self.indent(indent);
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.push("\\");
+                    }
+                } else {
+                    self.push(" ");
+                }
+                prev_space = true;
+            } else {
+                self.push(&escape_double(c));
+                prev_space = false;
+            }
+        }
+        self.push("\"");
     }
 
     fn literal(&mut self, s: &str, indent: usize) {
@@ -329,40 +406,35 @@ fn analyze(s: &str) -> Analysis {
     a
 }
 
-fn double_quoted(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '\0' => o.push_str("\\0"),
-            '\u{7}' => o.push_str("\\a"),
-            '\u{8}' => o.push_str("\\b"),
-            '\t' => o.push_str("\\t"),
-            '\n' => o.push_str("\\n"),
-            '\u{b}' => o.push_str("\\v"),
-            '\u{c}' => o.push_str("\\f"),
-            '\r' => o.push_str("\\r"),
-            '\u{1b}' => o.push_str("\\e"),
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\u{85}' => o.push_str("\\N"),
-            '\u{a0}' => o.push_str("\\_"),
-            '\u{2028}' => o.push_str("\\L"),
-            '\u{2029}' => o.push_str("\\P"),
-            c if !is_printable(c) || c == '\u{feff}' => {
-                let v = c as u32;
-                if v <= 0xff {
-                    o.push_str(&format!("\\x{v:02X}"));
-                } else if v <= 0xffff {
-                    o.push_str(&format!("\\u{v:04X}"));
-                } else {
-                    o.push_str(&format!("\\U{v:08X}"));
-                }
+fn escape_double(c: char) -> String {
+    match c {
+        '\0' => "\\0".into(),
+        '\u{7}' => "\\a".into(),
+        '\u{8}' => "\\b".into(),
+        '\t' => "\\t".into(),
+        '\n' => "\\n".into(),
+        '\u{b}' => "\\v".into(),
+        '\u{c}' => "\\f".into(),
+        '\r' => "\\r".into(),
+        '\u{1b}' => "\\e".into(),
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '\u{85}' => "\\N".into(),
+        '\u{a0}' => "\\_".into(),
+        '\u{2028}' => "\\L".into(),
+        '\u{2029}' => "\\P".into(),
+        c if !is_printable(c) || c == '\u{feff}' => {
+            let v = c as u32;
+            if v <= 0xff {
+                format!("\\x{v:02X}")
+            } else if v <= 0xffff {
+                format!("\\u{v:04X}")
+            } else {
+                format!("\\U{v:08X}")
             }
-            c => o.push(c),
         }
+        c => c.to_string(),
     }
-    o.push('"');
-    o
 }
 
 fn yaml_float(f: f64) -> String {
@@ -695,6 +767,26 @@ mod tests {
     }
 
     #[test]
+    fn complex_keys() {
+        let v = map(&[
+            ("multi\nkey", map(&[("a", Value::Int(1))])),
+            ("x", Value::Int(1)),
+        ]);
+        assert_eq!(to_yaml(&v), "? |-\n  multi\n  key\n: a: 1\nx: 1\n");
+        let long = "k".repeat(129);
+        let v = map(&[(long.as_str(), s("v"))]);
+        assert_eq!(to_yaml(&v), format!("? {long}\n: v\n"));
+        let v = Value::List(
+            vec![map(&[(
+                "a\nb",
+                Value::List(vec![Value::Int(1), Value::Int(2)].into()),
+            )])]
+            .into(),
+        );
+        assert_eq!(to_yaml(&v), "- ? |-\n    a\n    b\n  : - 1\n    - 2\n");
+    }
+
+    #[test]
     fn keys_sort_naturally() {
         let v = map(&[
             ("a10", Value::Int(1)),
@@ -702,6 +794,20 @@ mod tests {
             ("B", Value::Int(3)),
         ]);
         assert_eq!(to_yaml(&v), "B: 3\na2: 2\na10: 1\n");
+    }
+
+    #[test]
+    fn long_quoted_strings_fold_at_80() {
+        let long = " a very long string with many words that goes on and on and on past the eighty column limit of the emitter";
+        assert_eq!(
+            to_yaml(&map(&[("k", s(long))])),
+            "k: ' a very long string with many words that goes on and on and on past the eighty\n  column limit of the emitter'\n"
+        );
+        let tab = "a very long string with many words that goes on and on and on past the eighty column\tlimit of the emitter for sure yes";
+        assert_eq!(
+            to_yaml(&map(&[("k", s(tab))])),
+            "k: \"a very long string with many words that goes on and on and on past the eighty\n  column\\tlimit of the emitter for sure yes\"\n"
+        );
     }
 
     #[test]

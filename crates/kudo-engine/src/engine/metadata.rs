@@ -43,7 +43,7 @@ fn add_labels(obj: &mut Value, path: &[&str], owner: &Owner) {
     }
 }
 
-/// Adds labels, annotations, namespace and owner reference. Pod templates get the labels
+/// Adds labels, annotations, namespace and owner reference (when `owner.uid` is set). Pod templates get the labels
 /// but not the plan annotations: an annotation change there would restart every pod on
 /// each plan run.
 pub fn decorate(obj: &mut Value, owner: &Owner, loc: &Location, namespaced: bool) {
@@ -59,35 +59,26 @@ pub fn decorate(obj: &mut Value, owner: &Owner, loc: &Location, namespaced: bool
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    match kind.as_str() {
+    let pod_templates: &[&[&str]] = match kind.as_str() {
         "Deployment"
         | "StatefulSet"
         | "DaemonSet"
         | "ReplicaSet"
         | "Job"
-        | "ReplicationController" => {
-            if obj.pointer("/spec/template").is_some() {
-                add_labels(obj, &["spec", "template", "metadata", "labels"], owner);
-            }
+        | "ReplicationController" => &[&["spec", "template"]],
+        "CronJob" => &[
+            &["spec", "jobTemplate"],
+            &["spec", "jobTemplate", "spec", "template"],
+        ],
+        _ => &[],
+    };
+    for path in pod_templates {
+        // Only label templates that exist; an invalid object is the server's to reject.
+        let pointer = format!("/{}", path.join("/"));
+        if obj.pointer(&pointer).is_some() {
+            let labels: Vec<&str> = path.iter().copied().chain(["metadata", "labels"]).collect();
+            add_labels(obj, &labels, owner);
         }
-        "CronJob" => {
-            if obj.pointer("/spec/jobTemplate").is_some() {
-                add_labels(obj, &["spec", "jobTemplate", "metadata", "labels"], owner);
-                add_labels(
-                    obj,
-                    &[
-                        "spec",
-                        "jobTemplate",
-                        "spec",
-                        "template",
-                        "metadata",
-                        "labels",
-                    ],
-                    owner,
-                );
-            }
-        }
-        _ => {}
     }
     if kind == "StatefulSet"
         && let Some(vcts) = obj
@@ -106,6 +97,10 @@ pub fn decorate(obj: &mut Value, owner: &Owner, loc: &Location, namespaced: bool
         // KUDO puts every namespaced object in the instance namespace, whatever the
         // template says; the owner reference would be invalid anywhere else.
         meta.insert("namespace".into(), json!(owner.namespace));
+        // Without a uid (a preview before the Instance exists) there is nothing to point at.
+        if owner.uid.is_empty() {
+            return;
+        }
         let reference = json!({
             "apiVersion": crate::cluster::KUDO_API_VERSION,
             "kind": "Instance",

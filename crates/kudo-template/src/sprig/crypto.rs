@@ -43,11 +43,26 @@ fn password_templates(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "maximum" => &["anoxxxxxxxxxxxxxxxxx", "axxxxxxxxxxxxxxxxxno"],
         "long" => &[
-            "CvcvnoCvcvCvcv", "CvcvCvcvnoCvcv", "CvcvCvcvCvcvno", "CvccnoCvcvCvcv",
-            "CvccCvcvnoCvcv", "CvccCvcvCvcvno", "CvcvnoCvccCvcv", "CvcvCvccnoCvcv",
-            "CvcvCvccCvcvno", "CvcvnoCvcvCvcc", "CvcvCvcvnoCvcc", "CvcvCvcvCvccno",
-            "CvccnoCvccCvcv", "CvccCvccnoCvcv", "CvccCvccCvcvno", "CvcvnoCvccCvcc",
-            "CvcvCvccnoCvcc", "CvcvCvccCvccno", "CvccnoCvcvCvcc", "CvccCvcvnoCvcc",
+            "CvcvnoCvcvCvcv",
+            "CvcvCvcvnoCvcv",
+            "CvcvCvcvCvcvno",
+            "CvccnoCvcvCvcv",
+            "CvccCvcvnoCvcv",
+            "CvccCvcvCvcvno",
+            "CvcvnoCvccCvcv",
+            "CvcvCvccnoCvcv",
+            "CvcvCvccCvcvno",
+            "CvcvnoCvcvCvcc",
+            "CvcvCvcvnoCvcc",
+            "CvcvCvcvCvccno",
+            "CvccnoCvccCvcv",
+            "CvccCvccnoCvcv",
+            "CvccCvccCvcvno",
+            "CvcvnoCvccCvcc",
+            "CvcvCvccnoCvcc",
+            "CvcvCvccCvccno",
+            "CvccnoCvcvCvcc",
+            "CvccCvcvnoCvcc",
             "CvccCvcvCvccno",
         ],
         "medium" => &["CvcnoCvc", "CvcCvcno"],
@@ -213,17 +228,36 @@ impl rand_core::RngCore for SeededRng {
 
 impl rand_core::CryptoRng for SeededRng {}
 
-fn gen_private_key(kind: &str) -> R {
+/// 4096-bit RSA generation takes seconds; the same seed always yields the same key,
+/// so keep them for the life of the process (a plan renders a template more than once).
+fn rsa_4096(rng: &mut SeededRng) -> Result<String, String> {
     use rsa::pkcs1::EncodeRsaPrivateKey;
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static CACHE: LazyLock<Mutex<HashMap<Vec<u8>, String>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let id = rng.key.clone();
+    if let Some(pem) = CACHE.lock().ok().and_then(|c| c.get(&id).cloned()) {
+        return Ok(pem);
+    }
+    tracing::debug!("generating a 4096-bit RSA key for genPrivateKey");
+    let pem = rsa::RsaPrivateKey::new(rng, 4096)
+        .map_err(|e| e.to_string())
+        .and_then(|k| {
+            k.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
+                .map(|p| p.to_string())
+                .map_err(|e| e.to_string())
+        })?;
+    if let Ok(mut c) = CACHE.lock() {
+        c.insert(id, pem.clone());
+    }
+    Ok(pem)
+}
+
+fn gen_private_key(kind: &str) -> R {
     let mut rng = SeededRng::new();
     let pem = match kind {
-        "" | "rsa" => rsa::RsaPrivateKey::new(&mut rng, 4096)
-            .map_err(|e| e.to_string())
-            .and_then(|k| {
-                k.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
-                    .map(|p| p.to_string())
-                    .map_err(|e| e.to_string())
-            }),
+        "" | "rsa" => rsa_4096(&mut rng),
         "ecdsa" => p256::SecretKey::random(&mut rng)
             .to_sec1_pem(p256::pkcs8::LineEnding::LF)
             .map(|p| p.to_string())
@@ -236,7 +270,9 @@ fn gen_private_key(kind: &str) -> R {
         }
         other => Ok(format!("Unknown type {other}")),
     };
-    Ok(s(pem.unwrap_or_else(|e| format!("failed to generate private key: {e}"))))
+    Ok(s(pem.unwrap_or_else(|e| {
+        format!("failed to generate private key: {e}")
+    })))
 }
 
 pub(super) fn register(m: &mut Reg) {
@@ -269,7 +305,12 @@ pub(super) fn register(m: &mut Reg) {
         arity("genPrivateKey", a, 1)?;
         gen_private_key(&string("genPrivateKey", &a[0])?)
     });
-    for name in ["genCA", "genSelfSignedCert", "genSignedCert", "buildCustomCert"] {
+    for name in [
+        "genCA",
+        "genSelfSignedCert",
+        "genSignedCert",
+        "buildCustomCert",
+    ] {
         m.add(name, move |_| {
             Err(fail(
                 name,
@@ -324,9 +365,17 @@ mod tests {
     fn aes_round_trip_and_stability() {
         let t = r#"{{ $c := encryptAES "secretkey" "plain text" }}{{ decryptAES "secretkey" $c }}"#;
         assert_eq!(r(t), "plain text");
-        assert_eq!(r(r#"{{ encryptAES "k" "x" }}"#), r(r#"{{ encryptAES "k" "x" }}"#));
+        assert_eq!(
+            r(r#"{{ encryptAES "k" "x" }}"#),
+            r(r#"{{ encryptAES "k" "x" }}"#)
+        );
         // Produced by Sprig's encryptAES in Go.
-        assert_eq!(r(&format!("{{{{ decryptAES \"secretkey\" {GO_CIPHERTEXT:?} }}}}")), "plain text");
+        assert_eq!(
+            r(&format!(
+                "{{{{ decryptAES \"secretkey\" {GO_CIPHERTEXT:?} }}}}"
+            )),
+            "plain text"
+        );
         assert!(err(r#"{{ decryptAES "k" "AAAA" }}"#).contains("decryptAES"));
     }
 

@@ -13,12 +13,19 @@ pub(super) fn register(m: &mut Reg) {
     });
     m.add("b64dec", |a| {
         arity("b64dec", a, 1)?;
-        Ok(s(
-            match STANDARD.decode(string("b64dec", &a[0])?.as_bytes()) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) => e.to_string(),
-            },
-        ))
+        let input = string("b64dec", &a[0])?;
+        Ok(s(match STANDARD.decode(input.as_bytes()) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => {
+                // Go names the offset of the bad symbol, or of the incomplete quantum.
+                let at = match e {
+                    base64::DecodeError::InvalidByte(o, _)
+                    | base64::DecodeError::InvalidLastSymbol(o, _) => o,
+                    _ => input.len() / 4 * 4,
+                };
+                format!("illegal base64 data at input byte {at}")
+            }
+        }))
     });
     m.add("b32enc", |a| {
         arity("b32enc", a, 1)?;
@@ -31,7 +38,7 @@ pub(super) fn register(m: &mut Reg) {
         Ok(s(
             match data_encoding::BASE32.decode(string("b32dec", &a[0])?.as_bytes()) {
                 Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) => e.to_string(),
+                Err(e) => format!("illegal base32 data at input byte {}", e.position),
             },
         ))
     });

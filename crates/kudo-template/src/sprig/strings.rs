@@ -57,13 +57,31 @@ fn abbreviate_full(st: &str, offset: i64, max_width: i64) -> String {
     format!("...{}", cut(len - (max_width - 3), len))
 }
 
+/// Go maps case rune by rune: a character whose upper case is several characters
+/// ("ß" -> "SS" in Rust) stays as it is.
+fn upper_rune(c: char) -> char {
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+fn lower_rune(c: char) -> char {
+    let mut low = c.to_lowercase();
+    match (low.next(), low.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
 /// Go's strings.Title: upper-case the first letter of every word.
 fn title(st: &str) -> String {
     let mut out = String::with_capacity(st.len());
     let mut prev_sep = true;
     for c in st.chars() {
         if prev_sep {
-            out.extend(c.to_uppercase());
+            out.push(upper_rune(c));
         } else {
             out.push(c);
         }
@@ -247,7 +265,7 @@ fn go_quote(st: &str) -> String {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 o.push_str(&format!("\\x{:02x}", c as u32))
             }
-            c if c.is_control() || c == '\u{feff}' => {
+            c if !go_printable(c) => {
                 if (c as u32) <= 0xffff {
                     o.push_str(&format!("\\u{:04x}", c as u32));
                 } else {
@@ -259,6 +277,14 @@ fn go_quote(st: &str) -> String {
     }
     o.push('"');
     o
+}
+
+/// strconv.IsPrint, approximated: Rust has no Unicode category table, so treat
+/// controls, non-ASCII spaces and the common format characters as unprintable.
+fn go_printable(c: char) -> bool {
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}'))
 }
 
 fn str_fn(m: &mut Reg, name: &'static str, f: fn(&str) -> String) {
@@ -278,8 +304,8 @@ fn str2_fn(m: &mut Reg, name: &'static str, f: fn(&str, &str) -> Value) {
 
 pub(super) fn register(m: &mut Reg) {
     str_fn(m, "trim", |x| x.trim().to_string());
-    str_fn(m, "upper", |x| x.to_uppercase());
-    str_fn(m, "lower", |x| x.to_lowercase());
+    str_fn(m, "upper", |x| x.chars().map(upper_rune).collect());
+    str_fn(m, "lower", |x| x.chars().map(lower_rune).collect());
     str_fn(m, "title", title);
     str_fn(m, "untitle", |x| {
         map_word_starts(x, |c| c.to_lowercase().collect())
@@ -556,6 +582,8 @@ mod tests {
 
     #[test]
     fn building() {
+        assert_eq!(r(r#"{{ quote "\x01é\u2028" }}"#), r#""\x01é\u2028""#);
+        assert_eq!(r(r#"{{ upper "straße" }}"#), "STRAßE");
         assert_eq!(
             r(r#"{{ repeat 3 "ab" }}|{{ cat "a" 1 nil "b" }}|{{ replace " " "-" "a b c" }}"#),
             "ababab|a 1 b|a-b-c"

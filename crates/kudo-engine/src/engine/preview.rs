@@ -1,0 +1,154 @@
+//! What a plan would apply, for Terraform's plan step: the same rendering and metadata as
+//! a run, checked by the API server with a server-side dry-run, nothing persisted.
+
+use std::collections::BTreeSet;
+
+use kudo_package::TaskSpec;
+use serde_json::Value;
+
+use super::EngineError;
+use super::error::Location;
+use super::metadata::{Owner, decorate};
+use super::render::RenderContext;
+use super::run::{RunRequest, parse_bool};
+use crate::cluster::{Cluster, ClusterError, ObjectRef};
+
+/// One object the plan would apply, with KUDO metadata (no owner reference: the Instance
+/// may not exist yet).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedObject {
+    pub object: ObjectRef,
+    pub manifest: Value,
+    /// False when the server could not judge it yet: its kind comes from a CRD the same
+    /// plan creates, or its namespace does not exist yet.
+    pub checked: bool,
+}
+
+/// Renders every Apply (and enabled Toggle) task of `req.plan` in plan order and
+/// dry-runs each object against the server. Render errors, kinds nobody serves and
+/// objects the server rejects fail like the real run would.
+pub async fn preview_plan(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+) -> Result<Vec<PlannedObject>, EngineError> {
+    let pkg = req.package;
+    let plan = pkg.operator.plans.get(req.plan).ok_or_else(|| {
+        EngineError::fatal(format!(
+            "operator {} has no plan {:?}",
+            pkg.operator.name, req.plan
+        ))
+        .with_plan(req.plan)
+    })?;
+    let effective = pkg.effective_params(req.parameters).map_err(|errs| {
+        let list: Vec<String> = errs
+            .iter()
+            .map(|e| format!("{}: {}", e.parameter, e.message))
+            .collect();
+        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(req.plan)
+    })?;
+    let params = pkg.template_params(&effective).map_err(|e| {
+        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(req.plan)
+    })?;
+    let render = RenderContext {
+        package: pkg,
+        instance: req.instance,
+        namespace: req.namespace,
+        params: &params,
+    };
+    let owner = Owner {
+        operator: pkg.operator.name.clone(),
+        instance: req.instance.to_string(),
+        namespace: req.namespace.to_string(),
+        uid: String::new(),
+    };
+    // Kinds defined by CRDs this plan creates: the server cannot know them yet.
+    let mut pending_kinds: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut planned = Vec::new();
+    for phase in &plan.phases {
+        for step in &phase.steps {
+            let loc = Location {
+                plan: req.plan.to_string(),
+                phase: phase.name.clone(),
+                step: step.name.clone(),
+            };
+            for task_name in &step.tasks {
+                let task = pkg.task(task_name).ok_or_else(|| {
+                    EngineError::fatal(format!(
+                        "step names task {task_name:?}, which the operator does not define"
+                    ))
+                    .at(&loc)
+                })?;
+                let objects = match &task.spec {
+                    TaskSpec::Apply { resources, patches } => {
+                        render.render_task(&loc, resources, patches)
+                    }
+                    TaskSpec::Toggle {
+                        parameter,
+                        resources,
+                    } if effective.get(parameter).and_then(|v| parse_bool(v)) == Some(true) => {
+                        render.render_task(&loc, resources, &[])
+                    }
+                    _ => continue,
+                }
+                .map_err(|e| e.with_task(task_name))?;
+                for mut manifest in objects {
+                    let r = ObjectRef::from_object(&manifest)
+                        .map_err(|e| EngineError::from(e).at(&loc).with_task(task_name))?;
+                    let fail = |e: ClusterError| {
+                        EngineError::from(e)
+                            .at(&loc)
+                            .with_task(task_name)
+                            .with_object(&r)
+                    };
+                    let key = (r.api_version.clone(), r.kind.clone());
+                    let namespaced = match cluster.is_namespaced(&r.api_version, &r.kind).await {
+                        Ok(n) => Some(n),
+                        Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
+                            None
+                        }
+                        Err(e) => return Err(fail(e)),
+                    };
+                    // Unknown scope: most custom kinds are namespaced.
+                    decorate(&mut manifest, &owner, &loc, namespaced.unwrap_or(true));
+                    let mut checked = false;
+                    if namespaced.is_some() {
+                        match cluster.apply(&manifest, true).await {
+                            Ok(_) => checked = true,
+                            // The namespace may be created by the same Terraform apply.
+                            Err(e) if e.is_not_found() => {}
+                            Err(e) => return Err(fail(e)),
+                        }
+                    }
+                    pending_kinds.extend(defined_kinds(&manifest));
+                    let object = ObjectRef::from_object(&manifest).map_err(fail)?;
+                    planned.push(PlannedObject {
+                        object,
+                        manifest,
+                        checked,
+                    });
+                }
+            }
+        }
+    }
+    Ok(planned)
+}
+
+/// (apiVersion, kind) of every version a CRD manifest defines.
+fn defined_kinds(manifest: &Value) -> Vec<(String, String)> {
+    if manifest.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+        return Vec::new();
+    }
+    let group = manifest.pointer("/spec/group").and_then(Value::as_str);
+    let kind = manifest.pointer("/spec/names/kind").and_then(Value::as_str);
+    let (Some(group), Some(kind)) = (group, kind) else {
+        return Vec::new();
+    };
+    manifest
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .map(|version| (format!("{group}/{version}"), kind.to_string()))
+        .collect()
+}

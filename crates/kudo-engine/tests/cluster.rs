@@ -1,0 +1,185 @@
+//! The cluster layer against kube-sim: transient failures, cluster-scoped objects.
+
+mod common;
+
+use common::*;
+use kube_sim::FaultRule;
+use kudo_engine::cluster::ClusterError;
+use kudo_engine::engine::{self, LABEL_INSTANCE, RunRequest, instance_ref};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_failures_are_retried_permanent_ones_are_not() {
+    let (sim, cluster) = sim().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}});
+    sim.add_faults([
+        FaultRule {
+            verb: Some("patch".into()),
+            resource: Some("configmaps".into()),
+            status: Some(503),
+            count: Some(2),
+            ..Default::default()
+        },
+        FaultRule {
+            verb: Some("get".into()),
+            resource: Some("configmaps".into()),
+            status: Some(429),
+            retry_after_seconds: Some(1),
+            count: Some(1),
+            ..Default::default()
+        },
+        FaultRule {
+            verb: Some("get".into()),
+            resource: Some("configmaps".into()),
+            drop: true,
+            count: Some(1),
+            ..Default::default()
+        },
+    ]);
+    cluster
+        .apply(&cm, false)
+        .await
+        .expect("apply retried past two 503s");
+    let r = oref("v1", "ConfigMap", Some("default"), "c");
+    assert!(
+        cluster
+            .get(&r)
+            .await
+            .expect("get retried past 429 and a dropped connection")
+            .is_some()
+    );
+
+    sim.add_faults([FaultRule {
+        verb: Some("patch".into()),
+        resource: Some("configmaps".into()),
+        status: Some(403),
+        count: Some(1),
+        ..Default::default()
+    }]);
+    let err = cluster
+        .apply(&cm, false)
+        .await
+        .expect_err("403 is not retried");
+    assert!(matches!(err, ClusterError::Api { code: 403, .. }), "{err}");
+    assert!(err.to_string().contains("ConfigMap default/c"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_and_wait_tolerates_missing_objects_and_unknown_kinds() {
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    cluster
+        .delete_and_wait(&oref("v1", "ConfigMap", Some("default"), "absent"), &cancel)
+        .await
+        .expect("NotFound is fine");
+    cluster
+        .delete_and_wait(
+            &oref("example.com/v1", "Widget", Some("default"), "w"),
+            &cancel,
+        )
+        .await
+        .expect("unknown kind skipped");
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    cluster
+        .apply(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "default"}}), false)
+        .await
+        .unwrap();
+    // Already cancelled: the delete is sent, and either it is gone at the first look or
+    // the wait reports cancellation; never a hang.
+    match cluster
+        .delete_and_wait(&oref("v1", "ConfigMap", Some("default"), "d"), &cancelled)
+        .await
+    {
+        Ok(()) => {}
+        Err(e) => assert!(e.is_cancelled(), "{e}"),
+    }
+}
+
+const CLUSTER_SCOPED: &str = r#"
+name: cs
+operatorVersion: 0.1.0
+tasks:
+  - name: rbac
+    kind: Apply
+    spec:
+      resources: [rbac.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: main
+            tasks: [rbac]
+"#;
+
+const RBAC: &str = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .Namespace }}-{{ .Name }}-reader
+  namespace: ignored
+rules:
+  - apiGroups: [""]
+    resources: [pods]
+    verbs: [get]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .Name }}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
+    let pkg = package(CLUSTER_SCOPED, "parameters: []\n", &[("rbac.yaml", RBAC)]);
+    let (_sim, cluster) = sim().await;
+    namespace(&cluster, "team").await;
+    let none = params(&[]);
+    let cancel = CancellationToken::new();
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "c1",
+            namespace: "team",
+            parameters: &none,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect("deploy");
+    let role = oref(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        None,
+        "team-c1-reader",
+    );
+    let sa = oref("v1", "ServiceAccount", Some("team"), "c1");
+    assert_eq!(out.inventory, vec![role.clone(), sa.clone()]);
+    let r = cluster.get(&role).await.unwrap().expect("cluster role");
+    assert_eq!(label(&r, LABEL_INSTANCE), Some("c1"));
+    assert!(r.pointer("/metadata/ownerReferences").is_none());
+    assert!(r.pointer("/metadata/namespace").is_none());
+
+    engine::uninstall_instance(&cluster, "team", "c1", &out.inventory, None, &cancel)
+        .await
+        .expect("uninstall");
+    assert!(
+        cluster.get(&role).await.unwrap().is_none(),
+        "cluster-scoped object removed"
+    );
+    assert!(cluster.get(&sa).await.unwrap().is_none());
+    assert!(
+        cluster
+            .get(&instance_ref("team", "c1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

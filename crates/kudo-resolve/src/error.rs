@@ -1,0 +1,141 @@
+//! Errors of dependency resolution. Every message names the packages, versions and
+//! KudoOperator tasks involved, and says what to change.
+
+use crate::range::RangeError;
+
+/// A KudoOperator task asked for a version no catalog entry has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingVersion {
+    /// The package asked for.
+    pub package: String,
+    /// What was asked, e.g. `operatorVersion 1.3.1, appVersion 2.5.0`.
+    pub asked: String,
+    /// Who asked, e.g. `flink-demo 0.1.6 (task "kafka")`.
+    pub asked_by: String,
+    /// Versions the catalog has for the package, newest first (empty: unknown package).
+    pub available: Vec<String>,
+}
+
+impl std::fmt::Display for MissingVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} asks for {} {}, which no repository or folder provides; ",
+            self.asked_by, self.package, self.asked
+        )?;
+        if self.available.is_empty() {
+            write!(
+                f,
+                "no version of {} is known at all (check the package name and the repository list)",
+                self.package
+            )
+        } else {
+            write!(
+                f,
+                "available versions of {}: {} (use a range, or override the version)",
+                self.package,
+                self.available.join(", ")
+            )
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// A version field of a KudoOperator task does not parse.
+    #[error("{package} (task {task:?}): {field}: {source}")]
+    Range {
+        package: String,
+        task: String,
+        field: &'static str,
+        #[source]
+        source: RangeError,
+    },
+    /// A user override does not parse.
+    #[error("version override for {package}: {source}")]
+    Override {
+        package: String,
+        #[source]
+        source: RangeError,
+    },
+    /// A package could not be listed or loaded.
+    #[error("{what}: {source}")]
+    Package {
+        what: String,
+        #[source]
+        source: kudo_package::PackageError,
+    },
+    /// A catalog failed for another reason.
+    #[error("{0}")]
+    Catalog(String),
+    /// One or more asks match no known version.
+    #[error("dependency versions not found:\n{}", list(.0))]
+    MissingVersions(Vec<MissingVersion>),
+    /// The asks cannot all hold at once; `explanation` says why, in words.
+    #[error("the dependency versions cannot be satisfied together:\n{explanation}")]
+    Unsatisfiable {
+        explanation: String,
+        missing: Vec<MissingVersion>,
+    },
+    /// A folder, archive or URL dependency does not have the version the task asks for.
+    #[error(
+        "{asked_by} asks for {package} {asked}, but {source_label} holds {found}; fix the task or the package"
+    )]
+    SourceMismatch {
+        asked_by: String,
+        package: String,
+        asked: String,
+        source_label: String,
+        found: String,
+    },
+    /// Packages install each other in a loop.
+    #[error("dependency cycle: {}; a package cannot (indirectly) install itself", .path.join(" -> "))]
+    Cycle { path: Vec<String> },
+    /// Two instances of one resolution would get the same name.
+    #[error(
+        "instance name {name:?} is used twice: by {first} and by {second}; set a distinct `instanceName` on one of the KudoOperator tasks"
+    )]
+    NameCollision {
+        name: String,
+        first: String,
+        second: String,
+    },
+    /// A child instance name is not a valid Kubernetes name / label value.
+    #[error("instance name {name:?} (for {path}) is not usable: {reason}; set `instanceName` on the task")]
+    InvalidInstanceName {
+        name: String,
+        path: String,
+        reason: String,
+    },
+    /// `enablingParameter` names a parameter the parent does not declare.
+    #[error(
+        "{package} (task {task:?}): enablingParameter {parameter:?} is not a parameter of {package}; declare it in params.yaml (type boolean) or fix the name"
+    )]
+    UnknownEnablingParameter {
+        package: String,
+        task: String,
+        parameter: String,
+    },
+    /// An enabling parameter's value is not a boolean.
+    #[error(
+        "instance {instance}: parameter {parameter} = {value:?} enables or disables a dependency and must be a boolean (true/false, 1/0, t/f)"
+    )]
+    EnablingValue {
+        instance: String,
+        parameter: String,
+        value: String,
+    },
+    /// The instance tree grew past [`crate::MAX_INSTANCES`].
+    #[error(
+        "the dependency tree has more than {limit} instances; shared dependencies are installed once per parent, so a deep diamond grows exponentially"
+    )]
+    TooManyInstances { limit: usize },
+}
+
+fn list(items: &[MissingVersion]) -> String {
+    items
+        .iter()
+        .map(|m| format!("  - {m}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,179 @@
+//! The result of a resolution: every instance to install, with its package version,
+//! where it came from and why, the install order, and a text rendering for plans.
+
+use std::collections::BTreeMap;
+
+use kudo_package::{Package, parse_bool};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ResolveError;
+
+/// One instance of the dependency tree (the root is the first node).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedInstance {
+    pub instance: String,
+    pub package: String,
+    pub operator_version: String,
+    pub app_version: Option<String>,
+    /// `<name>-<appVersion>-<operatorVersion>` (the OperatorVersion object's name).
+    pub operator_version_name: String,
+    /// `root`, `repository <name>`, or the folder / archive / URL it was read from.
+    pub source: String,
+    /// Repository name, for versions chosen from a repository.
+    pub repository: Option<String>,
+    /// Where the package was read from (path or URL).
+    pub location: String,
+    pub parent: Option<String>,
+    /// The parent's KudoOperator task that installs this instance.
+    pub task: Option<String>,
+    /// The task's `package` value as written.
+    pub reference: Option<String>,
+    /// What the task (or a user override) asked for, in words.
+    pub constraint: Option<String>,
+    pub parameter_file: Option<String>,
+    /// Parent parameter that switches this subtree on and off (KEP-36).
+    pub enabling_parameter: Option<String>,
+    /// Whether the subtree is on for the parameter values known at resolution time
+    /// (root values given to the resolver, defaults elsewhere); see [`Resolution::enabled`].
+    pub enabled: bool,
+    pub depth: usize,
+    /// Child instance names in plan order.
+    pub children: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Resolution {
+    pub root_instance: String,
+    /// Depth-first, parents before children, children in plan order.
+    pub nodes: Vec<ResolvedInstance>,
+    /// Children before parents, siblings in plan order (KEP-29's order).
+    pub install_order: Vec<String>,
+    /// Override keys that named no package of the tree.
+    pub unused_overrides: Vec<String>,
+    /// The chosen package of every package name (not serialised).
+    #[serde(skip)]
+    pub packages: BTreeMap<String, Package>,
+}
+
+impl Resolution {
+    pub fn node(&self, instance: &str) -> Option<&ResolvedInstance> {
+        self.nodes.iter().find(|n| n.instance == instance)
+    }
+
+    /// The package an instance runs.
+    pub fn package_of(&self, instance: &str) -> Option<&Package> {
+        self.node(instance).and_then(|n| self.packages.get(&n.package))
+    }
+
+    pub fn instance_names(&self) -> Vec<&str> {
+        self.nodes.iter().map(|n| n.instance.as_str()).collect()
+    }
+
+    /// Which instances are on, given each instance's effective parameter values
+    /// (`params[instance][parameter]`; a missing instance or parameter falls back to the
+    /// parameter's default). An instance is on when its parent is on and its enabling
+    /// parameter, if any, is true by Go's `strconv.ParseBool`.
+    pub fn enabled(
+        &self,
+        params: &BTreeMap<String, BTreeMap<String, String>>,
+    ) -> Result<BTreeMap<String, bool>, ResolveError> {
+        let mut out: BTreeMap<String, bool> = BTreeMap::new();
+        for node in &self.nodes {
+            let on = match &node.parent {
+                None => true,
+                Some(parent) => {
+                    let parent_on = out.get(parent).copied().unwrap_or(false);
+                    parent_on
+                        && match &node.enabling_parameter {
+                            None => true,
+                            Some(param) => {
+                                let value = params
+                                    .get(parent)
+                                    .and_then(|p| p.get(param))
+                                    .cloned()
+                                    .or_else(|| self.default_of(parent, param));
+                                enabling_value(parent, param, value.as_deref())?
+                            }
+                        }
+                }
+            };
+            out.insert(node.instance.clone(), on);
+        }
+        Ok(out)
+    }
+
+    fn default_of(&self, instance: &str, param: &str) -> Option<String> {
+        self.package_of(instance)
+            .and_then(|p| p.parameter(param))
+            .and_then(|p| p.default.clone())
+    }
+
+    /// The tree as text, for plan output and the `resolve` command.
+    pub fn render_tree(&self) -> String {
+        let mut out = String::new();
+        if let Some(root) = self.nodes.first() {
+            out.push_str(&format!(
+                "{} {}  [instance {}]  ({})\n",
+                root.package,
+                version_text(root),
+                root.instance,
+                root.location
+            ));
+            self.render_children(root, "", &mut out);
+        }
+        out.push_str(&format!("install order: {}\n", self.install_order.join(", ")));
+        if !self.unused_overrides.is_empty() {
+            out.push_str(&format!(
+                "unused overrides (no such dependency): {}\n",
+                self.unused_overrides.join(", ")
+            ));
+        }
+        out
+    }
+
+    fn render_children(&self, node: &ResolvedInstance, prefix: &str, out: &mut String) {
+        let n = node.children.len();
+        for (i, child) in node.children.iter().enumerate() {
+            let Some(c) = self.node(child) else { continue };
+            let last = i + 1 == n;
+            let mut line = format!(
+                "{prefix}{} {}: {} {} from {}",
+                if last { "└─" } else { "├─" },
+                c.instance,
+                c.package,
+                version_text(c),
+                c.source
+            );
+            if let (Some(task), Some(constraint)) = (&c.task, &c.constraint) {
+                line.push_str(&format!("; task {task:?} asks {constraint}"));
+            }
+            if let Some(p) = &c.enabling_parameter {
+                let state = if c.enabled { "on" } else { "off" };
+                line.push_str(&format!("; enabled by {p} ({state} by default)"));
+            }
+            out.push_str(&line);
+            out.push('\n');
+            let deeper = format!("{prefix}{}", if last { "   " } else { "│  " });
+            self.render_children(c, &deeper, out);
+        }
+    }
+}
+
+fn version_text(n: &ResolvedInstance) -> String {
+    match &n.app_version {
+        Some(a) => format!("{} (app {a})", n.operator_version),
+        None => n.operator_version.clone(),
+    }
+}
+
+pub(crate) fn enabling_value(instance: &str, param: &str, value: Option<&str>) -> Result<bool, ResolveError> {
+    match value {
+        // No value and no default: the subtree stays off until someone turns it on.
+        None => Ok(false),
+        Some(v) => parse_bool(v).ok_or_else(|| ResolveError::EnablingValue {
+            instance: instance.to_string(),
+            parameter: param.to_string(),
+            value: v.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,549 @@
+//! Version selection with pubgrub: one version per package name across the whole
+//! dependency graph, newest satisfying (by repository priority first), deterministic.
+//!
+//! A package's pubgrub version is its ([`PackageVersion`]) pair (appVersion,
+//! operatorVersion). An ask from a KudoOperator task constrains either field, so it is
+//! turned into the set of *known* versions that satisfy it (a union of single
+//! versions); the explanation code maps those sets back to the asks' own text.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::rc::Rc;
+
+use kudo_package::{Package, TaskSpec};
+use pubgrub::{
+    Dependencies, DependencyConstraints, DependencyProvider, PackageResolutionStatistics,
+    PubGrubError,
+};
+use version_ranges::Ranges;
+
+use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
+use crate::error::{MissingVersion, ResolveError};
+use crate::range::{LenientVersion, RangeError, VersionReq};
+
+/// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
+/// appVersion, then operatorVersion. A package without appVersion sorts first.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PackageVersion {
+    pub app: Option<LenientVersion>,
+    pub operator: LenientVersion,
+}
+
+impl PackageVersion {
+    pub fn new(operator: &str, app: Option<&str>) -> PackageVersion {
+        PackageVersion {
+            app: app.filter(|a| !a.is_empty()).map(LenientVersion::new),
+            operator: LenientVersion::new(operator),
+        }
+    }
+
+    pub fn of(pkg: &Package) -> PackageVersion {
+        PackageVersion::new(
+            &pkg.operator.operator_version,
+            pkg.operator.app_version.as_deref(),
+        )
+    }
+}
+
+impl fmt::Display for PackageVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.app {
+            Some(a) => write!(f, "{} (app {})", self.operator, a),
+            None => write!(f, "{}", self.operator),
+        }
+    }
+}
+
+pub(crate) type VSet = Ranges<PackageVersion>;
+
+/// A user pin: replaces every ask on one package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub text: String,
+    pub operator_version: Option<VersionReq>,
+    pub app_version: Option<VersionReq>,
+}
+
+impl Override {
+    /// `"<operatorVersion range>"`, `"app=<appVersion range>"`, or both separated by
+    /// `;` (`">=1.3.0 <2.0.0; app=2.5.x"`).
+    pub fn parse(text: &str) -> Result<Override, RangeError> {
+        let mut o = Override {
+            text: text.trim().to_string(),
+            operator_version: None,
+            app_version: None,
+        };
+        for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            if let Some(app) = part
+                .strip_prefix("app=")
+                .or_else(|| part.strip_prefix("app:"))
+            {
+                o.app_version = Some(VersionReq::parse(app)?);
+            } else {
+                o.operator_version = Some(VersionReq::parse(part)?);
+            }
+        }
+        if o.operator_version.is_none() && o.app_version.is_none() {
+            return Err(RangeError {
+                text: text.to_string(),
+                message: "empty override; give an operatorVersion range and/or app=<range>"
+                    .into(),
+            });
+        }
+        Ok(o)
+    }
+
+    fn describe(&self) -> String {
+        describe_reqs(self.operator_version.as_ref(), self.app_version.as_ref())
+    }
+}
+
+pub(crate) fn describe_reqs(op: Option<&VersionReq>, app: Option<&VersionReq>) -> String {
+    match (op, app) {
+        (None, None) => "(any version)".to_string(),
+        (Some(o), None) => format!("operatorVersion {o}"),
+        (None, Some(a)) => format!("appVersion {a}"),
+        (Some(o), Some(a)) => format!("operatorVersion {o}, appVersion {a}"),
+    }
+}
+
+/// Where a candidate version comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum Source {
+    Root,
+    Catalog(CatalogEntry),
+    /// A folder, archive or URL named by a KudoOperator task.
+    Path(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub version: PackageVersion,
+    pub source: Source,
+}
+
+/// One KudoOperator task of one package version.
+#[derive(Debug, Clone)]
+pub(crate) struct Ask {
+    pub task: String,
+    /// The task's `package` value as written.
+    pub reference: String,
+    /// The dependency's package name.
+    pub dep: String,
+    pub operator_req: Option<VersionReq>,
+    pub app_req: Option<VersionReq>,
+    /// The user override that replaced the task's own versions.
+    pub override_text: Option<String>,
+    /// Folder/archive/URL dependencies have exactly one version.
+    pub pinned: Option<PackageVersion>,
+    pub instance_name: Option<String>,
+    pub parameter_file: Option<String>,
+    pub enabling_parameter: Option<String>,
+}
+
+impl Ask {
+    /// What the ask requires, in words (`operatorVersion 1.3.x (overridden by the user; …)`).
+    pub fn describe(&self) -> String {
+        let base = describe_reqs(self.operator_req.as_ref(), self.app_req.as_ref());
+        match &self.override_text {
+            Some(t) => format!("{base} (user override {t:?})"),
+            None => base,
+        }
+    }
+
+    pub fn matches(&self, v: &PackageVersion) -> bool {
+        self.operator_req
+            .as_ref()
+            .is_none_or(|r| r.matches(&v.operator))
+            && self
+                .app_req
+                .as_ref()
+                .is_none_or(|r| v.app.as_ref().is_some_and(|a| r.matches(a)))
+    }
+}
+
+/// KudoOperator tasks in the order plans run them: `deploy` first, then the other plans
+/// by name; each task once. Tasks no plan uses never run and are left out.
+pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
+    let mut names: Vec<&str> = Vec::new();
+    let plans = pkg
+        .operator
+        .plans
+        .get_key_value("deploy")
+        .into_iter()
+        .chain(pkg.operator.plans.iter().filter(|(k, _)| *k != "deploy"));
+    for (_, plan) in plans {
+        for phase in &plan.phases {
+            for step in &phase.steps {
+                for t in &step.tasks {
+                    if !names.contains(&t.as_str()) {
+                        names.push(t);
+                    }
+                }
+            }
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|n| pkg.task(n))
+        .filter(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }))
+        .collect()
+}
+
+pub(crate) type Key = (String, PackageVersion);
+
+pub(crate) struct Provider<'a> {
+    catalog: &'a dyn Catalog,
+    overrides: &'a BTreeMap<String, Override>,
+    pub root_name: String,
+    pub root_version: PackageVersion,
+    root: Rc<Package>,
+    pinned: RefCell<HashMap<String, Vec<Candidate>>>,
+    candidates: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    packages: RefCell<HashMap<Key, Rc<Package>>>,
+    asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
+    pub missing: RefCell<Vec<MissingVersion>>,
+    pub used_overrides: RefCell<BTreeSet<String>>,
+}
+
+impl<'a> Provider<'a> {
+    pub fn new(
+        catalog: &'a dyn Catalog,
+        overrides: &'a BTreeMap<String, Override>,
+        root: &Package,
+    ) -> Provider<'a> {
+        Provider {
+            catalog,
+            overrides,
+            root_name: root.operator.name.clone(),
+            root_version: PackageVersion::of(root),
+            root: Rc::new(root.clone()),
+            pinned: RefCell::default(),
+            candidates: RefCell::default(),
+            packages: RefCell::default(),
+            asks: RefCell::default(),
+            missing: RefCell::default(),
+            used_overrides: RefCell::default(),
+        }
+    }
+
+    /// Versions of `name` in preference order: the root package and folder/URL
+    /// dependencies first, then repositories by priority (ties: list order), newest first.
+    /// A version offered twice keeps its most preferred source.
+    pub fn candidates(&self, name: &str) -> Result<Rc<Vec<Candidate>>, ResolveError> {
+        if let Some(c) = self.candidates.borrow().get(name) {
+            return Ok(c.clone());
+        }
+        let mut list: Vec<Candidate> = Vec::new();
+        if name == self.root_name {
+            list.push(Candidate {
+                version: self.root_version.clone(),
+                source: Source::Root,
+            });
+        }
+        list.extend(self.pinned.borrow().get(name).cloned().unwrap_or_default());
+        let mut entries: Vec<(CatalogEntry, PackageVersion)> = self
+            .catalog
+            .versions(name)?
+            .into_iter()
+            .map(|e| {
+                let v = PackageVersion::new(&e.operator_version, e.app_version.as_deref());
+                (e, v)
+            })
+            .collect();
+        entries.sort_by(|(a, va), (b, vb)| {
+            (a.priority, a.order, Reverse(va)).cmp(&(b.priority, b.order, Reverse(vb)))
+        });
+        for (e, v) in entries {
+            list.push(Candidate {
+                version: v,
+                source: Source::Catalog(e),
+            });
+        }
+        let mut seen = BTreeSet::new();
+        list.retain(|c| seen.insert(c.version.clone()));
+        let list = Rc::new(list);
+        self.candidates
+            .borrow_mut()
+            .insert(name.to_string(), list.clone());
+        Ok(list)
+    }
+
+    fn candidate(&self, name: &str, v: &PackageVersion) -> Result<Candidate, ResolveError> {
+        self.candidates(name)?
+            .iter()
+            .find(|c| c.version == *v)
+            .cloned()
+            .ok_or_else(|| ResolveError::Catalog(format!("{name} {v}: not a known version")))
+    }
+
+    pub fn source_of(&self, name: &str, v: &PackageVersion) -> Option<Source> {
+        self.candidate(name, v).ok().map(|c| c.source)
+    }
+
+    /// The package of one version (loaded once).
+    pub fn package(&self, name: &str, v: &PackageVersion) -> Result<Rc<Package>, ResolveError> {
+        let key = (name.to_string(), v.clone());
+        if let Some(p) = self.packages.borrow().get(&key) {
+            return Ok(p.clone());
+        }
+        let pkg = match self.candidate(name, v)?.source {
+            Source::Root => self.root.clone(),
+            Source::Catalog(entry) => {
+                tracing::debug!(package = %name, version = %v, repository = %entry.repository, "loading dependency");
+                let p = self.catalog.load(&entry)?;
+                let got = PackageVersion::of(&p);
+                if p.operator.name != name || got != *v {
+                    return Err(ResolveError::Catalog(format!(
+                        "repository {} lists {name} {v} at {}, but that package is {} {got}; fix the repository index",
+                        entry.repository, entry.location, p.operator.name
+                    )));
+                }
+                Rc::new(p)
+            }
+            Source::Path(label) => {
+                return Err(ResolveError::Catalog(format!(
+                    "{name} {v} from {label} was not loaded"
+                )));
+            }
+        };
+        self.packages.borrow_mut().insert(key, pkg.clone());
+        Ok(pkg)
+    }
+
+    fn add_pinned(&self, pkg: Package, label: String) -> PackageVersion {
+        let name = pkg.operator.name.clone();
+        let v = PackageVersion::of(&pkg);
+        let key = (name.clone(), v.clone());
+        let mut packages = self.packages.borrow_mut();
+        if packages.contains_key(&key) {
+            // The same name and version from another place: the first one read wins.
+            return v;
+        }
+        packages.insert(key, Rc::new(pkg));
+        self.pinned
+            .borrow_mut()
+            .entry(name.clone())
+            .or_default()
+            .push(Candidate {
+                version: v.clone(),
+                source: Source::Path(label),
+            });
+        self.candidates.borrow_mut().remove(&name);
+        v
+    }
+
+    /// The KudoOperator asks of one package version (computed once).
+    pub fn asks(&self, name: &str, v: &PackageVersion) -> Result<Rc<Vec<Ask>>, ResolveError> {
+        let key = (name.to_string(), v.clone());
+        if let Some(a) = self.asks.borrow().get(&key) {
+            return Ok(a.clone());
+        }
+        let pkg = self.package(name, v)?;
+        let mut out = Vec::new();
+        for task in operator_tasks(&pkg) {
+            let TaskSpec::KudoOperator {
+                package,
+                app_version,
+                operator_version,
+                instance_name,
+                parameter_file,
+                enabling_parameter,
+            } = &task.spec
+            else {
+                continue;
+            };
+            let who = format!("{name} {v}");
+            let parse = |field: &'static str, text: &Option<String>| {
+                text.as_deref()
+                    .filter(|t| !t.trim().is_empty())
+                    .map(VersionReq::parse)
+                    .transpose()
+                    .map_err(|source| ResolveError::Range {
+                        package: who.clone(),
+                        task: task.name.clone(),
+                        field,
+                        source,
+                    })
+            };
+            let mut operator_req = parse("operatorVersion", operator_version)?;
+            let mut app_req = parse("appVersion", app_version)?;
+            if let Some(param) = enabling_parameter
+                && pkg.parameter(param).is_none()
+            {
+                return Err(ResolveError::UnknownEnablingParameter {
+                    package: who,
+                    task: task.name.clone(),
+                    parameter: param.clone(),
+                });
+            }
+            let (dep, pinned) = if is_path_or_url(&pkg, package) {
+                let loaded = self.catalog.load_source(&pkg, package)?;
+                let label = loaded.origin.label();
+                let dep = loaded.operator.name.clone();
+                (dep, Some((self.add_pinned(loaded, label.clone()), label)))
+            } else {
+                (package.clone(), None)
+            };
+            let mut override_text = None;
+            if let Some(o) = self.overrides.get(&dep) {
+                self.used_overrides.borrow_mut().insert(dep.clone());
+                override_text = Some(o.text.clone());
+                operator_req = o.operator_version.clone();
+                app_req = o.app_version.clone();
+            }
+            let ask = Ask {
+                task: task.name.clone(),
+                reference: package.clone(),
+                dep,
+                operator_req,
+                app_req,
+                override_text,
+                pinned: pinned.as_ref().map(|(v, _)| v.clone()),
+                instance_name: instance_name.clone(),
+                parameter_file: parameter_file.clone(),
+                enabling_parameter: enabling_parameter.clone(),
+            };
+            if let Some((pv, label)) = &pinned
+                && !ask.matches(pv)
+            {
+                return Err(ResolveError::SourceMismatch {
+                    asked_by: format!("{who} (task {:?})", task.name),
+                    package: ask.dep.clone(),
+                    asked: ask.describe(),
+                    source_label: label.clone(),
+                    found: pv.to_string(),
+                });
+            }
+            out.push(ask);
+        }
+        let out = Rc::new(out);
+        self.asks.borrow_mut().insert(key, out.clone());
+        Ok(out)
+    }
+
+    /// The version set one ask allows: the matching known versions.
+    pub fn allowed(&self, ask: &Ask) -> Result<VSet, ResolveError> {
+        if let Some(v) = &ask.pinned {
+            return Ok(Ranges::singleton(v.clone()));
+        }
+        let mut set = Ranges::empty();
+        for c in self.candidates(&ask.dep)?.iter() {
+            if ask.matches(&c.version) {
+                set = set.union(&Ranges::singleton(c.version.clone()));
+            }
+        }
+        Ok(set)
+    }
+
+    pub fn available(&self, name: &str) -> Vec<String> {
+        self.candidates(name)
+            .map(|c| c.iter().map(|c| c.version.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn dependencies(
+        &self,
+        name: &str,
+        v: &PackageVersion,
+    ) -> Result<Vec<(String, VSet)>, ResolveError> {
+        let mut by_dep: Vec<(String, VSet)> = Vec::new();
+        for ask in self.asks(name, v)?.iter() {
+            if ask.dep == name {
+                // A package installing itself is a cycle; the graph step reports it.
+                continue;
+            }
+            let set = self.allowed(ask)?;
+            if set.is_empty() {
+                let m = MissingVersion {
+                    package: ask.dep.clone(),
+                    asked: ask.describe(),
+                    asked_by: format!("{name} {v} (task {:?})", ask.task),
+                    available: self.available(&ask.dep),
+                };
+                let mut missing = self.missing.borrow_mut();
+                if !missing.contains(&m) {
+                    missing.push(m);
+                }
+            }
+            match by_dep.iter_mut().find(|(d, _)| *d == ask.dep) {
+                Some((_, s)) => *s = s.intersection(&set),
+                None => by_dep.push((ask.dep.clone(), set)),
+            }
+        }
+        Ok(by_dep)
+    }
+}
+
+impl DependencyProvider for Provider<'_> {
+    type P = String;
+    type V = PackageVersion;
+    type VS = VSet;
+    type M = String;
+    type Err = ResolveError;
+    type Priority = (u32, Reverse<usize>);
+
+    fn prioritize(
+        &self,
+        package: &String,
+        range: &VSet,
+        stats: &PackageResolutionStatistics,
+    ) -> Self::Priority {
+        // Packages that conflicted often, then those with few choices, first: the
+        // usual pubgrub heuristic; deterministic because it only reads the inputs.
+        let count = self
+            .candidates(package)
+            .map(|c| c.iter().filter(|c| range.contains(&c.version)).count())
+            .unwrap_or(0);
+        (stats.conflict_count(), Reverse(count))
+    }
+
+    fn choose_version(
+        &self,
+        package: &String,
+        range: &VSet,
+    ) -> Result<Option<PackageVersion>, ResolveError> {
+        Ok(self
+            .candidates(package)?
+            .iter()
+            .find(|c| range.contains(&c.version))
+            .map(|c| c.version.clone()))
+    }
+
+    fn get_dependencies(
+        &self,
+        package: &String,
+        version: &PackageVersion,
+    ) -> Result<Dependencies<String, VSet, String>, ResolveError> {
+        let deps = self.dependencies(package, version)?;
+        Ok(Dependencies::Available(DependencyConstraints::from_iter(
+            deps,
+        )))
+    }
+}
+
+/// Choose one version per package. Every missing version the root itself asks for is
+/// reported at once (the usual first mistake); deeper problems come with pubgrub's
+/// derivation, in words.
+pub(crate) fn solve(
+    provider: &Provider<'_>,
+) -> Result<BTreeMap<String, PackageVersion>, ResolveError> {
+    provider.dependencies(&provider.root_name, &provider.root_version)?;
+    let missing = provider.missing.borrow().clone();
+    if !missing.is_empty() {
+        return Err(ResolveError::MissingVersions(missing));
+    }
+    match pubgrub::resolve(
+        provider,
+        provider.root_name.clone(),
+        provider.root_version.clone(),
+    ) {
+        Ok(sel) => Ok(sel.iter().map(|(p, v)| (p.clone(), v.clone())).collect()),
+        Err(PubGrubError::NoSolution(tree)) => Err(crate::explain::explain(provider, tree)),
+        Err(PubGrubError::ErrorRetrievingDependencies { source, .. }) => Err(source),
+        Err(PubGrubError::ErrorChoosingVersion { source, .. }) => Err(source),
+        Err(PubGrubError::ErrorInShouldCancel(e)) => Err(e),
+    }
+}

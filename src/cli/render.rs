@@ -1,0 +1,386 @@
+//! `render PATH [flags]`: what KUDO would send to the cluster, without a cluster, like
+//! `helm template`.
+//!
+//! Every template is rendered with KUDO's variables. Template paths are shown as
+//! `templates/<file>`, the path inside the package, in both the `# Source:` comments
+//! and under `--output-dir`. Each rendered manifest is also parsed with Kubernetes'
+//! YAML rules so that an author sees broken indentation before an apply does.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path};
+use std::process::ExitCode;
+
+use kudo_package::{LoadContext, Package, Plan, TaskSpec};
+use kudo_template::Vars;
+
+use super::args::{self, Flag, Parsed};
+
+const FLAGS: &[Flag] = &[
+    Flag::value("--param").short("-p").repeated(),
+    Flag::value("--name"),
+    Flag::value("--namespace").short("-n"),
+    Flag::value("--plan"),
+    Flag::value("--phase"),
+    Flag::value("--step"),
+    Flag::value("--pipe").repeated(),
+    Flag::value("--output-dir"),
+];
+
+const DEFAULT_PLAN: &str = "deploy";
+const DEFAULT_NAMESPACE: &str = "default";
+
+pub fn run(argv: &[String]) -> ExitCode {
+    if super::wants_help(argv) {
+        super::print_out(&format!("{}\n", super::usage()));
+        return ExitCode::SUCCESS;
+    }
+    let parsed = match args::parse(argv, FLAGS) {
+        Ok(p) => p,
+        Err(e) => return super::usage_error("render", &e),
+    };
+    let [path] = parsed.positional.as_slice() else {
+        return super::usage_error(
+            "render",
+            "expects exactly one PATH (a package folder, .tgz or URL)",
+        );
+    };
+    let values = match pairs(&parsed, "--param", "-p") {
+        Ok(v) => v,
+        Err(e) => return super::usage_error("render", &e),
+    };
+    let user_pipes = match pairs(&parsed, "--pipe", "--pipe") {
+        Ok(v) => v,
+        Err(e) => return super::usage_error("render", &e),
+    };
+    let pkg = match kudo_package::load(path, &LoadContext::default()) {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot load the package: {e}")),
+    };
+    let effective = match pkg.effective_params(&values) {
+        Ok(p) => p,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            return fail(&format!(
+                "{} parameter error{}; fix the -p values or the defaults in params.yaml",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ));
+        }
+    };
+    let params = match pkg.template_params(&effective) {
+        Ok(p) => p,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let plan_name = parsed.value("--plan").unwrap_or(DEFAULT_PLAN);
+    let Some(plan) = pkg.operator.plans.get(plan_name) else {
+        let known: Vec<&str> = pkg.operator.plans.keys().map(String::as_str).collect();
+        return fail(&format!(
+            "plan {plan_name:?} is not in operator.yaml; it has: {}",
+            known.join(", ")
+        ));
+    };
+    if let Err(e) = check_location(plan, parsed.value("--phase"), parsed.value("--step")) {
+        return fail(&format!("plan {plan_name:?}: {e}"));
+    }
+    let name = parsed
+        .value("--name")
+        .map(str::to_string)
+        // KUDO's default instance name (`kubectl kudo install`).
+        .unwrap_or_else(|| format!("{}-instance", pkg.operator.name));
+    let mut pipes = plan_pipes(&pkg, &name, plan_name, plan);
+    pipes.extend(user_pipes);
+    let base = Vars {
+        operator_name: pkg.operator.name.clone(),
+        name,
+        namespace: parsed
+            .value("--namespace")
+            .unwrap_or(DEFAULT_NAMESPACE)
+            .to_string(),
+        operator_version: pkg.operator.operator_version.clone(),
+        app_version: pkg.operator.app_version.clone().unwrap_or_default(),
+        plan_name: plan_name.to_string(),
+        phase_name: String::new(),
+        step_name: String::new(),
+        params,
+        pipes,
+    };
+    let used_at = template_locations(&pkg, plan);
+    let mut results = Vec::new();
+    for (file, text) in &pkg.templates {
+        let mut vars = base.clone();
+        // A template sees the phase and step that use it, as during a real plan run,
+        // unless the user asked for another location.
+        let (phase, step) = used_at.get(file.as_str()).copied().unwrap_or(("", ""));
+        vars.phase_name = parsed.value("--phase").unwrap_or(phase).to_string();
+        vars.step_name = parsed.value("--step").unwrap_or(step).to_string();
+        results.push((file.as_str(), kudo_template::render(file, text, &vars)));
+    }
+    match parsed.value("--output-dir") {
+        Some(out) => write_dir(Path::new(out), &results),
+        None => print_manifests(&results),
+    }
+}
+
+/// Print a final error line and exit 1.
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+/// `KEY=VALUE` values of a repeatable flag; a later value for the same key wins.
+fn pairs(parsed: &Parsed, long: &str, shown: &str) -> Result<BTreeMap<String, String>, String> {
+    parsed
+        .values(long)
+        .iter()
+        .map(|text| args::key_value(text, shown))
+        .collect()
+}
+
+fn check_location(plan: &Plan, phase: Option<&str>, step: Option<&str>) -> Result<(), String> {
+    let Some(phase_name) = phase else {
+        return match step {
+            Some(_) => Err("--step needs --phase".to_string()),
+            None => Ok(()),
+        };
+    };
+    let Some(found) = plan.phases.iter().find(|p| p.name == phase_name) else {
+        let known: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "no phase {phase_name:?}; phases: {}",
+            known.join(", ")
+        ));
+    };
+    match step {
+        Some(s) if !found.steps.iter().any(|x| x.name == s) => {
+            let known: Vec<&str> = found.steps.iter().map(|x| x.name.as_str()).collect();
+            Err(format!(
+                "phase {phase_name:?} has no step {s:?}; steps: {}",
+                known.join(", ")
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// For each template, the first (phase, step) of the plan whose tasks use it.
+fn template_locations<'a>(
+    pkg: &'a Package,
+    plan: &'a Plan,
+) -> BTreeMap<&'a str, (&'a str, &'a str)> {
+    let mut out = BTreeMap::new();
+    for phase in &plan.phases {
+        for step in &phase.steps {
+            for task in step.tasks.iter().filter_map(|t| pkg.task(t)) {
+                for file in task.spec.template_files() {
+                    out.entry(file)
+                        .or_insert((phase.name.as_str(), step.name.as_str()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `.Pipes` as KUDO fills it for a plan: every Pipe task's key maps to the name of the
+/// ConfigMap/Secret it produces, so templates that read pipes render without flags.
+fn plan_pipes(
+    pkg: &Package,
+    instance: &str,
+    plan_name: &str,
+    plan: &Plan,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for phase in &plan.phases {
+        for step in &phase.steps {
+            for task in step.tasks.iter().filter_map(|t| pkg.task(t)) {
+                if let TaskSpec::Pipe { pipe, .. } = &task.spec {
+                    for p in pipe {
+                        let parts = [
+                            instance,
+                            plan_name,
+                            &phase.name,
+                            &step.name,
+                            &task.name,
+                            &p.key,
+                        ];
+                        out.insert(p.key.clone(), artifact_name(&parts));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// KUDO's pipe artifact name: each part lower-cased with everything but `[a-z0-9]`
+/// removed, joined with dots (a valid DNS-1123 subdomain).
+fn artifact_name(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            p.to_lowercase()
+                .chars()
+                .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+type Rendered<'a> = (&'a str, Result<String, kudo_template::RenderError>);
+
+/// stdout: every manifest with its `# Source:`; stderr: every problem. Exit 1 if any.
+fn print_manifests(results: &[Rendered<'_>]) -> ExitCode {
+    let mut out = String::new();
+    let mut problems = Vec::new();
+    for (file, result) in results {
+        match result {
+            Ok(text) => {
+                for (i, doc) in kudo_template::split_documents(text).iter().enumerate() {
+                    out.push_str(&format!("---\n# Source: templates/{file}\n"));
+                    out.push_str(display_body(doc, i));
+                    out.push('\n');
+                    if let Err(e) = check_manifest(doc) {
+                        problems.push(format!("templates/{file}: document {}: {e}", i + 1));
+                    }
+                }
+            }
+            Err(e) => problems.push(format!("templates/{e}")),
+        }
+    }
+    super::print_out(&out);
+    report(results.len(), &problems)
+}
+
+/// A document as split by KUDO, trimmed for display: the first one may still start
+/// with its `---` line, later ones with the rest of the separator line.
+fn display_body(doc: &str, index: usize) -> &str {
+    let (separator_rest, had_separator) = match doc.strip_prefix("---") {
+        Some(rest) => (rest, true),
+        None => (doc, index > 0),
+    };
+    let body = match separator_rest.split_once('\n') {
+        Some((first, rest)) if had_separator && first.trim().is_empty() => rest,
+        _ => separator_rest,
+    };
+    body.trim_end()
+}
+
+/// The manifest must parse with Kubernetes' YAML rules and be an object, as the
+/// engine requires before applying it.
+fn check_manifest(doc: &str) -> Result<(), String> {
+    match kudo_yaml::to_json(doc) {
+        Ok(serde_json::Value::Object(_) | serde_json::Value::Null) => Ok(()),
+        Ok(other) => Err(format!(
+            "is not a Kubernetes object (a YAML mapping) but {}",
+            match other {
+                serde_json::Value::Array(_) => "a list",
+                serde_json::Value::String(_) => "a string",
+                _ => "a scalar",
+            }
+        )),
+        Err(e) => Err(format!("invalid YAML at {e}")),
+    }
+}
+
+/// `--output-dir OUT`: each template's raw rendered text at `OUT/templates/<file>`.
+fn write_dir(out_dir: &Path, results: &[Rendered<'_>]) -> ExitCode {
+    let mut problems = Vec::new();
+    let mut written = String::new();
+    for (file, result) in results {
+        let text = match result {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(format!("templates/{e}"));
+                continue;
+            }
+        };
+        for (i, doc) in kudo_template::split_documents(text).iter().enumerate() {
+            if let Err(e) = check_manifest(doc) {
+                problems.push(format!("templates/{file}: document {}: {e}", i + 1));
+            }
+        }
+        // Template keys come from the package loader, which already rejects `..` and
+        // absolute paths in archives; check again since this writes to the disk.
+        let relative = Path::new("templates").join(file);
+        if relative
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+        {
+            problems.push(format!("templates/{file}: unsafe path, not written"));
+            continue;
+        }
+        let target = out_dir.join(relative);
+        let write = target
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&target, text));
+        match write {
+            Ok(()) => written.push_str(&format!("wrote {}\n", target.display())),
+            Err(e) => problems.push(format!(
+                "{}: cannot write: {e}; check that --output-dir is writable",
+                target.display()
+            )),
+        }
+    }
+    super::print_out(&written);
+    report(results.len(), &problems)
+}
+
+fn report(total: usize, problems: &[String]) -> ExitCode {
+    for p in problems {
+        eprintln!("error: {p}");
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "error: {} problem{} in {total} templates",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" }
+        );
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn artifact_names_follow_kudo() {
+        assert_eq!(
+            artifact_name(&[
+                "demo",
+                "deploy",
+                "main",
+                "everything",
+                "genfiles",
+                "indexHtml"
+            ]),
+            "demo.deploy.main.everything.genfiles.indexhtml"
+        );
+        assert_eq!(artifact_name(&["My_Inst", "a-b"]), "myinst.ab");
+    }
+
+    #[test]
+    fn display_trims_separators() {
+        assert_eq!(display_body("---\nkind: A\n", 0), "kind: A");
+        assert_eq!(display_body("kind: A", 0), "kind: A");
+        assert_eq!(display_body("\nkind: B\n\n", 1), "kind: B");
+        assert_eq!(display_body(" # note\nkind: B", 1), " # note\nkind: B");
+    }
+
+    #[test]
+    fn manifests_must_be_objects() {
+        assert!(check_manifest("kind: A\n").is_ok());
+        assert!(check_manifest("- a\n").unwrap_err().contains("a list"));
+        assert!(
+            check_manifest("a: [\n")
+                .unwrap_err()
+                .contains("invalid YAML")
+        );
+    }
+}
