@@ -104,17 +104,23 @@ EOF
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 export CHECKPOINT_DISABLE=1
 
+# Colour codes only help on a terminal; logs (CI) get plain text.
+color=()
+if [[ ! -t 1 ]]; then
+  color=(-no-color)
+fi
+
 cp -R examples/terraform/quickstart "$work/quickstart"
 cd "$work/quickstart"
 
 say "terraform apply"
-"$terraform" apply -input=false -auto-approve
+"$terraform" apply -input=false -auto-approve "${color[@]}"
 say "terraform output"
-"$terraform" output
+"$terraform" output "${color[@]}"
 
 if [[ "$destroy" == true ]]; then
   say "terraform destroy"
-  "$terraform" destroy -input=false -auto-approve
+  "$terraform" destroy -input=false -auto-approve "${color[@]}"
   keep_work=false
 elif [[ "$keep_work" == true ]]; then
   say "state kept in $work/quickstart; to remove everything:"

@@ -30,12 +30,28 @@ fn namespace_of(v: &Value) -> String {
         .to_string()
 }
 
-/// `parameters` as a map; null counts as empty. `None` while unknown.
-fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
-    match v.get("parameters") {
+/// A `map(string)` attribute; null counts as empty. `None` while unknown.
+fn string_map_of(v: &Value, attr: &str) -> Option<BTreeMap<String, String>> {
+    match v.get(attr) {
         Value::Unknown => None,
         p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
     }
+}
+
+fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
+    string_map_of(v, "parameters")
+}
+
+/// Plans whose `plan_triggers` entry is new or has a new token.
+fn triggered_plans(prior: &Value, proposed: &Value) -> Option<Vec<String>> {
+    let old = string_map_of(prior, "plan_triggers").unwrap_or_default();
+    let new = string_map_of(proposed, "plan_triggers")?;
+    Some(
+        new.into_iter()
+            .filter(|(plan, token)| old.get(plan) != Some(token))
+            .map(|(plan, _)| plan)
+            .collect(),
+    )
 }
 
 fn object_value(r: &ObjectRef) -> Value {
@@ -162,6 +178,47 @@ fn parameter_diagnostics(
     })
 }
 
+/// Renders the package's `outputs:` templates with the instance's variables. Plan,
+/// phase and step names are empty: outputs are computed while planning, and must come
+/// out the same when the apply recomputes them.
+fn render_outputs(
+    pkg: &Package,
+    name: &str,
+    namespace: &str,
+    effective: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, Diagnostic> {
+    let params = pkg.template_params(effective).map_err(|e| {
+        Diagnostic::error("Invalid parameter", e.to_string())
+            .with_attribute(AttributePath::attribute("parameters").key(e.parameter.clone()))
+    })?;
+    let vars = kudo_template::Vars {
+        operator_name: pkg.operator.name.clone(),
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        operator_version: pkg.operator.operator_version.clone(),
+        app_version: pkg.operator.app_version.clone().unwrap_or_default(),
+        plan_name: String::new(),
+        phase_name: String::new(),
+        step_name: String::new(),
+        params,
+        pipes: BTreeMap::new(),
+    };
+    pkg.operator
+        .outputs
+        .iter()
+        .map(|(key, template)| {
+            kudo_template::render(&format!("operator.yaml outputs.{key}"), template, &vars)
+                .map(|v| (key.clone(), v))
+                .map_err(|e| {
+                    Diagnostic::error(
+                        format!("Output {key} of operator {} does not render", pkg.operator.name),
+                        format!("{e}\nFix the template under `outputs:` in the package's operator.yaml."),
+                    )
+                })
+        })
+        .collect()
+}
+
 fn string_map(m: &BTreeMap<String, String>) -> Value {
     Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
 }
@@ -200,6 +257,27 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         None => None,
     };
 
+    if let (Some(pkg), Some(triggers)) = (&pkg, string_map_of(&proposed, "plan_triggers")) {
+        let unknown: Vec<Diagnostic> = triggers
+            .keys()
+            .filter(|plan| !pkg.operator.plans.contains_key(*plan))
+            .map(|plan| {
+                Diagnostic::error(
+                    format!("No plan {plan}"),
+                    format!(
+                        "Operator {} has no plan {plan:?}; it has: {}.",
+                        pkg.operator.name,
+                        pkg.operator.plans.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .with_attribute(AttributePath::attribute("plan_triggers").key(plan.clone()))
+            })
+            .collect();
+        if !unknown.is_empty() {
+            return PlanResponse { diagnostics: unknown, ..Default::default() };
+        }
+    }
+
     let mut effective = None;
     if let (Some(pkg), Some(params)) = (&pkg, &params) {
         match parameter_diagnostics(pkg, params) {
@@ -213,6 +291,16 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         }
     }
     let digest = pkg.as_ref().map(packages::digest);
+    let outputs = match (&pkg, &effective, &name) {
+        (Some(pkg), Some(effective), Some(name)) => {
+            match render_outputs(pkg, name, &namespace, effective) {
+                Ok(o) => Some(o),
+                Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+            }
+        }
+        _ => None,
+    };
+    planned.set_attr("outputs", outputs.as_ref().map_or(Value::Unknown, string_map));
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
     let plan_to_run: Option<Value> = if prior.is_null() || replacing {
@@ -225,6 +313,31 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             .as_ref()
             .is_some_and(|d| prior.get("operator_digest").as_str() != Some(d.as_str()));
         let unhealthy = prior.get("status").as_str() != Some(STATUS_COMPLETE);
+        let triggered = triggered_plans(&prior, &proposed);
+        match triggered.as_deref() {
+            None => return PlanResponse {
+                planned_state: schema.mark_computed_unknown(&planned),
+                ..Default::default()
+            },
+            Some([]) => {}
+            Some([plan]) if !(params_changed || operator_changed) => {
+                return finish_plan(&schema, &prior, planned, Some(Value::string(plan)), effective, digest, diagnostics);
+            }
+            Some(plans) => {
+                return PlanResponse {
+                    diagnostics: vec![Diagnostic::error(
+                        "One plan per apply",
+                        format!(
+                            "This change would run several plans ({}{}). KUDO runs one plan at a time: apply the `plan_triggers` change separately from other changes.",
+                            plans.join(", "),
+                            if params_changed || operator_changed { ", and the plan the parameter or operator change selects" } else { "" }
+                        ),
+                    )
+                    .with_attribute(AttributePath::attribute("plan_triggers"))],
+                    ..Default::default()
+                };
+            }
+        }
         if !(params_changed || operator_changed || digest_changed || unhealthy) {
             None
         } else {
@@ -275,6 +388,26 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         }
     };
 
+    if pkg.is_none() && operator.is_some() {
+        diagnostics.push(Diagnostic::warning(
+            "Parameters not checked",
+            "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
+        ));
+    }
+    finish_plan(&schema, &prior, planned, plan_to_run, effective, digest, diagnostics)
+}
+
+/// Fills the computed attributes: kept from the prior state when no plan runs, else
+/// the plan's name and unknowns for what the run decides.
+fn finish_plan(
+    schema: &tfplugin::Schema,
+    prior: &Value,
+    mut planned: Value,
+    plan_to_run: Option<Value>,
+    effective: Option<BTreeMap<String, String>>,
+    digest: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+) -> PlanResponse {
     match plan_to_run {
         None => {
             // Nothing to do: keep what the state says.
@@ -284,6 +417,7 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                 "objects",
                 "effective_parameters",
                 "operator_digest",
+                "outputs",
             ] {
                 planned.set_attr(attr, prior.get(attr).clone());
             }
@@ -302,14 +436,8 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             );
         }
     }
-    if pkg.is_none() && operator.is_some() {
-        diagnostics.push(Diagnostic::warning(
-            "Parameters not checked",
-            "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
-        ));
-    }
     PlanResponse {
-        requires_replace: schema.requires_replace(&prior, &planned),
+        requires_replace: schema.requires_replace(prior, &planned),
         planned_state: planned,
         planned_private: Vec::new(),
         diagnostics,
@@ -418,6 +546,10 @@ pub async fn apply(
     state.set_attr("last_plan", Value::string(&plan_name));
     state.set_attr("effective_parameters", string_map(&effective));
     state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
+    match render_outputs(&pkg, &name, &namespace, &effective) {
+        Ok(o) => state.set_attr("outputs", string_map(&o)),
+        Err(d) => return fail(prior, d),
+    };
     match with_timeout(limit, &format!("plan {plan_name:?}"), run).await {
         Ok(outcome) => {
             let status = outcome
@@ -677,6 +809,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         ),
         ("id", Value::string(format!("{namespace}/{name}"))),
         ("status", Value::string(status)),
+        (
+            "outputs",
+            match (&pkg, &effective) {
+                (Some(p), Some(e)) => render_outputs(p, name, namespace, e)
+                    .map_or(Value::Null, |o| string_map(&o)),
+                _ => Value::Null,
+            },
+        ),
         ("last_plan", Value::string(last_plan)),
         (
             "effective_parameters",

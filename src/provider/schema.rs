@@ -82,11 +82,13 @@ pub fn instance() -> Schema {
             .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the instance and its namespaced objects. It must exist. Default `default`. Changing it replaces the instance."))
             .attribute(string("operator").required().description("The `id` of a `kudo_operator` (`<namespace>/<operatorversion-name>`); referencing it orders the two. Changing it to another version upgrades the instance."))
             .attribute(Attribute::new("parameters", Type::map(Type::String)).optional().description("Parameter values, as strings, over the package's defaults. Names must be declared in the package's `params.yaml`; required parameters without a default must be set."))
+            .attribute(Attribute::new("plan_triggers", Type::map(Type::String)).optional().description("Runs a named plan, like `kubectl kudo plan trigger`: adding an entry `<plan> = \"<token>\"`, or changing its token, runs that plan on the next apply (for example `backup = timestamp()`-style tokens you change on purpose). Entries present when the instance is created are recorded, not run. Only one plan runs per apply, so change one entry at a time and not together with `parameters`."))
             .attribute(string("id").computed().description("`<namespace>/<name>`."))
             .attribute(string("status").computed().description("Status of the last plan that ran: `COMPLETE` after a successful apply. A refresh that finds managed objects missing reports `DRIFTED`, and the next plan repairs it."))
             .attribute(string("last_plan").computed().description("Name of the plan the last apply ran; during `terraform plan`, the plan the apply will run."))
             .attribute(Attribute::new("effective_parameters", Type::map(Type::String)).computed().description("Every parameter's value as the templates see it: `parameters` over the package defaults."))
             .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects) and `name`."))
+            .attribute(Attribute::new("outputs", Type::map(Type::String)).computed().description("Values the package declares under `outputs:` in `operator.yaml` (name -> template), rendered with the instance's variables; known at plan time when the parameters are, so other instances can use them, e.g. `parameters = { ZK_URI = kudo_instance.zk.outputs.CONNECTION }`."))
             .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))
             .block(timeouts_block()),
     )

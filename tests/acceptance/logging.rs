@@ -30,4 +30,11 @@ fn tf_log_debug_shows_provider_log_lines() {
         "provider log lines are not hclog JSON:\n{}",
         ours.join("\n")
     );
+    // `@module` is the field Terraform users filter provider logs by
+    // (e.g. `grep @module=provider`), as with providers built on terraform-plugin-log.
+    assert!(
+        ours.iter().any(|l| l.contains("@module=")),
+        "provider log lines carry no @module:\n{}",
+        ours.join("\n")
+    );
 }

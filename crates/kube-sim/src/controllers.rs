@@ -55,6 +55,8 @@ struct Track {
     since: Instant,
     /// Generation that last reached ready (a later generation is a rollout).
     ready_generation: Option<i64>,
+    /// `ready_generation` when the current generation appeared (the rollout's origin).
+    rollout_from: Option<i64>,
 }
 
 pub async fn run(shared: Arc<Shared>) {
@@ -137,10 +139,12 @@ fn simulate_workloads(
             generation,
             since: now,
             ready_generation: None,
+            rollout_from: None,
         });
         if track.generation != generation {
             track.generation = generation;
             track.since = now;
+            track.rollout_from = track.ready_generation;
         }
         let delay = annotation(obj, ANN_READY_DELAY)
             .and_then(|d| d.parse::<u64>().ok())
@@ -148,7 +152,11 @@ fn simulate_workloads(
             .unwrap_or(delay);
         let elapsed = now.saturating_duration_since(track.since);
         let delay_passed = elapsed >= delay;
-        let ready = delay_passed && !flag(obj, ANN_NEVER_READY);
+        // OnDelete StatefulSets never roll pods themselves: an update stays pending.
+        let on_delete_pending = key.plural == "statefulsets"
+            && obj["spec"]["updateStrategy"]["type"] == "OnDelete"
+            && track.ready_generation.is_some_and(|g| g != generation);
+        let ready = delay_passed && !flag(obj, ANN_NEVER_READY) && !on_delete_pending;
         if ready {
             track.ready_generation = Some(generation);
         }
@@ -162,7 +170,9 @@ fn simulate_workloads(
         };
         let status = match (key.group.as_str(), key.plural.as_str()) {
             ("apps", "deployments") => deployment_status(&sim),
-            ("apps", "statefulsets") => statefulset_status(&sim, &key, track.ready_generation),
+            ("apps", "statefulsets") => {
+                statefulset_status(&sim, track.ready_generation, track.rollout_from)
+            }
             ("apps", "replicasets") => replicaset_status(&sim),
             ("apps", "daemonsets") => daemonset_status(&sim),
             ("batch", "jobs") => job_status(&sim),
@@ -338,10 +348,25 @@ fn deployment_status(s: &Sim) -> Option<Value> {
     ))
 }
 
-fn statefulset_status(s: &Sim, _key: &ObjKey, ready_generation: Option<i64>) -> Option<Value> {
+fn statefulset_status(
+    s: &Sim,
+    ready_generation: Option<i64>,
+    rollout_from: Option<i64>,
+) -> Option<Value> {
     let r = s.replicas();
     let update_rev = s.revision(s.generation);
+    let partition = s.obj["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
+        .as_i64()
+        .unwrap_or(0)
+        .clamp(0, r);
     let (current_rev, updated, ready, current) = match (s.ready, s.rollout) {
+        // A partitioned rolling update only replaces the ordinals at or above the partition.
+        (true, _) if partition > 0 && rollout_from.is_some_and(|g| g != s.generation) => (
+            s.revision(rollout_from.unwrap_or(s.generation)),
+            r - partition,
+            r,
+            partition,
+        ),
         (true, _) => (update_rev.clone(), r, r, r),
         (false, true) => (
             s.revision(ready_generation.unwrap_or(s.generation)),
@@ -558,7 +583,18 @@ fn collect_garbage(store: &mut Store) {
                 .entry(uid.to_string())
                 .or_default()
                 .push((key.clone(), r["blockOwnerDeletion"] == true));
+            // A cluster-scoped dependent cannot resolve a namespaced owner; Kubernetes
+            // leaves such objects alone rather than collecting them.
+            let unresolvable = key.namespace.is_empty()
+                && store
+                    .registry
+                    .kind_is_namespaced(
+                        r["apiVersion"].as_str().unwrap_or_default(),
+                        r["kind"].as_str().unwrap_or_default(),
+                    )
+                    .unwrap_or(false);
             match owners.get(uid) {
+                _ if unresolvable => alive = true,
                 Some((ns, fg)) if ns.is_empty() || *ns == key.namespace => {
                     if *fg {
                         foreground = true;

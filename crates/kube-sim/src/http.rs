@@ -409,7 +409,11 @@ async fn resource(ctx: &Ctx, p: &ResPath) -> ApiResult<Resp> {
         }
         (&Method::GET, None) => {
             let store = ctx.shared.store();
-            let v = ops::list(&store, &rt, p.namespace.as_deref(), &labels, &fields);
+            let page = ops::Page {
+                limit: q.get("limit").and_then(|l| l.parse().ok()),
+                continue_token: q.get("continue").filter(|c| !c.is_empty()),
+            };
+            let v = ops::list(&store, &rt, p.namespace.as_deref(), &labels, &fields, &page)?;
             Ok(json_response(StatusCode::OK, &v))
         }
         (&Method::GET, Some(name)) => {
@@ -492,9 +496,6 @@ fn patch(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str, sub: Option<&str>) 
                 force: q.flag("force"),
                 dry_run: dry,
             };
-            if opts.force && q.get("force") == Some("true") && opts.manager.is_empty() {
-                return Err(ApiError::bad_request("fieldManager is required for apply"));
-            }
             let (v, created) = ssa::apply(&mut store, rt, ns, name, body, sub, &opts)?;
             let code = if created {
                 StatusCode::CREATED
@@ -508,7 +509,7 @@ fn patch(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str, sub: Option<&str>) 
         "application/strategic-merge-patch+json" => PatchKind::Strategic,
         other => return Err(ApiError::unsupported_media_type(other)),
     };
-    if q.get("force").is_some() {
+    if q.flag("force") {
         return Err(ApiError::bad_request(
             "force: Forbidden: may not be specified for non-apply patch",
         ));

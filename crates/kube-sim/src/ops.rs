@@ -64,22 +64,71 @@ pub fn matching<'a>(
     })
 }
 
+/// One page of a list: `limit` items after the object a `continue` token names.
+#[derive(Debug, Default, Clone)]
+pub struct Page<'a> {
+    pub limit: Option<usize>,
+    pub continue_token: Option<&'a str>,
+}
+
+fn encode_continue(key: &ObjKey) -> String {
+    use base64::Engine;
+    let raw = json!({"namespace": key.namespace, "name": key.name}).to_string();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn decode_continue(token: &str) -> ApiResult<(String, String)> {
+    use base64::Engine;
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    match (v["namespace"].as_str(), v["name"].as_str()) {
+        (Some(ns), Some(name)) => Ok((ns.to_string(), name.to_string())),
+        _ => Err(bad()),
+    }
+}
+
 pub fn list(
     store: &Store,
     rt: &ResourceType,
     ns: Option<&str>,
     labels: &LabelSelector,
     fields: &FieldSelector,
-) -> Value {
-    let items: Vec<Value> = matching(store, rt, ns, labels, fields)
-        .map(|(_, v)| present(v, rt))
-        .collect();
-    json!({
+    page: &Page<'_>,
+) -> ApiResult<Value> {
+    let after = page.continue_token.map(decode_continue).transpose()?;
+    let mut all = matching(store, rt, ns, labels, fields).filter(|(k, _)| {
+        after
+            .as_ref()
+            .is_none_or(|(ans, aname)| (&k.namespace, &k.name) > (ans, aname))
+    });
+    let limit = page.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let mut items = Vec::new();
+    let mut last = None;
+    for (k, v) in all.by_ref().take(limit) {
+        items.push(present(v, rt));
+        last = Some(k);
+    }
+    let remaining = all.count();
+    let mut metadata = json!({"resourceVersion": store.current_rv().to_string()});
+    if remaining > 0
+        && let Some(k) = last
+    {
+        metadata["continue"] = json!(encode_continue(k));
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    Ok(json!({
         "kind": format!("{}List", rt.kind),
         "apiVersion": rt.api_version(),
-        "metadata": {"resourceVersion": store.current_rv().to_string()},
+        "metadata": metadata,
         "items": items,
-    })
+    }))
 }
 
 fn random_suffix() -> String {
@@ -519,6 +568,14 @@ pub fn delete(
         .get(&key)
         .cloned()
         .ok_or_else(|| ApiError::not_found(&rt.qualified(), name))?;
+    if rt.group.is_empty()
+        && rt.plural == "namespaces"
+        && matches!(name, "default" | "kube-system" | "kube-public")
+    {
+        return Err(ApiError::forbidden(format!(
+            "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+        )));
+    }
     for f in ["uid", "resourceVersion"] {
         if let Some(want) = preconditions[f].as_str()
             && Some(want) != old["metadata"][f].as_str()

@@ -239,6 +239,15 @@ impl Registry {
             .find(|t| t.group == group && t.plural == plural)
     }
 
+    /// Whether `kind` in `api_version` is namespaced (`None` when not served).
+    pub fn kind_is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
+        let (group, version) = split_api_version(api_version);
+        self.types
+            .iter()
+            .find(|t| t.group == group && t.version == version && t.kind == kind)
+            .map(|t| t.namespaced)
+    }
+
     /// Replaces every version registered for `group`/`plural` by `types`.
     pub fn register_crd(&mut self, group: &str, plural: &str, types: Vec<ResourceType>) {
         self.unregister_crd(group, plural);

@@ -57,6 +57,8 @@ pub struct Event {
     pub key: ObjKey,
     pub kind: EventType,
     pub object: Value,
+    /// The state before a modification (selector transitions turn into ADDED/DELETED).
+    pub previous: Option<Value>,
 }
 
 /// How many past events a watch can resume from before it gets `410 Gone`.
@@ -102,19 +104,16 @@ impl Store {
     pub fn commit(&mut self, key: ObjKey, mut obj: Value, kind: EventType) -> Value {
         self.rv += 1;
         obj["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
-        match kind {
-            EventType::Deleted => {
-                self.objects.remove(&key);
-            }
-            _ => {
-                self.objects.insert(key.clone(), obj.clone());
-            }
-        }
+        let previous = match kind {
+            EventType::Deleted => self.objects.remove(&key),
+            _ => self.objects.insert(key.clone(), obj.clone()),
+        };
         let ev = Arc::new(Event {
             rv: self.rv,
             key,
             kind,
             object: obj.clone(),
+            previous: previous.filter(|_| kind == EventType::Modified),
         });
         if self.events.len() >= EVENT_WINDOW {
             self.events.pop_front();

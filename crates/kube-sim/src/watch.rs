@@ -52,14 +52,23 @@ pub fn start(
     let matches = {
         let rt = rt.clone();
         let (ns, labels, fields) = (p.namespace.clone(), p.labels.clone(), p.fields.clone());
-        move |e: &Event| {
-            e.key.group == rt.group
+        move |e: &Event| -> Option<&'static str> {
+            let ours = e.key.group == rt.group
                 && e.key.plural == rt.plural
                 && ns
                     .as_deref()
-                    .is_none_or(|n| !rt.namespaced || e.key.namespace == n)
-                && labels.matches(&e.object)
-                && fields.matches(&e.object)
+                    .is_none_or(|n| !rt.namespaced || e.key.namespace == n);
+            if !ours {
+                return None;
+            }
+            let selected = |o: &Value| labels.matches(o) && fields.matches(o);
+            let now = selected(&e.object);
+            match (&e.previous, now) {
+                (Some(prev), true) if !selected(prev) => Some("ADDED"),
+                (Some(prev), false) if selected(prev) => Some("DELETED"),
+                (_, true) => Some(e.kind.as_str()),
+                (_, false) => None,
+            }
         }
     };
     let mut initial = Vec::new();
@@ -84,8 +93,10 @@ pub fn start(
                     initial.push(line("ERROR", &status));
                     expired = true;
                 } else {
-                    for e in store.events_since(rv).filter(|e| matches(e)) {
-                        initial.push(line(e.kind.as_str(), &present(&e.object, &rt)));
+                    for e in store.events_since(rv) {
+                        if let Some(kind) = matches(e) {
+                            initial.push(line(kind, &present(&e.object, &rt)));
+                        }
                     }
                 }
             }
@@ -125,7 +136,7 @@ async fn stream(
     mut events: broadcast::Receiver<Arc<Event>>,
     start_rv: u64,
     stop_after_initial: bool,
-    matches: Box<dyn Fn(&Event) -> bool + Send>,
+    matches: Box<dyn Fn(&Event) -> Option<&'static str> + Send>,
 ) {
     for l in initial {
         if tx.send(l).await.is_err() {
@@ -151,10 +162,11 @@ async fn stream(
             }
             ev = events.recv() => match ev {
                 Ok(e) => {
-                    if e.rv <= start_rv || !matches(&e) {
+                    if e.rv <= start_rv {
                         continue;
                     }
-                    if tx.send(line(e.kind.as_str(), &present(&e.object, &rt))).await.is_err() {
+                    let Some(kind) = matches(&e) else { continue };
+                    if tx.send(line(kind, &present(&e.object, &rt))).await.is_err() {
                         return;
                     }
                 }

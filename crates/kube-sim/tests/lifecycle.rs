@@ -478,3 +478,60 @@ async fn statefulset_volume_claim_templates_cannot_change() {
         "{message}"
     );
 }
+
+// kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/#owner-references-in-object-specifications
+#[tokio::test]
+async fn dangling_owners_collect_namespaced_dependents_but_not_cluster_scoped_ones() {
+    let (_sim, client) = start().await;
+    let (cms, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
+    let (roles, _) = api_for(&client, "rbac.authorization.k8s.io/v1", "ClusterRole", None).await;
+    let missing = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"}]);
+    let orphan = apply(&cms, json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "orphan", "namespace": "default", "ownerReferences": missing}}), MANAGER, true).await.unwrap();
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                      "metadata": {"name": "kudo:reader", "ownerReferences": missing}, "rules": []});
+    apply(&roles, role, MANAGER, true).await.unwrap();
+    let uid = orphan.metadata.uid.unwrap();
+    timeout(
+        WAIT,
+        await_condition(cms, "orphan", conditions::is_deleted(&uid)),
+    )
+    .await
+    .expect("collected")
+    .expect("watch");
+    assert!(
+        roles.get("kudo:reader").await.is_ok(),
+        "cluster-scoped dependent of a namespaced kind is never collected"
+    );
+}
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+#[tokio::test]
+async fn list_pages_with_limit_and_continue() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
+    for i in 0..5 {
+        apply(&api, json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("p{i}"), "namespace": "default"}}), MANAGER, true).await.unwrap();
+    }
+    let first = api
+        .list(&kube::api::ListParams::default().limit(2))
+        .await
+        .unwrap();
+    assert_eq!(first.items.len(), 2);
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
+    let token = first.metadata.continue_.clone().expect("continue token");
+    let second = api
+        .list(
+            &kube::api::ListParams::default()
+                .limit(10)
+                .continue_token(&token),
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = second
+        .items
+        .into_iter()
+        .map(|o| o.metadata.name.unwrap())
+        .collect();
+    assert_eq!(names, vec!["p2", "p3", "p4"]);
+    assert!(second.metadata.continue_.is_none_or(|c| c.is_empty()));
+}

@@ -322,3 +322,21 @@ async fn merge_json_and_strategic_patches() {
     );
     assert_eq!(v["spec"]["replicas"], 3);
 }
+
+// kubernetes.io/docs/reference/using-api/server-side-apply/ (a no-op apply changes nothing)
+#[tokio::test]
+async fn reapplying_the_same_configuration_keeps_the_resource_version() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
+    let d = deployment(
+        json!([{"name": "app", "image": "app:1", "ports": [{"containerPort": 80}]}]),
+        1,
+    );
+    let first = apply(&api, d.clone(), MANAGER, true).await.unwrap();
+    let again = apply(&api, d, MANAGER, true).await.unwrap();
+    assert_eq!(
+        first.metadata.resource_version,
+        again.metadata.resource_version
+    );
+    assert_eq!(first.metadata.managed_fields, again.metadata.managed_fields);
+}

@@ -216,3 +216,122 @@ async fn exec_cat_returns_registered_file_content() {
         .expect("status sent");
     assert_eq!(status.status.as_deref(), Some("Failure"));
 }
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks (kube-runtime's list+watch)
+#[tokio::test]
+async fn kube_runtime_watcher_sees_initial_state_and_changes() {
+    use kube::runtime::watcher::{self, Event};
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("pre", "0"))
+        .await
+        .unwrap();
+    let mut events = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match timeout(WAIT, events.try_next())
+            .await
+            .expect("in time")
+            .expect("ok")
+            .expect("open")
+        {
+            Event::InitApply(o) => initial.push(o.metadata.name.unwrap()),
+            Event::InitDone => break,
+            _ => {}
+        }
+    }
+    assert_eq!(initial, vec!["pre"]);
+    api.create(&PostParams::default(), &cm("post", "1"))
+        .await
+        .unwrap();
+    loop {
+        if let Event::Apply(o) = timeout(WAIT, events.try_next())
+            .await
+            .expect("in time")
+            .expect("ok")
+            .expect("open")
+        {
+            assert_eq!(o.metadata.name.as_deref(), Some("post"));
+            break;
+        }
+    }
+}
+
+// The simulator's admin endpoint over HTTPS with the same token (README "Admin endpoint").
+#[tokio::test]
+async fn admin_endpoint_accepts_faults_and_exec_files_over_http() {
+    let (sim, client) = start().await;
+    let post = |path: &str, body: serde_json::Value| {
+        http::Request::post(format!("/_sim/{path}"))
+            .header("Content-Type", "application/json")
+            .body(body.to_string().into_bytes())
+            .unwrap()
+    };
+    client
+        .request_text(post(
+            "faults",
+            json!([{"verb": "create", "resource": "configmaps", "status": 500, "count": 1}]),
+        ))
+        .await
+        .expect("fault accepted");
+    assert_eq!(sim.faults().len(), 1);
+    client
+        .request_text(post(
+            "exec-files",
+            json!({"namespace": "default", "pod": "p", "path": "/x", "content": "y"}),
+        ))
+        .await
+        .expect("exec file accepted");
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let (code, _, _) = api_code(
+        api.create(&PostParams::default(), &cm("z", "0"))
+            .await
+            .expect_err("injected"),
+    );
+    assert_eq!(code, 500);
+    let bad = client
+        .request_text(post("faults", json!({"verb": "get", "bogus": 1})))
+        .await;
+    assert!(bad.is_err(), "unknown fields are rejected");
+}
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#semantics-for-watch (selector transitions)
+#[tokio::test]
+async fn label_selected_watch_reports_objects_leaving_the_selection_as_deleted() {
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut c = cm("sel", "0");
+    c.metadata.labels = Some([("app".to_string(), "a".to_string())].into());
+    api.create(&PostParams::default(), &c).await.unwrap();
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().labels("app=a").timeout(10), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    api.patch(
+        "sel",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"metadata": {"labels": {"app": "b"}}})),
+    )
+    .await
+    .unwrap();
+    let ev = loop {
+        match timeout(WAIT, stream.try_next())
+            .await
+            .expect("in time")
+            .expect("ok")
+            .expect("event")
+        {
+            WatchEvent::Bookmark(_) => continue,
+            other => break other,
+        }
+    };
+    assert!(matches!(ev, WatchEvent::Deleted(_)), "{ev:?}");
+}

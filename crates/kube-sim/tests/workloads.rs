@@ -221,3 +221,37 @@ async fn load_balancer_services_get_an_ingress_ip() {
             .is_some()
     );
 }
+
+// kubernetes.io/docs/concepts/workloads/controllers/statefulset/#on-delete
+#[tokio::test]
+async fn on_delete_statefulset_update_stays_pending() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "StatefulSet", Some("default")).await;
+    let sts = |image: &str| {
+        let mut t = template();
+        t["spec"]["containers"][0]["image"] = json!(image);
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "od", "namespace": "default",
+               // With no delay a RollingUpdate would finish at once; OnDelete must not.
+               "annotations": {"kube-sim.kudo.dev/ready-delay-ms": "0"}},
+               "spec": {"replicas": 2, "serviceName": "od", "updateStrategy": {"type": "OnDelete"},
+                        "selector": {"matchLabels": {"app": "x"}}, "template": t}})
+    };
+    apply(&api, sts("img:1"), MANAGER, true).await.unwrap();
+    let typed: Api<StatefulSet> = Api::namespaced(client, "default");
+    let ready = |generation: i64| {
+        move |o: Option<&StatefulSet>| {
+            o.and_then(|s| s.status.as_ref()).is_some_and(|s| {
+                s.observed_generation == Some(generation) && s.ready_replicas == Some(2)
+            })
+        }
+    };
+    let first = wait(typed.clone(), "od", ready(1)).await.status.unwrap();
+    assert_eq!(first.current_revision, first.update_revision);
+    apply(&api, sts("img:2"), MANAGER, true).await.unwrap();
+    let updated = wait(typed, "od", ready(2)).await.status.unwrap();
+    assert_ne!(
+        updated.current_revision, updated.update_revision,
+        "pods are replaced only when deleted"
+    );
+    assert_eq!(updated.updated_replicas.unwrap_or(0), 0);
+}

@@ -799,3 +799,101 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     .expect_err("unknown parameter");
     assert!(err.fatal && err.message.contains("nope"), "{err}");
 }
+
+/// A server that never answers must not outlive cancellation (the Terraform timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_beats_a_hanging_api_server() {
+    let (sim, cluster) = sim().await;
+    let pkg = package(
+        &two_step_operator("serial"),
+        "parameters: []\n",
+        &[("slow.yaml", NEVER_READY), ("quick.yaml", QUICK)],
+    );
+    sim.add_faults([kube_sim::FaultRule {
+        verb: Some("get".into()),
+        resource: Some("deployments".into()),
+        hang: true,
+        ..Default::default()
+    }]);
+    let none = params(&[]);
+    let cancel = CancellationToken::new();
+    let run = {
+        let (cluster, cancel, pkg, none) =
+            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
+        tokio::spawn(async move {
+            engine::run_plan(
+                &cluster,
+                RunRequest {
+                    package: &pkg,
+                    instance: "h",
+                    namespace: "default",
+                    parameters: &none,
+                    plan: "deploy",
+                    previous_inventory: &[],
+                },
+                &cancel,
+            )
+            .await
+        })
+    };
+    eventually("the slow step to start", || async {
+        status_of(
+            &cluster,
+            "default",
+            "h",
+            "/status/planStatus/deploy/phases/0/steps/0/status",
+        )
+        .await
+        .as_deref()
+            == Some("IN_PROGRESS")
+    })
+    .await;
+    cancel.cancel();
+    let result = tokio::time::timeout(std::time::Duration::from_secs(20), run)
+        .await
+        .expect("run_plan returned after cancellation despite the hanging server")
+        .unwrap();
+    let err = result.expect_err("cancelled");
+    assert!(err.is_cancelled() && !err.fatal, "{err}");
+}
+
+#[test]
+fn offline_render_of_zookeeper_deploy() {
+    let Some(pkg) = fixture_package("zookeeper") else {
+        return;
+    };
+    let values = params(&[("NODE_COUNT", "3")]);
+    let objects = engine::render_plan(&pkg, "zk1", "zk", &values, "deploy").expect("render");
+    let summary: Vec<(String, engine::PreviewAction, String)> = objects
+        .iter()
+        .map(|o| {
+            (
+                o.task.clone(),
+                o.action,
+                format!(
+                    "{}/{}",
+                    o.object["kind"].as_str().unwrap_or("?"),
+                    o.object["metadata"]["name"].as_str().unwrap_or("?")
+                ),
+            )
+        })
+        .collect();
+    assert!(
+        summary.contains(&(
+            "app".into(),
+            engine::PreviewAction::Apply,
+            "StatefulSet/zk1-zookeeper".into()
+        )),
+        "{summary:?}"
+    );
+    assert!(
+        summary.contains(&(
+            "validation-cleanup".into(),
+            engine::PreviewAction::Delete,
+            "Job/zk1-validation".into()
+        )),
+        "{summary:?}"
+    );
+    let err = engine::render_plan(&pkg, "zk1", "zk", &values, "nope").expect_err("unknown plan");
+    assert!(err.fatal && err.message.contains("nope"), "{err}");
+}

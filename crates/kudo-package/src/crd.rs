@@ -195,6 +195,10 @@ pub fn operator_version_spec(pkg: &Package) -> Value {
         .map(|(k, p)| (k.clone(), plan_json(p)))
         .collect();
     put(&mut m, "plans", plans);
+    if !op.outputs.is_empty() {
+        // Not a KUDO field; the CRDs preserve unknown fields, so it round-trips.
+        put(&mut m, "outputs", json!(op.outputs));
+    }
     Value::Object(m)
 }
 
@@ -247,7 +251,7 @@ pub fn package_from_operator_version(
             }
         }
     }
-    for key in ["tasks", "plans"] {
+    for key in ["tasks", "plans", "outputs"] {
         if let Some(v) = spec.get(key) {
             put(&mut opfile, key, v.clone());
         }

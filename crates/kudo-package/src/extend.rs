@@ -105,6 +105,9 @@ fn merge(
     if op.namespace_manifest.is_none() {
         op.namespace_manifest.clone_from(&b.namespace_manifest);
     }
+    for (k, v) in &b.outputs {
+        op.outputs.entry(k.clone()).or_insert_with(|| v.clone());
+    }
 
     // Templates: base first, extension overrides; base files referenced as base/<file>.
     let mut templates = base.templates.clone();

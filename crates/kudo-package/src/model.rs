@@ -76,6 +76,9 @@ pub struct OperatorFile {
     pub namespace_manifest: Option<String>,
     /// KEP-9/12 `extends`; `None` once resolved (see [`crate::extend`]).
     pub extends: Option<Extends>,
+    /// `outputs:` (an extension of this project, not KUDO's): name -> template rendered
+    /// with the instance's variables, e.g. a connection string for other instances.
+    pub outputs: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -127,6 +127,13 @@ pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, Pack
         ));
     }
 
+    let mut outputs = BTreeMap::new();
+    if let Some(node) = root.get("outputs") {
+        for (key, value) in node.entries("outputs")? {
+            outputs.insert(key.clone(), value.text(&format!("outputs.{key}"))?);
+        }
+    }
+
     Ok(OperatorFile {
         api_version,
         name,
@@ -143,6 +150,7 @@ pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, Pack
         plans,
         namespace_manifest: root.opt_text("namespaceManifest", "namespaceManifest")?,
         extends,
+        outputs,
     })
 }
 

@@ -46,7 +46,10 @@ pub trait Catalog {
 
 /// Is this `package` value of a KudoOperator task a path or URL rather than a name?
 pub fn is_path_or_url(parent: &Package, source: &str) -> bool {
-    if source.starts_with("http://") || source.starts_with("https://") || source.starts_with("file://") {
+    if source.starts_with("http://")
+        || source.starts_with("https://")
+        || source.starts_with("file://")
+    {
         return true;
     }
     if let Origin::Dir(dir) = &parent.origin
@@ -85,7 +88,7 @@ pub fn load_source_with(
             "dependency {source:?} of {} {}",
             parent.operator.name, parent.operator.operator_version
         ),
-        source: source_err,
+        source: Box::new(source_err),
     })
 }
 
@@ -189,7 +192,7 @@ impl Catalog for RepositoryCatalog {
         };
         kudo_package::load_entry(found, repo, &self.ctx).map_err(|source| ResolveError::Package {
             what: what(),
-            source,
+            source: Box::new(source),
         })
     }
 
@@ -236,9 +239,16 @@ impl MemoryCatalog {
 
     /// Load every package folder directly under `dir` (unreadable ones are skipped with
     /// a warning) as repository `repository`.
-    pub fn add_folder(&mut self, dir: &Path, repository: &str, priority: i32) -> Result<usize, ResolveError> {
+    pub fn add_folder(
+        &mut self,
+        dir: &Path,
+        repository: &str,
+        priority: i32,
+    ) -> Result<usize, ResolveError> {
         let mut paths: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| ResolveError::Catalog(format!("{}: cannot read folder: {e}", dir.display())))?
+            .map_err(|e| {
+                ResolveError::Catalog(format!("{}: cannot read folder: {e}", dir.display()))
+            })?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.join("operator.yaml").is_file())
@@ -251,7 +261,9 @@ impl MemoryCatalog {
                     self.add(pkg, repository, priority);
                     n += 1;
                 }
-                Err(e) => tracing::warn!(path = %p.display(), error = %e, "skipping unreadable package"),
+                Err(e) => {
+                    tracing::warn!(path = %p.display(), error = %e, "skipping unreadable package")
+                }
             }
         }
         Ok(n)

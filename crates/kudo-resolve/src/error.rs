@@ -63,7 +63,7 @@ pub enum ResolveError {
     Package {
         what: String,
         #[source]
-        source: kudo_package::PackageError,
+        source: Box<kudo_package::PackageError>,
     },
     /// A catalog failed for another reason.
     #[error("{0}")]
@@ -101,7 +101,9 @@ pub enum ResolveError {
         second: String,
     },
     /// A child instance name is not a valid Kubernetes name / label value.
-    #[error("instance name {name:?} (for {path}) is not usable: {reason}; set `instanceName` on the task")]
+    #[error(
+        "instance name {name:?} (for {path}) is not usable: {reason}; set `instanceName` on the task"
+    )]
     InvalidInstanceName {
         name: String,
         path: String,

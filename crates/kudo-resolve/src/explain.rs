@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use pubgrub::{
-    DefaultStringReporter, DerivationTree, Derived, External, Map, ReportFormatter, Reporter,
-    Term,
+    DefaultStringReporter, DerivationTree, Derived, External, Map, ReportFormatter, Reporter, Term,
 };
 
 use crate::error::{MissingVersion, ResolveError};
@@ -117,7 +116,7 @@ impl Words<'_, '_> {
             return format!("any version of {name}");
         }
         match inside.as_slice() {
-            [] => format!("{name} (no known version matches)"),
+            [] => format!("no known version of {name}"),
             [one] => format!("{name} {one}"),
             many => {
                 let shown: Vec<String> = many.iter().take(6).map(|v| v.to_string()).collect();
@@ -166,11 +165,11 @@ impl Words<'_, '_> {
             let texts: Vec<String> = asks
                 .iter()
                 .filter(|a| a.dep == dep)
-                .map(|a| format!("{} (task {:?})", a.describe(), a.task))
+                .map(|a| format!("{} via task {:?}", a.describe(), a.task))
                 .collect();
             if !texts.is_empty() {
                 let got = self.set(dep, set_dep);
-                return format!("{who} asks for {dep} {}, that is {got}", texts.join(" and "));
+                return format!("{who} needs {dep} {} (that is {got})", texts.join(" and "));
             }
         }
         format!("{who} needs {}", self.set(dep, set_dep))
@@ -212,19 +211,23 @@ impl ReportFormatter<String, VSet, String> for Words<'_, '_> {
             [(p, Term::Positive(r))] => format!("{} cannot be used", self.set(p, r)),
             [(p, Term::Negative(r))] => format!("{} is required", self.set(p, r)),
             [(p1, Term::Positive(r1)), (p2, Term::Negative(r2))]
-            | [(p2, Term::Negative(r2)), (p1, Term::Positive(r1))] => {
-                self.depends(p1, r1, p2, r2)
-            }
+            | [(p2, Term::Negative(r2)), (p1, Term::Positive(r1))] => self.depends(p1, r1, p2, r2),
             many => {
-                let parts: Vec<String> = many.iter().map(|(p, t)| self.term(p, t)).collect();
-                format!("{} cannot be used together", parts.join(", "))
+                let mut parts: Vec<String> = many.iter().map(|(p, t)| self.term(p, t)).collect();
+                let last = parts.pop().unwrap_or_default();
+                format!("{} and {last} cannot be used together", parts.join(", "))
             }
         }
     }
 
-    fn explain_both_external(&self, e1: &Ext, e2: &Ext, current: &Map<String, Term<VSet>>) -> String {
+    fn explain_both_external(
+        &self,
+        e1: &Ext,
+        e2: &Ext,
+        current: &Map<String, Term<VSet>>,
+    ) -> String {
         format!(
-            "Because {} and {}, {}.",
+            "Because {}, and {}, {}.",
             self.format_external(e1),
             self.format_external(e2),
             self.format_terms(current)
@@ -255,7 +258,7 @@ impl ReportFormatter<String, VSet, String> for Words<'_, '_> {
         current: &Map<String, Term<VSet>>,
     ) -> String {
         format!(
-            "Because {} ({id}) and {}, {}.",
+            "Because {} ({id}), and {}, {}.",
             self.format_terms(&d.terms),
             self.format_external(e),
             self.format_terms(current)
@@ -290,7 +293,7 @@ impl ReportFormatter<String, VSet, String> for Words<'_, '_> {
         current: &Map<String, Term<VSet>>,
     ) -> String {
         format!(
-            "And because {} and {}, {}.",
+            "And because {}, and {}, {}.",
             self.format_external(prior),
             self.format_external(e),
             self.format_terms(current)

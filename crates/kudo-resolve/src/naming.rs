@@ -12,7 +12,11 @@
 pub const MAX_NAME_LEN: usize = 63;
 
 /// The name of a child instance.
-pub fn child_instance_name(parent_instance: &str, package: &str, instance_name: Option<&str>) -> String {
+pub fn child_instance_name(
+    parent_instance: &str,
+    package: &str,
+    instance_name: Option<&str>,
+) -> String {
     match instance_name.map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) => n.to_string(),
         None => format!("{parent_instance}-{package}"),
@@ -57,6 +61,10 @@ mod tests {
         assert!(check_instance_name("aa-bb-1").is_ok());
         assert!(check_instance_name("Aa").is_err());
         assert!(check_instance_name("-a").is_err());
-        assert!(check_instance_name(&"a".repeat(64)).unwrap_err().contains("64"));
+        assert!(
+            check_instance_name(&"a".repeat(64))
+                .unwrap_err()
+                .contains("64")
+        );
     }
 }

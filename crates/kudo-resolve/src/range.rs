@@ -62,7 +62,10 @@ pub fn parse_range(text: &str) -> Result<VersionRange, RangeError> {
     };
     let tokens = tokenize(text);
     if tokens.is_empty() {
-        return Err(err("the range is empty; write a version such as 1.2.3 or a range such as >=1.0.0 <2.0.0".into()));
+        return Err(err(
+            "the range is empty; write a version such as 1.2.3 or a range such as >=1.0.0 <2.0.0"
+                .into(),
+        ));
     }
     let mut alternatives: Vec<Vec<String>> = vec![Vec::new()];
     for tok in tokens {
@@ -199,7 +202,9 @@ fn parse_term(term: &str) -> Result<Ranges<Version>, String> {
         });
     }
     let version = parse_lenient(version_text).ok_or_else(|| {
-        format!("{version_text:?} is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. 1.2.3)")
+        format!(
+            "{version_text:?} is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. 1.2.3)"
+        )
     })?;
     Ok(match op {
         Op::Eq => Ranges::singleton(version),
@@ -341,11 +346,7 @@ mod tests {
     #[test]
     fn operators_and_combinations() {
         check(">0.5.1", &["0.5.2", "1.0.0"], &["0.5.1", "0.1.0"]);
-        check(
-            ">=1.0.0 <1.1.0",
-            &["1.0.0", "1.0.9"],
-            &["1.1.0", "0.9.9"],
-        );
+        check(">=1.0.0 <1.1.0", &["1.0.0", "1.0.9"], &["1.1.0", "0.9.9"]);
         check(
             ">=1.0.0 <2.0.0 || >3.0.0",
             &["1.5.0", "3.0.1"],
@@ -387,7 +388,15 @@ mod tests {
     #[test]
     fn bad_syntax_names_the_text() {
         for bad in [
-            "", "||1.0.0", "1.0.0 ||", ">=", "=>1.0.0", "1.x.2", "abc", "~1.2.3", ">=1.0.0 <",
+            "",
+            "||1.0.0",
+            "1.0.0 ||",
+            ">=",
+            "=>1.0.0",
+            "1.x.2",
+            "abc",
+            "~1.2.3",
+            ">=1.0.0 <",
             "1.2.3.4",
         ] {
             let e = parse_range(bad).expect_err(bad);

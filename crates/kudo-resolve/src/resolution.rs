@@ -62,7 +62,8 @@ impl Resolution {
 
     /// The package an instance runs.
     pub fn package_of(&self, instance: &str) -> Option<&Package> {
-        self.node(instance).and_then(|n| self.packages.get(&n.package))
+        self.node(instance)
+            .and_then(|n| self.packages.get(&n.package))
     }
 
     pub fn instance_names(&self) -> Vec<&str> {
@@ -121,7 +122,10 @@ impl Resolution {
             ));
             self.render_children(root, "", &mut out);
         }
-        out.push_str(&format!("install order: {}\n", self.install_order.join(", ")));
+        out.push_str(&format!(
+            "install order: {}\n",
+            self.install_order.join(", ")
+        ));
         if !self.unused_overrides.is_empty() {
             out.push_str(&format!(
                 "unused overrides (no such dependency): {}\n",
@@ -166,7 +170,11 @@ fn version_text(n: &ResolvedInstance) -> String {
     }
 }
 
-pub(crate) fn enabling_value(instance: &str, param: &str, value: Option<&str>) -> Result<bool, ResolveError> {
+pub(crate) fn enabling_value(
+    instance: &str,
+    param: &str,
+    value: Option<&str>,
+) -> Result<bool, ResolveError> {
     match value {
         // No value and no default: the subtree stays off until someone turns it on.
         None => Ok(false),

@@ -88,21 +88,21 @@ impl Override {
         if o.operator_version.is_none() && o.app_version.is_none() {
             return Err(RangeError {
                 text: text.to_string(),
-                message: "empty override; give an operatorVersion range and/or app=<range>"
-                    .into(),
+                message: "empty override; give an operatorVersion range and/or app=<range>".into(),
             });
         }
         Ok(o)
     }
 
-    fn describe(&self) -> String {
+    /// What the override asks, in words.
+    pub fn describe(&self) -> String {
         describe_reqs(self.operator_version.as_ref(), self.app_version.as_ref())
     }
 }
 
 pub(crate) fn describe_reqs(op: Option<&VersionReq>, app: Option<&VersionReq>) -> String {
     match (op, app) {
-        (None, None) => "(any version)".to_string(),
+        (None, None) => "any version".to_string(),
         (Some(o), None) => format!("operatorVersion {o}"),
         (None, Some(a)) => format!("appVersion {a}"),
         (Some(o), Some(a)) => format!("operatorVersion {o}, appVersion {a}"),

@@ -1,9 +1,9 @@
 //! Go rejects a template whose `if`/`range`/`with`/`define`/`block` is never closed
-//! ("unexpected EOF"); gotmpl 0.6 accepts it and closes the block at the end of the
-//! file. A light scan of the actions restores Go's behaviour.
+//! ("unexpected EOF"), and a stray `{{end}}` or `{{else}}`; gotmpl 0.6 accepts both.
+//! A light scan of the actions restores Go's behaviour.
 
-/// The 1-based line of the first block left open at the end of `text`, if any.
-pub(crate) fn unclosed_block(text: &str) -> Option<(usize, &'static str)> {
+/// The first block structure error: its 1-based line and Go's message.
+pub(crate) fn block_error(text: &str) -> Option<(usize, String)> {
     let mut open: Vec<(usize, &'static str)> = Vec::new();
     let mut rest = text;
     let mut line = 1usize;
@@ -26,6 +26,9 @@ pub(crate) fn unclosed_block(text: &str) -> Option<(usize, &'static str)> {
             "with" => open.push((line, "with")),
             "define" => open.push((line, "define")),
             "block" => open.push((line, "block")),
+            "end" | "else" if open.is_empty() => {
+                return Some((line, format!("unexpected {{{{{word}}}}}")));
+            }
             "end" => {
                 open.pop();
             }
@@ -35,7 +38,12 @@ pub(crate) fn unclosed_block(text: &str) -> Option<(usize, &'static str)> {
         line += rest[start..advance].matches('\n').count();
         rest = &rest[advance..];
     }
-    open.first().copied()
+    open.first().map(|(line, keyword)| {
+        (
+            *line,
+            format!("unexpected EOF: {{{{{keyword}}}}} is never closed with {{{{end}}}}"),
+        )
+    })
 }
 
 /// Length of an action body up to its closing `}}`, skipping quoted strings and
@@ -85,16 +93,40 @@ fn action_len(s: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn msg(text: &str) -> Option<(usize, String)> {
+        block_error(text)
+    }
+
     #[test]
-    fn finds_unclosed_blocks() {
-        assert_eq!(unclosed_block("{{ if true }}x"), Some((1, "if")));
+    fn finds_block_errors() {
+        assert_eq!(msg("{{ if true }}x").map(|e| e.0), Some(1));
         assert_eq!(
-            unclosed_block("a\n{{- range .X -}}\n{{ if .Y }}{{ end }}"),
-            Some((2, "range"))
+            msg("a\n{{- range .X -}}\n{{ if .Y }}{{ end }}"),
+            Some((
+                2,
+                "unexpected EOF: {{range}} is never closed with {{end}}".to_string()
+            ))
         );
-        assert_eq!(unclosed_block("{{ if true }}x{{ end }}"), None);
-        assert_eq!(unclosed_block(r#"{{ if eq "}}" "x" }}y{{ end }}"#), None);
-        assert_eq!(unclosed_block("{{/* {{ if }} */}}"), None);
-        assert_eq!(unclosed_block("{{ with .A }}{{ else }}{{ end }}"), None);
+        assert_eq!(
+            msg("x\n{{ end }}"),
+            Some((2, "unexpected {{end}}".to_string()))
+        );
+        assert_eq!(
+            msg("{{ else }}"),
+            Some((1, "unexpected {{else}}".to_string()))
+        );
+    }
+
+    #[test]
+    fn accepts_balanced_templates() {
+        assert_eq!(msg("{{ if true }}x{{ end }}"), None);
+        assert_eq!(msg(r#"{{ if eq "}}" "x" }}y{{ end }}"#), None);
+        assert_eq!(msg("{{/* {{ if }} */}}"), None);
+        assert_eq!(msg("{{ with .A }}{{ else }}{{ end }}"), None);
+        assert_eq!(msg("{{ if .A }}{{ else if .B }}{{ else }}{{ end }}"), None);
+        assert_eq!(
+            msg("{{ define \"x\" }}{{ block \"y\" . }}{{ end }}{{ end }}"),
+            None
+        );
     }
 }

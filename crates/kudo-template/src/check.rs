@@ -137,10 +137,13 @@ fn describe(var: &Option<String>, fields: &[String]) -> String {
 pub(crate) fn locate_exec_error(
     template: &str,
     text: &str,
-    tree: &ListNode,
+    trees: &[&ListNode],
     err: TemplateError,
 ) -> RenderError {
-    let found = uses(tree, &[]);
+    let mut found = Vec::new();
+    for tree in trees {
+        collect(tree, &mut found);
+    }
     let full = err.to_string();
     let message = full
         .strip_prefix("execution error: ")
@@ -164,9 +167,10 @@ pub(crate) fn locate_exec_error(
         _ => {
             let candidates = functions_in_message(&err, &message);
             found.iter().find_map(|u| match u {
-                Use::Func(n, pos) if candidates.iter().any(|c| c == n) => {
-                    Some((*pos, message.clone()))
-                }
+                Use::Func(n, pos) if candidates.iter().any(|c| c == n) => Some((
+                    *pos,
+                    format!("executing at <{}>: {message}", command_text(text, *pos)),
+                )),
                 _ => None,
             })
         }
@@ -178,6 +182,48 @@ pub(crate) fn locate_exec_error(
         }
         None => RenderError::new(template, None, None, message),
     }
+}
+
+/// The source of a call from its function name to the end of its command, as Go
+/// quotes it in "executing at <...>".
+fn command_text(text: &str, pos: Pos) -> String {
+    let rest = text.get(pos.offset..).unwrap_or_default();
+    let mut depth = 0i32;
+    let mut in_str = false;
+    let mut end = rest.len();
+    let mut prev = ' ';
+    for (i, c) in rest.char_indices() {
+        if in_str {
+            if c == '"' && prev != '\\' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                '(' => depth += 1,
+                ')' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                ')' => depth -= 1,
+                '|' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                '}' if depth == 0 && rest[i..].starts_with("}}") => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    rest[..end]
+        .trim()
+        .trim_end_matches('-')
+        .trim_end()
+        .to_string()
 }
 
 /// Which functions can have raised this error: the one named in it, or for Go's
@@ -276,7 +322,14 @@ mod tests {
         assert_eq!((e.line, e.column), (Some(2), Some(6)));
         assert_eq!(
             e.message,
-            "error calling div: runtime error: integer divide by zero"
+            "executing at <div 1 0>: error calling div: runtime error: integer divide by zero"
+        );
+        let nested = err(r#"{{ printf "%s" (div 4 (sub 2 "2")) | upper -}}"#);
+        assert!(
+            nested
+                .message
+                .starts_with("executing at <div 4 (sub 2 \"2\")>"),
+            "{nested}"
         );
         let cmp = err("{{ if eq 1 2 }}{{ end }}\n{{ lt (int .Params.N) 3.5 }}");
         assert_eq!(
@@ -286,6 +339,12 @@ mod tests {
         );
         let f = err("{{ fail \"stop here\" }}");
         assert!(f.message.contains("stop here"));
+    }
+
+    #[test]
+    fn errors_inside_defines_are_located() {
+        let e = err("{{ define \"x\" }}\n  {{ .Params.NOPE }}\n{{ end }}{{ template \"x\" . }}");
+        assert_eq!((e.line, e.column), (Some(2), Some(6)), "{e}");
     }
 
     #[test]

@@ -56,12 +56,20 @@ pub struct Vars {
 pub struct RenderOptions {
     /// Seconds since the Unix epoch returned by `now` (default 0).
     pub now: Option<i64>,
-    /// Extra seed material for `rand*`, `uuidv4`, `shuffle`, `genPrivateKey`
-    /// (default: namespace + instance name).
+    /// Seed for `rand*`, `uuidv4`, `shuffle`, `encryptAES`'s IV and `genPrivateKey`
+    /// (default: "<namespace>/<instance name>"). The default is public knowledge, so
+    /// anything those functions make (passwords, keys) is guessable; callers that let
+    /// templates generate secrets should pass a random value kept per instance (for
+    /// example in Terraform state).
     pub seed: Option<String>,
 }
 
 /// Render one template with KUDO's function set and `missingkey=error`.
+///
+/// Errors carry the template name and, when known, a 1-based line and byte column:
+/// parse errors, calls to functions that do not exist (rejected before executing, as
+/// Go does), unbalanced `{{if}}`/`{{end}}`, and execution errors mapped back to the
+/// first action that can have raised them (a missing `.Params.X` names `X`).
 pub fn render(template_name: &str, text: &str, vars: &Vars) -> Result<String, RenderError> {
     render_with(template_name, text, vars, &RenderOptions::default())
 }
@@ -77,13 +85,8 @@ pub fn render_with(
         .and_then(|p| p.parse())
         .map_err(|e| RenderError::from_parse(template_name, e))?;
 
-    if let Some((line, keyword)) = blocks::unclosed_block(text) {
-        return Err(RenderError::new(
-            template_name,
-            Some(line),
-            None,
-            format!("unexpected EOF: {{{{{keyword}}}}} is never closed with {{{{end}}}}"),
-        ));
+    if let Some((line, message)) = blocks::block_error(text) {
+        return Err(RenderError::new(template_name, Some(line), None, message));
     }
     check::undefined_functions(template_name, text, &tree, &defines, &FUNCTION_NAMES)?;
 
@@ -105,12 +108,16 @@ pub fn render_with(
     tmpl.execute_template_to_string(template_name, &data)
         .map_err(|e| {
             tracing::debug!(template = template_name, error = %e, "template execution failed");
-            let empty = gotmpl::parse::ListNode {
-                pos: gotmpl::parse::Pos::new(0, 1),
-                nodes: Vec::new(),
-            };
-            let tree = tmpl.lookup(template_name).unwrap_or(&empty);
-            check::locate_exec_error(template_name, text, tree, e)
+            // The file's own body first, then its {{define}}s.
+            let mut trees: Vec<&gotmpl::parse::ListNode> =
+                tmpl.lookup(template_name).into_iter().collect();
+            trees.extend(
+                tmpl.templates()
+                    .into_iter()
+                    .filter(|n| *n != template_name)
+                    .filter_map(|n| tmpl.lookup(n)),
+            );
+            check::locate_exec_error(template_name, text, &trees, e)
         })
 }
 

@@ -121,6 +121,10 @@ fn short_diff(want: &str, got: &str) -> String {
 
 /// One case: returns (template count, mismatches).
 fn run_case(case_json: &Path) -> (usize, Vec<String>) {
+    run_case_with(case_json, |_| {})
+}
+
+fn run_case_with(case_json: &Path, tweak: impl Fn(&mut Vars)) -> (usize, Vec<String>) {
     let case: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(case_json).unwrap_or_default())
             .unwrap_or_else(|e| panic!("{}: {e}", case_json.display()));
@@ -166,6 +170,8 @@ fn run_case(case_json: &Path) -> (usize, Vec<String>) {
         params: params(&pkg, &values),
         pipes,
     };
+    let mut vars = vars;
+    tweak(&mut vars);
     let expected_errors: Vec<String> = fs::read_to_string(case_dir.join("_errors.txt"))
         .unwrap_or_default()
         .lines()
@@ -238,5 +244,27 @@ fn golden_renders_are_identical() {
         "{} case(s) differ:\n{}",
         report.len(),
         report.join("\n")
+    );
+}
+
+/// The comparison must be able to fail: a different instance name changes the output.
+#[test]
+fn harness_reports_differences() {
+    let case = fixtures().join("conformance/zookeeper-default.json");
+    if !case.exists() {
+        eprintln!(
+            "SKIP: {} not found (clone without ../shared)",
+            case.display()
+        );
+        return;
+    }
+    let (_, mismatches) = run_case_with(&case, |v| v.name = "other".into());
+    assert!(!mismatches.is_empty());
+    let (_, mismatches) = run_case_with(&case, |v| {
+        v.params.remove("NODE_COUNT");
+    });
+    assert!(
+        mismatches.iter().any(|m| m.contains("NODE_COUNT")),
+        "{mismatches:?}"
     );
 }

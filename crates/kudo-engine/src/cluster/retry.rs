@@ -62,7 +62,14 @@ where
     let mut delay = FIRST_DELAY;
     let mut attempt = 1;
     loop {
-        let err = match op().await {
+        let outcome = match cancel {
+            Some(c) => tokio::select! {
+                r = op() => r,
+                _ = c.cancelled() => return Err(RetryError::Cancelled),
+            },
+            None => op().await,
+        };
+        let err = match outcome {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };

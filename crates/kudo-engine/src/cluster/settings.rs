@@ -209,6 +209,8 @@ fn apply_overrides(
     Ok(())
 }
 
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 const EXPLICIT: &str = "terraform-provider-kudo";
 
 /// An in-memory kubeconfig with one empty context; `apply_overrides` fills it in.
@@ -285,6 +287,9 @@ pub(crate) async fn build_config(
         })?;
     // One retry policy (ours, in `retry`), not two stacked ones.
     config.default_retry = false;
+    // We never stream watches, so a request that gets no answer for this long is a
+    // hung server; the error is then retried like any broken connection.
+    config.read_timeout = Some(READ_TIMEOUT);
     Ok(config)
 }
 

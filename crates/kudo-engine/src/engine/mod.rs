@@ -21,7 +21,7 @@ pub use metadata::{
 pub use operator::{
     install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
 };
-pub use preview::{PlannedObject, preview_plan};
+pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
 pub use run::{RunOutcome, RunRequest, run_plan};
 pub use select::{changed_parameters, check_immutable, select_plan};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};

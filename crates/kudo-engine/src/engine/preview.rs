@@ -152,3 +152,111 @@ fn defined_kinds(manifest: &Value) -> Vec<(String, String)> {
         .map(|version| (format!("{group}/{version}"), kind.to_string()))
         .collect()
 }
+
+/// What a task would do with one rendered object (offline preview).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewAction {
+    Apply,
+    Delete,
+}
+
+/// One object of an offline preview, before KUDO metadata is added.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviewObject {
+    pub location: Location,
+    pub task: String,
+    pub action: PreviewAction,
+    pub object: Value,
+}
+
+/// Renders every template the tasks of `plan_name` use, in plan order, without a
+/// cluster (template errors and invalid YAML surface at `terraform plan`). Templates that
+/// read `.Pipes` are skipped: pipe artifacts exist only once the plan runs.
+pub fn render_plan(
+    pkg: &kudo_package::Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &std::collections::BTreeMap<String, String>,
+    plan_name: &str,
+) -> Result<Vec<PreviewObject>, EngineError> {
+    let plan = pkg.operator.plans.get(plan_name).ok_or_else(|| {
+        EngineError::fatal(format!(
+            "operator {} has no plan {plan_name:?}",
+            pkg.operator.name
+        ))
+        .with_plan(plan_name)
+    })?;
+    let effective = pkg.effective_params(parameters).map_err(|errs| {
+        let list: Vec<String> = errs
+            .iter()
+            .map(|e| format!("{}: {}", e.parameter, e.message))
+            .collect();
+        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(plan_name)
+    })?;
+    let params = pkg.template_params(&effective).map_err(|e| {
+        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(plan_name)
+    })?;
+    let ctx = RenderContext {
+        package: pkg,
+        instance,
+        namespace,
+        params: &params,
+    };
+    let reads_pipes = |files: &[String]| {
+        files
+            .iter()
+            .any(|f| pkg.templates.get(f).is_some_and(|t| t.contains(".Pipes")))
+    };
+    let mut out = Vec::new();
+    for phase in &plan.phases {
+        for step in &phase.steps {
+            let loc = Location {
+                plan: plan_name.to_string(),
+                phase: phase.name.clone(),
+                step: step.name.clone(),
+            };
+            for task_name in &step.tasks {
+                let task = pkg.task(task_name).ok_or_else(|| {
+                    EngineError::fatal(format!(
+                        "step names task {task_name:?}, which the operator does not define"
+                    ))
+                    .at(&loc)
+                })?;
+                let (resources, patches, action): (&[String], &[String], PreviewAction) =
+                    match &task.spec {
+                        TaskSpec::Apply { resources, patches } => {
+                            (resources, patches, PreviewAction::Apply)
+                        }
+                        TaskSpec::Delete { resources } => (resources, &[], PreviewAction::Delete),
+                        TaskSpec::Toggle {
+                            parameter,
+                            resources,
+                        } => {
+                            let on =
+                                effective.get(parameter).and_then(|v| parse_bool(v)) == Some(true);
+                            let action = if on {
+                                PreviewAction::Apply
+                            } else {
+                                PreviewAction::Delete
+                            };
+                            (resources, &[], action)
+                        }
+                        _ => continue,
+                    };
+                if reads_pipes(resources) || reads_pipes(patches) {
+                    continue;
+                }
+                let objects = ctx
+                    .render_task(&loc, resources, patches)
+                    .map_err(|e| e.with_task(task_name))?;
+                out.extend(objects.into_iter().map(|object| PreviewObject {
+                    location: loc.clone(),
+                    task: task_name.clone(),
+                    action,
+                    object,
+                }));
+            }
+        }
+    }
+    Ok(out)
+}

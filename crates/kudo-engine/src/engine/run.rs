@@ -410,7 +410,7 @@ impl<'a> Run<'a> {
         match &task.spec {
             TaskSpec::Apply { resources, patches } => {
                 let objects = self.render.render_task(loc, resources, patches)?;
-                self.apply_all(loc, objects).await
+                self.apply_all(loc, objects, cancel).await
             }
             TaskSpec::Delete { resources } => {
                 let objects = self.render.render_task(loc, resources, &[])?;
@@ -433,7 +433,7 @@ impl<'a> Run<'a> {
                 })?;
                 let objects = self.render.render_task(loc, resources, &[])?;
                 if on {
-                    self.apply_all(loc, objects).await
+                    self.apply_all(loc, objects, cancel).await
                 } else {
                     self.delete_all(objects, cancel).await?;
                     Ok(Vec::new())
@@ -489,14 +489,12 @@ impl<'a> Run<'a> {
         &self,
         loc: &Location,
         objects: Vec<Value>,
+        cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
         let mut refs = Vec::new();
         for obj in objects {
             let (r, obj) = self.prepare(loc, obj).await?;
-            self.cluster
-                .apply(&obj, false)
-                .await
-                .map_err(|e| EngineError::from(e).with_object(&r))?;
+            or_cancel(cancel, &r, self.cluster.apply(&obj, false)).await?;
             tracing::info!(object = %r, "applied");
             if let Ok(mut applied) = self.applied.lock() {
                 applied.insert(r.clone());
@@ -649,6 +647,22 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// Runs a cluster call, giving up as soon as `cancel` fires: a hanging API server must not
+/// outlive the Terraform timeout.
+async fn or_cancel<T>(
+    cancel: &CancellationToken,
+    r: &ObjectRef,
+    call: impl std::future::Future<Output = Result<T, ClusterError>>,
+) -> Result<T, EngineError> {
+    tokio::select! {
+        result = call => result.map_err(|e| EngineError::from(e).with_object(r)),
+        _ = cancel.cancelled() => Err(EngineError::from(ClusterError::Cancelled {
+            what: format!("talking to the API server about {r}"),
+        })
+        .with_object(r)),
+    }
+}
+
 /// Polls `r` until its health rule says healthy (Ok), fatal (Err, fatal) or `cancel`
 /// fires (Err, not fatal, with the last thing we were waiting for).
 pub(crate) async fn wait_healthy(
@@ -659,11 +673,7 @@ pub(crate) async fn wait_healthy(
     let mut backoff = Backoff::new();
     let mut last = String::new();
     loop {
-        let verdict = match cluster
-            .get(r)
-            .await
-            .map_err(|e| EngineError::from(e).with_object(r))?
-        {
+        let verdict = match or_cancel(cancel, r, cluster.get(r)).await? {
             Some(obj) => health(&obj),
             None => Health::Progressing("object does not exist (yet)".into()),
         };

@@ -2,9 +2,7 @@
 //! `encryptAES`/`decryptAES` (AES-256-CBC, PKCS#7 padding, IV prepended, base64) and
 //! `genPrivateKey`. The random inputs (AES IV, private keys) come from the render's
 //! deterministic source (see `random`), so they are stable across plans.
-//! Certificate generation (`genCA`, `genSelfSignedCert`, `genSignedCert`,
-//! `buildCustomCert`) is refused with a clear error: a certificate that is stable per
-//! plan needs a stable validity start, which plain rendering does not have.
+//! Certificates are in `certs`.
 
 use aes::Aes256;
 use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit, generic_array::GenericArray};
@@ -181,14 +179,14 @@ fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, String> {
 
 /// The render's deterministic byte stream as a `rand_core` generator for key
 /// generation: one draw from `random` keys a SHA-256 counter stream.
-struct SeededRng {
+pub(super) struct SeededRng {
     key: Vec<u8>,
     block: u64,
     buf: Vec<u8>,
 }
 
 impl SeededRng {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         SeededRng {
             key: random::bytes(32),
             block: 0,
@@ -228,36 +226,40 @@ impl rand_core::RngCore for SeededRng {
 
 impl rand_core::CryptoRng for SeededRng {}
 
-/// 4096-bit RSA generation takes seconds; the same seed always yields the same key,
-/// so keep them for the life of the process (a plan renders a template more than once).
-fn rsa_4096(rng: &mut SeededRng) -> Result<String, String> {
-    use rsa::pkcs1::EncodeRsaPrivateKey;
+/// RSA generation takes seconds; the same seed always yields the same key, so keep
+/// them for the life of the process (a plan renders a template more than once).
+pub(super) fn rsa_private_key(
+    rng: &mut SeededRng,
+    bits: usize,
+) -> Result<rsa::RsaPrivateKey, String> {
     use std::collections::HashMap;
     use std::sync::{LazyLock, Mutex};
-    static CACHE: LazyLock<Mutex<HashMap<Vec<u8>, String>>> =
-        LazyLock::new(|| Mutex::new(HashMap::new()));
-    let id = rng.key.clone();
-    if let Some(pem) = CACHE.lock().ok().and_then(|c| c.get(&id).cloned()) {
-        return Ok(pem);
+    type Cache = Mutex<HashMap<(Vec<u8>, usize), rsa::RsaPrivateKey>>;
+    static CACHE: LazyLock<Cache> = LazyLock::new(|| Mutex::new(HashMap::new()));
+    let id = (rng.key.clone(), bits);
+    if let Some(key) = CACHE.lock().ok().and_then(|c| c.get(&id).cloned()) {
+        return Ok(key);
     }
-    tracing::debug!("generating a 4096-bit RSA key for genPrivateKey");
-    let pem = rsa::RsaPrivateKey::new(rng, 4096)
-        .map_err(|e| e.to_string())
-        .and_then(|k| {
-            k.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
-                .map(|p| p.to_string())
-                .map_err(|e| e.to_string())
-        })?;
+    tracing::debug!(bits, "generating an RSA key");
+    let key = rsa::RsaPrivateKey::new(rng, bits).map_err(|e| e.to_string())?;
     if let Ok(mut c) = CACHE.lock() {
-        c.insert(id, pem.clone());
+        c.insert(id, key.clone());
     }
-    Ok(pem)
+    Ok(key)
+}
+
+/// PKCS#1 PEM ("RSA PRIVATE KEY"), as Go's x509.MarshalPKCS1PrivateKey + pem.Encode.
+pub(super) fn rsa_pem(key: &rsa::RsaPrivateKey) -> Result<String, String> {
+    use rsa::pkcs1::EncodeRsaPrivateKey;
+    key.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
+        .map(|p| p.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn gen_private_key(kind: &str) -> R {
     let mut rng = SeededRng::new();
     let pem = match kind {
-        "" | "rsa" => rsa_4096(&mut rng),
+        "" | "rsa" => rsa_private_key(&mut rng, 4096).and_then(|k| rsa_pem(&k)),
         "ecdsa" => p256::SecretKey::random(&mut rng)
             .to_sec1_pem(p256::pkcs8::LineEnding::LF)
             .map(|p| p.to_string())
@@ -305,19 +307,6 @@ pub(super) fn register(m: &mut Reg) {
         arity("genPrivateKey", a, 1)?;
         gen_private_key(&string("genPrivateKey", &a[0])?)
     });
-    for name in [
-        "genCA",
-        "genSelfSignedCert",
-        "genSignedCert",
-        "buildCustomCert",
-    ] {
-        m.add(name, move |_| {
-            Err(fail(
-                name,
-                format!("{name} is not supported: generated certificates would change on every plan; create them with a Pipe task or pass them in as parameters"),
-            ))
-        });
-    }
     m.add("sha1sum", |a| {
         arity("sha1sum", a, 1)?;
         Ok(s(hex(&Sha1::digest(string("sha1sum", &a[0])?.as_bytes()))))
@@ -385,7 +374,6 @@ mod tests {
         assert!(a.starts_with("-----BEGIN EC PRIVATE KEY-----\n"), "{a}");
         assert_eq!(a, r(r#"{{ genPrivateKey "ecdsa" }}"#));
         assert_eq!(r(r#"{{ genPrivateKey "foo" }}"#), "Unknown type foo");
-        assert!(err(r#"{{ genCA "x" 365 }}"#).contains("not supported"));
     }
 
     #[test]

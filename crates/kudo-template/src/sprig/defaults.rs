@@ -91,6 +91,16 @@ mod tests {
     }
 
     #[test]
+    fn params_are_strings_so_bool_comparison_fails_as_in_go() {
+        use crate::sprig::test_util::try_rp;
+        assert!(try_rp(r#"{{ eq .Params.X true }}"#, &[("X", "true")]).is_err());
+        assert_eq!(
+            rp(r#"{{ if .Params.X }}set{{ end }}"#, &[("X", "false")]),
+            "set"
+        );
+    }
+
+    #[test]
     fn eq_compares_strings_as_kudo_templates_do() {
         assert_eq!(
             rp(

@@ -5,6 +5,7 @@
 //! wrong types.
 
 pub(crate) mod args;
+mod certs;
 mod conv;
 mod crypto;
 mod dates;
@@ -39,6 +40,7 @@ impl Reg {
 /// Every function templates can call besides Go's builtins.
 pub(crate) fn functions() -> FuncMap {
     let mut r = Reg(FuncMap::new());
+    certs::register(&mut r);
     conv::register(&mut r);
     crypto::register(&mut r);
     dates::register(&mut r);

@@ -1,0 +1,382 @@
+//! Resolution against our fixture packages (tests/fixtures/deps) and, when present, the
+//! real KUDO operators in ../shared/fixtures.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kudo_package::{Package, TaskSpec};
+use kudo_resolve::{MemoryCatalog, RepositoryCatalog, Resolution, ResolveError, Resolver};
+
+const DEPS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/deps");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+
+fn deps(rel: &str) -> PathBuf {
+    Path::new(DEPS).join(rel)
+}
+
+fn load(path: &Path) -> Package {
+    Package::load_dir(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn shared_operators() -> Option<PathBuf> {
+    let p = Path::new(SHARED).join("operators");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is absent (a clone without ../shared)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// Set the version fields of one KudoOperator task.
+fn set_task(pkg: &mut Package, task: &str, ov: Option<&str>, app: Option<&str>) {
+    let t = pkg
+        .operator
+        .tasks
+        .iter_mut()
+        .find(|t| t.name == task)
+        .expect("task");
+    match &mut t.spec {
+        TaskSpec::KudoOperator {
+            operator_version,
+            app_version,
+            ..
+        } => {
+            *operator_version = ov.map(str::to_string);
+            *app_version = app.map(str::to_string);
+        }
+        _ => panic!("{task} is not a KudoOperator task"),
+    }
+}
+
+fn packages_in_order(r: &Resolution) -> Vec<String> {
+    r.install_order
+        .iter()
+        .map(|i| r.node(i).expect("node").package.clone())
+        .collect()
+}
+
+#[test]
+fn kep29_example_installs_in_kep_order() {
+    let catalog = RepositoryCatalog::folder("kep29", &deps("kep29"));
+    let root = load(&deps("kep29/aa"));
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "aa")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // KEP-29: O = (EE, GG, BB, CC, AA)
+    assert_eq!(packages_in_order(&r), ["ee", "gg", "bb", "cc", "aa"]);
+    assert_eq!(
+        r.install_order,
+        ["aa-bb-ee", "aa-bb-gg", "aa-bb", "aa-cc", "aa"]
+    );
+    let bb = r.node("aa-bb").unwrap();
+    assert_eq!(bb.parent.as_deref(), Some("aa"));
+    assert_eq!(bb.children, ["aa-bb-ee", "aa-bb-gg"]);
+    assert_eq!(bb.repository.as_deref(), Some("kep29"));
+    assert_eq!(
+        bb.constraint.as_deref(),
+        Some("operatorVersion >=0.1.0 <1.0.0")
+    );
+    let tree = r.render_tree();
+    assert!(
+        tree.contains("aa-bb-ee: ee 0.1.0 from repository kep29"),
+        "{tree}"
+    );
+    assert!(
+        tree.contains("install order: aa-bb-ee, aa-bb-gg, aa-bb, aa-cc, aa"),
+        "{tree}"
+    );
+    assert!(
+        r.package_of("aa-cc")
+            .is_some_and(|p| p.operator.name == "cc")
+    );
+}
+
+#[test]
+fn cycle_is_reported_with_its_path() {
+    let catalog = MemoryCatalog::new();
+    let root = load(&deps("cycle/a"));
+    let err = Resolver::new(&catalog).resolve(&root, "a").unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ResolveError::Cycle { .. }), "{text}");
+    assert!(text.contains("a -> b -> c -> a"), "{text}");
+}
+
+#[test]
+fn conflicting_ranges_are_explained() {
+    let catalog = RepositoryCatalog::folder("conflict", &deps("conflict"));
+    let root = load(&deps("conflict/top"));
+    let err = Resolver::new(&catalog).resolve(&root, "top").unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    assert!(matches!(err, ResolveError::Unsatisfiable { .. }), "{text}");
+    for needle in [
+        "left 1.0.0 (task \"shared\") asks for shared operatorVersion >=1.0.0 <2.0.0 (matches 1.1.0, 1.0.0)",
+        "right 1.0.0 (task \"shared\") asks for shared operatorVersion >=2.0.0 (matches 2.0.0)",
+        "top 1.0.0 cannot be installed",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn user_override_resolves_a_conflict() {
+    let catalog = RepositoryCatalog::folder("conflict", &deps("conflict"));
+    let root = load(&deps("conflict/top"));
+    let overrides = BTreeMap::from([
+        ("shared".to_string(), "1.1.0".to_string()),
+        ("nothing".to_string(), "1.x".to_string()),
+    ]);
+    let r = Resolver::new(&catalog)
+        .with_overrides(overrides)
+        .resolve(&root, "top")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shared: Vec<_> = r.nodes.iter().filter(|n| n.package == "shared").collect();
+    assert_eq!(shared.len(), 2, "one instance under each parent");
+    assert!(shared.iter().all(|n| n.operator_version == "1.1.0"));
+    assert_eq!(
+        shared
+            .iter()
+            .map(|n| n.instance.as_str())
+            .collect::<Vec<_>>(),
+        ["top-left-shared", "top-right-shared"]
+    );
+    assert!(
+        shared[0]
+            .constraint
+            .as_deref()
+            .unwrap()
+            .contains("user override \"1.1.0\"")
+    );
+    assert_eq!(r.unused_overrides, ["nothing"]);
+    // A bad override names the package and the text.
+    let bad = Resolver::new(&catalog)
+        .with_overrides(BTreeMap::from([("shared".to_string(), ">=x1".to_string())]))
+        .resolve(&root, "top")
+        .unwrap_err()
+        .to_string();
+    assert!(bad.contains("shared") && bad.contains(">=x1"), "{bad}");
+}
+
+#[test]
+fn enabling_parameter_switches_a_subtree() {
+    let catalog = RepositoryCatalog::folder("enabling", &deps("enabling"));
+    let root = load(&deps("enabling/parent"));
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "p")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let child = r.node("p-monitor").expect("child instance");
+    assert_eq!(
+        child.enabling_parameter.as_deref(),
+        Some("MONITORING_ENABLED")
+    );
+    assert!(!child.enabled, "default false");
+    assert_eq!(child.operator_version, "0.2.0");
+
+    let on = Resolver::new(&catalog)
+        .with_root_parameters(BTreeMap::from([(
+            "MONITORING_ENABLED".to_string(),
+            "True".to_string(),
+        )]))
+        .resolve(&root, "p")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(on.node("p-monitor").unwrap().enabled);
+
+    let values = |v: &str| {
+        BTreeMap::from([(
+            "p".to_string(),
+            BTreeMap::from([("MONITORING_ENABLED".to_string(), v.to_string())]),
+        )])
+    };
+    assert!(r.enabled(&values("1")).unwrap()["p-monitor"]);
+    assert!(!r.enabled(&values("f")).unwrap()["p-monitor"]);
+    assert!(!r.enabled(&BTreeMap::new()).unwrap()["p-monitor"]);
+    let err = r.enabled(&values("maybe")).unwrap_err().to_string();
+    assert!(
+        err.contains("MONITORING_ENABLED") && err.contains("maybe"),
+        "{err}"
+    );
+
+    let mut broken = root.clone();
+    if let TaskSpec::KudoOperator {
+        enabling_parameter, ..
+    } = &mut broken.operator.tasks[0].spec
+    {
+        *enabling_parameter = Some("NO_SUCH_PARAM".to_string());
+    }
+    let err = Resolver::new(&catalog)
+        .resolve(&broken, "p")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("NO_SUCH_PARAM") && err.contains("monitoring"),
+        "{err}"
+    );
+}
+
+#[test]
+fn resolution_is_deterministic() {
+    let catalog = RepositoryCatalog::folder("kep29", &deps("kep29"));
+    let root = load(&deps("kep29/aa"));
+    let conflict = RepositoryCatalog::folder("conflict", &deps("conflict"));
+    let top = load(&deps("conflict/top"));
+    let run = || {
+        let a = Resolver::new(&catalog).resolve(&root, "aa").unwrap();
+        let b = Resolver::new(&conflict)
+            .resolve(&top, "top")
+            .unwrap_err()
+            .to_string();
+        (serde_json::to_string(&a).unwrap(), a.render_tree(), b)
+    };
+    let first = run();
+    for _ in 0..19 {
+        assert_eq!(run(), first);
+    }
+    let back: Resolution = serde_json::from_str(&first.0).unwrap();
+    assert_eq!(back.install_order.len(), 5);
+}
+
+#[test]
+fn priority_beats_newness_and_newest_wins_within_a_repository() {
+    let shared = |v: &str| {
+        let mut p = load(&deps("conflict/shared-1.0.0"));
+        p.operator.operator_version = v.to_string();
+        p
+    };
+    let mut root = load(&deps("conflict/left"));
+    set_task(&mut root, "shared", Some("*"), None);
+    let mut catalog = MemoryCatalog::new();
+    catalog.add(shared("2.0.0"), "community", 10);
+    catalog.add(shared("1.0.0"), "internal", 0);
+    catalog.add(shared("1.1.0"), "internal", 0);
+    let r = Resolver::new(&catalog).resolve(&root, "l").unwrap();
+    let n = r.node("l-shared").unwrap();
+    assert_eq!(
+        (n.operator_version.as_str(), n.repository.as_deref()),
+        ("1.1.0", Some("internal"))
+    );
+    set_task(&mut root, "shared", Some(">=2.0.0"), None);
+    let r = Resolver::new(&catalog).resolve(&root, "l").unwrap();
+    assert_eq!(
+        r.node("l-shared").unwrap().repository.as_deref(),
+        Some("community")
+    );
+}
+
+#[test]
+fn names_are_hierarchical_and_collisions_reported() {
+    let catalog = RepositoryCatalog::folder("kep29", &deps("kep29"));
+    let mut root = load(&deps("kep29/aa"));
+    // cc installed twice by aa without instanceName: both would be "aa-cc".
+    let mut twice = root.operator.tasks[1].clone();
+    twice.name = "cc2".into();
+    root.operator.tasks.push(twice);
+    root.operator.plans.get_mut("deploy").unwrap().phases[0].steps[0]
+        .tasks
+        .push("cc2".into());
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "aa")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"aa-cc\"") && err.contains("cc2") && err.contains("instanceName"),
+        "{err}"
+    );
+    if let TaskSpec::KudoOperator { instance_name, .. } = &mut root.operator.tasks[3].spec {
+        *instance_name = Some("second-cc".into());
+    }
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "aa")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.node("second-cc").is_some() && r.node("aa-cc").is_some());
+}
+
+#[test]
+fn missing_deep_version_names_who_asked() {
+    let bb = {
+        let mut p = load(&deps("kep29/bb"));
+        set_task(&mut p, "ee", Some("9.9.9"), None);
+        p
+    };
+    let mut catalog = MemoryCatalog::new();
+    for n in ["cc", "ee", "gg"] {
+        catalog.add(load(&deps(&format!("kep29/{n}"))), "kep29", 0);
+    }
+    catalog.add(bb, "kep29", 0);
+    let root = load(&deps("kep29/aa"));
+    let err = Resolver::new(&catalog).resolve(&root, "aa").unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    match &err {
+        ResolveError::Unsatisfiable { missing, .. } => {
+            assert_eq!(missing.len(), 1, "{text}");
+            assert_eq!(missing[0].package, "ee");
+            assert!(missing[0].asked_by.contains("bb 0.1.0"));
+            assert_eq!(missing[0].available, ["0.1.0"]);
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert!(text.contains("operatorVersion 9.9.9"), "{text}");
+}
+
+#[test]
+fn flink_demo_as_written_names_both_missing_versions() {
+    let Some(ops) = shared_operators() else {
+        return;
+    };
+    let catalog = RepositoryCatalog::folder("fixtures", &ops);
+    let root = load(&ops.join("flink-demo"));
+    let err = Resolver::new(&catalog).resolve(&root, "demo").unwrap_err();
+    let text = err.to_string();
+    eprintln!("{text}");
+    let ResolveError::MissingVersions(missing) = &err else {
+        panic!("unexpected: {text}")
+    };
+    let names: Vec<_> = missing.iter().map(|m| m.package.as_str()).collect();
+    // In plan order: the zookeeper step runs first.
+    assert_eq!(names, ["zookeeper", "kafka"], "{text}");
+    for needle in [
+        "flink-demo 0.1.6 (task \"kafka\") asks for kafka operatorVersion 1.3.1, appVersion 2.5.0",
+        "available versions of kafka: 1.3.2 (app 2.5.1)",
+        "flink-demo 0.1.6 (task \"zookeeper\") asks for zookeeper operatorVersion 0.3.1, appVersion 3.4.14",
+        "available versions of zookeeper: 0.3.3 (app 3.6.2)",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn flink_demo_with_ranges_resolves_to_the_fixture_versions() {
+    let Some(ops) = shared_operators() else {
+        return;
+    };
+    let catalog = RepositoryCatalog::folder("fixtures", &ops);
+    let mut root = load(&ops.join("flink-demo"));
+    set_task(&mut root, "kafka", Some(">=1.3.1 <1.4.0"), Some("2.5.x"));
+    set_task(&mut root, "zookeeper", Some("0.3.x"), Some(">=3.4.14"));
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "demo")
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{}", r.render_tree());
+    let v = |i: &str| r.node(i).map(|n| n.operator_version.clone());
+    assert_eq!(v("kafka").as_deref(), Some("1.3.2"));
+    assert_eq!(v("zk").as_deref(), Some("0.3.3"));
+    assert_eq!(v("flink").as_deref(), Some("0.2.1"));
+    // Plan order: the zookeeper step runs before kafka, then flink.
+    assert_eq!(r.install_order, ["zk", "kafka", "flink", "demo"]);
+
+    // The same without editing the package: user overrides.
+    let plain = load(&ops.join("flink-demo"));
+    let r = Resolver::new(&catalog)
+        .with_overrides(BTreeMap::from([
+            ("kafka".to_string(), "1.3.x; app=2.5.x".to_string()),
+            ("zookeeper".to_string(), "0.3.x".to_string()),
+        ]))
+        .resolve(&plain, "demo")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.node("kafka").unwrap().operator_version, "1.3.2");
+    assert_eq!(r.node("zk").unwrap().app_version.as_deref(), Some("3.6.2"));
+}

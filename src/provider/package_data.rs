@@ -1,0 +1,289 @@
+//! Data source `kudo_package`: reads an operator package (folder, `.tgz`, URL or a
+//! repository reference) and exposes what it declares, without touching the cluster.
+//! Useful to look up parameter defaults or the OperatorVersion name before installing.
+
+use tfplugin::{
+    Attribute, AttributePath, Block, Diagnostic, ObjectNesting, Schema, Type, Value,
+};
+
+use kudo_package::{LoadContext, Package, Parameter, Phase, Plan, Repository, Severity};
+
+pub const NAME: &str = "kudo_package";
+
+fn string(name: &str) -> Attribute {
+    Attribute::new(name, Type::String)
+}
+
+fn computed(attribute: Attribute, description: &str) -> Attribute {
+    attribute.computed().description(description)
+}
+
+fn list_of(name: &str, attributes: Vec<Attribute>) -> Attribute {
+    Attribute::nested(name, ObjectNesting::List, attributes)
+}
+
+fn parameter_attributes() -> Vec<Attribute> {
+    vec![
+        computed(string("name"), "Parameter name, as used in `kudo_instance.parameters` and in templates as `.Params.<name>`."),
+        computed(string("type"), "Value type: `string`, `integer`, `number`, `boolean`, `array` or `map`."),
+        computed(string("default"), "Default value as text (arrays and maps as YAML), or null when the parameter has none."),
+        computed(Attribute::new("required", Type::Bool), "Whether an instance must have a value; KUDO's default is `true`. A required parameter with a default is always satisfied."),
+        computed(string("description"), "The parameter's description from `params.yaml`, or null."),
+        computed(string("trigger"), "Plan that runs when this parameter changes, or null (then `update`, else `deploy`)."),
+        computed(Attribute::new("immutable", Type::Bool), "Whether the value can only be set when the instance is created."),
+    ]
+}
+
+fn plan_attributes() -> Vec<Attribute> {
+    let steps = vec![
+        computed(string("name"), "Step name."),
+        computed(Attribute::new("tasks", Type::list(Type::String)), "Names of the tasks the step runs together."),
+    ];
+    let phases = vec![
+        computed(string("name"), "Phase name."),
+        computed(string("strategy"), "How the phase orders its steps: `serial` or `parallel`."),
+        computed(list_of("steps", steps), "Steps of the phase, in order."),
+    ];
+    vec![
+        computed(string("name"), "Plan name, such as `deploy`, `update` or `cleanup`."),
+        computed(string("strategy"), "How the plan orders its phases: `serial` or `parallel`."),
+        computed(list_of("phases", phases), "Phases of the plan, in order."),
+    ]
+}
+
+pub fn schema() -> Schema {
+    let tasks = vec![
+        computed(string("name"), "Task name, as referenced from plan steps."),
+        computed(string("kind"), "Task kind: `Apply`, `Delete`, `Toggle`, `Dummy`, `Pipe` or `KudoOperator`."),
+    ];
+    Schema::new(
+        0,
+        Block::new()
+            .description("Reads a KUDO operator package and exposes its metadata, parameters, plans and tasks. Nothing is installed and the cluster is not contacted.")
+            .attribute(string("source").required().description("The package: a local folder or `.tgz` file (relative paths are resolved from the working directory; use `${path.module}`), an `http(s)://` URL of a `.tgz` (append `#sha256=<hex>` to pin its digest), or `name`, `name@<operatorVersion>` or `name@<appVersion>_<operatorVersion>` looked up in the provider's `repository` blocks."))
+            .attribute(computed(string("name"), "The operator's name from `operator.yaml`."))
+            .attribute(computed(string("operator_version"), "`operatorVersion` from `operator.yaml`."))
+            .attribute(computed(string("app_version"), "`appVersion` from `operator.yaml`, or null when the package has none."))
+            .attribute(computed(string("description"), "`description` from `operator.yaml` (empty when absent)."))
+            .attribute(computed(string("operator_version_name"), "Name KUDO gives the OperatorVersion object: `<name>-<appVersion>-<operatorVersion>`, or `<name>-<operatorVersion>` without appVersion."))
+            .attribute(computed(list_of("parameters", parameter_attributes()), "Parameters declared in `params.yaml`, in file order."))
+            .attribute(computed(list_of("plans", plan_attributes()), "Plans from `operator.yaml`, sorted by name."))
+            .attribute(computed(list_of("tasks", tasks), "Tasks from `operator.yaml`, in file order."))
+            .attribute(computed(Attribute::new("warnings", Type::list(Type::String)), "Warnings of KUDO's package verification, as `<file>: <message>`. Packages with verification errors are not read at all.")),
+    )
+}
+
+/// Reads the data source. Unknown `source` (during plan) leaves everything computed
+/// unknown; load errors are diagnostics on `source`.
+pub fn read(config: &Value, repositories: &[Repository]) -> (Value, Vec<Diagnostic>) {
+    let source = match config.get("source") {
+        Value::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
+        Value::String(s) if !s.trim().is_empty() => s.clone(),
+        _ => {
+            return (
+                config.clone(),
+                vec![source_error(
+                    "Missing package source",
+                    "`source` must name a package folder, a .tgz file or URL, or a repository reference such as `zookeeper@0.3.3`.".to_string(),
+                )],
+            );
+        }
+    };
+    let ctx = LoadContext {
+        repositories: repositories.to_vec(),
+        ..LoadContext::default()
+    };
+    match kudo_package::load(&source, &ctx) {
+        Ok(pkg) => (state(&source, &pkg), Vec::new()),
+        Err(e) => (
+            config.clone(),
+            vec![source_error(
+                "Cannot load the operator package",
+                format!("Package {source:?}: {e}"),
+            )],
+        ),
+    }
+}
+
+fn source_error(summary: &str, detail: String) -> Diagnostic {
+    Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("source"))
+}
+
+fn state(source: &str, pkg: &Package) -> Value {
+    let op = &pkg.operator;
+    let warnings = kudo_package::verify(pkg)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .map(|f| Value::string(format!("{}: {}", f.file, f.message)));
+    Value::object([
+        ("source", Value::string(source)),
+        ("name", Value::string(&op.name)),
+        ("operator_version", Value::string(&op.operator_version)),
+        ("app_version", Value::opt_string(op.app_version.clone())),
+        ("description", Value::string(&op.description)),
+        ("operator_version_name", Value::string(pkg.operator_version_name())),
+        ("parameters", Value::list(pkg.parameters.iter().map(parameter))),
+        (
+            "plans",
+            Value::list(op.plans.iter().map(|(name, p)| plan(name, p))),
+        ),
+        (
+            "tasks",
+            Value::list(op.tasks.iter().map(|t| {
+                Value::object([
+                    ("name", Value::string(&t.name)),
+                    ("kind", Value::string(&t.kind)),
+                ])
+            })),
+        ),
+        ("warnings", Value::list(warnings)),
+    ])
+}
+
+fn parameter(p: &Parameter) -> Value {
+    Value::object([
+        ("name", Value::string(&p.name)),
+        ("type", Value::string(p.value_type.as_str())),
+        ("default", Value::opt_string(p.default.clone())),
+        ("required", Value::bool(p.required)),
+        ("description", Value::opt_string(p.description.clone())),
+        ("trigger", Value::opt_string(p.trigger.clone())),
+        ("immutable", Value::bool(p.immutable)),
+    ])
+}
+
+fn plan(name: &str, p: &Plan) -> Value {
+    Value::object([
+        ("name", Value::string(name)),
+        ("strategy", Value::string(p.strategy.as_str())),
+        ("phases", Value::list(p.phases.iter().map(phase))),
+    ])
+}
+
+fn phase(p: &Phase) -> Value {
+    let steps = p.steps.iter().map(|s| {
+        Value::object([
+            ("name", Value::string(&s.name)),
+            (
+                "tasks",
+                Value::list(s.tasks.iter().map(Value::string)),
+            ),
+        ])
+    });
+    Value::object([
+        ("name", Value::string(&p.name)),
+        ("strategy", Value::string(p.strategy.as_str())),
+        ("steps", Value::list(steps)),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn fixtures() -> Option<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
+        if dir.is_dir() {
+            Some(dir)
+        } else {
+            eprintln!("skipping: {} is absent (clone without ../shared)", dir.display());
+            None
+        }
+    }
+
+    fn read_source(source: &str) -> (Value, Vec<Diagnostic>) {
+        read(&Value::object([("source", Value::string(source))]), &[])
+    }
+
+    fn find<'a>(list: &'a Value, name: &str) -> &'a Value {
+        list.as_slice()
+            .and_then(|items| items.iter().find(|i| i.get("name").as_str() == Some(name)))
+            .unwrap_or(&Value::Null)
+    }
+
+    #[test]
+    fn zookeeper_parameters_and_plans() {
+        let Some(dir) = fixtures() else { return };
+        let (state, diags) = read_source(&dir.join("zookeeper").display().to_string());
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(state.get("name").as_str(), Some("zookeeper"));
+        assert_eq!(state.get("operator_version").as_str(), Some("0.3.3"));
+        assert_eq!(
+            state.get("operator_version_name").as_str(),
+            Some("zookeeper-3.6.2-0.3.3")
+        );
+        let node_count = find(state.get("parameters"), "NODE_COUNT");
+        assert_eq!(node_count.get("default").as_str(), Some("3"));
+        assert_eq!(node_count.get("required").as_bool(), Some(true));
+        let deploy = find(state.get("plans"), "deploy");
+        assert_eq!(deploy.get("strategy").as_str(), Some("serial"));
+        let first_phase = &deploy.get("phases").as_slice().unwrap()[0];
+        assert_eq!(first_phase.get("name").as_str(), Some("zookeeper"));
+        let step = &first_phase.get("steps").as_slice().unwrap()[0];
+        assert_eq!(
+            step.get("tasks").to_string_list().unwrap(),
+            Some(vec!["infra".to_string(), "app".to_string()])
+        );
+        assert_eq!(find(state.get("tasks"), "app").get("kind").as_str(), Some("Apply"));
+    }
+
+    #[test]
+    fn state_matches_the_schema_type() {
+        let Some(dir) = fixtures() else { return };
+        let ty = schema().value_type();
+        for name in ["zookeeper", "mysql", "kafka", "cowsay"] {
+            let (state, diags) = read_source(&dir.join(name).display().to_string());
+            assert!(diags.is_empty(), "{name}: {diags:?}");
+            // Encoding fails when an attribute is missing or has the wrong shape.
+            state
+                .to_msgpack(&ty)
+                .unwrap_or_else(|e| panic!("{name}: state does not fit the schema: {e}"));
+        }
+    }
+
+    #[test]
+    fn mysql_app_version_is_text() {
+        let Some(dir) = fixtures() else { return };
+        let (state, diags) = read_source(&dir.join("mysql").display().to_string());
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(state.get("app_version").as_str(), Some("5.7"));
+    }
+
+    #[test]
+    fn missing_package_is_an_error_on_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        let (_, diags) = read_source(&missing.display().to_string());
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].is_error());
+        assert_eq!(diags[0].attribute, Some(AttributePath::attribute("source")));
+        assert!(diags[0].detail.contains("nope"), "{}", diags[0].detail);
+    }
+
+    #[test]
+    fn unknown_source_defers() {
+        let (state, diags) = read(&Value::object([("source", Value::Unknown)]), &[]);
+        assert!(diags.is_empty());
+        assert_eq!(state.get("parameters"), &Value::Unknown);
+    }
+
+    #[test]
+    fn every_attribute_is_described_and_documented() {
+        let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-sources/kudo_package.md");
+        let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
+        fn walk(attrs: &[Attribute], doc: &str, prefix: &str) {
+            for a in attrs {
+                let path = format!("{prefix}{}", a.name);
+                assert!(!a.description.is_empty(), "{path} has no description");
+                assert!(doc.contains(&format!("`{}`", a.name)), "{path} is not in the docs");
+                if let Some(n) = &a.nested {
+                    walk(&n.attributes, doc, &format!("{path}."));
+                }
+            }
+        }
+        assert!(!doc.is_empty(), "{} is missing", doc_path.display());
+        walk(&schema().block.attributes, &doc, "");
+    }
+}

@@ -1,0 +1,302 @@
+//! The author tools, run as a user runs them: the built binary, its exit code, what it
+//! prints and the files it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_terraform-provider-kudo");
+
+fn operators() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipping: {} is absent (a clone without ../shared)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Every fixture package folder.
+fn packages(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("fixtures folder is readable")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("operator.yaml").is_file())
+        .collect();
+    out.sort();
+    assert!(out.len() >= 5, "expected the fixture packages in {}", dir.display());
+    out
+}
+
+/// Runs the binary the way a person does: without Terraform's magic cookie.
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("test paths are UTF-8")
+}
+
+/// A package that loads but breaks KUDO's rules: the deploy plan runs a missing task.
+fn write_broken_package(dir: &Path) {
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("operator.yaml"),
+        "apiVersion: kudo.dev/v1beta1\nname: broken\noperatorVersion: 0.1.0\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [cm.yaml]\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      - name: main\n        strategy: serial\n        steps:\n          - name: one\n            tasks: [app, ghost-task]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn no_arguments_is_the_plugin_message() {
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("Terraform provider plugin"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn help_version_and_unknown_command() {
+    let out = run(&["help"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    for command in ["package verify", "render", "package create", "repo index", "resolve"] {
+        assert!(text(&out.stdout).contains(command), "usage lacks {command}");
+    }
+    let out = run(&["version"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+    let out = run(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("unknown command \"frobnicate\""));
+    assert!(text(&out.stderr).contains("package verify"));
+    let out = run(&["render", "x", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("unknown flag --bogus"));
+}
+
+#[test]
+fn every_fixture_verifies() {
+    let Some(dir) = operators() else { return };
+    for pkg in packages(&dir) {
+        let out = run(&["package", "verify", path_str(&pkg)]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", pkg.display(), describe(&out));
+        assert!(!text(&out.stdout).contains("error:"), "{}", describe(&out));
+        assert!(text(&out.stderr).contains("package is valid"), "{}", describe(&out));
+    }
+}
+
+#[test]
+fn broken_package_fails_verify_and_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("broken");
+    write_broken_package(&pkg);
+    let out = run(&["package", "verify", path_str(&pkg)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("error: operator.yaml:") && l.contains("ghost-task")),
+        "{}",
+        describe(&out)
+    );
+    assert!(text(&out.stderr).contains("1 package verification error"));
+
+    let out = run(&["render", path_str(&pkg)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("ghost-task"), "{}", describe(&out));
+
+    let out = run(&["package", "create", path_str(&pkg), "-o", path_str(tmp.path())]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(!tmp.path().join("broken-0.1.0.tgz").exists());
+}
+
+#[test]
+fn verify_a_folder_that_is_not_a_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(&["package", "verify", path_str(tmp.path())]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stdout).contains("operator.yaml"), "{}", describe(&out));
+}
+
+#[test]
+fn every_fixture_renders_parseable_manifests() {
+    let Some(dir) = operators() else { return };
+    for pkg in packages(&dir) {
+        let out = run(&["render", path_str(&pkg), "--name", "demo", "--namespace", "ns1"]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", pkg.display(), describe(&out));
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("# Source: templates/"), "{}", describe(&out));
+        let docs = kudo_yaml::to_json_documents(&stdout)
+            .unwrap_or_else(|e| panic!("{}: output is not YAML: {e}", pkg.display()));
+        let objects = docs.iter().filter(|d| d.get("kind").is_some()).count();
+        assert!(objects > 0, "{}: no manifests", pkg.display());
+        assert!(
+            docs.iter().all(|d| d.is_null() || d.is_object()),
+            "{}: a document is not an object",
+            pkg.display()
+        );
+    }
+}
+
+#[test]
+fn render_uses_parameters() {
+    let Some(dir) = operators() else { return };
+    let zk = dir.join("zookeeper");
+    let out = run(&["render", path_str(&zk), "-p", "NODE_COUNT=5"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("replicas: 5"), "{stdout}");
+    assert!(stdout.contains("# Source: templates/statefulset.yaml"));
+    // The default instance name is KUDO's `<operator>-instance`.
+    assert!(stdout.contains("zookeeper-instance"), "{stdout}");
+
+    let out = run(&["render", path_str(&zk)]);
+    assert!(text(&out.stdout).contains("replicas: 3"));
+}
+
+#[test]
+fn render_rejects_bad_parameters() {
+    let Some(dir) = operators() else { return };
+    let zk = dir.join("zookeeper");
+    let out = run(&["render", path_str(&zk), "-p", "NO_SUCH_PARAM=1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("parameter NO_SUCH_PARAM"), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+
+    let out = run(&["render", path_str(&zk), "-p", "NODE_COUNT"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("KEY=VALUE"), "{}", describe(&out));
+
+    let out = run(&["render", path_str(&zk), "--plan", "nope"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("plan \"nope\""), "{}", describe(&out));
+}
+
+#[test]
+fn render_reports_failing_templates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    write_broken_package(&pkg);
+    // Make it valid, then break one template's YAML and another's template syntax.
+    let op = std::fs::read_to_string(pkg.join("operator.yaml")).unwrap();
+    std::fs::write(pkg.join("operator.yaml"), op.replace(", ghost-task", "")).unwrap();
+    std::fs::write(
+        pkg.join("templates/bad-yaml.yaml"),
+        "kind: ConfigMap\nmetadata: [\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("templates/bad-tmpl.yaml"), "kind: {{ .Nope }\n").unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = run(&["render", path_str(&pkg), "--output-dir", path_str(&out_dir)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error: templates/bad-tmpl.yaml"), "{stderr}");
+    assert!(stderr.contains("error: templates/bad-yaml.yaml: document 1"), "{stderr}");
+    // Templates that rendered are written, raw; the one that failed is not.
+    assert!(out_dir.join("templates/cm.yaml").is_file());
+    assert!(out_dir.join("templates/bad-yaml.yaml").is_file());
+    assert!(!out_dir.join("templates/bad-tmpl.yaml").exists());
+}
+
+#[test]
+fn render_output_dir_writes_raw_templates() {
+    let Some(dir) = operators() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let zk = dir.join("zookeeper");
+    let out = run(&[
+        "render",
+        path_str(&zk),
+        "-p",
+        "NODE_COUNT=5",
+        "--output-dir",
+        path_str(tmp.path()),
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let written = std::fs::read_to_string(tmp.path().join("templates/statefulset.yaml"))
+        .expect("statefulset.yaml written");
+    assert!(written.contains("replicas: 5"));
+    let templates = std::fs::read_dir(zk.join("templates")).unwrap().count();
+    let files = std::fs::read_dir(tmp.path().join("templates")).unwrap().count();
+    assert_eq!(files, templates);
+    assert!(text(&out.stdout).contains("wrote "));
+}
+
+#[test]
+fn render_fills_pipes_like_kudo() {
+    let Some(dir) = operators() else { return };
+    let out = run(&["render", path_str(&dir.join("cowsay")), "--name", "demo"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).contains("demo.deploy.main.everything.genfiles.indexhtml"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn package_create_is_reproducible_and_indexed() {
+    let Some(dir) = operators() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let zk = dir.join("zookeeper");
+    let first = tmp.path().join("a");
+    let second = tmp.path().join("b");
+    for out_dir in [&first, &second] {
+        let out = run(&["package", "create", path_str(&zk), "-o", path_str(out_dir)]);
+        assert!(out.status.success(), "{}", describe(&out));
+        assert!(text(&out.stdout).contains("zookeeper-3.6.2_0.3.3.tgz"));
+    }
+    let name = "zookeeper-3.6.2_0.3.3.tgz";
+    let a = std::fs::read(first.join(name)).expect("archive written");
+    let b = std::fs::read(second.join(name)).expect("archive written");
+    assert_eq!(a, b, "two archives of the same folder differ");
+
+    // A second create into the same place needs --overwrite.
+    let out = run(&["package", "create", path_str(&zk), "-o", path_str(&first)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("--overwrite"));
+
+    let out = run(&["repo", "index", path_str(&first), "--url", "https://example.test/repo/"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(text(&out.stdout).contains("(1 package)"), "{}", describe(&out));
+    let index_text = std::fs::read_to_string(first.join("index.yaml")).expect("index written");
+    let index = kudo_package::parse_index(&index_text, "index.yaml").expect("index parses");
+    let entry = &index.entries["zookeeper"][0];
+    assert_eq!(entry.operator_version, "0.3.3");
+    assert_eq!(entry.digest.as_deref(), Some(kudo_package::sha256_hex(&a).as_str()));
+    assert_eq!(entry.urls, [format!("https://example.test/repo/{name}")]);
+
+    // The archive is a package: verify and render read it too.
+    let tgz = first.join(name);
+    let out = run(&["package", "verify", path_str(&tgz)]);
+    assert!(out.status.success(), "{}", describe(&out));
+}
