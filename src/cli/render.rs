@@ -81,8 +81,10 @@ pub fn run(argv: &[String]) -> ExitCode {
             known.join(", ")
         ));
     };
+    // Only a warning: rendering with names the plan does not have is legitimate (for
+    // example to reproduce a case), but usually it is a typo.
     if let Err(e) = check_location(plan, parsed.value("--phase"), parsed.value("--step")) {
-        return fail(&format!("plan {plan_name:?}: {e}"));
+        eprintln!("warning: plan {plan_name:?}: {e}");
     }
     let name = parsed
         .value("--name")
@@ -141,7 +143,7 @@ fn pairs(parsed: &Parsed, long: &str, shown: &str) -> Result<BTreeMap<String, St
 fn check_location(plan: &Plan, phase: Option<&str>, step: Option<&str>) -> Result<(), String> {
     let Some(phase_name) = phase else {
         return match step {
-            Some(_) => Err("--step needs --phase".to_string()),
+            Some(_) => Err("--step without --phase".to_string()),
             None => Ok(()),
         };
     };
@@ -240,8 +242,12 @@ fn print_manifests(results: &[Rendered<'_>]) -> ExitCode {
             Ok(text) => {
                 for (i, doc) in kudo_template::split_documents(text).iter().enumerate() {
                     out.push_str(&format!("---\n# Source: templates/{file}\n"));
-                    out.push_str(display_body(doc, i));
-                    out.push('\n');
+                    let body = display_body(doc, i);
+                    out.push_str(body);
+                    // Only add what is missing: trimming would change `|+` block scalars.
+                    if !body.ends_with('\n') {
+                        out.push('\n');
+                    }
                     if let Err(e) = check_manifest(doc) {
                         problems.push(format!("templates/{file}: document {}: {e}", i + 1));
                     }
@@ -254,8 +260,8 @@ fn print_manifests(results: &[Rendered<'_>]) -> ExitCode {
     report(results.len(), &problems)
 }
 
-/// A document as split by KUDO, trimmed for display: the first one may still start
-/// with its `---` line, later ones with the rest of the separator line.
+/// A document as split by KUDO, without what is left of its separator: the first one
+/// may still start with its `---` line, later ones with the rest of the separator line.
 fn display_body(doc: &str, index: usize) -> &str {
     let (separator_rest, had_separator) = match doc.strip_prefix("---") {
         Some(rest) => (rest, true),
@@ -265,7 +271,7 @@ fn display_body(doc: &str, index: usize) -> &str {
         Some((first, rest)) if had_separator && first.trim().is_empty() => rest,
         _ => separator_rest,
     };
-    body.trim_end()
+    body
 }
 
 /// The manifest must parse with Kubernetes' YAML rules and be an object, as the
@@ -367,9 +373,9 @@ mod tests {
 
     #[test]
     fn display_trims_separators() {
-        assert_eq!(display_body("---\nkind: A\n", 0), "kind: A");
+        assert_eq!(display_body("---\nkind: A\n", 0), "kind: A\n");
         assert_eq!(display_body("kind: A", 0), "kind: A");
-        assert_eq!(display_body("\nkind: B\n\n", 1), "kind: B");
+        assert_eq!(display_body("\nkind: B\n\n", 1), "kind: B\n\n");
         assert_eq!(display_body(" # note\nkind: B", 1), " # note\nkind: B");
     }
 

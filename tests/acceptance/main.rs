@@ -14,6 +14,7 @@
 mod harness;
 
 mod errors;
+mod faults;
 mod logging;
 mod operators;
 mod quickstart;

@@ -268,6 +268,34 @@ fn is_dns_label_char(c: char) -> bool {
 
 /// Object names: DNS subdomains for most kinds; RBAC kinds accept path-segment names.
 pub fn validate_name(rt: &ResourceType, name: &str) -> ApiResult<()> {
+    // Namespaces are RFC 1123 labels; Services RFC 1035 labels (they become DNS names).
+    let label = rt.group.is_empty() && (rt.plural == "namespaces" || rt.plural == "services");
+    if label {
+        let first_ok = if rt.plural == "services" {
+            name.starts_with(|c: char| c.is_ascii_lowercase())
+        } else {
+            name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        };
+        let ok = !name.is_empty()
+            && name.len() <= 63
+            && name.chars().all(is_dns_label_char)
+            && first_ok
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !ok {
+            let rule = if rt.plural == "services" {
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character"
+            } else {
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+            };
+            return Err(ApiError::invalid(
+                &rt.kind,
+                name,
+                "metadata.name",
+                &format!("Invalid value: \"{name}\": {rule}"),
+            ));
+        }
+        return Ok(());
+    }
     let ok = if rt.group == "rbac.authorization.k8s.io" {
         !name.is_empty()
             && name != "."
@@ -347,12 +375,24 @@ pub fn validate_metadata(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             }
         }
     }
-    if let Some(ann) = obj["metadata"]["annotations"].as_object()
-        && let Some((k, _)) = ann.iter().find(|(_, v)| !v.is_string())
-    {
-        return Err(ApiError::bad_request(format!(
-            "metadata.annotations[{k}]: annotation values must be strings"
-        )));
+    if let Some(ann) = obj["metadata"]["annotations"].as_object() {
+        if let Some((k, _)) = ann.iter().find(|(_, v)| !v.is_string()) {
+            return Err(ApiError::bad_request(format!(
+                "metadata.annotations[{k}]: annotation values must be strings"
+            )));
+        }
+        let total: usize = ann
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().map(str::len).unwrap_or(0))
+            .sum();
+        if total > 256 * 1024 {
+            return Err(ApiError::invalid(
+                &rt.kind,
+                name,
+                "metadata.annotations",
+                "Too long: must have at most 262144 bytes",
+            ));
+        }
     }
     Ok(())
 }

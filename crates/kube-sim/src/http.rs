@@ -196,8 +196,17 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
     }
 
     let (parts, body) = req.into_parts();
-    let body = match body.collect().await {
+    // The API server caps request bodies at 3 MiB.
+    let limited = http_body_util::Limited::new(body, 3 * 1024 * 1024);
+    let body = match limited.collect().await {
         Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return Ok(error_response(&ApiError::new(
+                413,
+                "RequestEntityTooLarge",
+                "Request entity too large: limit is 3145728",
+            )));
+        }
         Err(e) => {
             return Ok(error_response(&ApiError::bad_request(format!(
                 "reading request body: {e}"

@@ -18,6 +18,7 @@ mod merge;
 mod ops;
 mod resources;
 mod routes;
+mod schema;
 mod selectors;
 mod shared;
 mod ssa;

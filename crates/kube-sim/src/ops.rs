@@ -272,6 +272,9 @@ pub fn create(
         md.insert("generation".into(), json!(1));
     }
     crate::validate::decode(rt, &body)?;
+    if let Some(schema) = crate::schema::for_type(store, rt) {
+        crate::schema::apply(&schema, rt, &mut body)?;
+    }
     defaults::apply(rt, &mut body, None, store)?;
     crate::validate::object(rt, &body)?;
     let entries = match preset {
@@ -292,6 +295,7 @@ pub fn create(
         }
     };
     managed::write(&mut body, &entries);
+    crate::validate::stored_size(&body)?;
     if opts.dry_run {
         return Ok(body);
     }
@@ -409,6 +413,9 @@ pub fn write_existing(
         }
     };
     body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    if let Some(schema) = crate::schema::for_type(store, rt) {
+        crate::schema::apply(&schema, rt, &mut body)?;
+    }
     if sub.is_none() {
         crate::validate::decode(rt, &body)?;
         defaults::apply(rt, &mut body, Some(&old), store)?;
@@ -448,6 +455,7 @@ pub fn write_existing(
     if body == old {
         return Ok(present(&old, rt));
     }
+    crate::validate::stored_size(&body)?;
     if opts.dry_run {
         return Ok(present(&body, rt));
     }

@@ -62,7 +62,22 @@ pub fn decode(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
     match rt.kind.as_str() {
         "ConfigMap" => {
             string_map(rt, obj, "data")?;
-            string_map(rt, obj, "binaryData")
+            string_map(rt, obj, "binaryData")?;
+            let size: usize = ["data", "binaryData"]
+                .iter()
+                .filter_map(|f| obj[*f].as_object())
+                .flat_map(|m| m.iter())
+                .map(|(k, v)| k.len() + v.as_str().map(str::len).unwrap_or(0))
+                .sum();
+            if size > 1024 * 1024 {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    "[]",
+                    "Too long: must have at most 1048576 bytes",
+                ));
+            }
+            Ok(())
         }
         "Secret" => {
             string_map(rt, obj, "data")?;
@@ -324,4 +339,13 @@ pub fn update(rt: &ResourceType, old: &Value, new: &Value) -> ApiResult<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// etcd refuses values above 1.5 MiB; the API server passes the error on.
+pub fn stored_size(obj: &Value) -> ApiResult<()> {
+    const LIMIT: usize = 1536 * 1024;
+    if obj.to_string().len() > LIMIT {
+        return Err(ApiError::internal("etcdserver: request is too large"));
+    }
+    Ok(())
 }

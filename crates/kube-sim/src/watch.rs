@@ -42,6 +42,9 @@ fn bookmark(rt: &ResourceType, rv: u64, initial_end: bool) -> Bytes {
     )
 }
 
+/// Decides whether an event reaches a watcher, and as which event type.
+type EventFilter = dyn Fn(&Event) -> Option<&'static str> + Send;
+
 /// Starts a watch; the receiver yields the response body chunks.
 pub fn start(
     shared: Arc<Shared>,
@@ -136,7 +139,7 @@ async fn stream(
     mut events: broadcast::Receiver<Arc<Event>>,
     start_rv: u64,
     stop_after_initial: bool,
-    matches: Box<dyn Fn(&Event) -> Option<&'static str> + Send>,
+    matches: Box<EventFilter>,
 ) {
     for l in initial {
         if tx.send(l).await.is_err() {

@@ -535,3 +535,92 @@ async fn list_pages_with_limit_and_continue() {
     assert_eq!(names, vec!["p2", "p3", "p4"]);
     assert!(second.metadata.continue_.is_none_or(|c| c.is_empty()));
 }
+
+// kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
+// and #validation
+#[tokio::test]
+async fn custom_objects_are_pruned_and_type_checked_by_the_crd_schema() {
+    let (_sim, client) = start().await;
+    let (crds, _) = api_for(
+        &client,
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+    )
+    .await;
+    let mut def = crd("Namespaced");
+    def["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "required": ["size"], "properties": {
+                "size": {"type": "integer"},
+                "mode": {"type": "string", "default": "fast"},
+                "params": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        }
+    });
+    apply(&crds, def, MANAGER, true).await.expect("crd");
+    let (widgets, _) = api_for(&client, "example.dev/v1", "Widget", Some("default")).await;
+    let w = |spec: serde_json::Value| json!({"apiVersion": "example.dev/v1", "kind": "Widget", "metadata": {"name": "w3", "namespace": "default"}, "spec": spec});
+    let v = to_value(
+        &apply(
+            &widgets,
+            w(json!({"size": 1, "unknown": true, "params": {"a": "1"}, "free": {"x": {"y": 1}}})),
+            MANAGER,
+            true,
+        )
+        .await
+        .expect("apply"),
+    );
+    assert_eq!(
+        v["spec"],
+        json!({"size": 1, "mode": "fast", "params": {"a": "1"}, "free": {"x": {"y": 1}}}),
+        "pruned and defaulted"
+    );
+    let (code, _, message) = api_code(
+        apply(
+            &widgets,
+            w(json!({"size": 1, "params": {"a": 1}})),
+            MANAGER,
+            true,
+        )
+        .await
+        .expect_err("typed"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("spec.params.a") && message.contains("must be of type string"),
+        "{message}"
+    );
+    let (code, _, message) = api_code(
+        apply(&widgets, w(json!({"params": {}})), MANAGER, true)
+            .await
+            .expect_err("required"),
+    );
+    assert_eq!(code, 422);
+    assert!(message.contains("spec.size: Required value"), "{message}");
+}
+
+// kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names
+// and kubernetes.io/docs/concepts/configuration/configmap/ (1 MiB limit)
+#[tokio::test]
+async fn names_and_sizes_are_limited_as_in_kubernetes() {
+    let (_sim, client) = start().await;
+    let (svcs, _) = api_for(&client, "v1", "Service", Some("default")).await;
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1bad", "namespace": "default"},
+                     "spec": {"ports": [{"port": 80}]}});
+    let (code, _, message) = api_code(
+        apply(&svcs, svc, MANAGER, true)
+            .await
+            .expect_err("DNS-1035"),
+    );
+    assert_eq!(code, 422);
+    assert!(message.contains("DNS-1035"), "{message}");
+    let (cms, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
+    let big = "x".repeat(1024 * 1024 + 1);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big", "namespace": "default"}, "data": {"k": big}});
+    let (code, _, message) = api_code(apply(&cms, cm, MANAGER, true).await.expect_err("too big"));
+    assert_eq!(code, 422);
+    assert!(message.contains("1048576"), "{message}");
+}

@@ -327,13 +327,13 @@ async fn merge_json_and_strategic_patches() {
 #[tokio::test]
 async fn reapplying_the_same_configuration_keeps_the_resource_version() {
     let (_sim, client) = start().await;
-    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
-    let d = deployment(
-        json!([{"name": "app", "image": "app:1", "ports": [{"containerPort": 80}]}]),
-        1,
-    );
-    let first = apply(&api, d.clone(), MANAGER, true).await.unwrap();
-    let again = apply(&api, d, MANAGER, true).await.unwrap();
+    // A CronJob has keyed lists but no simulated controller writing its status meanwhile.
+    let (api, _) = api_for(&client, "batch/v1", "CronJob", Some("default")).await;
+    let cj = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "tick", "namespace": "default"},
+        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "app", "image": "app:1", "ports": [{"containerPort": 80}], "env": [{"name": "A", "value": "1"}]}]}}}}}});
+    let first = apply(&api, cj.clone(), MANAGER, true).await.unwrap();
+    let again = apply(&api, cj, MANAGER, true).await.unwrap();
     assert_eq!(
         first.metadata.resource_version,
         again.metadata.resource_version

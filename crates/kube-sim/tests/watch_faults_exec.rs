@@ -335,3 +335,86 @@ async fn label_selected_watch_reports_objects_leaving_the_selection_as_deleted()
     };
     assert!(matches!(ev, WatchEvent::Deleted(_)), "{ev:?}");
 }
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists
+#[tokio::test]
+async fn streaming_list_watch_ends_initial_events_with_a_bookmark() {
+    use kube::runtime::watcher::{self, Event};
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &cm("s1", "0"))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &cm("s2", "0"))
+        .await
+        .unwrap();
+    let mut events = watcher::watcher(api, watcher::Config::default().streaming_lists()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match timeout(WAIT, events.try_next())
+            .await
+            .expect("in time")
+            .expect("ok")
+            .expect("open")
+        {
+            Event::InitApply(o) => initial.push(o.metadata.name.unwrap()),
+            Event::InitDone => break,
+            _ => {}
+        }
+    }
+    initial.sort();
+    assert_eq!(initial, vec!["s1", "s2"]);
+}
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#dry-run (delete) and deletecollection
+#[tokio::test]
+async fn dry_run_delete_keeps_the_object_and_delete_collection_honours_selectors() {
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    for (name, app) in [("d1", "a"), ("d2", "a"), ("d3", "b")] {
+        let mut c = cm(name, "0");
+        c.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        api.create(&PostParams::default(), &c).await.unwrap();
+    }
+    let dp = kube::api::DeleteParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    api.delete("d1", &dp).await.expect("dry-run delete");
+    assert!(api.get_opt("d1").await.unwrap().is_some());
+    api.delete_collection(&Default::default(), &ListParams::default().labels("app=a"))
+        .await
+        .expect("deletecollection");
+    let left: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.metadata.name.unwrap())
+        .collect();
+    assert_eq!(left, vec!["d3"]);
+}
+
+// kubernetes.io/docs/reference/kubernetes-api/common-parameters/common-parameters/#timeoutseconds
+#[tokio::test]
+async fn watch_ends_after_timeout_seconds() {
+    let (_sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().disable_bookmarks().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let end = timeout(WAIT, stream.try_next())
+        .await
+        .expect("stream ends in time");
+    assert!(matches!(end, Ok(None)), "{end:?}");
+}

@@ -43,7 +43,7 @@ where
 #[tokio::test]
 async fn deployment_becomes_ready_after_delay_and_again_after_spec_change() {
     let (_sim, client) = start_with(SimConfig {
-        ready_delay: Duration::from_millis(300),
+        ready_delay: Duration::from_millis(1000),
         ..Default::default()
     })
     .await;

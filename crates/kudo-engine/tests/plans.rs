@@ -897,3 +897,62 @@ fn offline_render_of_zookeeper_deploy() {
     let err = engine::render_plan(&pkg, "zk1", "zk", &values, "nope").expect_err("unknown plan");
     assert!(err.fatal && err.message.contains("nope"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
+    let Some(pkg) = fixture_package("cowsay") else {
+        return;
+    };
+    let (sim, cluster) = sim().await;
+    sim.add_exec_file(kube_sim::ExecFile {
+        namespace: "default".into(),
+        pod: None,
+        selector: Some("kudo.dev/instance=cow".into()),
+        path: "/tmp/index.html".into(),
+        content: "<pre>moo</pre>".into(),
+    });
+    let none = params(&[]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "cow",
+            namespace: "default",
+            parameters: &none,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("cowsay deploy");
+    let cm = oref(
+        "v1",
+        "ConfigMap",
+        Some("default"),
+        "cow.deploy.main.genfiles.genwww.indexhtml",
+    );
+    let deployment = oref("apps/v1", "Deployment", Some("default"), "cow-deployment");
+    assert_eq!(out.inventory, vec![deployment.clone(), cm.clone()]);
+    let data = cluster.get(&cm).await.unwrap().expect("pipe artifact");
+    assert_eq!(
+        data.pointer("/data/index.html"),
+        Some(&Value::from("<pre>moo</pre>"))
+    );
+    assert_eq!(label(&data, LABEL_INSTANCE), Some("cow"));
+    let d = cluster.get(&deployment).await.unwrap().expect("deployment");
+    assert_eq!(
+        d.pointer("/spec/template/spec/volumes/0/configMap/name"),
+        Some(&Value::from(cm.name.as_str()))
+    );
+    let pod = oref(
+        "v1",
+        "Pod",
+        Some("default"),
+        "cow.deploy.main.genfiles.genwww",
+    );
+    assert!(
+        cluster.get(&pod).await.unwrap().is_none(),
+        "pipe pod removed"
+    );
+}

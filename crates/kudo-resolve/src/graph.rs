@@ -3,7 +3,7 @@
 //! is a child instance, children in plan order; the install order is the tree's
 //! post-order (children before parents), e.g. KEP-29's (EE, GG, BB, CC, AA).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -83,7 +83,14 @@ fn check_cycles(
     // A path from the root reads best; walk depth-first in plan order until an edge
     // goes back onto the current path.
     let mut path = Vec::new();
-    if let Some(cycle) = find_cycle(provider, selection, &provider.root_name, &mut path)? {
+    let mut done = BTreeSet::new();
+    if let Some(cycle) = find_cycle(
+        provider,
+        selection,
+        &provider.root_name,
+        &mut path,
+        &mut done,
+    )? {
         return Err(ResolveError::Cycle { path: cycle });
     }
     // Not reachable from the root in plan order (should not happen): name the members.
@@ -104,19 +111,25 @@ fn find_cycle(
     selection: &BTreeMap<String, PackageVersion>,
     name: &str,
     path: &mut Vec<String>,
+    done: &mut BTreeSet<String>,
 ) -> Result<Option<Vec<String>>, ResolveError> {
     if let Some(pos) = path.iter().position(|p| p == name) {
         let mut cycle = path[pos..].to_vec();
         cycle.push(name.to_string());
         return Ok(Some(cycle));
     }
+    // A package fully explored without finding a loop cannot be on one from here.
+    if done.contains(name) {
+        return Ok(None);
+    }
     path.push(name.to_string());
     for ask in asks_of(provider, selection, name)? {
-        if let Some(c) = find_cycle(provider, selection, &ask.dep, path)? {
+        if let Some(c) = find_cycle(provider, selection, &ask.dep, path, done)? {
             return Ok(Some(c));
         }
     }
     path.pop();
+    done.insert(name.to_string());
     Ok(None)
 }
 

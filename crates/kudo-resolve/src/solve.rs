@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use kudo_package::{Package, TaskSpec};
 use pubgrub::{
@@ -25,18 +26,24 @@ use crate::range::{LenientVersion, RangeError, VersionReq};
 
 /// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
 /// appVersion, then operatorVersion. A package without appVersion sorts first.
+///
+/// Shared behind an `Arc`: pubgrub copies versions around constantly (every range
+/// bound is one), and a pointer copy is much cheaper than two strings and two semvers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PackageVersion {
-    pub app: Option<LenientVersion>,
-    pub operator: LenientVersion,
+pub struct PackageVersion(Arc<VersionPair>);
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct VersionPair {
+    app: Option<LenientVersion>,
+    operator: LenientVersion,
 }
 
 impl PackageVersion {
     pub fn new(operator: &str, app: Option<&str>) -> PackageVersion {
-        PackageVersion {
+        PackageVersion(Arc::new(VersionPair {
             app: app.filter(|a| !a.is_empty()).map(LenientVersion::new),
             operator: LenientVersion::new(operator),
-        }
+        }))
     }
 
     pub fn of(pkg: &Package) -> PackageVersion {
@@ -45,13 +52,21 @@ impl PackageVersion {
             pkg.operator.app_version.as_deref(),
         )
     }
+
+    pub fn operator(&self) -> &LenientVersion {
+        &self.0.operator
+    }
+
+    pub fn app(&self) -> Option<&LenientVersion> {
+        self.0.app.as_ref()
+    }
 }
 
 impl fmt::Display for PackageVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.app {
-            Some(a) => write!(f, "{} (app {})", self.operator, a),
-            None => write!(f, "{}", self.operator),
+        match self.app() {
+            Some(a) => write!(f, "{} (app {})", self.operator(), a),
+            None => write!(f, "{}", self.operator()),
         }
     }
 }
@@ -156,11 +171,11 @@ impl Ask {
     pub fn matches(&self, v: &PackageVersion) -> bool {
         self.operator_req
             .as_ref()
-            .is_none_or(|r| r.matches(&v.operator))
+            .is_none_or(|r| r.matches(v.operator()))
             && self
                 .app_req
                 .as_ref()
-                .is_none_or(|r| v.app.as_ref().is_some_and(|a| r.matches(a)))
+                .is_none_or(|r| v.app().is_some_and(|a| r.matches(a)))
     }
 }
 

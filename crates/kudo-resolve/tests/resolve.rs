@@ -380,3 +380,30 @@ fn flink_demo_with_ranges_resolves_to_the_fixture_versions() {
     assert_eq!(r.node("kafka").unwrap().operator_version, "1.3.2");
     assert_eq!(r.node("zk").unwrap().app_version.as_deref(), Some("3.6.2"));
 }
+
+#[test]
+fn self_dependency_and_bad_ranges_are_reported() {
+    let catalog = MemoryCatalog::new();
+    let mut root = load(&deps("conflict/left"));
+    root.operator.name = "shared".into();
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "s")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dependency cycle: shared -> shared"), "{err}");
+
+    let mut root = load(&deps("conflict/left"));
+    set_task(&mut root, "shared", Some(">=1.0.0 <abc"), None);
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "l")
+        .unwrap_err()
+        .to_string();
+    for needle in [
+        "left 1.0.0",
+        "task \"shared\"",
+        "operatorVersion",
+        "\">=1.0.0 <abc\"",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in {err}");
+    }
+}

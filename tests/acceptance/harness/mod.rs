@@ -164,10 +164,10 @@ impl Drop for TestContext {
             }
         }
         self.cluster.kube.delete_namespace(&self.namespace);
-        if std::env::var_os("KUDO_TEST_KEEP").is_some() {
-            if let Some(tmp) = self.tmp.take() {
-                eprintln!("[acceptance] kept {}", tmp.keep().display());
-            }
+        if std::env::var_os("KUDO_TEST_KEEP").is_some()
+            && let Some(tmp) = self.tmp.take()
+        {
+            eprintln!("[acceptance] kept {}", tmp.keep().display());
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod crds;
 mod error;
+mod exec;
 mod object_ref;
 mod retry;
 mod settings;

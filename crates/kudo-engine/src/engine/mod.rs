@@ -5,6 +5,7 @@ mod error;
 mod health;
 mod metadata;
 mod operator;
+mod pipe;
 mod preview;
 mod render;
 mod run;

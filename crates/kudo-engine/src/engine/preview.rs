@@ -54,6 +54,7 @@ pub async fn preview_plan(
         instance: req.instance,
         namespace: req.namespace,
         params: &params,
+        pipes: super::pipe::plan_pipes(pkg, req.instance, req.plan, plan),
     };
     let owner = Owner {
         operator: pkg.operator.name.clone(),
@@ -170,8 +171,8 @@ pub struct PreviewObject {
 }
 
 /// Renders every template the tasks of `plan_name` use, in plan order, without a
-/// cluster (template errors and invalid YAML surface at `terraform plan`). Templates that
-/// read `.Pipes` are skipped: pipe artifacts exist only once the plan runs.
+/// cluster (template errors and invalid YAML surface at `terraform plan`). `.Pipes` holds
+/// the artifact names the plan's Pipe tasks will create; the pipe pods are not shown.
 pub fn render_plan(
     pkg: &kudo_package::Package,
     instance: &str,
@@ -201,11 +202,7 @@ pub fn render_plan(
         instance,
         namespace,
         params: &params,
-    };
-    let reads_pipes = |files: &[String]| {
-        files
-            .iter()
-            .any(|f| pkg.templates.get(f).is_some_and(|t| t.contains(".Pipes")))
+        pipes: super::pipe::plan_pipes(pkg, instance, plan_name, plan),
     };
     let mut out = Vec::new();
     for phase in &plan.phases {
@@ -243,9 +240,6 @@ pub fn render_plan(
                         }
                         _ => continue,
                     };
-                if reads_pipes(resources) || reads_pipes(patches) {
-                    continue;
-                }
                 let objects = ctx
                     .render_task(&loc, resources, patches)
                     .map_err(|e| e.with_task(task_name))?;

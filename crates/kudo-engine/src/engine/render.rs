@@ -15,6 +15,8 @@ pub(crate) struct RenderContext<'a> {
     pub instance: &'a str,
     pub namespace: &'a str,
     pub params: &'a BTreeMap<String, Value>,
+    /// `.Pipes`: pipe key -> artifact name (see `pipe::plan_pipes`).
+    pub pipes: BTreeMap<String, String>,
 }
 
 impl RenderContext<'_> {
@@ -30,7 +32,7 @@ impl RenderContext<'_> {
             phase_name: loc.phase.clone(),
             step_name: loc.step.clone(),
             params: self.params.clone(),
-            pipes: BTreeMap::new(),
+            pipes: self.pipes.clone(),
         }
     }
 

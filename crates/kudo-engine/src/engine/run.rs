@@ -5,13 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use futures::future::{BoxFuture, FutureExt, join_all};
-use kudo_package::{Package, Phase, Plan, Step, Strategy, Task, TaskSpec};
+use kudo_package::{Package, Phase, PipeSpec, Plan, Step, Strategy, Task, TaskSpec};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::error::{CANCELLED_PREFIX, Location};
 use super::health::{Health, health};
 use super::metadata::{Owner, decorate};
+use super::pipe;
 use super::render::RenderContext;
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 use super::{EngineError, instance_ref};
@@ -103,6 +104,7 @@ pub async fn run_plan(
             instance: req.instance,
             namespace: req.namespace,
             params: &template_params,
+            pipes: pipe::plan_pipes(pkg, req.instance, req.plan, plan),
         },
         effective: &effective,
         owner: Owner {
@@ -459,13 +461,84 @@ impl<'a> Run<'a> {
                 }
                 Ok(Vec::new())
             }
-            TaskSpec::Pipe { .. } => Err(EngineError::fatal(
-                "Pipe tasks are not supported yet by terraform-provider-kudo",
-            )),
+            TaskSpec::Pipe { pod, pipe } => self.pipe(loc, &task.name, pod, pipe, cancel).await,
             TaskSpec::KudoOperator { .. } => Err(EngineError::fatal(
                 "KudoOperator tasks (operator dependencies) are not supported yet by terraform-provider-kudo",
             )),
         }
+    }
+
+    /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
+    /// object), removes the pod. The artifacts are the task's result; nothing to wait for.
+    async fn pipe(
+        &self,
+        loc: &Location,
+        task: &str,
+        pod_template: &str,
+        pipes: &[PipeSpec],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        let mut rendered = self
+            .render
+            .render_task(loc, &[pod_template.to_string()], &[])?;
+        if rendered.len() != 1 {
+            return Err(EngineError::fatal(format!(
+                "pipe template {pod_template} renders {} objects; it must render exactly one Pod",
+                rendered.len()
+            )));
+        }
+        let pod_name = pipe::pod_name(self.req.instance, loc, task);
+        let pod = pipe::prepare_pod(rendered.remove(0), &pod_name)?;
+        let (pod_ref, pod) = self.prepare(loc, pod).await?;
+        or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
+        tracing::info!(object = %pod_ref, "pipe pod started");
+        let copied = self
+            .copy_pipe_files(loc, &pod_ref, task, pipes, cancel)
+            .await;
+        // The pod is scaffolding: remove it whether or not the copy worked.
+        let removed = self
+            .cluster
+            .delete_and_wait(&pod_ref, cancel)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&pod_ref));
+        let artifacts = copied?;
+        removed?;
+        Ok(artifacts)
+    }
+
+    async fn copy_pipe_files(
+        &self,
+        loc: &Location,
+        pod: &ObjectRef,
+        task: &str,
+        pipes: &[PipeSpec],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        wait_healthy(self.cluster, pod, cancel).await?;
+        let mut artifacts = Vec::new();
+        for spec in pipes {
+            let path = spec
+                .file
+                .as_deref()
+                .or(spec.env_file.as_deref())
+                .unwrap_or_default();
+            let content = or_cancel(
+                cancel,
+                pod,
+                self.cluster.read_pod_file(
+                    self.req.namespace,
+                    &pod.name,
+                    pipe::PIPE_CONTAINER,
+                    path,
+                    cancel,
+                ),
+            )
+            .await?;
+            let name = pipe::artifact_name(self.req.instance, loc, task, &spec.key);
+            let artifact = pipe::artifact(spec, &name, &content)?;
+            artifacts.extend(self.apply_all(loc, vec![artifact], cancel).await?);
+        }
+        Ok(artifacts)
     }
 
     /// Adds namespace/labels/owner to a rendered object and returns its reference.
@@ -551,6 +624,13 @@ impl<'a> Run<'a> {
     async fn desired_objects(&self) -> Option<BTreeSet<ObjectRef>> {
         let mut desired = BTreeSet::new();
         for (plan_name, plan) in &self.req.package.operator.plans {
+            let render = RenderContext {
+                package: self.render.package,
+                instance: self.render.instance,
+                namespace: self.render.namespace,
+                params: self.render.params,
+                pipes: pipe::plan_pipes(self.req.package, self.req.instance, plan_name, plan),
+            };
             for phase in &plan.phases {
                 for step in &phase.steps {
                     let loc = Location {
@@ -564,7 +644,7 @@ impl<'a> Run<'a> {
                         };
                         let rendered = match &task.spec {
                             TaskSpec::Apply { resources, patches } => {
-                                self.render.render_task(&loc, resources, patches)
+                                render.render_task(&loc, resources, patches)
                             }
                             TaskSpec::Toggle {
                                 parameter,
@@ -572,7 +652,24 @@ impl<'a> Run<'a> {
                             } if self.effective.get(parameter).and_then(|v| parse_bool(v))
                                 == Some(true) =>
                             {
-                                self.render.render_task(&loc, resources, &[])
+                                render.render_task(&loc, resources, &[])
+                            }
+                            TaskSpec::Pipe { pipe, .. } => {
+                                for p in pipe {
+                                    let name = pipe::artifact_name(
+                                        self.req.instance,
+                                        &loc,
+                                        task_name,
+                                        &p.key,
+                                    );
+                                    desired.insert(ObjectRef::new(
+                                        "v1",
+                                        &p.kind,
+                                        Some(self.req.namespace),
+                                        &name,
+                                    ));
+                                }
+                                continue;
                             }
                             _ => continue,
                         };

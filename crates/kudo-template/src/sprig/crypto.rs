@@ -256,14 +256,41 @@ pub(super) fn rsa_pem(key: &rsa::RsaPrivateKey) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// SEC 1 "EC PRIVATE KEY" with the named-curve parameters and the public key, as Go's
+/// x509.MarshalECPrivateKey writes it (Go cannot read the key without the curve).
+fn ec_private_key_pem(key: &p256::SecretKey) -> String {
+    use p256::elliptic_curve::sec1::ToEncodedPoint;
+    const P256_OID: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+    let secret = key.to_bytes();
+    let public = key.public_key().to_encoded_point(false);
+    let mut body = vec![0x02, 0x01, 0x01, 0x04, 0x20];
+    body.extend_from_slice(&secret);
+    body.extend_from_slice(&[0xa0, 0x0a]);
+    body.extend_from_slice(&P256_OID);
+    body.extend_from_slice(&[0xa1, 0x44, 0x03, 0x42, 0x00]);
+    body.extend_from_slice(public.as_bytes());
+    let mut der = vec![0x30, body.len() as u8];
+    der.extend_from_slice(&body);
+    pem_encode("EC PRIVATE KEY", &der)
+}
+
+/// encoding/pem: base64 in 64-character lines.
+fn pem_encode(label: &str, der: &[u8]) -> String {
+    let b64 = STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(chunk));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
 fn gen_private_key(kind: &str) -> R {
     let mut rng = SeededRng::new();
     let pem = match kind {
         "" | "rsa" => rsa_private_key(&mut rng, 4096).and_then(|k| rsa_pem(&k)),
-        "ecdsa" => p256::SecretKey::random(&mut rng)
-            .to_sec1_pem(p256::pkcs8::LineEnding::LF)
-            .map(|p| p.to_string())
-            .map_err(|e| e.to_string()),
+        "ecdsa" => Ok(ec_private_key_pem(&p256::SecretKey::random(&mut rng))),
         "dsa" => {
             return Err(fail(
                 "genPrivateKey",
@@ -371,7 +398,15 @@ mod tests {
     #[test]
     fn ecdsa_private_key_is_pem_and_stable() {
         let a = r(r#"{{ genPrivateKey "ecdsa" }}"#);
-        assert!(a.starts_with("-----BEGIN EC PRIVATE KEY-----\n"), "{a}");
+        assert!(
+            a.starts_with("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI"),
+            "{a}"
+        );
+        // The named curve (P-256) is present: Go refuses SEC 1 keys without it.
+        assert!(
+            a.replace('\n', "").contains("oAoGCCqGSM49AwEHoUQDQgAE"),
+            "{a}"
+        );
         assert_eq!(a, r(r#"{{ genPrivateKey "ecdsa" }}"#));
         assert_eq!(r(r#"{{ genPrivateKey "foo" }}"#), "Unknown type foo");
     }

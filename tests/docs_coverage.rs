@@ -1,0 +1,58 @@
+//! Every schema attribute has a description and an entry in the Registry docs, so the
+//! docs cannot silently fall behind the provider.
+
+use std::path::Path;
+
+use terraform_provider_kudo::provider::schema;
+use tfplugin::{Block, Provider};
+
+fn doc(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// Names of attributes and nested blocks that are missing a description or a
+/// "- `name`" line in `text`.
+fn missing(block: &Block, text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in &block.attributes {
+        if a.description.trim().is_empty() {
+            out.push(format!("{prefix}{}: no description in the schema", a.name));
+        }
+        if !text.contains(&format!("- `{}`", a.name)) {
+            out.push(format!("{prefix}{}: no entry in the docs", a.name));
+        }
+    }
+    for b in &block.blocks {
+        if !text.contains(&format!("`{}`", b.type_name)) {
+            out.push(format!("{prefix}{}: block not documented", b.type_name));
+        }
+        out.extend(missing(&b.block, text, &format!("{prefix}{}.", b.type_name)));
+    }
+    out
+}
+
+#[test]
+fn every_attribute_is_described_and_documented() {
+    let schemas = terraform_provider_kudo::provider::KudoProvider::new().schemas();
+    let mut problems = missing(&schemas.provider.block, &doc("docs/index.md"), "provider.");
+    for (name, s) in &schemas.resources {
+        let text = doc(&format!("docs/resources/{name}.md"));
+        assert!(text.contains("## Example Usage"), "{name}: no example");
+        assert!(text.contains("## Import"), "{name}: no import section");
+        problems.extend(missing(&s.block, &text, &format!("{name}.")));
+    }
+    for (name, s) in &schemas.data_sources {
+        let text = doc(&format!("docs/data-sources/{name}.md"));
+        assert!(text.contains("## Example Usage"), "{name}: no example");
+        problems.extend(missing(&s.block, &text, &format!("{name}.")));
+    }
+    assert!(problems.is_empty(), "documentation gaps:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_check_notices_a_gap() {
+    let block = schema::instance().block;
+    let gaps = missing(&block, "nothing documented here", "kudo_instance.");
+    assert!(gaps.iter().any(|g| g.contains("kudo_instance.parameters")), "{gaps:?}");
+}
