@@ -111,3 +111,22 @@ fn spawn_on_background_thread_serves_and_reports_startup_time() {
     });
     drop(sim);
 }
+
+// kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
+#[tokio::test]
+async fn written_kubeconfig_file_connects_a_client() {
+    let sim = KubeSim::start(SimConfig::default()).await.expect("start");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&path).expect("write");
+    let kc = kube::config::Kubeconfig::read_from(&path).expect("read back");
+    assert_eq!(kc.current_context.as_deref(), Some("kube-sim"));
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    let client = Client::try_from(cfg).expect("client");
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    cms.list(&ListParams::default())
+        .await
+        .expect("list through the file's credentials");
+}

@@ -162,6 +162,16 @@ impl Builder<'_, '_> {
                 "{package}: no version was chosen (internal error; please report)"
             )));
         };
+        if let Some((parent, ask)) = via
+            && ask.pinned.is_none()
+            && !ask.matches(&version)
+        {
+            return Err(ResolveError::Catalog(format!(
+                "{package} {version} was chosen, but task {:?} of instance {parent} asks {}; please report this as a resolver bug",
+                ask.task,
+                ask.describe()
+            )));
+        }
         let pkg = self.provider.package(package, &version)?;
         let reached = match via {
             None => format!("the root {package}"),

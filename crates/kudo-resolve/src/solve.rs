@@ -444,11 +444,23 @@ impl<'a> Provider<'a> {
         if let Some(v) = &ask.pinned {
             return Ok(Ranges::singleton(v.clone()));
         }
+        let candidates = self.candidates(&ask.dep)?;
         let mut set = Ranges::empty();
-        for c in self.candidates(&ask.dep)?.iter() {
+        for c in candidates.iter() {
             if ask.matches(&c.version) {
                 set = set.union(&Ranges::singleton(c.version.clone()));
             }
+        }
+        // Merge neighbouring versions into intervals: pubgrub works much faster on a
+        // few segments than on many single points. Membership of every known version
+        // is unchanged; the hull keeps versions beyond the known ones out (the graph
+        // step re-checks every choice against the asks in case a folder adds one).
+        let mut known: Vec<&PackageVersion> = candidates.iter().map(|c| &c.version).collect();
+        known.sort();
+        if let (Some(&low), Some(&high)) = (known.first(), known.last()) {
+            let hull =
+                Ranges::between(low.clone(), high.clone()).union(&Ranges::singleton(high.clone()));
+            set = set.simplify(known.iter().copied()).intersection(&hull);
         }
         Ok(set)
     }
