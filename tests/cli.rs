@@ -28,7 +28,11 @@ fn packages(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| p.join("operator.yaml").is_file())
         .collect();
     out.sort();
-    assert!(out.len() >= 5, "expected the fixture packages in {}", dir.display());
+    assert!(
+        out.len() >= 5,
+        "expected the fixture packages in {}",
+        dir.display()
+    );
     out
 }
 
@@ -88,7 +92,13 @@ fn no_arguments_is_the_plugin_message() {
 fn help_version_and_unknown_command() {
     let out = run(&["help"]);
     assert!(out.status.success(), "{}", describe(&out));
-    for command in ["package verify", "render", "package create", "repo index", "resolve"] {
+    for command in [
+        "package verify",
+        "render",
+        "package create",
+        "repo index",
+        "resolve",
+    ] {
         assert!(text(&out.stdout).contains(command), "usage lacks {command}");
     }
     let out = run(&["version"]);
@@ -108,9 +118,19 @@ fn every_fixture_verifies() {
     let Some(dir) = operators() else { return };
     for pkg in packages(&dir) {
         let out = run(&["package", "verify", path_str(&pkg)]);
-        assert_eq!(out.status.code(), Some(0), "{}: {}", pkg.display(), describe(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            pkg.display(),
+            describe(&out)
+        );
         assert!(!text(&out.stdout).contains("error:"), "{}", describe(&out));
-        assert!(text(&out.stderr).contains("package is valid"), "{}", describe(&out));
+        assert!(
+            text(&out.stderr).contains("package is valid"),
+            "{}",
+            describe(&out)
+        );
     }
 }
 
@@ -133,9 +153,19 @@ fn broken_package_fails_verify_and_render() {
 
     let out = run(&["render", path_str(&pkg)]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(text(&out.stderr).contains("ghost-task"), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("ghost-task"),
+        "{}",
+        describe(&out)
+    );
 
-    let out = run(&["package", "create", path_str(&pkg), "-o", path_str(tmp.path())]);
+    let out = run(&[
+        "package",
+        "create",
+        path_str(&pkg),
+        "-o",
+        path_str(tmp.path()),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(!tmp.path().join("broken-0.1.0.tgz").exists());
 }
@@ -145,17 +175,38 @@ fn verify_a_folder_that_is_not_a_package() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run(&["package", "verify", path_str(tmp.path())]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(text(&out.stdout).contains("operator.yaml"), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).contains("operator.yaml"),
+        "{}",
+        describe(&out)
+    );
 }
 
 #[test]
 fn every_fixture_renders_parseable_manifests() {
     let Some(dir) = operators() else { return };
     for pkg in packages(&dir) {
-        let out = run(&["render", path_str(&pkg), "--name", "demo", "--namespace", "ns1"]);
-        assert_eq!(out.status.code(), Some(0), "{}: {}", pkg.display(), describe(&out));
+        let out = run(&[
+            "render",
+            path_str(&pkg),
+            "--name",
+            "demo",
+            "--namespace",
+            "ns1",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            pkg.display(),
+            describe(&out)
+        );
         let stdout = text(&out.stdout);
-        assert!(stdout.contains("# Source: templates/"), "{}", describe(&out));
+        assert!(
+            stdout.contains("# Source: templates/"),
+            "{}",
+            describe(&out)
+        );
         let docs = kudo_yaml::to_json_documents(&stdout)
             .unwrap_or_else(|e| panic!("{}: output is not YAML: {e}", pkg.display()));
         let objects = docs.iter().filter(|d| d.get("kind").is_some()).count();
@@ -190,16 +241,28 @@ fn render_rejects_bad_parameters() {
     let zk = dir.join("zookeeper");
     let out = run(&["render", path_str(&zk), "-p", "NO_SUCH_PARAM=1"]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(text(&out.stderr).contains("parameter NO_SUCH_PARAM"), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("parameter NO_SUCH_PARAM"),
+        "{}",
+        describe(&out)
+    );
     assert!(out.stdout.is_empty());
 
     let out = run(&["render", path_str(&zk), "-p", "NODE_COUNT"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(text(&out.stderr).contains("KEY=VALUE"), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("KEY=VALUE"),
+        "{}",
+        describe(&out)
+    );
 
     let out = run(&["render", path_str(&zk), "--plan", "nope"]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(text(&out.stderr).contains("plan \"nope\""), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("plan \"nope\""),
+        "{}",
+        describe(&out)
+    );
 }
 
 #[test]
@@ -220,8 +283,14 @@ fn render_reports_failing_templates() {
     let out = run(&["render", path_str(&pkg), "--output-dir", path_str(&out_dir)]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("error: templates/bad-tmpl.yaml"), "{stderr}");
-    assert!(stderr.contains("error: templates/bad-yaml.yaml: document 1"), "{stderr}");
+    assert!(
+        stderr.contains("error: templates/bad-tmpl.yaml"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: templates/bad-yaml.yaml: document 1"),
+        "{stderr}"
+    );
     // Templates that rendered are written, raw; the one that failed is not.
     assert!(out_dir.join("templates/cm.yaml").is_file());
     assert!(out_dir.join("templates/bad-yaml.yaml").is_file());
@@ -246,7 +315,9 @@ fn render_output_dir_writes_raw_templates() {
         .expect("statefulset.yaml written");
     assert!(written.contains("replicas: 5"));
     let templates = std::fs::read_dir(zk.join("templates")).unwrap().count();
-    let files = std::fs::read_dir(tmp.path().join("templates")).unwrap().count();
+    let files = std::fs::read_dir(tmp.path().join("templates"))
+        .unwrap()
+        .count();
     assert_eq!(files, templates);
     assert!(text(&out.stdout).contains("wrote "));
 }
@@ -285,14 +356,27 @@ fn package_create_is_reproducible_and_indexed() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(text(&out.stderr).contains("--overwrite"));
 
-    let out = run(&["repo", "index", path_str(&first), "--url", "https://example.test/repo/"]);
+    let out = run(&[
+        "repo",
+        "index",
+        path_str(&first),
+        "--url",
+        "https://example.test/repo/",
+    ]);
     assert!(out.status.success(), "{}", describe(&out));
-    assert!(text(&out.stdout).contains("(1 package)"), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).contains("(1 package)"),
+        "{}",
+        describe(&out)
+    );
     let index_text = std::fs::read_to_string(first.join("index.yaml")).expect("index written");
     let index = kudo_package::parse_index(&index_text, "index.yaml").expect("index parses");
     let entry = &index.entries["zookeeper"][0];
     assert_eq!(entry.operator_version, "0.3.3");
-    assert_eq!(entry.digest.as_deref(), Some(kudo_package::sha256_hex(&a).as_str()));
+    assert_eq!(
+        entry.digest.as_deref(),
+        Some(kudo_package::sha256_hex(&a).as_str())
+    );
     assert_eq!(entry.urls, [format!("https://example.test/repo/{name}")]);
 
     // The archive is a package: verify and render read it too.

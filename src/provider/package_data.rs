@@ -2,9 +2,7 @@
 //! repository reference) and exposes what it declares, without touching the cluster.
 //! Useful to look up parameter defaults or the OperatorVersion name before installing.
 
-use tfplugin::{
-    Attribute, AttributePath, Block, Diagnostic, ObjectNesting, Schema, Type, Value,
-};
+use tfplugin::{Attribute, AttributePath, Block, Diagnostic, ObjectNesting, Schema, Type, Value};
 
 use kudo_package::{LoadContext, Package, Parameter, Phase, Plan, Repository, Severity};
 
@@ -24,29 +22,62 @@ fn list_of(name: &str, attributes: Vec<Attribute>) -> Attribute {
 
 fn parameter_attributes() -> Vec<Attribute> {
     vec![
-        computed(string("name"), "Parameter name, as used in `kudo_instance.parameters` and in templates as `.Params.<name>`."),
-        computed(string("type"), "Value type: `string`, `integer`, `number`, `boolean`, `array` or `map`."),
-        computed(string("default"), "Default value as text (arrays and maps as YAML), or null when the parameter has none."),
-        computed(Attribute::new("required", Type::Bool), "Whether an instance must have a value; KUDO's default is `true`. A required parameter with a default is always satisfied."),
-        computed(string("description"), "The parameter's description from `params.yaml`, or null."),
-        computed(string("trigger"), "Plan that runs when this parameter changes, or null (then `update`, else `deploy`)."),
-        computed(Attribute::new("immutable", Type::Bool), "Whether the value can only be set when the instance is created."),
+        computed(
+            string("name"),
+            "Parameter name, as used in `kudo_instance.parameters` and in templates as `.Params.<name>`.",
+        ),
+        computed(
+            string("type"),
+            "Value type: `string`, `integer`, `number`, `boolean`, `array` or `map`.",
+        ),
+        computed(
+            string("default"),
+            "Default value as text (arrays and maps as YAML), or null when the parameter has none.",
+        ),
+        computed(
+            Attribute::new("required", Type::Bool),
+            "Whether an instance must have a value; KUDO's default is `true`. A required parameter with a default is always satisfied.",
+        ),
+        computed(
+            string("description"),
+            "The parameter's description from `params.yaml`, or null.",
+        ),
+        computed(
+            string("trigger"),
+            "Plan that runs when this parameter changes, or null (then `update`, else `deploy`).",
+        ),
+        computed(
+            Attribute::new("immutable", Type::Bool),
+            "Whether the value can only be set when the instance is created.",
+        ),
     ]
 }
 
 fn plan_attributes() -> Vec<Attribute> {
     let steps = vec![
         computed(string("name"), "Step name."),
-        computed(Attribute::new("tasks", Type::list(Type::String)), "Names of the tasks the step runs together."),
+        computed(
+            Attribute::new("tasks", Type::list(Type::String)),
+            "Names of the tasks the step runs together.",
+        ),
     ];
     let phases = vec![
         computed(string("name"), "Phase name."),
-        computed(string("strategy"), "How the phase orders its steps: `serial` or `parallel`."),
+        computed(
+            string("strategy"),
+            "How the phase orders its steps: `serial` or `parallel`.",
+        ),
         computed(list_of("steps", steps), "Steps of the phase, in order."),
     ];
     vec![
-        computed(string("name"), "Plan name, such as `deploy`, `update` or `cleanup`."),
-        computed(string("strategy"), "How the plan orders its phases: `serial` or `parallel`."),
+        computed(
+            string("name"),
+            "Plan name, such as `deploy`, `update` or `cleanup`.",
+        ),
+        computed(
+            string("strategy"),
+            "How the plan orders its phases: `serial` or `parallel`.",
+        ),
         computed(list_of("phases", phases), "Phases of the plan, in order."),
     ]
 }
@@ -54,7 +85,10 @@ fn plan_attributes() -> Vec<Attribute> {
 pub fn schema() -> Schema {
     let tasks = vec![
         computed(string("name"), "Task name, as referenced from plan steps."),
-        computed(string("kind"), "Task kind: `Apply`, `Delete`, `Toggle`, `Dummy`, `Pipe` or `KudoOperator`."),
+        computed(
+            string("kind"),
+            "Task kind: `Apply`, `Delete`, `Toggle`, `Dummy`, `Pipe` or `KudoOperator`.",
+        ),
     ];
     Schema::new(
         0,
@@ -121,8 +155,14 @@ fn state(source: &str, pkg: &Package) -> Value {
         ("operator_version", Value::string(&op.operator_version)),
         ("app_version", Value::opt_string(op.app_version.clone())),
         ("description", Value::string(&op.description)),
-        ("operator_version_name", Value::string(pkg.operator_version_name())),
-        ("parameters", Value::list(pkg.parameters.iter().map(parameter))),
+        (
+            "operator_version_name",
+            Value::string(pkg.operator_version_name()),
+        ),
+        (
+            "parameters",
+            Value::list(pkg.parameters.iter().map(parameter)),
+        ),
         (
             "plans",
             Value::list(op.plans.iter().map(|(name, p)| plan(name, p))),
@@ -164,10 +204,7 @@ fn phase(p: &Phase) -> Value {
     let steps = p.steps.iter().map(|s| {
         Value::object([
             ("name", Value::string(&s.name)),
-            (
-                "tasks",
-                Value::list(s.tasks.iter().map(Value::string)),
-            ),
+            ("tasks", Value::list(s.tasks.iter().map(Value::string))),
         ])
     });
     Value::object([
@@ -188,7 +225,10 @@ mod tests {
         if dir.is_dir() {
             Some(dir)
         } else {
-            eprintln!("skipping: {} is absent (clone without ../shared)", dir.display());
+            eprintln!(
+                "skipping: {} is absent (clone without ../shared)",
+                dir.display()
+            );
             None
         }
     }
@@ -226,7 +266,10 @@ mod tests {
             step.get("tasks").to_string_list().unwrap(),
             Some(vec!["infra".to_string(), "app".to_string()])
         );
-        assert_eq!(find(state.get("tasks"), "app").get("kind").as_str(), Some("Apply"));
+        assert_eq!(
+            find(state.get("tasks"), "app").get("kind").as_str(),
+            Some("Apply")
+        );
     }
 
     #[test]
@@ -271,13 +314,17 @@ mod tests {
 
     #[test]
     fn every_attribute_is_described_and_documented() {
-        let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-sources/kudo_package.md");
+        let doc_path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-sources/kudo_package.md");
         let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
         fn walk(attrs: &[Attribute], doc: &str, prefix: &str) {
             for a in attrs {
                 let path = format!("{prefix}{}", a.name);
                 assert!(!a.description.is_empty(), "{path} has no description");
-                assert!(doc.contains(&format!("`{}`", a.name)), "{path} is not in the docs");
+                assert!(
+                    doc.contains(&format!("`{}`", a.name)),
+                    "{path} is not in the docs"
+                );
                 if let Some(n) = &a.nested {
                     walk(&n.attributes, doc, &format!("{path}."));
                 }

@@ -59,8 +59,15 @@ spec:
         "apply took {:?} despite a 3s timeout",
         started.elapsed()
     );
-    assert!(run.stderr.contains("Deployment"), "{run}");
-    assert!(run.stderr.contains("web"), "{run}");
+    assert!(
+        run.stderr.contains("3s"),
+        "error should state the limit:\n{run}"
+    );
+    // Which object held things up is what the user needs to look at next.
+    assert!(
+        run.stderr.contains("Deployment") && run.stderr.contains("web"),
+        "error should name the object that is not ready:\n{run}"
+    );
 }
 
 #[test]

@@ -107,6 +107,7 @@ const WORKLOADS: &[(&str, &str)] = &[
     ("", "pods"),
     ("", "services"),
     ("", "persistentvolumeclaims"),
+    ("networking.k8s.io", "ingresses"),
 ];
 
 fn simulate_workloads(
@@ -179,6 +180,7 @@ fn simulate_workloads(
             ("", "pods") => pod_status(&sim),
             ("", "services") => service_status(&sim, &key),
             ("", "persistentvolumeclaims") => pvc_status(&sim),
+            ("networking.k8s.io", "ingresses") => ingress_status(&sim, &key),
             _ => None,
         };
         let Some(status) = status else { continue };
@@ -512,6 +514,19 @@ fn service_status(s: &Sim, key: &ObjKey) -> Option<Value> {
     Some(
         json!({"loadBalancer": {"ingress": [{"ip": format!("172.18.255.{octet}"), "ipMode": "VIP"}]}}),
     )
+}
+
+fn ingress_status(s: &Sim, key: &ObjKey) -> Option<Value> {
+    if !s.ready {
+        return Some(json!({"loadBalancer": {}}));
+    }
+    let octet = key
+        .name
+        .bytes()
+        .fold(7u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)))
+        % 250
+        + 2;
+    Some(json!({"loadBalancer": {"ingress": [{"ip": format!("172.18.254.{octet}")}]}}))
 }
 
 fn pvc_status(s: &Sim) -> Option<Value> {

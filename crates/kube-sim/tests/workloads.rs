@@ -255,3 +255,76 @@ async fn on_delete_statefulset_update_stays_pending() {
     );
     assert_eq!(updated.updated_replicas.unwrap_or(0), 0);
 }
+
+// kubernetes.io/docs/concepts/workloads/controllers/daemonset/ and .../replicaset/,
+// kubernetes.io/docs/concepts/storage/persistent-volumes/#binding,
+// kubernetes.io/docs/concepts/services-networking/ingress/
+#[tokio::test]
+async fn daemonsets_replicasets_claims_and_ingresses_settle() {
+    use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet};
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    use k8s_openapi::api::networking::v1::Ingress;
+    let (_sim, client) = start().await;
+    let set = |kind: &str| {
+        json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w", "namespace": "default"},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}}, "template": template()}})
+    };
+    let (ds_api, _) = api_for(&client, "apps/v1", "DaemonSet", Some("default")).await;
+    let mut ds = set("DaemonSet");
+    ds["spec"].as_object_mut().unwrap().remove("replicas");
+    apply(&ds_api, ds, MANAGER, true).await.unwrap();
+    let (rs_api, _) = api_for(&client, "apps/v1", "ReplicaSet", Some("default")).await;
+    apply(&rs_api, set("ReplicaSet"), MANAGER, true)
+        .await
+        .unwrap();
+    let (pvc_api, _) = api_for(&client, "v1", "PersistentVolumeClaim", Some("default")).await;
+    let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "w", "namespace": "default"},
+                     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    apply(&pvc_api, pvc, MANAGER, true).await.unwrap();
+    let (ing_api, _) = api_for(&client, "networking.k8s.io/v1", "Ingress", Some("default")).await;
+    let ing = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "w", "namespace": "default"},
+                     "spec": {"defaultBackend": {"service": {"name": "w", "port": {"number": 80}}}}});
+    apply(&ing_api, ing, MANAGER, true).await.unwrap();
+
+    let ds = wait(
+        Api::<DaemonSet>::namespaced(client.clone(), "default"),
+        "w",
+        |o: Option<&DaemonSet>| {
+            o.and_then(|d| d.status.as_ref())
+                .is_some_and(|s| s.number_ready == 1 && s.number_available == Some(1))
+        },
+    )
+    .await;
+    assert_eq!(ds.status.unwrap().updated_number_scheduled, Some(1));
+    wait(
+        Api::<ReplicaSet>::namespaced(client.clone(), "default"),
+        "w",
+        |o: Option<&ReplicaSet>| {
+            o.and_then(|r| r.status.as_ref())
+                .is_some_and(|s| s.ready_replicas == Some(2))
+        },
+    )
+    .await;
+    let pvc = wait(
+        Api::<PersistentVolumeClaim>::namespaced(client.clone(), "default"),
+        "w",
+        |o: Option<&PersistentVolumeClaim>| {
+            o.and_then(|p| p.status.as_ref())
+                .is_some_and(|s| s.phase.as_deref() == Some("Bound"))
+        },
+    )
+    .await;
+    assert!(
+        pvc.status
+            .unwrap()
+            .capacity
+            .unwrap()
+            .contains_key("storage")
+    );
+    wait(
+        Api::<Ingress>::namespaced(client, "default"),
+        "w",
+        conditions::is_ingress_provisioned(),
+    )
+    .await;
+}

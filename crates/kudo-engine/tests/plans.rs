@@ -956,3 +956,197 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
         "pipe pod removed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_deploy_with_certificate_pipe_and_toggles() {
+    let Some(pkg) = fixture_package("kafka") else {
+        return;
+    };
+    let (sim, cluster) = sim().await;
+    serve_pdb_v1beta1(&cluster).await;
+    namespace(&cluster, "kafka").await;
+    for (path, content) in [("/tmp/tls.key", "KEY"), ("/tmp/tls.crt", "CERT")] {
+        sim.add_exec_file(kube_sim::ExecFile {
+            namespace: "kafka".into(),
+            pod: None,
+            selector: Some("kudo.dev/instance=k".into()),
+            path: path.into(),
+            content: content.into(),
+        });
+    }
+    let none = params(&[]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "k",
+            namespace: "kafka",
+            parameters: &none,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("kafka deploy");
+    assert_eq!(out.plan_status["status"], "COMPLETE");
+    let secret = oref(
+        "v1",
+        "Secret",
+        Some("kafka"),
+        "k.deploy.deploy-kafka.generate-tls-certificates.generate-tls-certificates.certificate",
+    );
+    let s = cluster
+        .get(&secret)
+        .await
+        .unwrap()
+        .expect("certificate secret");
+    assert_eq!(s.pointer("/data/tls.crt"), Some(&Value::from("Q0VSVA==")));
+    let sts = out
+        .inventory
+        .iter()
+        .find(|r| r.kind == "StatefulSet")
+        .expect("statefulset applied");
+    let sts = cluster.get(sts).await.unwrap().expect("statefulset");
+    // `defaultMode: 0777` in the template is YAML 1.1 octal
+    assert_eq!(
+        sts.pointer("/spec/template/spec/volumes/0/configMap/defaultMode"),
+        Some(&Value::from(511))
+    );
+    assert!(out.inventory.contains(&secret));
+}
+
+const WORKLOAD_OPERATOR: &str = r#"
+name: workloads
+operatorVersion: 0.1.0
+tasks:
+  - name: app
+    kind: Apply
+    spec:
+      resources: [app.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: app
+            tasks: [app]
+"#;
+
+const WORKLOAD_PARAMS: &str = r#"
+parameters:
+  - name: IMAGE
+    default: busybox:1
+  - name: STUCK
+    default: "false"
+"#;
+
+const WORKLOADS: &str = r#"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Name }}-sts
+spec:
+  serviceName: {{ .Name }}
+  replicas: 2
+  updateStrategy:
+    type: OnDelete
+  selector:
+    matchLabels: {app: sts}
+  template:
+    metadata:
+      labels: {app: sts}
+    spec:
+      containers:
+        - name: c
+          image: {{ .Params.IMAGE }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Name }}-web
+  {{- if eq .Params.STUCK "true" }}
+  annotations:
+    kube-sim.kudo.dev/never-ready: "true"
+  {{- end }}
+spec:
+  progressDeadlineSeconds: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: c
+          image: {{ .Params.IMAGE }}
+"#;
+
+/// OnDelete StatefulSets finish once the controller caught up (kubectl would wait for
+/// ever); a Deployment past its progress deadline is FATAL instead of a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_delete_statefulset_updates_and_progress_deadline() {
+    let pkg = package(
+        WORKLOAD_OPERATOR,
+        WORKLOAD_PARAMS,
+        &[("app.yaml", WORKLOADS)],
+    );
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let v1 = params(&[]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "w",
+            namespace: "default",
+            parameters: &v1,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect("first deploy");
+    let v2 = params(&[("IMAGE", "busybox:2")]);
+    bounded(engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "w",
+            namespace: "default",
+            parameters: &v2,
+            plan: "deploy",
+            previous_inventory: &out.inventory,
+        },
+        &cancel,
+    ))
+    .await
+    .expect("OnDelete update completes");
+
+    let stuck = params(&[("IMAGE", "busybox:3"), ("STUCK", "true")]);
+    let err = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "w",
+            namespace: "default",
+            parameters: &stuck,
+            plan: "deploy",
+            previous_inventory: &out.inventory,
+        },
+        &cancel,
+    )
+    .await
+    .expect_err("progress deadline exceeded");
+    assert!(
+        err.fatal && err.message.contains("progress deadline"),
+        "{err}"
+    );
+    assert_eq!(
+        err.object,
+        Some(oref("apps/v1", "Deployment", Some("default"), "w-web"))
+    );
+}

@@ -66,7 +66,7 @@ fn package(name: &str, version: &str, tasks: Vec<Task>) -> Package {
     }
 }
 
-fn catalog() -> MemoryCatalog {
+fn catalog(trap: bool) -> MemoryCatalog {
     let mut c = MemoryCatalog::new();
     for j in 0..VERSIONS {
         c.add(
@@ -90,7 +90,7 @@ fn catalog() -> MemoryCatalog {
                 }
             }
             let k = (i + j) % 10;
-            let common = if j == VERSIONS - 1 && i % 7 == 0 {
+            let common = if trap && j == VERSIONS - 1 && i % 7 == 0 {
                 "<1.5.0".to_string()
             } else {
                 format!(">=1.{k}.0 <1.{}.0", k + 10)
@@ -106,9 +106,9 @@ fn catalog() -> MemoryCatalog {
     c
 }
 
-fn main() {
+fn run(trap: bool) {
     let t = Instant::now();
-    let catalog = catalog();
+    let catalog = catalog(trap);
     let build = t.elapsed();
     let root = package(
         "app",
@@ -122,10 +122,18 @@ fn main() {
     );
     let mut times: Vec<Duration> = Vec::new();
     let mut instances = 0;
+    let mut newest = 0;
     for _ in 0..5 {
         let t = Instant::now();
         match Resolver::new(&catalog).resolve(&root, "app") {
-            Ok(r) => instances = r.nodes.len(),
+            Ok(r) => {
+                instances = r.nodes.len();
+                newest = r
+                    .nodes
+                    .iter()
+                    .filter(|n| n.operator_version == format!("1.{}.0", VERSIONS - 1))
+                    .count();
+            }
             Err(e) => {
                 eprintln!("resolution failed: {e}");
                 std::process::exit(1);
@@ -134,14 +142,24 @@ fn main() {
         times.push(t.elapsed());
     }
     times.sort();
+    let what = if trap {
+        "with conflicts (every 7th newest version needs an old `common`)"
+    } else {
+        "without conflicts"
+    };
     println!(
-        "synthetic catalog: {PACKAGES} packages x {VERSIONS} versions (+ common), built in {build:?}"
+        "{PACKAGES} packages x {VERSIONS} versions (+ common), {what}; catalog built in {build:?}"
     );
     println!(
-        "resolve: {instances} instances; min {:?}, median {:?}, max {:?} over {} runs",
+        "  resolve: {instances} instances ({newest} at the newest version); min {:?}, median {:?}, max {:?} over {} runs",
         times[0],
         times[times.len() / 2],
         times[times.len() - 1],
         times.len()
     );
+}
+
+fn main() {
+    run(false);
+    run(true);
 }

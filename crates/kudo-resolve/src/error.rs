@@ -20,8 +20,9 @@ impl std::fmt::Display for MissingVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} asks for {} {}, which no repository or folder provides; ",
-            self.asked_by, self.package, self.asked
+            "{} asks for {}, which no repository or folder provides; ",
+            self.asked_by,
+            crate::solve::phrase(&self.package, &self.asked)
         )?;
         if self.available.is_empty() {
             write!(

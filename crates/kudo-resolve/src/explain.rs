@@ -32,9 +32,9 @@ pub(crate) fn explain(provider: &Provider<'_>, mut tree: Tree) -> ResolveError {
             };
             for ask in asks.iter().filter(|a| a.dep == *dep) {
                 let line = format!(
-                    "{p} {v} (task {:?}) asks for {dep} {}{}",
+                    "{p} {v} (task {:?}) asks for {}{}",
                     ask.task,
-                    ask.describe(),
+                    ask.phrase(),
                     words.matching_suffix(dep, ask)
                 );
                 if seen.insert(line.clone()) {
@@ -165,11 +165,11 @@ impl Words<'_, '_> {
             let texts: Vec<String> = asks
                 .iter()
                 .filter(|a| a.dep == dep)
-                .map(|a| format!("{} via task {:?}", a.describe(), a.task))
+                .map(|a| format!("{} via task {:?}", a.phrase(), a.task))
                 .collect();
             if !texts.is_empty() {
                 let got = self.set(dep, set_dep);
-                return format!("{who} needs {dep} {} (that is {got})", texts.join(" and "));
+                return format!("{who} needs {} (that is {got})", texts.join(" and "));
             }
         }
         format!("{who} needs {}", self.set(dep, set_dep))

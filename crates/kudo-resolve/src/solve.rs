@@ -115,6 +115,14 @@ impl Override {
     }
 }
 
+pub(crate) fn phrase(package: &str, described: &str) -> String {
+    if described == "any version" {
+        format!("any version of {package}")
+    } else {
+        format!("{package} {described}")
+    }
+}
+
 pub(crate) fn describe_reqs(op: Option<&VersionReq>, app: Option<&VersionReq>) -> String {
     match (op, app) {
         (None, None) => "any version".to_string(),
@@ -166,6 +174,11 @@ impl Ask {
             Some(t) => format!("{base} (user override {t:?})"),
             None => base,
         }
+    }
+
+    /// `kafka operatorVersion 1.3.x` or `any version of kafka`.
+    pub fn phrase(&self) -> String {
+        phrase(&self.dep, &self.describe())
     }
 
     pub fn matches(&self, v: &PackageVersion) -> bool {

@@ -407,3 +407,48 @@ fn self_dependency_and_bad_ranges_are_reported() {
         assert!(err.contains(needle), "missing {needle:?} in {err}");
     }
 }
+
+#[test]
+fn backtracks_to_an_older_parent_when_the_newest_conflicts() {
+    let mut catalog = MemoryCatalog::new();
+    for dir in [
+        "right",
+        "shared-1.0.0",
+        "shared-1.1.0",
+        "shared-2.0.0",
+        "left",
+    ] {
+        catalog.add(load(&deps(&format!("conflict/{dir}"))), "repo", 0);
+    }
+    // An older left that accepts shared 2.x, as right needs.
+    let mut old_left = load(&deps("conflict/left"));
+    old_left.operator.operator_version = "0.9.0".into();
+    set_task(&mut old_left, "shared", Some("2.x"), None);
+    catalog.add(old_left, "repo", 0);
+    let root = load(&deps("conflict/top"));
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "top")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.node("top-left").unwrap().operator_version, "0.9.0");
+    assert_eq!(r.node("top-left-shared").unwrap().operator_version, "2.0.0");
+    assert_eq!(
+        r.node("top-right-shared").unwrap().operator_version,
+        "2.0.0"
+    );
+}
+
+#[test]
+fn unknown_package_is_named() {
+    let catalog = MemoryCatalog::new();
+    let mut root = load(&deps("conflict/left"));
+    set_task(&mut root, "shared", None, None);
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "l")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("left 1.0.0 (task \"shared\") asks for any version of shared")
+            && err.contains("no version of shared is known at all"),
+        "{err}"
+    );
+}

@@ -2,8 +2,8 @@
 //! crate must match Go's text/template + Sprig byte for byte, and fail exactly on the
 //! templates listed in the case's `_errors.txt`.
 //!
-//! Package loading here is a small stand-in for `kudo-package` (parameters from
-//! params.yaml with KUDO's defaulting; names and versions from operator.yaml).
+//! Packages are loaded with `kudo-package` (`load_dir`, `effective_params`,
+//! `template_params`), so this also checks that the two crates agree on parameters.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -13,95 +13,6 @@ use kudo_template::{Vars, render};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-}
-
-fn yaml(path: &Path) -> serde_yaml_ng::Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// JSON-like as KUDO decodes array/map parameters: every number a float64.
-fn to_json(v: &serde_yaml_ng::Value) -> serde_json::Value {
-    use serde_yaml_ng::Value as Y;
-    match v {
-        Y::Null => serde_json::Value::Null,
-        Y::Bool(b) => serde_json::Value::Bool(*b),
-        Y::Number(n) => serde_json::Number::from_f64(n.as_f64().unwrap_or(0.0))
-            .map_or(serde_json::Value::Null, serde_json::Value::Number),
-        Y::String(s) => serde_json::Value::String(s.clone()),
-        Y::Sequence(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
-        Y::Mapping(m) => serde_json::Value::Object(
-            m.iter()
-                .map(|(k, v)| (scalar_text(k).unwrap_or_default(), to_json(v)))
-                .collect(),
-        ),
-        Y::Tagged(t) => to_json(&t.value),
-    }
-}
-
-fn scalar_text(v: &serde_yaml_ng::Value) -> Option<String> {
-    use serde_yaml_ng::Value as Y;
-    match v {
-        Y::String(s) => Some(s.clone()),
-        Y::Number(n) => Some(n.to_string()),
-        Y::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn str_field(v: &serde_yaml_ng::Value, key: &str) -> String {
-    v.get(key).and_then(scalar_text).unwrap_or_default()
-}
-
-/// Every declared parameter: the case's value, else the default (nil when none).
-fn params(pkg: &Path, values: &BTreeMap<String, String>) -> BTreeMap<String, serde_json::Value> {
-    let doc = yaml(&pkg.join("params.yaml"));
-    let mut out = BTreeMap::new();
-    let list = doc
-        .get("parameters")
-        .and_then(|p| p.as_sequence())
-        .cloned()
-        .unwrap_or_default();
-    for p in list {
-        let name = str_field(&p, "name");
-        let kind = str_field(&p, "type");
-        let structured = kind == "array" || kind == "map";
-        let value = match values.get(&name) {
-            Some(v) if structured => {
-                to_json(&serde_yaml_ng::from_str(v).unwrap_or(serde_yaml_ng::Value::Null))
-            }
-            Some(v) => serde_json::Value::String(v.clone()),
-            None => match p.get("default") {
-                None | Some(serde_yaml_ng::Value::Null) => serde_json::Value::Null,
-                Some(serde_yaml_ng::Value::String(s)) if structured => {
-                    to_json(&serde_yaml_ng::from_str(s).unwrap_or(serde_yaml_ng::Value::Null))
-                }
-                Some(d) if structured => to_json(d),
-                Some(d) => serde_json::Value::String(scalar_text(d).unwrap_or_default()),
-            },
-        };
-        out.insert(name, value);
-    }
-    out
-}
-
-fn templates(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            templates(&p, base, out);
-        } else if let Ok(text) = fs::read_to_string(&p) {
-            let rel = p
-                .strip_prefix(base)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .to_string();
-            out.insert(rel, text);
-        }
-    }
 }
 
 fn short_diff(want: &str, got: &str) -> String {
@@ -139,7 +50,8 @@ fn run_case_with(case_json: &Path, tweak: impl Fn(&mut Vars)) -> (usize, Vec<Str
         .parent()
         .unwrap_or(Path::new("."))
         .join(get("package"));
-    let operator = yaml(&pkg.join("operator.yaml"));
+    let package = kudo_package::Package::load_dir(&pkg)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", pkg.display()));
     let values: BTreeMap<String, String> = case
         .get("params")
         .and_then(|p| p.as_object())
@@ -158,16 +70,22 @@ fn run_case_with(case_json: &Path, tweak: impl Fn(&mut Vars)) -> (usize, Vec<Str
                 .collect()
         })
         .unwrap_or_default();
+    let effective = package
+        .effective_params(&values)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", case_json.display()));
+    let params = package
+        .template_params(&effective)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", case_json.display()));
     let vars = Vars {
-        operator_name: str_field(&operator, "name"),
+        operator_name: package.operator.name.clone(),
         name: get("name"),
         namespace: get("namespace"),
-        operator_version: str_field(&operator, "operatorVersion"),
-        app_version: str_field(&operator, "appVersion"),
+        operator_version: package.operator.operator_version.clone(),
+        app_version: package.operator.app_version.clone().unwrap_or_default(),
         plan_name: get("planName"),
         phase_name: get("phaseName"),
         step_name: get("stepName"),
-        params: params(&pkg, &values),
+        params,
         pipes,
     };
     let mut vars = vars;
@@ -177,9 +95,7 @@ fn run_case_with(case_json: &Path, tweak: impl Fn(&mut Vars)) -> (usize, Vec<Str
         .lines()
         .filter_map(|l| l.split_once(": ").map(|(t, _)| t.to_string()))
         .collect();
-    let mut all = BTreeMap::new();
-    let tdir = pkg.join("templates");
-    templates(&tdir, &tdir, &mut all);
+    let all = package.templates.clone();
     let mut mismatches = Vec::new();
     for (name, text) in &all {
         let result = render(name, text, &vars);

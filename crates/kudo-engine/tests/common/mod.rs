@@ -113,3 +113,10 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// Fails (instead of hanging) when a run that should finish does not.
+pub async fn bounded<T>(fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(60), fut)
+        .await
+        .expect("the run did not finish within 60s")
+}
