@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kudo_package::{Package, Severity};
+use kudo_package::{LoadContext, Severity};
 
 use super::args::{self, Flag};
 
@@ -28,8 +28,15 @@ pub fn create(argv: &[String]) -> ExitCode {
     let [dir] = parsed.positional.as_slice() else {
         return super::usage_error("package create", "expects exactly one package folder");
     };
-    let dir = Path::new(dir);
-    let pkg = match Package::load_dir(dir) {
+    if !Path::new(dir).is_dir() {
+        return super::usage_error(
+            "package create",
+            &format!("{dir} is not a folder; give the package folder to archive"),
+        );
+    }
+    // Extensions are verified with their base resolved (from a sibling folder), as
+    // they will be installed; the archive itself holds only this folder.
+    let pkg = match kudo_package::load_unverified(dir, &LoadContext::default()) {
         Ok(p) => p,
         Err(e) => return fail(&format!("cannot load the package: {e}")),
     };
@@ -40,10 +47,10 @@ pub fn create(argv: &[String]) -> ExitCode {
     }
     if findings.iter().any(|f| f.severity == Severity::Error) {
         return fail(&format!(
-            "{} does not pass `package verify`; fix the errors above first",
-            dir.display()
+            "{dir} does not pass `package verify`; fix the errors above first"
         ));
     }
+    let dir = Path::new(dir);
     let target = target_path(parsed.value("--output"), &kudo_package::tgz_file_name(&pkg));
     if target.exists() && !parsed.has("--overwrite") {
         return fail(&format!(

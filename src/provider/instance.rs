@@ -394,6 +394,23 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
         ));
     }
+    // Render what the apply will render, so template mistakes fail the plan rather than
+    // half-way through an apply.
+    if let (Some(pkg), Some(params), Some(name), Some(Value::String(plan_name))) =
+        (&pkg, &params, &name, &plan_to_run)
+        && let Err(e) = engine::render_plan(pkg, name, &namespace, params, plan_name)
+    {
+        return PlanResponse {
+            diagnostics: vec![
+                Diagnostic::error(
+                    format!("Operator {} does not render", pkg.operator.name),
+                    format!("{e}\nFix the template in the operator package, or the parameter value it uses."),
+                )
+                .with_attribute(AttributePath::attribute("operator")),
+            ],
+            ..Default::default()
+        };
+    }
     finish_plan(&schema, &prior, planned, plan_to_run, effective, digest, diagnostics)
 }
 

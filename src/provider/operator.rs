@@ -7,7 +7,10 @@ use tfplugin::{
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::engine;
+use std::collections::BTreeMap;
+
 use kudo_package::Package;
+use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::{Session, schema};
@@ -28,6 +31,73 @@ fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
         format!("Package {source:?}: {e}"),
     )
     .with_attribute(AttributePath::attribute("package"))
+}
+
+/// `dependencies` and `install_order` values of a resolution.
+fn resolution_values(resolution: &Resolution) -> (Value, Value) {
+    let package_of = |instance: &str| {
+        resolution
+            .node(instance)
+            .map(|n| n.package.clone())
+            .unwrap_or_default()
+    };
+    let deps = resolution
+        .nodes
+        .iter()
+        .filter(|n| n.parent.is_some())
+        .map(|n| {
+            Value::object([
+                ("package", Value::string(&n.package)),
+                ("operator_version", Value::string(&n.operator_version)),
+                ("app_version", Value::opt_string(n.app_version.clone())),
+                ("operator_version_name", Value::string(&n.operator_version_name)),
+                ("source", Value::string(&n.source)),
+                ("required_by", Value::string(n.parent.as_deref().map(package_of).unwrap_or_default())),
+                ("constraint", Value::opt_string(n.constraint.clone())),
+                ("enabled", Value::bool(n.enabled)),
+            ])
+        });
+    let mut order: Vec<String> = Vec::new();
+    for instance in &resolution.install_order {
+        if let Some(n) = resolution.node(instance)
+            && !order.contains(&n.operator_version_name)
+        {
+            order.push(n.operator_version_name.clone());
+        }
+    }
+    (Value::list(deps), Value::list(order.into_iter().map(Value::string)))
+}
+
+fn overrides_of(v: &Value) -> BTreeMap<String, String> {
+    v.get("dependency_overrides")
+        .to_string_map()
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Loads the package and resolves its dependencies (blocking work: reads files and
+/// may download).
+async fn load_with_dependencies(
+    session: &Session,
+    source: &str,
+    overrides: BTreeMap<String, String>,
+) -> Result<(Package, Resolution), Diagnostic> {
+    let repositories = session.config.repositories.clone();
+    let source_owned = source.to_string();
+    let work = tokio::task::spawn_blocking(move || {
+        let pkg = packages::load_source(&source_owned, &repositories)
+            .map_err(|e| package_error(&source_owned, e))?;
+        let resolution = packages::resolve(&pkg, &repositories, overrides).map_err(|e| {
+            Diagnostic::error(
+                "Cannot resolve the operator's dependencies",
+                format!("{e}\n\nAdd a repository that has the missing versions, or pin a version with `dependency_overrides`."),
+            )
+            .with_attribute(AttributePath::attribute("package"))
+        })?;
+        Ok((pkg, resolution))
+    });
+    work.await.map_err(|e| package_error(source, e))?
 }
 
 /// The resource's state for a loaded package.
@@ -69,27 +139,22 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     };
-    let repositories = session.config.repositories.clone();
-    let loaded = {
-        let source = source.clone();
-        // Loading may download; keep it off the async workers.
-        tokio::task::spawn_blocking(move || packages::load_source(&source, &repositories)).await
-    };
-    let pkg = match loaded {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => {
-            return PlanResponse {
-                diagnostics: vec![package_error(&source, e)],
-                ..Default::default()
-            };
-        }
-        Err(e) => {
-            return PlanResponse {
-                diagnostics: vec![package_error(&source, e)],
-                ..Default::default()
-            };
-        }
-    };
+    if !proposed.get("dependency_overrides").is_fully_known() {
+        return PlanResponse {
+            planned_state: schema.mark_computed_unknown(&proposed),
+            ..Default::default()
+        };
+    }
+    let (pkg, resolution) =
+        match load_with_dependencies(session, &source, overrides_of(&proposed)).await {
+            Ok(r) => r,
+            Err(d) => {
+                return PlanResponse {
+                    diagnostics: vec![d],
+                    ..Default::default()
+                };
+            }
+        };
     let namespace = namespace_of(&proposed);
     let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
         .into_iter()
@@ -107,7 +172,20 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ),
         ));
     }
-    let planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
+    for unused in &resolution.unused_overrides {
+        diagnostics.push(
+            Diagnostic::warning(
+                "Override matches no dependency",
+                format!("`dependency_overrides` names {unused:?}, which this operator does not depend on."),
+            )
+            .with_attribute(AttributePath::attribute("dependency_overrides").key(unused.clone())),
+        );
+    }
+    let mut planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
+    let (deps, order) = resolution_values(&resolution);
+    planned.set_attr("dependency_overrides", proposed.get("dependency_overrides").clone());
+    planned.set_attr("dependencies", deps);
+    planned.set_attr("install_order", order);
     PlanResponse {
         requires_replace: schema.requires_replace(&req.prior_state, &planned),
         planned_state: planned,
@@ -142,18 +220,17 @@ pub async fn apply(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let repositories = session.config.repositories.clone();
-    let loaded = {
-        let source = source.clone();
-        tokio::task::spawn_blocking(move || packages::load_source(&source, &repositories)).await
-    };
-    let pkg = match loaded {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return fail(prior, package_error(&source, e)),
-        Err(e) => return fail(prior, package_error(&source, e)),
-    };
+    let (pkg, resolution) =
+        match load_with_dependencies(session, &source, overrides_of(&planned)).await {
+            Ok(r) => r,
+            Err(d) => return fail(prior, d),
+        };
     let namespace = namespace_of(&planned);
-    let state = state_for(&pkg, planned.get("package").clone(), &namespace);
+    let mut state = state_for(&pkg, planned.get("package").clone(), &namespace);
+    let (deps, order) = resolution_values(&resolution);
+    state.set_attr("dependency_overrides", planned.get("dependency_overrides").clone());
+    state.set_attr("dependencies", deps);
+    state.set_attr("install_order", order);
     if planned.get("digest").is_known() && planned.get("digest") != state.get("digest") {
         return fail(
             prior,
@@ -169,6 +246,22 @@ pub async fn apply(
             prior,
             Diagnostic::error("Cannot install the KUDO CRDs", e.to_string()),
         );
+    }
+    // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
+    // an instance's KudoOperator task asks for them.
+    for (name, dep) in &resolution.packages {
+        if *name == pkg.operator.name {
+            continue;
+        }
+        if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
+            return fail(
+                prior,
+                Diagnostic::error(
+                    "Cannot install a dependency",
+                    format!("Operator {name} (needed by {}): {e}", pkg.operator.name),
+                ),
+            );
+        }
     }
     if let Err(e) = engine::install_operator(&cluster, &pkg, &namespace).await {
         return fail(
@@ -217,7 +310,35 @@ async fn destroy(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    match engine::uninstall_operator(cluster, &namespace, &name, &ov_name, true, cancel).await {
+    // This operator first, then what it installed for its dependencies (reverse install
+    // order), so nothing is left behind the way KUDO left it.
+    let mut removals = vec![(name, ov_name)];
+    let mut deps: Vec<(String, String)> = prior
+        .get("dependencies")
+        .as_slice()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| {
+            Some((
+                d.get("package").as_str()?.to_string(),
+                d.get("operator_version_name").as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    deps.reverse();
+    for d in deps {
+        if !removals.contains(&d) {
+            removals.push(d);
+        }
+    }
+    let mut result = Ok(());
+    for (name, ov_name) in &removals {
+        result = engine::uninstall_operator(cluster, &namespace, name, ov_name, true, cancel).await;
+        if result.is_err() {
+            break;
+        }
+    }
+    match result {
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,

@@ -8,7 +8,10 @@
 
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
 use kudo_package::{LoadContext, Package, PackageError, Repository, Severity};
+use kudo_resolve::{RepositoryCatalog, Resolution, ResolveError, Resolver};
 
 use super::config::RepositoryConfig;
 use serde_json::json;
@@ -21,14 +24,8 @@ fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".terraform"))
 }
 
-/// Reads a package from the `package` attribute's text: a folder, a `.tgz`, an http(s)
-/// URL, or `name[@version]` looked up in the provider's repositories. Downloads are
-/// kept by digest so that plan and apply read the same bytes.
-pub fn load_source(
-    source: &str,
-    repositories: &[RepositoryConfig],
-) -> Result<Package, PackageError> {
-    let ctx = LoadContext {
+fn load_context(repositories: &[RepositoryConfig]) -> LoadContext {
+    LoadContext {
         repositories: repositories
             .iter()
             .map(|r| Repository {
@@ -39,8 +36,28 @@ pub fn load_source(
             .collect(),
         cache_dir: Some(data_dir().join("kudo").join("downloads")),
         base_dir: None,
-    };
-    kudo_package::load(source, &ctx)
+    }
+}
+
+/// Reads a package from the `package` attribute's text: a folder, a `.tgz`, an http(s)
+/// URL, or `name[@version]` looked up in the provider's repositories. Downloads are
+/// kept by digest so that plan and apply read the same bytes.
+pub fn load_source(source: &str, repositories: &[RepositoryConfig]) -> Result<Package, PackageError> {
+    kudo_package::load(source, &load_context(repositories))
+}
+
+/// The operator's dependency tree (KudoOperator tasks, transitively) with one version
+/// chosen per package, from the provider's repositories and folders next to the package.
+pub fn resolve(
+    pkg: &Package,
+    repositories: &[RepositoryConfig],
+    overrides: BTreeMap<String, String>,
+) -> Result<Resolution, ResolveError> {
+    let ctx = load_context(repositories);
+    let catalog = RepositoryCatalog::new(ctx.repositories.clone(), ctx);
+    Resolver::new(&catalog)
+        .with_overrides(overrides)
+        .resolve(pkg, &pkg.operator.name)
 }
 
 /// Verification warnings, as KUDO's `package verify` reports them; errors already

@@ -60,8 +60,24 @@ pub fn operator() -> Schema {
             .attribute(string("operator_version").computed().description("`operatorVersion` from `operator.yaml`."))
             .attribute(string("app_version").computed().description("`appVersion` from `operator.yaml`, or null when the package has none."))
             .attribute(string("operator_version_name").computed().description("Name of the OperatorVersion object: `<name>-<appVersion>-<operatorVersion>`, or `<name>-<operatorVersion>` without appVersion."))
+            .attribute(Attribute::new("dependency_overrides", Type::map(Type::String)).optional().description("Pins or overrides the version of a dependency, by package name: an operatorVersion or range (`\"1.3.2\"`, `\">=1.3.0 <2.0.0\"`, `\"1.x\"`), `\"app=<range>\"` for the appVersion, or both joined by `;`. It replaces what the packages ask for that dependency."))
+            .attribute(Attribute::new("dependencies", Type::list(dependency_type())).computed().description("The operators this package installs through KudoOperator tasks, transitively, resolved at plan time: `package`, `operator_version`, `app_version`, `operator_version_name`, `source` (repository or folder), `required_by` (the package whose task asks for it), `constraint` (what that task asked for) and `enabled` (false when an `enablingParameter` default switches it off)."))
+            .attribute(Attribute::new("install_order", Type::list(Type::String)).computed().description("OperatorVersion names in the order they are installed: dependencies before the packages that need them, this package last."))
             .attribute(string("digest").computed().description("SHA-256 of the package content as installed; a change of any template or plan changes it and updates the instances that use it.")),
     )
+}
+
+pub fn dependency_type() -> Type {
+    Type::object([
+        ("package", Type::String),
+        ("operator_version", Type::String),
+        ("app_version", Type::String),
+        ("operator_version_name", Type::String),
+        ("source", Type::String),
+        ("required_by", Type::String),
+        ("constraint", Type::String),
+        ("enabled", Type::Bool),
+    ])
 }
 
 pub fn object_type() -> Type {

@@ -73,21 +73,27 @@ pub fn run(command: &[String], files: &[ExecFile]) -> Outcome {
             }
             Outcome::Stdout(out)
         }
-        ["tar", flags, "-", path] | ["tar", flags, "-", "-C", _, path] if flags.contains('c') => {
-            match find(path) {
-                Some(f) => {
-                    Outcome::Stdout(tar_one(path.trim_start_matches('/'), f.content.as_bytes()))
-                }
-                None => Outcome::Failed {
-                    stderr: format!("tar: {path}: Cannot stat: No such file or directory\n"),
-                    exit_code: 2,
-                },
-            }
-        }
+        ["tar", flags, "-", path] if flags.contains('c') => tar_file(files, path, path),
+        ["tar", flags, "-", "-C", dir, path] if flags.contains('c') => tar_file(
+            files,
+            &format!("{}/{path}", dir.trim_end_matches('/')),
+            path,
+        ),
         ["true"] => Outcome::Stdout(Vec::new()),
         _ => Outcome::Failed {
             stderr: format!("kube-sim: command not supported: {}\n", command.join(" ")),
             exit_code: 127,
+        },
+    }
+}
+
+/// `full` is where the file is looked up, `entry` the name it gets inside the archive.
+fn tar_file(files: &[ExecFile], full: &str, entry: &str) -> Outcome {
+    match files.iter().find(|f| f.path == full) {
+        Some(f) => Outcome::Stdout(tar_one(entry.trim_start_matches('/'), f.content.as_bytes())),
+        None => Outcome::Failed {
+            stderr: format!("tar: {entry}: Cannot stat: No such file or directory\n"),
+            exit_code: 2,
         },
     }
 }
@@ -159,4 +165,38 @@ pub async fn serve(upgraded: hyper::upgrade::Upgraded, outcome: Outcome) {
     let _ = ws.close(None).await;
     // Drain until the client closes so the close handshake completes.
     while let Some(Ok(_)) = ws.next().await {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> ExecFile {
+        ExecFile {
+            namespace: "ns".into(),
+            pod: Some("p".into()),
+            selector: None,
+            path: "/out/data.txt".into(),
+            content: "abc".into(),
+        }
+    }
+
+    #[test]
+    fn tar_with_directory_holds_the_relative_entry() {
+        let cmd: Vec<String> = ["tar", "cf", "-", "-C", "/out", "data.txt"]
+            .map(String::from)
+            .to_vec();
+        let Outcome::Stdout(bytes) = run(&cmd, &[file()]) else {
+            panic!("tar failed");
+        };
+        assert_eq!(&bytes[..8], b"data.txt");
+        assert_eq!(&bytes[512..515], b"abc");
+        assert_eq!(bytes.len() % 512, 0);
+    }
+
+    #[test]
+    fn sh_wrapped_cat_reads_the_file() {
+        let cmd: Vec<String> = ["sh", "-c", "cat /out/data.txt"].map(String::from).to_vec();
+        assert!(matches!(run(&cmd, &[file()]), Outcome::Stdout(b) if b == b"abc"));
+    }
 }

@@ -52,6 +52,15 @@ fn parse_args() -> anyhow::Result<Args> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // Logs go to stderr so stdout carries only the ready line.
+    let level = std::env::var("KUBE_SIM_LOG")
+        .ok()
+        .and_then(|l| l.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::WARN);
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .init();
     let args = parse_args()?;
     let mut cfg = SimConfig::default();
     cfg.bind.set_port(args.port);

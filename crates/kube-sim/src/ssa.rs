@@ -112,10 +112,16 @@ pub fn apply(
 
     // Fields this manager applied before and omits now go, unless someone else owns them.
     let owned_by_others = |p: &FieldPath| entries.iter().any(|e| !mine(e) && e.fields.contains(p));
-    for p in previous.0.iter().rev() {
-        if new_set.contains(p) || owned_by_others(p) {
-            continue;
-        }
+    let removals: Vec<&FieldPath> = previous
+        .0
+        .iter()
+        .filter(|p| !new_set.contains(p) && !owned_by_others(p))
+        .collect();
+    // Removing a list item removes its fields too; removing those first would erase the
+    // key that finds the item.
+    let covered =
+        |p: &FieldPath| (1..p.len()).any(|n| removals.iter().any(|r| r.as_slice() == &p[..n]));
+    for p in removals.iter().filter(|p| !covered(p)) {
         if remove_at(&mut merged, p) {
             prune_empty_parents(&mut merged, p, &new_set, &entries);
         }

@@ -340,3 +340,41 @@ async fn reapplying_the_same_configuration_keeps_the_resource_version() {
     );
     assert_eq!(first.metadata.managed_fields, again.metadata.managed_fields);
 }
+
+// kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy (removing list items)
+#[tokio::test]
+async fn omitted_keyed_list_items_are_removed_and_sets_merge() {
+    let (_sim, client) = start().await;
+    let (api, _) = api_for(&client, "apps/v1", "Deployment", Some("default")).await;
+    let two = json!([
+        {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
+        {"name": "extra", "image": "extra:1"}
+    ]);
+    apply(&api, deployment(two, 1), MANAGER, true)
+        .await
+        .unwrap();
+    let one = json!([{"name": "app", "image": "app:1", "env": [{"name": "B", "value": "2"}]}]);
+    let v = to_value(
+        &apply(&api, deployment(one, 1), MANAGER, true)
+            .await
+            .unwrap(),
+    );
+    let containers = &v["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers.as_array().unwrap().len(), 1);
+    assert_eq!(containers[0]["env"], json!([{"name": "B", "value": "2"}]));
+
+    let (cms, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
+    let with_fin = |f: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fin-set", "namespace": "default", "finalizers": [f]}});
+    apply(&cms, with_fin("a.example/x"), "alice", false)
+        .await
+        .unwrap();
+    let v = to_value(
+        &apply(&cms, with_fin("b.example/y"), "bob", false)
+            .await
+            .expect("sets do not conflict"),
+    );
+    assert_eq!(
+        v["metadata"]["finalizers"],
+        json!(["a.example/x", "b.example/y"])
+    );
+}

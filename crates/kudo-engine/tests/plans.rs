@@ -1150,3 +1150,157 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
         Some(oref("apps/v1", "Deployment", Some("default"), "w-web"))
     );
 }
+
+const PARENT: &str = r#"
+name: parent
+operatorVersion: 0.1.0
+tasks:
+  - name: dep
+    kind: KudoOperator
+    spec:
+      package: ../child
+      parameterFile: child-params.yaml
+      enablingParameter: WITH_CHILD
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deps
+        strategy: serial
+        steps:
+          - name: child
+            tasks: [dep]
+"#;
+
+const PARENT_PARAMS: &str = r#"
+parameters:
+  - name: WITH_CHILD
+    type: boolean
+    default: "true"
+  - name: SIZE
+    default: "2"
+"#;
+
+const CHILD_PARAMS: &str = "GREETING: hello-{{ .Name }}\nSIZE: {{ .Params.SIZE }}\n";
+
+const CHILD: &str = r#"
+name: child
+operatorVersion: 1.0.0
+tasks:
+  - name: cm
+    kind: Apply
+    spec:
+      resources: [cm.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: main
+            tasks: [cm]
+"#;
+
+const CHILD_PARAMS_YAML: &str = r#"
+parameters:
+  - name: GREETING
+  - name: SIZE
+    type: integer
+"#;
+
+const CHILD_CM: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Name }}-cm
+data:
+  greeting: {{ .Params.GREETING }}
+  size: "{{ .Params.SIZE }}"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
+    let root = temp_dir("deps");
+    std::fs::create_dir_all(root.join("parent")).unwrap();
+    std::fs::create_dir_all(root.join("child")).unwrap();
+    write_package(
+        &root.join("parent"),
+        PARENT,
+        PARENT_PARAMS,
+        &[("child-params.yaml", CHILD_PARAMS)],
+    );
+    write_package(
+        &root.join("child"),
+        CHILD,
+        CHILD_PARAMS_YAML,
+        &[("cm.yaml", CHILD_CM)],
+    );
+    let pkg = kudo_package::Package::load_dir(&root.join("parent")).expect("parent package");
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+
+    let on = params(&[("SIZE", "5")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "p",
+            namespace: "default",
+            parameters: &on,
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect("parent deploy");
+    let child = instance_ref("default", "p-child");
+    assert_eq!(out.inventory, vec![child.clone()]);
+    let c = cluster.get(&child).await.unwrap().expect("child instance");
+    let parent = cluster
+        .get(&instance_ref("default", "p"))
+        .await
+        .unwrap()
+        .expect("parent instance");
+    assert_eq!(
+        c.pointer("/metadata/ownerReferences/0/uid"),
+        parent.pointer("/metadata/uid")
+    );
+    assert_eq!(
+        c.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("COMPLETE"))
+    );
+    let cm = oref("v1", "ConfigMap", Some("default"), "p-child-cm");
+    let data = cluster.get(&cm).await.unwrap().expect("child object");
+    assert_eq!(
+        data.pointer("/data/greeting"),
+        Some(&Value::from("hello-p"))
+    );
+    assert_eq!(data.pointer("/data/size"), Some(&Value::from("5")));
+    assert!(
+        engine::load_operator(&cluster, "default", "child-1.0.0")
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    let off = params(&[("WITH_CHILD", "false")]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            package: &pkg,
+            instance: "p",
+            namespace: "default",
+            parameters: &off,
+            plan: "deploy",
+            previous_inventory: &out.inventory,
+        },
+        &cancel,
+    )
+    .await
+    .expect("parent deploy without the dependency");
+    assert!(out.inventory.is_empty(), "{:?}", out.inventory);
+    assert!(cluster.get(&child).await.unwrap().is_none());
+    assert!(cluster.get(&cm).await.unwrap().is_none());
+}

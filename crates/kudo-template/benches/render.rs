@@ -2,7 +2,6 @@
 //! Skips (does nothing) when `../shared/fixtures` is absent.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
@@ -15,46 +14,23 @@ fn package_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Templates and default-parameter variables, as the conformance test builds them.
+/// Templates and default-parameter variables, loaded with `kudo-package`.
 fn load(name: &str) -> Option<(Vec<(String, String)>, Vars)> {
-    let dir = package_dir(name);
-    let params: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&fs::read_to_string(dir.join("params.yaml")).ok()?).ok()?;
-    let operator: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&fs::read_to_string(dir.join("operator.yaml")).ok()?).ok()?;
-    let text = |v: Option<&serde_yaml_ng::Value>| -> Option<String> {
-        match v? {
-            serde_yaml_ng::Value::String(s) => Some(s.clone()),
-            serde_yaml_ng::Value::Number(n) => Some(n.to_string()),
-            serde_yaml_ng::Value::Bool(b) => Some(b.to_string()),
-            _ => None,
-        }
-    };
-    let mut values = BTreeMap::new();
-    for p in params.get("parameters")?.as_sequence()? {
-        let value =
-            text(p.get("default")).map_or(serde_json::Value::Null, serde_json::Value::String);
-        values.insert(text(p.get("name"))?, value);
-    }
+    let pkg = kudo_package::Package::load_dir(&package_dir(name)).ok()?;
+    let effective = pkg.effective_params(&BTreeMap::new()).ok()?;
     let vars = Vars {
-        operator_name: text(operator.get("name")).unwrap_or_default(),
+        operator_name: pkg.operator.name.clone(),
         name: "demo".into(),
         namespace: "kudo-test".into(),
-        operator_version: text(operator.get("operatorVersion")).unwrap_or_default(),
-        app_version: text(operator.get("appVersion")).unwrap_or_default(),
+        operator_version: pkg.operator.operator_version.clone(),
+        app_version: pkg.operator.app_version.clone().unwrap_or_default(),
         plan_name: "deploy".into(),
         phase_name: "main".into(),
         step_name: "everything".into(),
-        params: values,
+        params: pkg.template_params(&effective).ok()?,
         pipes: BTreeMap::new(),
     };
-    let mut templates = Vec::new();
-    for e in fs::read_dir(dir.join("templates")).ok()?.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        templates.push((name, fs::read_to_string(e.path()).ok()?));
-    }
-    templates.sort();
-    Some((templates, vars))
+    Some((pkg.templates.into_iter().collect(), vars))
 }
 
 fn bench(c: &mut Criterion) {

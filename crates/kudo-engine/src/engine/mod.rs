@@ -1,6 +1,7 @@
 //! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
+mod dependency;
 mod error;
 mod health;
 mod metadata;

@@ -24,7 +24,7 @@ pub async fn install_operator(
 ) -> Result<(), EngineError> {
     let name = &pkg.operator.name;
     let ov_name = pkg.operator_version_name();
-    tracing::info!(operator = %name, operator_version = %ov_name, namespace, "installing operator");
+    tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "installing operator");
     let operator = json!({
         "apiVersion": KUDO_API_VERSION,
         "kind": "Operator",
@@ -48,7 +48,7 @@ pub async fn install_operator(
             .await
             .map_err(|e| EngineError::from(e).with_object(&r))?;
     }
-    tracing::info!(operator = %name, operator_version = %ov_name, namespace, "operator installed");
+    tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "operator installed");
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use kudo_package::{Package, Phase, PipeSpec, Plan, Step, Strategy, Task, TaskSpe
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::dependency;
 use super::error::{CANCELLED_PREFIX, Location};
 use super::health::{Health, health};
 use super::metadata::{Owner, decorate};
@@ -49,6 +50,26 @@ pub async fn run_plan(
     req: RunRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    run_plan_boxed(cluster, req, None, cancel).await
+}
+
+/// `run_plan` for a dependency instance owned by `parent`. Boxed because a KudoOperator
+/// task runs a plan from inside a plan (the future type would otherwise be infinite).
+pub(crate) fn run_plan_boxed<'a>(
+    cluster: &'a Cluster,
+    req: RunRequest<'a>,
+    parent: Option<Owner>,
+    cancel: &'a CancellationToken,
+) -> BoxFuture<'a, Result<RunOutcome, EngineError>> {
+    Box::pin(run_plan_impl(cluster, req, parent, cancel))
+}
+
+async fn run_plan_impl(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    parent: Option<Owner>,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
     let pkg = req.package;
     let plan = pkg.operator.plans.get(req.plan).ok_or_else(|| {
         let known: Vec<&String> = pkg.operator.plans.keys().collect();
@@ -70,13 +91,13 @@ pub async fn run_plan(
     })?;
 
     tracing::info!(
-        plan = req.plan,
-        instance = req.instance,
-        namespace = req.namespace,
+        plan = %req.plan,
+        instance = %req.instance,
+        namespace = %req.namespace,
         "plan started"
     );
     let uid = uuid::Uuid::new_v4().to_string();
-    let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress);
+    let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress, parent.as_ref());
     let applied = cluster.apply(&manifest, false).await.map_err(|e| {
         EngineError::from(e)
             .with_plan(req.plan)
@@ -131,14 +152,14 @@ pub async fn run_plan(
         Err(e) => (ExecutionStatus::Error, e.to_string()),
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
-    let manifest = instance_manifest(&req, &uid, final_status);
+    let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref());
     if let Err(e) = cluster.apply(&manifest, false).await {
         tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
     }
     match &result {
-        Ok(()) => tracing::info!(plan = req.plan, instance = req.instance, "plan complete"),
+        Ok(()) => tracing::info!(plan = %req.plan, instance = %req.instance, "plan complete"),
         Err(e) => {
-            tracing::error!(plan = req.plan, instance = req.instance, error = %e, "plan failed")
+            tracing::error!(plan = %req.plan, instance = %req.instance, error = %e, "plan failed")
         }
     }
     result?;
@@ -152,9 +173,14 @@ pub async fn run_plan(
 }
 
 /// The Instance as we own it: what the user asked for, and which plan runs.
-fn instance_manifest(req: &RunRequest<'_>, uid: &str, status: ExecutionStatus) -> Value {
+fn instance_manifest(
+    req: &RunRequest<'_>,
+    uid: &str,
+    status: ExecutionStatus,
+    parent: Option<&Owner>,
+) -> Value {
     let pkg = req.package;
-    json!({
+    let mut manifest = json!({
         "apiVersion": KUDO_API_VERSION,
         "kind": "Instance",
         "metadata": {
@@ -167,7 +193,19 @@ fn instance_manifest(req: &RunRequest<'_>, uid: &str, status: ExecutionStatus) -
             "parameters": req.parameters,
             "planExecution": { "planName": req.plan, "uid": uid, "status": status },
         },
-    })
+    });
+    if let Some(parent) = parent {
+        // A dependency goes away with its parent (KEP-29).
+        manifest["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": KUDO_API_VERSION,
+            "kind": "Instance",
+            "name": parent.instance,
+            "uid": parent.uid,
+            "controller": true,
+            "blockOwnerDeletion": true,
+        }]);
+    }
+    manifest
 }
 
 struct Run<'a> {
@@ -300,7 +338,7 @@ impl<'a> Run<'a> {
         phase: &'s Phase,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
-        tracing::info!(plan = self.req.plan, phase = %phase.name, "phase started");
+        tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase started");
         self.update(|s| s.set_phase(&phase.name, ExecutionStatus::InProgress, ""))
             .await;
         let children = phase
@@ -317,12 +355,12 @@ impl<'a> Run<'a> {
             Ok(()) => {
                 self.update(|s| s.set_phase(&phase.name, ExecutionStatus::Complete, ""))
                     .await;
-                tracing::info!(plan = self.req.plan, phase = %phase.name, "phase complete");
+                tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase complete");
             }
             Err(e) => {
                 self.update(|s| s.set_phase(&phase.name, status_of(e), &e.message))
                     .await;
-                tracing::info!(plan = self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
+                tracing::info!(plan = %self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
             }
         }
         result
@@ -462,10 +500,85 @@ impl<'a> Run<'a> {
                 Ok(Vec::new())
             }
             TaskSpec::Pipe { pod, pipe } => self.pipe(loc, &task.name, pod, pipe, cancel).await,
-            TaskSpec::KudoOperator { .. } => Err(EngineError::fatal(
-                "KudoOperator tasks (operator dependencies) are not supported yet by terraform-provider-kudo",
-            )),
+            TaskSpec::KudoOperator {
+                package,
+                instance_name,
+                parameter_file,
+                enabling_parameter,
+                ..
+            } => {
+                let dep = dependency::Dependency {
+                    package,
+                    instance_name: instance_name.as_deref(),
+                    parameter_file: parameter_file.as_deref(),
+                    enabling_parameter: enabling_parameter.as_deref(),
+                };
+                self.dependency(loc, &dep, cancel).await
+            }
         }
+    }
+
+    /// KudoOperator: installs the dependency's operator and runs its deploy plan as an
+    /// instance owned by ours (or removes it when its enabling parameter is false).
+    async fn dependency(
+        &self,
+        loc: &Location,
+        dep: &dependency::Dependency<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        let child_pkg = dependency::load(self.req.package, dep.package)?;
+        let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
+        let child_ref = super::instance_ref(self.req.namespace, &child);
+        if !dependency::enabled(self.effective, dep)? {
+            if self.cluster.get(&child_ref).await?.is_some() {
+                tracing::info!(instance = %child, "dependency disabled; removing it");
+                super::uninstall::uninstall_boxed(self.cluster, self.req.namespace, &child, cancel)
+                    .await?;
+            }
+            if let Ok(mut deleted) = self.deleted.lock() {
+                deleted.insert(child_ref);
+            }
+            return Ok(Vec::new());
+        }
+        let values = match dep.parameter_file {
+            Some(file) => {
+                // KEP-29: the parameter file sees the parent's variables but no plan.
+                let quiet = Location {
+                    plan: String::new(),
+                    phase: String::new(),
+                    step: String::new(),
+                };
+                let docs = self
+                    .render
+                    .render_task(&quiet, &[file.to_string()], &[])
+                    .map_err(|e| e.at(loc))?;
+                dependency::parameters_from(file, docs)?
+            }
+            None => BTreeMap::new(),
+        };
+        super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
+        tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
+        let request = RunRequest {
+            package: &child_pkg,
+            instance: &child,
+            namespace: self.req.namespace,
+            parameters: &values,
+            plan: "deploy",
+            previous_inventory: &[],
+        };
+        run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
+            .await
+            .map_err(|e| {
+                EngineError::new(format!("dependency instance {child}: {e}"), e.fatal)
+                    .with_object(&child_ref)
+            })?;
+        if let Ok(mut applied) = self.applied.lock() {
+            applied.insert(child_ref.clone());
+        }
+        if let Ok(mut deleted) = self.deleted.lock() {
+            deleted.remove(&child_ref);
+        }
+        Ok(vec![child_ref])
     }
 
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
@@ -653,6 +766,30 @@ impl<'a> Run<'a> {
                                 == Some(true) =>
                             {
                                 render.render_task(&loc, resources, &[])
+                            }
+                            TaskSpec::KudoOperator {
+                                package,
+                                instance_name,
+                                enabling_parameter,
+                                ..
+                            } => {
+                                let dep = dependency::Dependency {
+                                    package,
+                                    instance_name: instance_name.as_deref(),
+                                    parameter_file: None,
+                                    enabling_parameter: enabling_parameter.as_deref(),
+                                };
+                                match dependency::planned_instance(self.req, self.effective, &dep) {
+                                    Ok(Some(r)) => {
+                                        desired.insert(r);
+                                    }
+                                    Ok(None) => {}
+                                    Err(e) => {
+                                        tracing::warn!(error = %e, "not pruning: a dependency cannot be resolved");
+                                        return None;
+                                    }
+                                }
+                                continue;
                             }
                             TaskSpec::Pipe { pipe, .. } => {
                                 for p in pipe {

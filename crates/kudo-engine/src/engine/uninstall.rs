@@ -31,7 +31,7 @@ pub async fn uninstall_instance(
     cleanup: Option<Cleanup<'_>>,
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
-    tracing::info!(instance = name, namespace, "uninstall started");
+    tracing::info!(instance = %name, namespace = %namespace, "uninstall started");
     let mut objects: Vec<ObjectRef> = inventory.to_vec();
     if let Some(c) = cleanup
         && c.package.operator.plans.contains_key("cleanup")
@@ -72,8 +72,26 @@ pub async fn uninstall_instance(
         .delete_and_wait(&r, cancel)
         .await
         .map_err(|e| EngineError::from(e).with_object(&r))?;
-    tracing::info!(instance = name, namespace, "uninstall complete");
+    tracing::info!(instance = %name, namespace = %namespace, "uninstall complete");
     Ok(())
+}
+
+/// `uninstall_instance` without cleanup or inventory (the label sweep finds the objects),
+/// boxed for use from inside a running plan (disabled dependencies).
+pub(crate) fn uninstall_boxed<'a>(
+    cluster: &'a Cluster,
+    namespace: &'a str,
+    name: &'a str,
+    cancel: &'a CancellationToken,
+) -> futures::future::BoxFuture<'a, Result<(), EngineError>> {
+    Box::pin(uninstall_instance(
+        cluster,
+        namespace,
+        name,
+        &[],
+        None,
+        cancel,
+    ))
 }
 
 fn is_instance(o: &Value) -> bool {

@@ -29,6 +29,15 @@ pub fn fixture_package(name: &str) -> Option<Package> {
 
 /// A simulator and a cluster connected with explicit host/token/CA settings.
 pub async fn sim() -> (KubeSim, Cluster) {
+    // Engine progress (INFO) shows with `--nocapture`; kube-sim's own logs stay quiet.
+    use tracing_subscriber::prelude::*;
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_test_writer())
+        .with(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("kudo_engine", tracing::Level::INFO),
+        )
+        .try_init();
     let sim = KubeSim::start(SimConfig::default())
         .await
         .expect("start kube-sim");
