@@ -328,7 +328,7 @@ fn render_fills_pipes_like_kudo() {
     let out = run(&["render", path_str(&dir.join("cowsay")), "--name", "demo"]);
     assert!(out.status.success(), "{}", describe(&out));
     assert!(
-        text(&out.stdout).contains("demo.deploy.main.everything.genfiles.indexhtml"),
+        text(&out.stdout).contains("demo.deploy.main.genfiles.genwww.indexhtml"),
         "{}",
         describe(&out)
     );

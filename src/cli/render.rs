@@ -267,11 +267,10 @@ fn display_body(doc: &str, index: usize) -> &str {
         Some(rest) => (rest, true),
         None => (doc, index > 0),
     };
-    let body = match separator_rest.split_once('\n') {
+    match separator_rest.split_once('\n') {
         Some((first, rest)) if had_separator && first.trim().is_empty() => rest,
         _ => separator_rest,
-    };
-    body
+    }
 }
 
 /// The manifest must parse with Kubernetes' YAML rules and be an object, as the
