@@ -384,3 +384,39 @@ fn package_create_is_reproducible_and_indexed() {
     let out = run(&["package", "verify", path_str(&tgz)]);
     assert!(out.status.success(), "{}", describe(&out));
 }
+
+#[test]
+fn resolve_explains_missing_versions_and_resolves_with_overrides() {
+    let Some(dir) = operators() else { return };
+    let demo = dir.join("flink-demo");
+    let repo = format!("fixtures={}", dir.display());
+    let demo_arg = demo.to_str().expect("utf-8 path");
+
+    // As written, flink-demo asks for versions the fixtures do not hold.
+    let out = run(&["resolve", demo_arg, "--repo", &repo]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = text(&out.stderr);
+    for expected in ["kafka", "1.3.1", "zookeeper", "0.3.1", "1.3.2", "0.3.3"] {
+        assert!(err.contains(expected), "missing {expected:?}: {}", describe(&out));
+    }
+
+    // Overrides with ranges pick the newest available versions, children first.
+    let out = run(&[
+        "resolve",
+        demo_arg,
+        "--repo",
+        &repo,
+        "--override",
+        "kafka=1.3.x",
+        "--override",
+        "zookeeper=>=0.3.0 <0.4.0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let tree = text(&out.stdout);
+    assert!(tree.contains("1.3.2") && tree.contains("0.3.3"), "{tree}");
+    let order = tree
+        .lines()
+        .find_map(|l| l.strip_prefix("install order: "))
+        .expect("an install order line");
+    assert!(order.ends_with("flink-demo"), "root goes last: {order}");
+}

@@ -97,9 +97,3 @@ fn print_out(text: &str) {
 fn wants_help(args: &[String]) -> bool {
     args.iter().any(|a| a == "--help" || a == "-h")
 }
-
-// TEMPORARY (remove before hand-off): compiles the data source's tests until the lead
-// wires `mod package_data;` into src/provider.
-#[cfg(test)]
-#[path = "../provider/package_data.rs"]
-mod package_data_check;

@@ -1,20 +1,99 @@
-//! `resolve`: hook for the dependency resolver (`crates/kudo-resolve`).
+//! `resolve PATH [--repo NAME=URL]... [--override PACKAGE=RANGE]... [--name INSTANCE] [--json]`:
+//! the dependency decisions `terraform plan` would make, without a cluster, for CI.
 //!
-//! To wire it: replace the body of [`run`] with argument parsing (see `args.rs` and
-//! `render.rs` for the pattern) and a call into `kudo_resolve`; print the decisions to
-//! stdout and exit 1 when the constraints cannot be met. `mod.rs` already routes
-//! `terraform-provider-kudo resolve ...` here with the arguments after `resolve`.
+//! Repositories are tried in the order given (the first has the highest priority).
+//! Exit 0 with the tree and install order, 1 when the constraints cannot be met.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
+
+use kudo_package::{LoadContext, Repository};
+use kudo_resolve::{RepositoryCatalog, Resolver};
+
+use super::args::{self, Flag};
+
+const FLAGS: &[Flag] = &[
+    Flag::value("--repo").repeated(),
+    Flag::value("--override").repeated(),
+    Flag::value("--name"),
+    Flag::switch("--json"),
+];
 
 pub fn run(argv: &[String]) -> ExitCode {
     if super::wants_help(argv) {
-        super::print_out("resolve: dependency resolution is not part of this build yet.\n");
+        super::print_out(
+            "resolve PATH [--repo NAME=URL]... [--override PACKAGE=VERSION]... [--name INSTANCE] [--json]\n  \
+             Resolves the operator's KudoOperator dependencies as `terraform plan` does.\n",
+        );
         return ExitCode::SUCCESS;
     }
-    eprintln!(
-        "{}: `resolve` is not available in this build yet; the dependency resolver is still being written.",
-        super::BIN
-    );
-    ExitCode::FAILURE
+    let parsed = match args::parse(argv, FLAGS) {
+        Ok(p) => p,
+        Err(e) => return super::usage_error("resolve", &e),
+    };
+    let [path] = parsed.positional.as_slice() else {
+        return super::usage_error("resolve", "expects exactly one PATH (a package folder, .tgz or URL)");
+    };
+    let mut repositories = Vec::new();
+    for (i, text) in parsed.values("--repo").iter().enumerate() {
+        match args::key_value(text, "--repo") {
+            Ok((name, url)) => repositories.push(Repository {
+                name,
+                url,
+                priority: i32::try_from(i).unwrap_or(i32::MAX),
+            }),
+            Err(e) => return super::usage_error("resolve", &e),
+        }
+    }
+    let mut overrides = BTreeMap::new();
+    for text in parsed.values("--override") {
+        match args::key_value(text, "--override") {
+            Ok((k, v)) => {
+                overrides.insert(k, v);
+            }
+            Err(e) => return super::usage_error("resolve", &e),
+        }
+    }
+    let ctx = LoadContext {
+        repositories: repositories.clone(),
+        ..LoadContext::default()
+    };
+    let pkg = match kudo_package::load(path, &ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let instance = parsed
+        .value("--name")
+        .map_or_else(|| pkg.operator.name.clone(), str::to_string);
+    let catalog = RepositoryCatalog::new(repositories, ctx);
+    match Resolver::new(&catalog).with_overrides(overrides).resolve(&pkg, &instance) {
+        Ok(resolution) => {
+            if parsed.has("--json") {
+                match serde_json::to_string_pretty(&resolution) {
+                    Ok(json) => super::print_out(&format!("{json}\n")),
+                    Err(e) => {
+                        eprintln!("error: cannot write JSON: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            } else {
+                super::print_out(&resolution.render_tree());
+                super::print_out(&format!(
+                    "install order: {}\n",
+                    resolution.install_order.join(", ")
+                ));
+                for unused in &resolution.unused_overrides {
+                    eprintln!("warning: --override {unused} names no dependency of this operator");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

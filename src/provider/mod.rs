@@ -5,6 +5,7 @@
 mod config;
 mod instance;
 mod operator;
+mod package_data;
 mod packages;
 pub mod schema;
 mod timeouts;
@@ -93,7 +94,7 @@ impl Provider for KudoProvider {
         ProviderSchemas {
             provider: schema::provider(),
             resources,
-            data_sources: BTreeMap::new(),
+            data_sources: BTreeMap::from([(package_data::NAME.to_string(), package_data::schema())]),
         }
     }
 
@@ -213,7 +214,33 @@ impl Provider for KudoProvider {
     }
 
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
-        (config, vec![unknown_type(type_name)])
+        if type_name != package_data::NAME {
+            return (config, vec![unknown_type(type_name)]);
+        }
+        let session = match self.session().await {
+            Ok(s) => s,
+            Err(d) => return (config, vec![d]),
+        };
+        let repositories: Vec<kudo_package::Repository> = session
+            .config
+            .repositories
+            .iter()
+            .map(|r| kudo_package::Repository {
+                name: r.name.clone(),
+                url: r.url.clone(),
+                priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
+            })
+            .collect();
+        // Loading may download; keep it off the async workers.
+        let fallback = config.clone();
+        tokio::task::spawn_blocking(move || package_data::read(&config, &repositories))
+            .await
+            .unwrap_or_else(|e| {
+                (
+                    fallback,
+                    vec![Diagnostic::error("Reading the package failed", e.to_string())],
+                )
+            })
     }
 
     fn stop(&self) {

@@ -295,6 +295,31 @@ mod tests {
     }
 
     #[test]
+    fn repository_reference() {
+        let Some(dir) = fixtures() else { return };
+        let repo = tempfile::tempdir().unwrap();
+        let bytes = kudo_package::create_tgz(&dir.join("zookeeper")).unwrap();
+        std::fs::write(repo.path().join("zookeeper-3.6.2_0.3.3.tgz"), bytes).unwrap();
+        let index = kudo_package::index_dir(repo.path(), None).unwrap();
+        std::fs::write(repo.path().join("index.yaml"), index).unwrap();
+        let repositories = [Repository {
+            name: "local".to_string(),
+            url: repo.path().display().to_string(),
+            priority: 0,
+        }];
+        let config = Value::object([("source", Value::string("zookeeper@0.3.3"))]);
+        let (state, diags) = read(&config, &repositories);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(state.get("app_version").as_str(), Some("3.6.2"));
+        assert_eq!(state.get("source").as_str(), Some("zookeeper@0.3.3"));
+
+        let config = Value::object([("source", Value::string("zookeeper@9.9.9"))]);
+        let (_, diags) = read(&config, &repositories);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].detail.contains("zookeeper"), "{}", diags[0].detail);
+    }
+
+    #[test]
     fn missing_package_is_an_error_on_source() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");

@@ -97,7 +97,7 @@ impl PlanCache {
     }
 
     #[cfg(test)]
-    pub fn at(dir: &Path) -> PlanCache {
+    pub fn at(dir: &std::path::Path) -> PlanCache {
         PlanCache {
             dir: dir.to_path_buf(),
         }

@@ -147,6 +147,19 @@ pub fn builtins() -> Vec<ResourceType> {
             &["pdb"],
             true,
         ),
+        // Kubernetes 1.21-1.24 served PDBs at policy/v1 and policy/v1beta1 from one
+        // storage; the KUDO packages (zookeeper, kafka) still write v1beta1. Storage is
+        // keyed without the version, so this is a second view of the same objects, and
+        // v1 stays the group's preferred version because it comes first.
+        builtin(
+            "policy",
+            "v1beta1",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            true,
+            &["pdb"],
+            true,
+        ),
         builtin(
             "rbac.authorization.k8s.io",
             "v1",
