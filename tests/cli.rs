@@ -397,7 +397,11 @@ fn resolve_explains_missing_versions_and_resolves_with_overrides() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let err = text(&out.stderr);
     for expected in ["kafka", "1.3.1", "zookeeper", "0.3.1", "1.3.2", "0.3.3"] {
-        assert!(err.contains(expected), "missing {expected:?}: {}", describe(&out));
+        assert!(
+            err.contains(expected),
+            "missing {expected:?}: {}",
+            describe(&out)
+        );
     }
 
     // Overrides with ranges pick the newest available versions, children first.

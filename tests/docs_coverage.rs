@@ -27,7 +27,11 @@ fn missing(block: &Block, text: &str, prefix: &str) -> Vec<String> {
         if !text.contains(&format!("`{}`", b.type_name)) {
             out.push(format!("{prefix}{}: block not documented", b.type_name));
         }
-        out.extend(missing(&b.block, text, &format!("{prefix}{}.", b.type_name)));
+        out.extend(missing(
+            &b.block,
+            text,
+            &format!("{prefix}{}.", b.type_name),
+        ));
     }
     out
 }
@@ -47,12 +51,19 @@ fn every_attribute_is_described_and_documented() {
         assert!(text.contains("## Example Usage"), "{name}: no example");
         problems.extend(missing(&s.block, &text, &format!("{name}.")));
     }
-    assert!(problems.is_empty(), "documentation gaps:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "documentation gaps:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn the_check_notices_a_gap() {
     let block = schema::instance().block;
     let gaps = missing(&block, "nothing documented here", "kudo_instance.");
-    assert!(gaps.iter().any(|g| g.contains("kudo_instance.parameters")), "{gaps:?}");
+    assert!(
+        gaps.iter().any(|g| g.contains("kudo_instance.parameters")),
+        "{gaps:?}"
+    );
 }

@@ -32,7 +32,10 @@ pub fn run(argv: &[String]) -> ExitCode {
         Err(e) => return super::usage_error("resolve", &e),
     };
     let [path] = parsed.positional.as_slice() else {
-        return super::usage_error("resolve", "expects exactly one PATH (a package folder, .tgz or URL)");
+        return super::usage_error(
+            "resolve",
+            "expects exactly one PATH (a package folder, .tgz or URL)",
+        );
     };
     let mut repositories = Vec::new();
     for (i, text) in parsed.values("--repo").iter().enumerate() {
@@ -69,7 +72,10 @@ pub fn run(argv: &[String]) -> ExitCode {
         .value("--name")
         .map_or_else(|| pkg.operator.name.clone(), str::to_string);
     let catalog = RepositoryCatalog::new(repositories, ctx);
-    match Resolver::new(&catalog).with_overrides(overrides).resolve(&pkg, &instance) {
+    match Resolver::new(&catalog)
+        .with_overrides(overrides)
+        .resolve(&pkg, &instance)
+    {
         Ok(resolution) => {
             if parsed.has("--json") {
                 match serde_json::to_string_pretty(&resolution) {

@@ -211,8 +211,13 @@ fn render_outputs(
                 .map(|v| (key.clone(), v))
                 .map_err(|e| {
                     Diagnostic::error(
-                        format!("Output {key} of operator {} does not render", pkg.operator.name),
-                        format!("{e}\nFix the template under `outputs:` in the package's operator.yaml."),
+                        format!(
+                            "Output {key} of operator {} does not render",
+                            pkg.operator.name
+                        ),
+                        format!(
+                            "{e}\nFix the template under `outputs:` in the package's operator.yaml."
+                        ),
                     )
                 })
         })
@@ -267,14 +272,22 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                     format!(
                         "Operator {} has no plan {plan:?}; it has: {}.",
                         pkg.operator.name,
-                        pkg.operator.plans.keys().cloned().collect::<Vec<_>>().join(", ")
+                        pkg.operator
+                            .plans
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )
                 .with_attribute(AttributePath::attribute("plan_triggers").key(plan.clone()))
             })
             .collect();
         if !unknown.is_empty() {
-            return PlanResponse { diagnostics: unknown, ..Default::default() };
+            return PlanResponse {
+                diagnostics: unknown,
+                ..Default::default()
+            };
         }
     }
 
@@ -295,12 +308,20 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         (Some(pkg), Some(effective), Some(name)) => {
             match render_outputs(pkg, name, &namespace, effective) {
                 Ok(o) => Some(o),
-                Err(d) => return PlanResponse { diagnostics: vec![d], ..Default::default() },
+                Err(d) => {
+                    return PlanResponse {
+                        diagnostics: vec![d],
+                        ..Default::default()
+                    };
+                }
             }
         }
         _ => None,
     };
-    planned.set_attr("outputs", outputs.as_ref().map_or(Value::Unknown, string_map));
+    planned.set_attr(
+        "outputs",
+        outputs.as_ref().map_or(Value::Unknown, string_map),
+    );
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
     let plan_to_run: Option<Value> = if prior.is_null() || replacing {
@@ -315,13 +336,23 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         let unhealthy = prior.get("status").as_str() != Some(STATUS_COMPLETE);
         let triggered = triggered_plans(&prior, &proposed);
         match triggered.as_deref() {
-            None => return PlanResponse {
-                planned_state: schema.mark_computed_unknown(&planned),
-                ..Default::default()
-            },
+            None => {
+                return PlanResponse {
+                    planned_state: schema.mark_computed_unknown(&planned),
+                    ..Default::default()
+                };
+            }
             Some([]) => {}
             Some([plan]) if !(params_changed || operator_changed) => {
-                return finish_plan(&schema, &prior, planned, Some(Value::string(plan)), effective, digest, diagnostics);
+                return finish_plan(
+                    &schema,
+                    &prior,
+                    planned,
+                    Some(Value::string(plan)),
+                    effective,
+                    digest,
+                    diagnostics,
+                );
             }
             Some(plans) => {
                 return PlanResponse {
@@ -411,7 +442,15 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
-    finish_plan(&schema, &prior, planned, plan_to_run, effective, digest, diagnostics)
+    finish_plan(
+        &schema,
+        &prior,
+        planned,
+        plan_to_run,
+        effective,
+        digest,
+        diagnostics,
+    )
 }
 
 /// Fills the computed attributes: kept from the prior state when no plan runs, else
@@ -829,8 +868,9 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         (
             "outputs",
             match (&pkg, &effective) {
-                (Some(p), Some(e)) => render_outputs(p, name, namespace, e)
-                    .map_or(Value::Null, |o| string_map(&o)),
+                (Some(p), Some(e)) => {
+                    render_outputs(p, name, namespace, e).map_or(Value::Null, |o| string_map(&o))
+                }
                 _ => Value::Null,
             },
         ),

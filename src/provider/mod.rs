@@ -94,7 +94,10 @@ impl Provider for KudoProvider {
         ProviderSchemas {
             provider: schema::provider(),
             resources,
-            data_sources: BTreeMap::from([(package_data::NAME.to_string(), package_data::schema())]),
+            data_sources: BTreeMap::from([(
+                package_data::NAME.to_string(),
+                package_data::schema(),
+            )]),
         }
     }
 
@@ -238,7 +241,10 @@ impl Provider for KudoProvider {
             .unwrap_or_else(|e| {
                 (
                     fallback,
-                    vec![Diagnostic::error("Reading the package failed", e.to_string())],
+                    vec![Diagnostic::error(
+                        "Reading the package failed",
+                        e.to_string(),
+                    )],
                 )
             })
     }

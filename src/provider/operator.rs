@@ -50,9 +50,15 @@ fn resolution_values(resolution: &Resolution) -> (Value, Value) {
                 ("package", Value::string(&n.package)),
                 ("operator_version", Value::string(&n.operator_version)),
                 ("app_version", Value::opt_string(n.app_version.clone())),
-                ("operator_version_name", Value::string(&n.operator_version_name)),
+                (
+                    "operator_version_name",
+                    Value::string(&n.operator_version_name),
+                ),
                 ("source", Value::string(&n.source)),
-                ("required_by", Value::string(n.parent.as_deref().map(package_of).unwrap_or_default())),
+                (
+                    "required_by",
+                    Value::string(n.parent.as_deref().map(package_of).unwrap_or_default()),
+                ),
                 ("constraint", Value::opt_string(n.constraint.clone())),
                 ("enabled", Value::bool(n.enabled)),
             ])
@@ -65,7 +71,10 @@ fn resolution_values(resolution: &Resolution) -> (Value, Value) {
             order.push(n.operator_version_name.clone());
         }
     }
-    (Value::list(deps), Value::list(order.into_iter().map(Value::string)))
+    (
+        Value::list(deps),
+        Value::list(order.into_iter().map(Value::string)),
+    )
 }
 
 fn overrides_of(v: &Value) -> BTreeMap<String, String> {
@@ -183,7 +192,10 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     }
     let mut planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
     let (deps, order) = resolution_values(&resolution);
-    planned.set_attr("dependency_overrides", proposed.get("dependency_overrides").clone());
+    planned.set_attr(
+        "dependency_overrides",
+        proposed.get("dependency_overrides").clone(),
+    );
     planned.set_attr("dependencies", deps);
     planned.set_attr("install_order", order);
     PlanResponse {
@@ -228,7 +240,10 @@ pub async fn apply(
     let namespace = namespace_of(&planned);
     let mut state = state_for(&pkg, planned.get("package").clone(), &namespace);
     let (deps, order) = resolution_values(&resolution);
-    state.set_attr("dependency_overrides", planned.get("dependency_overrides").clone());
+    state.set_attr(
+        "dependency_overrides",
+        planned.get("dependency_overrides").clone(),
+    );
     state.set_attr("dependencies", deps);
     state.set_attr("install_order", order);
     if planned.get("digest").is_known() && planned.get("digest") != state.get("digest") {

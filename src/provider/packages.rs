@@ -42,7 +42,10 @@ fn load_context(repositories: &[RepositoryConfig]) -> LoadContext {
 /// Reads a package from the `package` attribute's text: a folder, a `.tgz`, an http(s)
 /// URL, or `name[@version]` looked up in the provider's repositories. Downloads are
 /// kept by digest so that plan and apply read the same bytes.
-pub fn load_source(source: &str, repositories: &[RepositoryConfig]) -> Result<Package, PackageError> {
+pub fn load_source(
+    source: &str,
+    repositories: &[RepositoryConfig],
+) -> Result<Package, PackageError> {
     kudo_package::load(source, &load_context(repositories))
 }
 

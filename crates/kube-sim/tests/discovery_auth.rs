@@ -137,7 +137,13 @@ async fn written_kubeconfig_file_connects_a_client() {
 #[tokio::test]
 async fn pdb_is_served_at_v1beta1_and_v1_from_one_storage() {
     let (_sim, client) = start().await;
-    let (beta, _) = api_for(&client, "policy/v1beta1", "PodDisruptionBudget", Some("default")).await;
+    let (beta, _) = api_for(
+        &client,
+        "policy/v1beta1",
+        "PodDisruptionBudget",
+        Some("default"),
+    )
+    .await;
     apply(
         &beta,
         serde_json::json!({
@@ -152,9 +158,15 @@ async fn pdb_is_served_at_v1beta1_and_v1_from_one_storage() {
     .await
     .expect("apply at v1beta1");
     let (v1, _) = api_for(&client, "policy/v1", "PodDisruptionBudget", Some("default")).await;
-    let seen = v1.get("zk-pdb").await.expect("the same object at policy/v1");
+    let seen = v1
+        .get("zk-pdb")
+        .await
+        .expect("the same object at policy/v1");
     assert_eq!(to_value(&seen)["apiVersion"], "policy/v1");
-    let d = Discovery::new(client.clone()).run().await.expect("discovery");
+    let d = Discovery::new(client.clone())
+        .run()
+        .await
+        .expect("discovery");
     let policy = d.get("policy").expect("policy group");
     assert_eq!(policy.preferred_version_or_latest(), "v1");
 }

@@ -9,7 +9,11 @@ fn package_with_outputs(dir: &std::path::Path) {
         "apiVersion: kudo.dev/v1beta1\nname: zk\noperatorVersion: 0.1.0\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources: [cm.yaml]\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      - name: main\n        strategy: serial\n        steps:\n          - name: app\n            tasks: [app]\noutputs:\n  CONNECTION: \"{{ .Name }}-cs.{{ .Namespace }}:2181\"\n  SIZE: \"{{ .Params.SIZE }}\"\n",
     )
     .expect("write operator.yaml");
-    std::fs::write(dir.join("params.yaml"), "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: SIZE\n    default: \"3\"\n").expect("write params");
+    std::fs::write(
+        dir.join("params.yaml"),
+        "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: SIZE\n    default: \"3\"\n",
+    )
+    .expect("write params");
     std::fs::write(
         dir.join("templates/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\ndata:\n  size: \"{{ .Params.SIZE }}\"\n",
@@ -37,7 +41,16 @@ fn an_output_that_is_not_text_names_the_field() {
     package_with_outputs(tmp.path());
     let path = tmp.path().join("operator.yaml");
     let text = std::fs::read_to_string(&path).expect("read");
-    std::fs::write(&path, text.replace("  SIZE: \"{{ .Params.SIZE }}\"", "  SIZE:\n    nested: 1")).expect("write");
-    let err = Package::load_dir(tmp.path()).expect_err("must fail").to_string();
-    assert!(err.contains("operator.yaml") && err.contains("outputs.SIZE"), "{err}");
+    std::fs::write(
+        &path,
+        text.replace("  SIZE: \"{{ .Params.SIZE }}\"", "  SIZE:\n    nested: 1"),
+    )
+    .expect("write");
+    let err = Package::load_dir(tmp.path())
+        .expect_err("must fail")
+        .to_string();
+    assert!(
+        err.contains("operator.yaml") && err.contains("outputs.SIZE"),
+        "{err}"
+    );
 }
