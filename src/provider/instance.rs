@@ -504,17 +504,49 @@ fn engine_diagnostic(summary: &str, e: &engine::EngineError) -> Diagnostic {
     Diagnostic::error(summary, e.to_string())
 }
 
-async fn with_timeout<T>(
+/// A cancellation token that fires when Terraform stops the provider or after `limit`
+/// (the `timeouts` block). Cancelling, rather than dropping the work, lets the engine
+/// say which object it was still waiting for.
+struct Deadline {
+    token: CancellationToken,
+    timer: tokio::task::JoinHandle<()>,
     limit: Duration,
-    what: &str,
-    work: impl std::future::Future<Output = Result<T, engine::EngineError>>,
-) -> Result<T, engine::EngineError> {
-    match tokio::time::timeout(limit, work).await {
-        Ok(r) => r,
-        Err(_) => Err(engine::EngineError::transient(format!(
-            "{what} did not finish within {}s; raise the `timeouts` value or check the objects that are not ready",
-            limit.as_secs()
-        ))),
+}
+
+impl Deadline {
+    fn new(stop: &CancellationToken, limit: Duration) -> Deadline {
+        let token = stop.child_token();
+        let fire = token.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            fire.cancel();
+        });
+        Deadline {
+            token,
+            timer,
+            limit,
+        }
+    }
+
+    /// Says which limit cut the work short, when one did.
+    fn explain<T>(
+        self,
+        stop: &CancellationToken,
+        what: &str,
+        result: Result<T, engine::EngineError>,
+    ) -> Result<T, engine::EngineError> {
+        self.timer.abort();
+        match result {
+            Err(mut e) if e.is_cancelled() && !stop.is_cancelled() => {
+                e.message = format!(
+                    "{what} did not finish within the {}s allowed by `timeouts`: {}. Raise the timeout or fix what is not becoming ready",
+                    self.limit.as_secs(),
+                    e.message
+                );
+                Err(e)
+            }
+            other => other,
+        }
     }
 }
 
@@ -584,7 +616,14 @@ pub async fn apply(
         Ok(l) => l,
         Err(d) => return fail(prior, d),
     };
+    // Outputs were checked while planning; computing them before the run means a
+    // surprise here cannot lose the record of what the run created.
+    let outputs = match render_outputs(&pkg, &name, &namespace, &effective) {
+        Ok(o) => o,
+        Err(d) => return fail(prior, d),
+    };
     let previous = objects_of(&prior);
+    let deadline = Deadline::new(cancel, limit);
     let run = engine::run_plan(
         &cluster,
         RunRequest {
@@ -595,18 +634,17 @@ pub async fn apply(
             plan: &plan_name,
             previous_inventory: &previous,
         },
-        cancel,
-    );
+        &deadline.token,
+    )
+    .await;
+    let run = deadline.explain(cancel, &format!("plan {plan_name:?}"), run);
     let mut state = planned.clone();
     state.set_attr("id", Value::string(format!("{namespace}/{name}")));
     state.set_attr("last_plan", Value::string(&plan_name));
     state.set_attr("effective_parameters", string_map(&effective));
     state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
-    match render_outputs(&pkg, &name, &namespace, &effective) {
-        Ok(o) => state.set_attr("outputs", string_map(&o)),
-        Err(d) => return fail(prior, d),
-    };
-    match with_timeout(limit, &format!("plan {plan_name:?}"), run).await {
+    state.set_attr("outputs", string_map(&outputs));
+    match run {
         Ok(outcome) => {
             let status = outcome
                 .plan_status
@@ -670,6 +708,7 @@ async fn destroy(
     let pkg = find_package(session, &operator, false).await.ok().flatten();
     let params = parameters_of(&prior).unwrap_or_default();
     let inventory = objects_of(&prior);
+    let deadline = Deadline::new(cancel, limit);
     let work = engine::uninstall_instance(
         cluster,
         &namespace,
@@ -679,9 +718,10 @@ async fn destroy(
             package,
             parameters: &params,
         }),
-        cancel,
-    );
-    match with_timeout(limit, "uninstall", work).await {
+        &deadline.token,
+    )
+    .await;
+    match deadline.explain(cancel, "uninstall", work) {
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,

@@ -17,5 +17,6 @@ mod errors;
 mod faults;
 mod logging;
 mod operators;
+mod packages;
 mod quickstart;
 mod smoke;

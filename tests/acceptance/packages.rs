@@ -1,0 +1,306 @@
+//! Operator packages from every kind of source, through real Terraform: a repository
+//! index served over HTTP on 127.0.0.1, a `.tgz`, a digest that does not match, and a
+//! KEP-12 extension package whose added plan runs through `plan_triggers`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::harness::{TestContext, provider_binary, repo_root};
+
+/// Serves the files of one folder over HTTP/1.0 until dropped.
+struct FileServer {
+    url: String,
+    stop: Arc<AtomicBool>,
+    addr: std::net::SocketAddr,
+}
+
+impl FileServer {
+    fn start(dir: PathBuf) -> FileServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local addr");
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(stream) = conn {
+                    serve_one(&dir, stream);
+                }
+            }
+        });
+        FileServer {
+            url: format!("http://{addr}/"),
+            stop,
+            addr,
+        }
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so the thread sees the flag.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn serve_one(dir: &Path, mut stream: TcpStream) {
+    let mut request_line = String::new();
+    let mut reader = BufReader::new(&stream);
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    // Drain the headers.
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .trim_start_matches('/')
+        .to_string();
+    let file = dir.join(&path);
+    let response = match (path.contains(".."), std::fs::read(&file)) {
+        (false, Ok(body)) => {
+            let mut r = format!(
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            r.extend(body);
+            r
+        }
+        _ => b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+    };
+    let _ = stream.write_all(&response);
+}
+
+/// Runs an author-tool subcommand of the provider binary.
+fn tool(args: &[&str]) -> String {
+    let out = Command::new(provider_binary())
+        .args(args)
+        .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+        .output()
+        .expect("provider binary runs");
+    assert!(
+        out.status.success(),
+        "{args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository folder holding the quickstart package as a tgz and an index for `url`.
+fn repository(ctx: &TestContext, server_url: &str) -> PathBuf {
+    let repo = ctx.workdir.join("repo");
+    std::fs::create_dir_all(&repo).expect("repo dir");
+    let package = repo_root().join("examples/terraform/quickstart/operator");
+    tool(&[
+        "package",
+        "create",
+        package.to_str().expect("utf-8"),
+        "-o",
+        repo.to_str().expect("utf-8"),
+    ]);
+    tool(&[
+        "repo",
+        "index",
+        repo.to_str().expect("utf-8"),
+        "--url",
+        server_url,
+    ]);
+    repo
+}
+
+fn config(repository_url: &str, package: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    kudo = {{ source = "kudo/kudo" }}
+  }}
+}}
+variable "namespace" {{ type = string }}
+provider "kudo" {{
+  repository {{
+    name = "local"
+    url  = "{repository_url}"
+  }}
+}}
+resource "kudo_operator" "web" {{
+  package   = "{package}"
+  namespace = var.namespace
+}}
+resource "kudo_instance" "web" {{
+  name      = "web"
+  namespace = var.namespace
+  operator  = kudo_operator.web.id
+}}
+"#
+    )
+}
+
+#[test]
+fn installs_from_a_repository_index_served_over_http() {
+    let ctx = TestContext::new("repo-http");
+    // The server serves the repo folder, which exists once the index is written; the
+    // index's URLs must name the server, so bind first.
+    let repo_dir = ctx.workdir.join("repo");
+    std::fs::create_dir_all(&repo_dir).expect("repo dir");
+    let server = FileServer::start(repo_dir.clone());
+    repository(&ctx, &server.url);
+    ctx.write("main.tf", &config(&server.url, "webapp"));
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    assert_eq!(state.attr_str("kudo_instance.web", "status"), "COMPLETE");
+    assert_eq!(
+        state.attr_str("kudo_operator.web", "operator_version_name"),
+        "webapp-1.27.0-0.1.0"
+    );
+    assert!(
+        !ctx.instance_objects("web").is_empty(),
+        "the instance's objects are in the cluster"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("web").is_empty());
+}
+
+#[test]
+fn installs_from_a_tgz() {
+    let ctx = TestContext::new("tgz");
+    let repo = repository(&ctx, "http://127.0.0.1:1/");
+    let tgz = std::fs::read_dir(&repo)
+        .expect("repo dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "tgz"))
+        .expect("package create wrote a tgz");
+    ctx.write(
+        "main.tf",
+        &config("http://127.0.0.1:1/", tgz.to_str().expect("utf-8")),
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn a_digest_mismatch_fails_the_plan_naming_package_and_repository() {
+    let ctx = TestContext::new("digest");
+    let repo_dir = ctx.workdir.join("repo");
+    std::fs::create_dir_all(&repo_dir).expect("repo dir");
+    let server = FileServer::start(repo_dir.clone());
+    repository(&ctx, &server.url);
+    let index_path = repo_dir.join("index.yaml");
+    let index = std::fs::read_to_string(&index_path).expect("index");
+    let digest_line = index
+        .lines()
+        .find(|l| l.trim_start().starts_with("digest:"))
+        .expect("index has a digest");
+    let tampered = index.replace(
+        digest_line,
+        &format!(
+            "{}digest: {}",
+            &digest_line[..digest_line.find("digest").unwrap_or(0)],
+            "0".repeat(64)
+        ),
+    );
+    std::fs::write(&index_path, tampered).expect("write index");
+    ctx.write("main.tf", &config(&server.url, "webapp"));
+
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = run.output();
+    assert!(text.contains("digest mismatch"), "{run}");
+    assert!(
+        text.contains("webapp") && text.contains("local"),
+        "names package and repository:\n{run}"
+    );
+    assert!(
+        ctx.instance_objects("web").is_empty(),
+        "nothing was installed"
+    );
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn kep12_extension_applies_and_runs_its_added_plan() {
+    let ctx = TestContext::new("kep12");
+    let fixtures = repo_root().join("tests/fixtures/operators");
+    // The extension finds its base in a sibling folder.
+    ctx.copy_in(&fixtures.join("kep12-base"), "operators/kep12-base");
+    ctx.copy_in(
+        &fixtures.join("kep12-extension"),
+        "operators/kep12-extension",
+    );
+    let main = |trigger: &str| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    kudo = {{ source = "kudo/kudo" }}
+  }}
+}}
+variable "namespace" {{ type = string }}
+provider "kudo" {{}}
+resource "kudo_operator" "db" {{
+  package   = "${{path.module}}/operators/kep12-extension"
+  namespace = var.namespace
+}}
+resource "kudo_instance" "db" {{
+  name          = "db"
+  namespace     = var.namespace
+  operator      = kudo_operator.db.id
+  plan_triggers = {{ {trigger} }}
+}}
+"#
+        )
+    };
+    ctx.write("main.tf", &main(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.db", "last_plan"),
+        "deploy"
+    );
+
+    // Asking for the extension's `load` plan runs it, visible in the plan first.
+    ctx.write("main.tf", &main(r#"load = "1""#));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(plan.output().contains(r#""deploy" -> "load""#), "{plan}");
+    ctx.tf.apply(&[]).assert_success();
+    let state = ctx.tf.state();
+    assert_eq!(state.attr_str("kudo_instance.db", "last_plan"), "load");
+    assert_eq!(state.attr_str("kudo_instance.db", "status"), "COMPLETE");
+    let instance = ctx
+        .kube()
+        .instance(&ctx.namespace, "db")
+        .expect("Instance object");
+    assert_eq!(
+        instance["status"]["planStatus"]["load"]["status"], "COMPLETE",
+        "{instance:#}"
+    );
+
+    // A plan the operator does not have is refused at plan time, naming the entry.
+    ctx.write("main.tf", &main(r#"nope = "1""#));
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    assert!(run.output().contains("plan_triggers"), "{run}");
+
+    ctx.write("main.tf", &main(r#"load = "1""#));
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("db").is_empty());
+}
