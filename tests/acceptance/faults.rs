@@ -108,3 +108,100 @@ spec:
         "the app phase must not run after a failed Job"
     );
 }
+
+/// kube-sim of this test, or `None` (skip) on a real cluster.
+fn sim(ctx: &TestContext) -> Option<&kube_sim::KubeSim> {
+    match &ctx.cluster.backend {
+        crate::harness::cluster::Backend::Sim(sim) => Some(sim),
+        crate::harness::cluster::Backend::Real => None,
+    }
+}
+
+#[test]
+fn server_errors_on_one_object_fail_the_apply_and_the_next_apply_finishes() {
+    let ctx = TestContext::new("fault-503");
+    let Some(sim) = sim(&ctx) else {
+        skip!("needs kube-sim's fault injection");
+    };
+    ctx.use_example("quickstart");
+    // The Service is the third object the deploy plan applies (ConfigMap, Deployment,
+    // Service). More 503s than the engine's retry budget make the failure reach the user.
+    sim.add_faults([kube_sim::FaultRule {
+        verb: Some("patch".into()),
+        resource: Some("services".into()),
+        namespace: Some(ctx.namespace.clone()),
+        name: Some("web".into()),
+        status: Some(503),
+        count: Some(50),
+        ..Default::default()
+    }]);
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    assert!(
+        run.stderr.contains("Service") && run.stderr.contains("web"),
+        "the diagnostic names the object:\n{run}"
+    );
+    // The state records the instance, so Terraform knows what to finish or remove.
+    let state = ctx.tf.state();
+    let status = state.attr_str("kudo_instance.web", "status");
+    assert!(status.contains("ERROR"), "status {status:?}");
+    let before = ctx.instance_objects("web");
+    assert!(
+        before.iter().any(|o| o.kind == "ConfigMap"),
+        "what the plan applied before the failure exists: {before:?}"
+    );
+
+    sim.clear_faults();
+    ctx.tf.apply(&[]).assert_success();
+    let state = ctx.tf.state();
+    assert_eq!(state.attr_str("kudo_instance.web", "status"), "COMPLETE");
+    let after = ctx.instance_objects("web");
+    assert_eq!(
+        after.iter().filter(|o| o.kind == "Service").count(),
+        1,
+        "exactly one Service, no duplicates: {after:?}"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("web").is_empty());
+}
+
+#[test]
+fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
+    let ctx = TestContext::new("fault-429");
+    let Some(sim) = sim(&ctx) else {
+        skip!("needs kube-sim's fault injection");
+    };
+    ctx.use_example("quickstart");
+    sim.add_faults([kube_sim::FaultRule {
+        verb: Some("patch".into()),
+        resource: Some("configmaps".into()),
+        namespace: Some(ctx.namespace.clone()),
+        status: Some(429),
+        retry_after_seconds: Some(1),
+        count: Some(2),
+        ..Default::default()
+    }]);
+    let run = ctx.tf.run_with_env(
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+        &[("TF_LOG_PROVIDER", "DEBUG")],
+    );
+    let run = run.assert_success();
+    assert!(sim.faults().is_empty(), "both 429s were answered");
+    // The provider waited as long as the server's Retry-After said.
+    assert!(
+        run.stderr.contains("wait_ms=1000"),
+        "a retry honouring Retry-After (1 s) is logged:\n{}",
+        run.stderr
+            .lines()
+            .filter(|l| l.contains("retrying"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("web").is_empty());
+}
