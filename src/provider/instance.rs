@@ -533,19 +533,18 @@ impl Deadline {
         self,
         stop: &CancellationToken,
         what: &str,
-        result: Result<T, engine::EngineError>,
-    ) -> Result<T, engine::EngineError> {
+        result: &mut Result<T, engine::EngineError>,
+    ) {
         self.timer.abort();
-        match result {
-            Err(mut e) if e.is_cancelled() && !stop.is_cancelled() => {
-                e.message = format!(
-                    "{what} did not finish within the {}s allowed by `timeouts`: {}. Raise the timeout or fix what is not becoming ready",
-                    self.limit.as_secs(),
-                    e.message
-                );
-                Err(e)
-            }
-            other => other,
+        if let Err(e) = result
+            && e.is_cancelled()
+            && !stop.is_cancelled()
+        {
+            e.message = format!(
+                "{what} did not finish within the {}s allowed by `timeouts`: {}. Raise the timeout or fix what is not becoming ready",
+                self.limit.as_secs(),
+                e.message
+            );
         }
     }
 }
@@ -624,7 +623,7 @@ pub async fn apply(
     };
     let previous = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
-    let run = engine::run_plan(
+    let mut run = engine::run_plan(
         &cluster,
         RunRequest {
             package: &pkg,
@@ -637,7 +636,7 @@ pub async fn apply(
         &deadline.token,
     )
     .await;
-    let run = deadline.explain(cancel, &format!("plan {plan_name:?}"), run);
+    deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut run);
     let mut state = planned.clone();
     state.set_attr("id", Value::string(format!("{namespace}/{name}")));
     state.set_attr("last_plan", Value::string(&plan_name));
@@ -709,7 +708,7 @@ async fn destroy(
     let params = parameters_of(&prior).unwrap_or_default();
     let inventory = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
-    let work = engine::uninstall_instance(
+    let mut work = engine::uninstall_instance(
         cluster,
         &namespace,
         &name,
@@ -721,7 +720,8 @@ async fn destroy(
         &deadline.token,
     )
     .await;
-    match deadline.explain(cancel, "uninstall", work) {
+    deadline.explain(cancel, "uninstall", &mut work);
+    match work {
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,
