@@ -32,23 +32,12 @@ pub async fn preview_plan(
     req: RunRequest<'_>,
 ) -> Result<Vec<PlannedObject>, EngineError> {
     let pkg = req.package;
-    let plan = pkg.operator.plans.get(req.plan).ok_or_else(|| {
-        EngineError::fatal(format!(
-            "operator {} has no plan {:?}",
-            pkg.operator.name, req.plan
-        ))
-        .with_plan(req.plan)
-    })?;
-    let effective = pkg.effective_params(req.parameters).map_err(|errs| {
-        let list: Vec<String> = errs
-            .iter()
-            .map(|e| format!("{}: {}", e.parameter, e.message))
-            .collect();
-        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(req.plan)
-    })?;
-    let params = pkg.template_params(&effective).map_err(|e| {
-        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(req.plan)
-    })?;
+    let super::run::Prepared {
+        plan,
+        effective,
+        template_params: params,
+    } = super::run::prepare(pkg, req.plan, req.parameters)?;
+
     let render = RenderContext {
         package: pkg,
         instance: req.instance,
@@ -180,23 +169,12 @@ pub fn render_plan(
     parameters: &std::collections::BTreeMap<String, String>,
     plan_name: &str,
 ) -> Result<Vec<PreviewObject>, EngineError> {
-    let plan = pkg.operator.plans.get(plan_name).ok_or_else(|| {
-        EngineError::fatal(format!(
-            "operator {} has no plan {plan_name:?}",
-            pkg.operator.name
-        ))
-        .with_plan(plan_name)
-    })?;
-    let effective = pkg.effective_params(parameters).map_err(|errs| {
-        let list: Vec<String> = errs
-            .iter()
-            .map(|e| format!("{}: {}", e.parameter, e.message))
-            .collect();
-        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(plan_name)
-    })?;
-    let params = pkg.template_params(&effective).map_err(|e| {
-        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(plan_name)
-    })?;
+    let super::run::Prepared {
+        plan,
+        effective,
+        template_params: params,
+    } = super::run::prepare(pkg, plan_name, parameters)?;
+
     let ctx = RenderContext {
         package: pkg,
         instance,

@@ -42,6 +42,45 @@ pub struct RunOutcome {
     pub inventory: Vec<ObjectRef>,
 }
 
+/// The plan, the effective parameters (instance values over defaults, checked) and
+/// what templates see as `.Params`: the same checks for a run, a preview and an
+/// offline render, so they fail alike.
+pub(crate) fn prepare<'p>(
+    pkg: &'p Package,
+    plan_name: &str,
+    parameters: &BTreeMap<String, String>,
+) -> Result<Prepared<'p>, EngineError> {
+    let plan = pkg.operator.plans.get(plan_name).ok_or_else(|| {
+        let known: Vec<&String> = pkg.operator.plans.keys().collect();
+        EngineError::fatal(format!(
+            "operator {} has no plan {plan_name:?} (it has {known:?})",
+            pkg.operator.name
+        ))
+        .with_plan(plan_name)
+    })?;
+    let effective = pkg.effective_params(parameters).map_err(|errs| {
+        let list: Vec<String> = errs
+            .iter()
+            .map(|e| format!("{}: {}", e.parameter, e.message))
+            .collect();
+        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(plan_name)
+    })?;
+    let template_params = pkg.template_params(&effective).map_err(|e| {
+        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(plan_name)
+    })?;
+    Ok(Prepared {
+        plan,
+        effective,
+        template_params,
+    })
+}
+
+pub(crate) struct Prepared<'p> {
+    pub plan: &'p Plan,
+    pub effective: BTreeMap<String, String>,
+    pub template_params: BTreeMap<String, Value>,
+}
+
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
 /// fires. The Instance object is created or updated first (spec.operatorVersion,
 /// spec.parameters, spec.planExecution) and its `status.planStatus` follows progress.
@@ -71,24 +110,11 @@ async fn run_plan_impl(
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
     let pkg = req.package;
-    let plan = pkg.operator.plans.get(req.plan).ok_or_else(|| {
-        let known: Vec<&String> = pkg.operator.plans.keys().collect();
-        EngineError::fatal(format!(
-            "operator {} has no plan {:?} (it has {known:?})",
-            pkg.operator.name, req.plan
-        ))
-        .with_plan(req.plan)
-    })?;
-    let effective = pkg.effective_params(req.parameters).map_err(|errs| {
-        let list: Vec<String> = errs
-            .iter()
-            .map(|e| format!("{}: {}", e.parameter, e.message))
-            .collect();
-        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(req.plan)
-    })?;
-    let template_params = pkg.template_params(&effective).map_err(|e| {
-        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(req.plan)
-    })?;
+    let Prepared {
+        plan,
+        effective,
+        template_params,
+    } = prepare(pkg, req.plan, req.parameters)?;
 
     tracing::info!(
         plan = %req.plan,
