@@ -205,3 +205,35 @@ fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
     ctx.mark_cleaned();
     assert!(ctx.instance_objects("web").is_empty());
 }
+
+/// The engine waits for health by polling (not by watching), so the stream a watch
+/// would hold is a series of reads here: dropping them mid-wait must not fail the plan.
+#[test]
+fn connections_dropped_while_waiting_for_health_are_retried() {
+    let ctx = TestContext::new("fault-drop");
+    let Some(sim) = sim(&ctx) else {
+        skip!("needs kube-sim's fault injection");
+    };
+    ctx.use_example("quickstart");
+    sim.add_faults([kube_sim::FaultRule {
+        verb: Some("get".into()),
+        resource: Some("deployments".into()),
+        namespace: Some(ctx.namespace.clone()),
+        name: Some("web".into()),
+        drop: true,
+        count: Some(3),
+        ..Default::default()
+    }]);
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert!(
+        sim.faults().is_empty(),
+        "all three reads were dropped and retried"
+    );
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("web").is_empty());
+}
