@@ -109,6 +109,19 @@ spec:
     );
 }
 
+/// The quickstart instance finished its plan, and destroy leaves nothing labelled with
+/// it: how every fault scenario must end once the fault is gone.
+fn assert_complete_then_destroy_cleanly(ctx: &TestContext) {
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    let left = ctx.instance_objects("web");
+    assert!(left.is_empty(), "destroy left objects behind: {left:?}");
+}
+
 /// kube-sim of this test, or `None` (skip) on a real cluster.
 fn sim(ctx: &TestContext) -> Option<&kube_sim::KubeSim> {
     match &ctx.cluster.backend {
@@ -152,17 +165,13 @@ fn server_errors_on_one_object_fail_the_apply_and_the_next_apply_finishes() {
 
     sim.clear_faults();
     ctx.tf.apply(&[]).assert_success();
-    let state = ctx.tf.state();
-    assert_eq!(state.attr_str("kudo_instance.web", "status"), "COMPLETE");
     let after = ctx.instance_objects("web");
     assert_eq!(
         after.iter().filter(|o| o.kind == "Service").count(),
         1,
         "exactly one Service, no duplicates: {after:?}"
     );
-    ctx.tf.destroy(&[]).assert_success();
-    ctx.mark_cleaned();
-    assert!(ctx.instance_objects("web").is_empty());
+    assert_complete_then_destroy_cleanly(&ctx);
 }
 
 #[test]
@@ -197,13 +206,7 @@ fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    assert_eq!(
-        ctx.tf.state().attr_str("kudo_instance.web", "status"),
-        "COMPLETE"
-    );
-    ctx.tf.destroy(&[]).assert_success();
-    ctx.mark_cleaned();
-    assert!(ctx.instance_objects("web").is_empty());
+    assert_complete_then_destroy_cleanly(&ctx);
 }
 
 /// The engine waits for health by polling (not by watching), so the stream a watch
@@ -229,11 +232,5 @@ fn connections_dropped_while_waiting_for_health_are_retried() {
         sim.faults().is_empty(),
         "all three reads were dropped and retried"
     );
-    assert_eq!(
-        ctx.tf.state().attr_str("kudo_instance.web", "status"),
-        "COMPLETE"
-    );
-    ctx.tf.destroy(&[]).assert_success();
-    ctx.mark_cleaned();
-    assert!(ctx.instance_objects("web").is_empty());
+    assert_complete_then_destroy_cleanly(&ctx);
 }
