@@ -163,3 +163,80 @@ fn quickstart_parameter_change_updates_the_objects() {
         .assert_success()
         .assert_output_contains("No changes");
 }
+
+#[test]
+fn a_service_deleted_out_of_band_is_restored_by_the_next_apply() {
+    let ctx = TestContext::new("drift");
+    ctx.use_example("quickstart");
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+
+    // What `kubectl delete service web` does.
+    ctx.kube().delete("v1", "Service", Some(ns), "web");
+
+    // The refresh notices, and the plan proposes running deploy again.
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(plan.code, Some(2), "a change is proposed:\n{plan}");
+    assert!(plan.stdout.contains("DRIFTED"), "{plan}");
+    assert!(
+        plan.stdout
+            .contains("kudo_instance.web will be updated in-place"),
+        "{plan}"
+    );
+
+    ctx.tf.apply(&[]).assert_success();
+    ctx.kube().must_get("v1", "Service", Some(ns), "web");
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
+    let again = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        again.code,
+        Some(0),
+        "repaired, nothing left to do:\n{again}"
+    );
+}
+
+#[test]
+fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
+    let ctx = TestContext::new("import");
+    ctx.use_example("quickstart");
+    // `timeouts` live only in Terraform's configuration and state, never in the
+    // cluster, so a configuration that matches an import has none.
+    let main_tf = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("main.tf");
+    let start = main_tf
+        .find("  timeouts {")
+        .expect("the example sets timeouts");
+    let end = start + main_tf[start..].find("  }\n").expect("end of timeouts") + 4;
+    ctx.write(
+        "main.tf",
+        &format!("{}{}", &main_tf[..start], &main_tf[end..]),
+    );
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+
+    // Terraform forgets the instance; the cluster still has it.
+    ctx.tf
+        .run(&["state", "rm", "kudo_instance.web"])
+        .assert_success();
+    assert!(ctx.kube().instance(ns, "web").is_some());
+
+    ctx.tf
+        .import("kudo_instance.web", &format!("{ns}/web"), &[])
+        .assert_success();
+    let state = ctx.tf.state();
+    let instance = state.resource("kudo_instance.web").expect("imported");
+    assert_eq!(instance["status"], "COMPLETE", "{instance:#}");
+    assert_eq!(instance["operator"], format!("{ns}/{OV_NAME}").as_str());
+    assert!(
+        object_names(instance).contains(&"Service/web".to_string()),
+        "{instance:#}"
+    );
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        plan.code,
+        Some(0),
+        "configuration matches the import:\n{plan}"
+    );
+}

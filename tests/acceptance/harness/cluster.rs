@@ -241,6 +241,27 @@ impl Kube {
         }
     }
 
+    /// Deletes one object as `kubectl delete` would (background propagation) and waits
+    /// until the server no longer has it.
+    #[track_caller]
+    pub fn delete(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
+        let api = self
+            .api(api_version, kind, namespace)
+            .unwrap_or_else(|e| panic!("discovery of {api_version} {kind}: {e:#}"));
+        self.rt
+            .block_on(api.delete(name, &DeleteParams::background()))
+            .unwrap_or_else(|e| panic!("delete {kind} {name}: {e:#}"));
+        self.wait_for(
+            &format!("{kind} {name} to be gone"),
+            Duration::from_secs(60),
+            |k| {
+                k.get(api_version, kind, namespace, name)
+                    .is_none()
+                    .then_some(())
+            },
+        );
+    }
+
     /// Polls `check` until it returns `Some`, up to `timeout`; for state the cluster
     /// reaches on its own after Terraform returned (e.g. garbage collection).
     #[track_caller]
