@@ -15,20 +15,11 @@ use kudo_package::Package;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
-use super::{Session, schema};
+use super::{Session, namespace_of, schema};
 
-const DEFAULT_NAMESPACE: &str = "default";
 pub const STATUS_COMPLETE: &str = "COMPLETE";
 /// Reported by a refresh that finds a managed object gone; the next plan repairs it.
 pub const STATUS_DRIFTED: &str = "DRIFTED";
-
-fn namespace_of(v: &Value) -> String {
-    v.get("namespace")
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_NAMESPACE)
-        .to_string()
-}
 
 /// A `map(string)` attribute; null counts as empty. `None` while unknown.
 fn string_map_of(v: &Value, attr: &str) -> Option<BTreeMap<String, String>> {

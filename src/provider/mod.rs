@@ -78,6 +78,18 @@ impl KudoProvider {
     }
 }
 
+/// Where a resource lives when its configuration names no namespace, as `kubectl` does.
+const DEFAULT_NAMESPACE: &str = "default";
+
+/// The `namespace` attribute of a resource value, defaulted.
+fn namespace_of(v: &Value) -> String {
+    v.get("namespace")
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_NAMESPACE)
+        .to_string()
+}
+
 fn unknown_type(type_name: &str) -> Diagnostic {
     Diagnostic::error(
         "Unknown resource type",
@@ -224,16 +236,7 @@ impl Provider for KudoProvider {
             Ok(s) => s,
             Err(d) => return (config, vec![d]),
         };
-        let repositories: Vec<kudo_package::Repository> = session
-            .config
-            .repositories
-            .iter()
-            .map(|r| kudo_package::Repository {
-                name: r.name.clone(),
-                url: r.url.clone(),
-                priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
-            })
-            .collect();
+        let repositories = packages::repositories(&session.config.repositories);
         // Loading may download; keep it off the async workers.
         let fallback = config.clone();
         tokio::task::spawn_blocking(move || package_data::read(&config, &repositories))

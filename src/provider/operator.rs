@@ -13,17 +13,7 @@ use kudo_package::Package;
 use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
-use super::{Session, schema};
-
-const DEFAULT_NAMESPACE: &str = "default";
-
-fn namespace_of(v: &Value) -> String {
-    v.get("namespace")
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_NAMESPACE)
-        .to_string()
-}
+use super::{DEFAULT_NAMESPACE, Session, namespace_of, schema};
 
 fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::error(

@@ -24,16 +24,21 @@ fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".terraform"))
 }
 
-fn load_context(repositories: &[RepositoryConfig]) -> LoadContext {
+/// The provider's `repository` blocks as the package loader takes them.
+pub fn repositories(configured: &[RepositoryConfig]) -> Vec<Repository> {
+    configured
+        .iter()
+        .map(|r| Repository {
+            name: r.name.clone(),
+            url: r.url.clone(),
+            priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
+        })
+        .collect()
+}
+
+fn load_context(configured: &[RepositoryConfig]) -> LoadContext {
     LoadContext {
-        repositories: repositories
-            .iter()
-            .map(|r| Repository {
-                name: r.name.clone(),
-                url: r.url.clone(),
-                priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
-            })
-            .collect(),
+        repositories: repositories(configured),
         cache_dir: Some(data_dir().join("kudo").join("downloads")),
         base_dir: None,
     }
