@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use kudo_package::{LoadContext, Severity};
 
-use super::args::{self, Flag};
+use super::args::Flag;
 
 const CREATE_FLAGS: &[Flag] = &[
     Flag::value("--output").short("-o"),
@@ -21,13 +21,12 @@ pub fn create(argv: &[String]) -> ExitCode {
         super::print_out(&format!("{}\n", super::usage()));
         return ExitCode::SUCCESS;
     }
-    let parsed = match args::parse(argv, CREATE_FLAGS) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error("package create", &e),
-    };
-    let [dir] = parsed.positional.as_slice() else {
-        return super::usage_error("package create", "expects exactly one package folder");
-    };
+    let (parsed, dir) =
+        match super::parse_with_one("package create", argv, CREATE_FLAGS, "package folder") {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+    let dir = dir.as_str();
     if !Path::new(dir).is_dir() {
         return super::usage_error(
             "package create",
@@ -95,13 +94,12 @@ pub fn index(argv: &[String]) -> ExitCode {
         super::print_out(&format!("{}\n", super::usage()));
         return ExitCode::SUCCESS;
     }
-    let parsed = match args::parse(argv, INDEX_FLAGS) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error("repo index", &e),
-    };
-    let [dir] = parsed.positional.as_slice() else {
-        return super::usage_error("repo index", "expects exactly one repository folder");
-    };
+    let (parsed, dir) =
+        match super::parse_with_one("repo index", argv, INDEX_FLAGS, "repository folder") {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+    let dir = dir.as_str();
     let dir = Path::new(dir);
     let text = match kudo_package::index_dir(dir, parsed.value("--url")) {
         Ok(t) => t,

@@ -81,6 +81,25 @@ pub fn run(args: &[String]) -> ExitCode {
 }
 
 /// A wrong command line: the message, a pointer to help, exit 2.
+/// Parses `argv` against `flags` and requires exactly one positional argument,
+/// described by `what` in the message when it is missing. On a usage problem the user
+/// has been told and the exit code to end with is returned.
+fn parse_with_one(
+    command: &str,
+    argv: &[String],
+    flags: &[args::Flag],
+    what: &str,
+) -> Result<(args::Parsed, String), ExitCode> {
+    let parsed = args::parse(argv, flags).map_err(|e| usage_error(command, &e))?;
+    match parsed.positional.as_slice() {
+        [one] => {
+            let one = one.clone();
+            Ok((parsed, one))
+        }
+        _ => Err(usage_error(command, &format!("expects exactly one {what}"))),
+    }
+}
+
 fn usage_error(command: &str, message: &str) -> ExitCode {
     eprintln!("{BIN} {command}: {message}\nRun `{BIN} help` for the usage.");
     ExitCode::from(USAGE_EXIT)

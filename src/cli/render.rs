@@ -34,16 +34,16 @@ pub fn run(argv: &[String]) -> ExitCode {
         super::print_out(&format!("{}\n", super::usage()));
         return ExitCode::SUCCESS;
     }
-    let parsed = match args::parse(argv, FLAGS) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error("render", &e),
+    let (parsed, path) = match super::parse_with_one(
+        "render",
+        argv,
+        FLAGS,
+        "PATH (a package folder, .tgz or URL)",
+    ) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let [path] = parsed.positional.as_slice() else {
-        return super::usage_error(
-            "render",
-            "expects exactly one PATH (a package folder, .tgz or URL)",
-        );
-    };
+    let path = path.as_str();
     let values = match pairs(&parsed, "--param", "-p") {
         Ok(v) => v,
         Err(e) => return super::usage_error("render", &e),

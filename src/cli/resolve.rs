@@ -27,16 +27,16 @@ pub fn run(argv: &[String]) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let parsed = match args::parse(argv, FLAGS) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error("resolve", &e),
+    let (parsed, path) = match super::parse_with_one(
+        "resolve",
+        argv,
+        FLAGS,
+        "PATH (a package folder, .tgz or URL)",
+    ) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let [path] = parsed.positional.as_slice() else {
-        return super::usage_error(
-            "resolve",
-            "expects exactly one PATH (a package folder, .tgz or URL)",
-        );
-    };
+    let path = path.as_str();
     let mut repositories = Vec::new();
     for (i, text) in parsed.values("--repo").iter().enumerate() {
         match args::key_value(text, "--repo") {

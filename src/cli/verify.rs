@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use kudo_package::{LoadContext, Severity};
 
-use super::args::{self, Flag};
+use super::args::Flag;
 
 const FLAGS: &[Flag] = &[Flag::switch("--extended")];
 
@@ -17,16 +17,16 @@ pub fn run(argv: &[String]) -> ExitCode {
         super::print_out(&format!("{}\n", super::usage()));
         return ExitCode::SUCCESS;
     }
-    let parsed = match args::parse(argv, FLAGS) {
-        Ok(p) => p,
-        Err(e) => return super::usage_error("package verify", &e),
+    let (parsed, path) = match super::parse_with_one(
+        "package verify",
+        argv,
+        FLAGS,
+        "PATH (a package folder or .tgz)",
+    ) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let [path] = parsed.positional.as_slice() else {
-        return super::usage_error(
-            "package verify",
-            "expects exactly one PATH (a package folder or .tgz)",
-        );
-    };
+    let path = path.as_str();
     // Unverified: `load` would stop at the first error, and verify must list them all.
     let pkg = match kudo_package::load_unverified(path, &LoadContext::default()) {
         Ok(p) => p,
