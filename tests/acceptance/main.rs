@@ -13,6 +13,10 @@
 
 mod harness;
 
+// Author CLI and docs checks share this binary to save a link; they need no Terraform.
+mod cli;
+mod docs_coverage;
+
 mod errors;
 mod faults;
 mod logging;

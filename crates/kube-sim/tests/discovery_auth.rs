@@ -1,10 +1,10 @@
 //! Transport, authentication and discovery as kube-rs uses them.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 
-use common::*;
+use crate::common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube::api::{Api, ListParams};

@@ -1,8 +1,8 @@
 //! Object lifecycle: namespaces, CRDs, status subresource, finalizers and garbage collection.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};

@@ -1,8 +1,8 @@
 //! Server-side apply semantics against a real kube-rs client.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 

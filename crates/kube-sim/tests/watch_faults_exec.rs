@@ -1,10 +1,10 @@
 //! Watches, fault injection and pod exec.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;

@@ -1,10 +1,10 @@
 //! Simulated controllers: readiness after the configured delay, as kube-rs conditions see it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, Service};

@@ -1,8 +1,8 @@
 //! The cluster layer against kube-sim: transient failures, cluster-scoped objects.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use kube_sim::FaultRule;
 use kudo_engine::cluster::ClusterError;
 use kudo_engine::engine::{self, LABEL_INSTANCE, RunRequest, instance_ref};

@@ -1,8 +1,8 @@
 //! Plans run against kube-sim: deploy, failure, concurrency, pruning, uninstall.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use kudo_engine::cluster::{Cluster, ClusterError, ConnectionSettings};
 use kudo_engine::engine::{
     self, Cleanup, LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR, RunRequest, instance_ref,

@@ -2,12 +2,12 @@
 //! containing each line of its expected.txt (file name, what is wrong, what to fix), and
 //! must not panic.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use common::{Entry, Server, file, raw_tgz};
+use crate::common::{Entry, Server, file, raw_tgz};
 use kudo_package::{LoadContext, Package, Repository, load};
 
 fn case_dir(name: &str) -> PathBuf {

@@ -1,11 +1,11 @@
 //! Package sources: .tgz files, URLs, repository indexes (over HTTP on 127.0.0.1 and
 //! from files), priorities, digests and the cache; and extensions.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::Server;
+use crate::common::Server;
 use kudo_package::{
     LoadContext, Origin, Package, Repository, TaskSpec, create_tgz, index_dir, load, parse_index,
     read_tgz, sha256_hex, tgz_file_name,

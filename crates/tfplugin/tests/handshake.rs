@@ -1,14 +1,14 @@
 //! The provider binary's start-up contract with Terraform (go-plugin).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common::{echo_provider_binary, terraform_like_client_cert, tls_channel};
 use base64::Engine as _;
-use common::{echo_provider_binary, terraform_like_client_cert, tls_channel};
 use tfplugin::proto::plugin::Empty;
 use tfplugin::proto::plugin::grpc_controller_client::GrpcControllerClient;
 use tfplugin::{MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, handshake_line};

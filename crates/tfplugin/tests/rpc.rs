@@ -1,11 +1,11 @@
 //! The tfplugin6 and go-plugin services over plain TCP (Terraform without AutoMTLS).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{TestProvider, plain_channel, plain_client, thing_schema};
+use crate::common::{TestProvider, plain_channel, plain_client, thing_schema};
 use tfplugin::proto::plugin::Empty;
 use tfplugin::proto::plugin::grpc_controller_client::GrpcControllerClient;
 use tfplugin::proto::tfplugin6 as pb;

@@ -3,12 +3,12 @@
 //! Skips (with a message) when no terraform binary is found: set
 //! `TF_ACC_TERRAFORM_PATH` or put `terraform` on PATH.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::echo_provider_binary;
+use crate::common::echo_provider_binary;
 
 fn find_terraform() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TF_ACC_TERRAFORM_PATH") {

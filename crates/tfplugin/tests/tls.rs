@@ -1,10 +1,10 @@
 //! AutoMTLS: only the client certificate announced in PLUGIN_CLIENT_CERT may connect.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{TestProvider, terraform_like_client_cert, tls_client};
+use crate::common::{TestProvider, terraform_like_client_cert, tls_client};
 use tfplugin::proto::tfplugin6::get_provider_schema;
 use tfplugin::{ServeConfig, start};
 

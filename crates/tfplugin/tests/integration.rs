@@ -1,0 +1,13 @@
+//! One test binary for the crate's integration tests: each module was its own
+//! binary before, and every extra binary links the whole dependency tree again,
+//! which costs minutes and gigabytes on a two-core CI machine.
+
+mod common;
+
+mod codec;
+mod handshake;
+mod logging;
+mod rpc;
+mod schema;
+mod terraform;
+mod tls;
