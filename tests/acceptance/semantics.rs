@@ -773,6 +773,74 @@ fn destroy_runs_cleanup_and_leaves_nothing_behind() {
     );
 }
 
+// 8b. A first run that fails still records what it created: destroy removes the
+// cluster-scoped objects too (they have no owner reference to be collected by).
+#[test]
+fn failed_first_run_is_destroyed_without_leaking_cluster_scoped_objects() {
+    if ctx_is_real() {
+        skip!("needs kube-sim's job-fail annotation");
+    }
+    let ctx = TestContext::new("failed-first-run");
+    let ns = ctx.namespace.as_str();
+    let kube = ctx.kube();
+    ctx.write(
+        "main.tf",
+        &config(
+            &path_str(&own_operator("cleanup-demo")),
+            "demo",
+            &[("FAIL_SETUP", "true")],
+            &[],
+        ),
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    assert!(run.stderr.contains("demo-setup"), "{run}");
+    let role_name = format!("{ns}-demo-reader");
+    kube.must_get(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        None,
+        &role_name,
+    );
+    let state = ctx.tf.state();
+    assert_eq!(
+        instance_state(&state)["status"],
+        "FATAL_ERROR",
+        "{:#}",
+        state.0
+    );
+    let objects = state_objects(&state);
+    for o in [
+        format!("ClusterRole/{role_name}"),
+        "ConfigMap/demo-config".to_string(),
+        "Job/demo-setup".to_string(),
+    ] {
+        assert!(
+            objects.contains(&o),
+            "{o} missing from the failed run's objects: {objects:#?}"
+        );
+    }
+
+    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    ctx.mark_cleaned();
+    assert!(
+        kube.get(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            None,
+            &role_name
+        )
+        .is_none(),
+        "the ClusterRole of a failed first run leaked"
+    );
+    let cluster_left = kube.list_cluster("kudo.dev/instance=demo");
+    assert!(
+        cluster_left.is_empty(),
+        "cluster-scoped leftovers: {cluster_left:#?}"
+    );
+    let left = ctx.instance_objects("demo");
+    assert!(left.is_empty(), "objects left after destroy: {left:#?}");
+}
+
 // 9. A parallel phase takes about as long as its slowest step (measured, not asserted).
 #[test]
 fn parallel_phase_takes_as_long_as_its_slowest_step() {
