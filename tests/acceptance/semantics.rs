@@ -309,6 +309,23 @@ fn mysql_backup_plan_runs_by_trigger() {
         .plan(&["-detailed-exitcode"])
         .assert_success()
         .assert_output_contains("No changes");
+
+    // A new token runs the plan again: a new execution uid in planStatus.
+    ctx.write(
+        "main.tf",
+        &config(&pkg, "db", &[], &[("backup", "2026-11-23")]),
+    );
+    ctx.tf
+        .plan(&[])
+        .assert_success()
+        .assert_output_contains(r#"~ "backup" = "2026-11-22" -> "2026-11-23""#);
+    apply_expecting(&ctx, "backup");
+    let again = completed_plan_status(&ctx, "db", "backup");
+    assert_ne!(
+        again["uid"], status["uid"],
+        "the backup plan ran again: {again:#}"
+    );
+    assert!(again["uid"].is_string(), "{again:#}");
     destroy_leaves_nothing(&ctx, "db");
 }
 
@@ -342,6 +359,7 @@ fn changed_immutable_parameter_is_rejected_at_plan_time() {
         &config(&pkg, "app", &[("DATABASE", "billing")], &[]),
     );
     let run = ctx.tf.plan(&[]).assert_clean_error();
+    eprintln!("[semantics] immutable parameter change:\n{}", run.stderr);
     assert!(
         run.stderr.contains("DATABASE") && run.stderr.contains("immutable"),
         "the error must name the parameter and say why:\n{run}"
