@@ -657,10 +657,10 @@ pub async fn apply(
             // COMPLETE) and destroy finds every object (they also carry the instance label).
             let status = if e.fatal { "FATAL_ERROR" } else { "ERROR" };
             state.set_attr("status", Value::string(status));
-            let objects = if prior.is_null() {
-                Vec::new()
-            } else {
-                previous
+            let objects = match &e.inventory {
+                Some(known) => known.clone(),
+                None if prior.is_null() => Vec::new(),
+                None => previous,
             };
             state.set_attr("objects", Value::list(objects.iter().map(object_value)));
             fail(

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::engine;
 use std::collections::BTreeMap;
 
-use kudo_package::Package;
+use kudo_package::{Package, TaskSpec};
 use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
@@ -408,16 +408,33 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         Err(d) => return fail(d),
     };
     match engine::load_operator(&cluster, namespace, ov_name).await {
-        Ok(Some(pkg)) => ImportResponse {
-            imported: vec![ImportedResource {
-                type_name: schema::OPERATOR.to_string(),
-                // The package source is not recorded in the cluster; the next plan
-                // takes it from the configuration.
-                state: state_for(&pkg, Value::Null, namespace),
-                private: Vec::new(),
-            }],
-            diagnostics: Vec::new(),
-        },
+        Ok(Some(pkg)) => {
+            // The package source is not recorded in the cluster; the next plan
+            // takes it from the configuration.
+            let mut state = state_for(&pkg, Value::Null, namespace);
+            // Without KudoOperator tasks the resolution is known without repositories:
+            // record it, so the next plan shows only the `package` it cannot know.
+            let has_dependencies = pkg
+                .operator
+                .tasks
+                .iter()
+                .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }));
+            if !has_dependencies {
+                state.set_attr("dependencies", Value::list(std::iter::empty::<Value>()));
+                state.set_attr(
+                    "install_order",
+                    Value::list([Value::string(pkg.operator_version_name())]),
+                );
+            }
+            ImportResponse {
+                imported: vec![ImportedResource {
+                    type_name: schema::OPERATOR.to_string(),
+                    state,
+                    private: Vec::new(),
+                }],
+                diagnostics: Vec::new(),
+            }
+        }
         Ok(None) => fail(Diagnostic::error(
             "Nothing to import",
             format!("There is no OperatorVersion {ov_name} in namespace {namespace}."),

@@ -23,4 +23,5 @@ mod logging;
 mod operators;
 mod packages;
 mod quickstart;
+mod semantics;
 mod smoke;

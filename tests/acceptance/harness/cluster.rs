@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::discovery::{self, Discovery, Scope, verbs};
@@ -212,6 +212,82 @@ impl Kube {
                 anyhow::Ok(found)
             })
             .unwrap_or_else(|e| panic!("list objects in {namespace}: {e:#}"))
+    }
+
+    /// Every cluster-scoped object of every listable kind matching a label selector
+    /// (`kudo.dev/instance=web`), found through full discovery like
+    /// [`Kube::list_namespace`].
+    #[track_caller]
+    pub fn list_cluster(&self, selector: &str) -> BTreeSet<ObjRef> {
+        self.rt
+            .block_on(async {
+                let discovery = Discovery::new(self.client.clone()).run().await?;
+                let mut found = BTreeSet::new();
+                for group in discovery.groups() {
+                    for (ar, caps) in group.recommended_resources() {
+                        if caps.scope != Scope::Cluster || !caps.supports_operation(verbs::LIST) {
+                            continue;
+                        }
+                        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
+                        let Ok(list) = api.list(&ListParams::default().labels(selector)).await
+                        else {
+                            continue;
+                        };
+                        for o in list {
+                            found.insert(ObjRef {
+                                api_version: ar.api_version.clone(),
+                                kind: ar.kind.clone(),
+                                namespace: None,
+                                name: o.metadata.name.unwrap_or_default(),
+                            });
+                        }
+                    }
+                }
+                anyhow::Ok(found)
+            })
+            .unwrap_or_else(|e| panic!("list cluster-scoped objects ({selector}): {e:#}"))
+    }
+
+    /// Server-side applies `obj` as `kubectl apply --server-side` would (field manager
+    /// `kubectl`): how a test creates objects without the provider.
+    #[track_caller]
+    pub fn apply(&self, obj: &Value) -> Value {
+        let api_version = obj["apiVersion"].as_str().expect("apiVersion");
+        let kind = obj["kind"].as_str().expect("kind");
+        let name = obj["metadata"]["name"].as_str().expect("metadata.name");
+        let namespace = obj["metadata"]["namespace"].as_str();
+        let api = self
+            .api(api_version, kind, namespace)
+            .unwrap_or_else(|e| panic!("discovery of {api_version} {kind}: {e:#}"));
+        let params = PatchParams::apply("kubectl").force();
+        let applied = self
+            .rt
+            .block_on(api.patch(name, &params, &Patch::Apply(obj)))
+            .unwrap_or_else(|e| panic!("apply {kind} {name}: {e:#}"));
+        serde_json::to_value(applied).expect("object to JSON")
+    }
+
+    /// Merge-patches the status subresource, as a controller (here: KUDO's manager)
+    /// writes status.
+    #[track_caller]
+    pub fn patch_status(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        status: &Value,
+    ) {
+        let api = self
+            .api(api_version, kind, namespace)
+            .unwrap_or_else(|e| panic!("discovery of {api_version} {kind}: {e:#}"));
+        self.rt
+            .block_on(api.patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            ))
+            .unwrap_or_else(|e| panic!("patch status of {kind} {name}: {e:#}"));
     }
 
     /// Creates a namespace (the provider expects it to exist, as a user's would).

@@ -54,6 +54,17 @@ pub fn fixture_operator(name: &str) -> Option<PathBuf> {
         .then(|| p.canonicalize().expect("canonical fixture path"))
 }
 
+/// `tests/fixtures/operators/<name>`: the packages written for this repository.
+pub fn own_operator(name: &str) -> PathBuf {
+    let p = repo_root().join("tests/fixtures/operators").join(name);
+    assert!(
+        p.join("operator.yaml").is_file(),
+        "no package at {}",
+        p.display()
+    );
+    p
+}
+
 /// One test's world. Dropping it destroys what Terraform still manages (real clusters
 /// only) and deletes the namespace.
 pub struct TestContext {
@@ -136,6 +147,14 @@ impl TestContext {
     /// Copies a folder (e.g. an operator package) into the working folder at `rel`.
     pub fn copy_in(&self, src: &Path, rel: &str) {
         copy_dir(src, &self.workdir.join(rel));
+    }
+
+    /// The stand-in, or `None` against a real cluster.
+    pub fn sim(&self) -> Option<&kube_sim::KubeSim> {
+        match &self.cluster.backend {
+            cluster::Backend::Sim(sim) => Some(sim),
+            cluster::Backend::Real => None,
+        }
     }
 
     /// Objects in the test namespace labelled as belonging to KUDO instance `name`.

@@ -13,6 +13,10 @@ pub struct EngineError {
     pub object: Option<ObjectRef>,
     pub message: String,
     pub fatal: bool,
+    /// Set by `run_plan` when a plan fails: the objects known to exist afterwards
+    /// (previous inventory plus what the run applied, minus what it deleted), so the
+    /// caller keeps track of them (cluster-scoped ones carry no owner reference).
+    pub inventory: Option<Vec<ObjectRef>>,
 }
 
 impl EngineError {
@@ -55,6 +59,7 @@ impl EngineError {
             object: None,
             message: message.into(),
             fatal,
+            inventory: None,
         }
     }
 
@@ -85,6 +90,13 @@ impl EngineError {
 
     pub fn with_object(mut self, object: &ObjectRef) -> Self {
         self.object.get_or_insert_with(|| object.clone());
+        self
+    }
+
+    /// Records the objects that exist after a failed plan (the innermost run's
+    /// record is replaced by the outer one, which includes it).
+    pub fn with_inventory(mut self, inventory: Vec<ObjectRef>) -> Self {
+        self.inventory = Some(inventory);
         self
     }
 

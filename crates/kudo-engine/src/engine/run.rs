@@ -188,7 +188,9 @@ async fn run_plan_impl(
             tracing::error!(plan = %req.plan, instance = %req.instance, error = %e, "plan failed")
         }
     }
-    result?;
+    if let Err(e) = result {
+        return Err(e.with_inventory(run.inventory().into_iter().collect()));
+    }
 
     let inventory = run.prune(cancel).await.map_err(|e| e.with_plan(req.plan))?;
     let plan_status = run.snapshot(req.plan);
@@ -863,7 +865,8 @@ impl<'a> Run<'a> {
 
     /// Deletes objects of earlier runs that no task renders any more; returns the new
     /// inventory.
-    async fn prune(&self, cancel: &CancellationToken) -> Result<Vec<ObjectRef>, EngineError> {
+    /// Previous inventory plus what this run applied, minus what it deleted.
+    fn inventory(&self) -> BTreeSet<ObjectRef> {
         let applied = self.applied.lock().map(|a| a.clone()).unwrap_or_default();
         let deleted = self.deleted.lock().map(|d| d.clone()).unwrap_or_default();
         let mut inventory: BTreeSet<ObjectRef> = self
@@ -871,9 +874,15 @@ impl<'a> Run<'a> {
             .previous_inventory
             .iter()
             .cloned()
-            .chain(applied.iter().cloned())
+            .chain(applied)
             .collect();
         inventory.retain(|r| !deleted.contains(r));
+        inventory
+    }
+
+    async fn prune(&self, cancel: &CancellationToken) -> Result<Vec<ObjectRef>, EngineError> {
+        let applied = self.applied.lock().map(|a| a.clone()).unwrap_or_default();
+        let mut inventory = self.inventory();
 
         let stale: Vec<ObjectRef> = self
             .req
