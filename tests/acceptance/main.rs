@@ -21,6 +21,7 @@ mod errors;
 mod faults;
 mod logging;
 mod operators;
+mod ownership;
 mod packages;
 mod quickstart;
 mod semantics;

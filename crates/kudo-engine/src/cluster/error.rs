@@ -1,4 +1,4 @@
-use super::ObjectRef;
+use super::{FieldConflict, ObjectRef};
 
 /// Everything that can go wrong talking to the cluster. Each variant says which setting or
 /// object is involved so a Terraform user knows what to fix.
@@ -35,6 +35,20 @@ pub enum ClusterError {
         message: String,
     },
 
+    /// Our apply would change fields another field manager owns on an object we never
+    /// applied. Retrying cannot help: the other manager keeps them until someone acts.
+    #[error(
+        "apply {object}: {} (server-side apply conflict; the provider only takes over fields \
+         it applied before). Either remove the field from the other manager (e.g. re-apply \
+         its configuration without the field), delete the object so the provider creates it, \
+         or change the template so it does not set the field",
+        describe_conflicts(conflicts)
+    )]
+    FieldConflict {
+        object: String,
+        conflicts: Vec<FieldConflict>,
+    },
+
     #[error("invalid object{}: {message}", object.as_ref().map(|o| format!(" {o}")).unwrap_or_default())]
     InvalidObject {
         object: Option<ObjectRef>,
@@ -52,11 +66,26 @@ pub enum ClusterError {
     Cancelled { what: String },
 }
 
+fn describe_conflicts(conflicts: &[FieldConflict]) -> String {
+    let parts: Vec<String> = conflicts
+        .iter()
+        .map(|c| match c.manager.as_str() {
+            "" => format!("field {} is managed by another field manager", c.field),
+            m => format!("field {} is managed by \"{m}\"", c.field),
+        })
+        .collect();
+    match parts.is_empty() {
+        true => "fields are managed by another field manager".to_string(),
+        false => parts.join(", "),
+    }
+}
+
 impl ClusterError {
     /// The HTTP status code of an API error, if this is one.
     pub fn code(&self) -> Option<u16> {
         match self {
             ClusterError::Api { code, .. } => Some(*code),
+            ClusterError::FieldConflict { .. } => Some(409),
             _ => None,
         }
     }

@@ -1,6 +1,7 @@
 //! Talking to the Kubernetes API: a client from provider settings, a discovery cache,
 //! server-side apply, get, delete-and-wait, and the KUDO CRDs.
 
+mod conflict;
 mod crds;
 mod error;
 mod exec;
@@ -20,6 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
+pub use conflict::FieldConflict;
 pub use error::ClusterError;
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
@@ -205,8 +207,14 @@ impl Cluster {
         }
     }
 
-    /// Server-side apply with our field manager, forcing conflicts (we are the owner of
-    /// what we render). `dry_run` asks the server to validate without persisting.
+    /// Server-side apply with our field manager. `dry_run` asks the server to validate
+    /// without persisting.
+    ///
+    /// The apply is not forced: a field another manager owns is theirs. On a conflict we
+    /// force only when the object carries our own apply entry, i.e. we applied it before
+    /// and the conflicting fields are ones someone took from us out of band (`kubectl
+    /// edit`, a forced apply): drift we must repair. An object someone else created and
+    /// manages fails with [`ClusterError::FieldConflict`] instead.
     pub async fn apply(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
         let mut r = ObjectRef::from_object(obj)?;
         let (_, scope) = self.resolve(&r.api_version, &r.kind).await?;
@@ -219,15 +227,51 @@ impl Cluster {
             }
         }
         let api = self.api_for(&r).await?;
-        let mut pp = PatchParams::apply(FIELD_MANAGER).force();
-        if dry_run {
-            pp = pp.dry_run();
-        }
         let patch = Patch::Apply(&body);
+        let params = |force: bool| {
+            let mut pp = PatchParams::apply(FIELD_MANAGER);
+            pp.force = force;
+            if dry_run {
+                pp = pp.dry_run();
+            }
+            pp
+        };
+        let pp = params(false);
+        let conflicts = match with_retry("apply", None, || api.patch(&r.name, &pp, &patch)).await {
+            Ok(applied) => {
+                tracing::debug!(object = %r, dry_run, "applied");
+                return to_json(&applied, &r);
+            }
+            Err(RetryError::Kube(kube::Error::Api(status)))
+                if status.code == 409 && conflict::is_field_conflict(&status) =>
+            {
+                conflict::causes(&status)
+            }
+            Err(e) => return Err(self.error("apply", &r.to_string(), e)),
+        };
+        let live = with_retry("get", None, || api.get_opt(&r.name))
+            .await
+            .map_err(|e| self.error("read", &r.to_string(), e))?;
+        let ours = live
+            .as_ref()
+            .is_some_and(|o| conflict::applied_by(o, FIELD_MANAGER));
+        if !ours {
+            tracing::warn!(object = %r, ?conflicts, "apply conflicts with another field manager");
+            return Err(ClusterError::FieldConflict {
+                object: r.to_string(),
+                conflicts,
+            });
+        }
+        tracing::warn!(
+            object = %r,
+            ?conflicts,
+            "fields we applied before were changed by another field manager; taking them back"
+        );
+        let pp = params(true);
         let applied = with_retry("apply", None, || api.patch(&r.name, &pp, &patch))
             .await
             .map_err(|e| self.error("apply", &r.to_string(), e))?;
-        tracing::debug!(object = %r, dry_run, "applied");
+        tracing::debug!(object = %r, dry_run, "applied (forced)");
         to_json(&applied, &r)
     }
 

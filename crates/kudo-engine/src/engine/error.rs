@@ -123,6 +123,8 @@ impl From<ClusterError> for EngineError {
     fn from(e: ClusterError) -> Self {
         let fatal = match &e {
             ClusterError::UnknownKind { .. } | ClusterError::InvalidObject { .. } => true,
+            // Another manager keeps the fields until someone acts; retrying cannot help.
+            ClusterError::FieldConflict { .. } => true,
             ClusterError::Api { code, .. } => {
                 (400..500).contains(code) && *code != 409 && *code != 429
             }
