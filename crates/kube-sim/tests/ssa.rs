@@ -69,23 +69,38 @@ async fn conflicting_apply_is_409_naming_field_and_manager_unless_forced() {
 async fn conflict_status_details_list_each_field_and_its_manager() {
     let (_sim, client) = start().await;
     let (api, _) = api_for(&client, "v1", "ConfigMap", Some("default")).await;
-    apply(&api, cm("c9", json!({"a": "1", "b": "1", "c": "1"})), "kubectl", false)
-        .await
-        .expect("first apply");
-    let err = apply(&api, cm("c9", json!({"a": "2", "b": "2", "c": "1"})), "tf", false)
-        .await
-        .expect_err("conflict");
+    apply(
+        &api,
+        cm("c9", json!({"a": "1", "b": "1", "c": "1"})),
+        "kubectl",
+        false,
+    )
+    .await
+    .expect("first apply");
+    let err = apply(
+        &api,
+        cm("c9", json!({"a": "2", "b": "2", "c": "1"})),
+        "tf",
+        false,
+    )
+    .await
+    .expect_err("conflict");
     let kube::Error::Api(status) = err else {
         panic!("expected an API error, got {err:?}");
     };
     assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
     assert!(
-        status.message.starts_with("Apply failed with 2 conflicts: conflicts with \"kubectl\" using v1:"),
+        status
+            .message
+            .starts_with("Apply failed with 2 conflicts: conflicts with \"kubectl\" using v1:"),
         "{}",
         status.message
     );
     let details = status.details.as_ref().expect("details");
-    assert_eq!((details.name.as_str(), details.kind.as_str()), ("c9", "configmaps"));
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("c9", "configmaps")
+    );
     let causes: Vec<(&str, &str, &str)> = details
         .causes
         .iter()
@@ -94,8 +109,16 @@ async fn conflict_status_details_list_each_field_and_its_manager() {
     assert_eq!(
         causes,
         vec![
-            ("FieldManagerConflict", ".data.a", "conflict with \"kubectl\" using v1"),
-            ("FieldManagerConflict", ".data.b", "conflict with \"kubectl\" using v1"),
+            (
+                "FieldManagerConflict",
+                ".data.a",
+                "conflict with \"kubectl\" using v1"
+            ),
+            (
+                "FieldManagerConflict",
+                ".data.b",
+                "conflict with \"kubectl\" using v1"
+            ),
         ],
         "the unchanged .data.c is shared, not a conflict"
     );

@@ -79,7 +79,11 @@ mod tests {
     #[test]
     fn causes_name_field_and_manager() {
         let s = status(&[
-            (CAUSE_REASON, ".data.key", "conflict with \"kubectl\" using v1"),
+            (
+                CAUSE_REASON,
+                ".data.key",
+                "conflict with \"kubectl\" using v1",
+            ),
             (
                 CAUSE_REASON,
                 ".spec.replicas",
@@ -128,11 +132,20 @@ mod tests {
             e
         };
         assert!(applied_by(
-            &obj(serde_json::json!([entry("kubectl", "Apply", None), entry("tf", "Apply", None)])),
+            &obj(serde_json::json!([
+                entry("kubectl", "Apply", None),
+                entry("tf", "Apply", None)
+            ])),
             "tf"
         ));
-        assert!(!applied_by(&obj(serde_json::json!([entry("kubectl", "Apply", None)])), "tf"));
-        assert!(!applied_by(&obj(serde_json::json!([entry("tf", "Update", None)])), "tf"));
+        assert!(!applied_by(
+            &obj(serde_json::json!([entry("kubectl", "Apply", None)])),
+            "tf"
+        ));
+        assert!(!applied_by(
+            &obj(serde_json::json!([entry("tf", "Update", None)])),
+            "tf"
+        ));
         assert!(!applied_by(
             &obj(serde_json::json!([entry("tf", "Apply", Some("status"))])),
             "tf"

@@ -20,8 +20,8 @@ use kube::{Client, Discovery};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use conflict::FieldConflict;
+pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::ClusterError;
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
@@ -216,6 +216,23 @@ impl Cluster {
     /// edit`, a forced apply): drift we must repair. An object someone else created and
     /// manages fails with [`ClusterError::FieldConflict`] instead.
     pub async fn apply(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        self.apply_inner(obj, dry_run, false).await
+    }
+
+    /// Like [`Cluster::apply`], for an object Terraform state records as ours although
+    /// our manager may never have applied it: an imported instance's objects and the KUDO
+    /// objects a resource stands for, which KUDO's own manager wrote before a migration.
+    /// Conflicts are forced (and logged).
+    pub async fn apply_owned(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        self.apply_inner(obj, dry_run, true).await
+    }
+
+    async fn apply_inner(
+        &self,
+        obj: &Value,
+        dry_run: bool,
+        owned: bool,
+    ) -> Result<Value, ClusterError> {
         let mut r = ObjectRef::from_object(obj)?;
         let (_, scope) = self.resolve(&r.api_version, &r.kind).await?;
         let mut body = obj.clone();
@@ -249,12 +266,13 @@ impl Cluster {
             }
             Err(e) => return Err(self.error("apply", &r.to_string(), e)),
         };
-        let live = with_retry("get", None, || api.get_opt(&r.name))
-            .await
-            .map_err(|e| self.error("read", &r.to_string(), e))?;
-        let ours = live
-            .as_ref()
-            .is_some_and(|o| conflict::applied_by(o, FIELD_MANAGER));
+        let ours = owned || {
+            let live = with_retry("get", None, || api.get_opt(&r.name))
+                .await
+                .map_err(|e| self.error("read", &r.to_string(), e))?;
+            live.as_ref()
+                .is_some_and(|o| conflict::applied_by(o, FIELD_MANAGER))
+        };
         if !ours {
             tracing::warn!(object = %r, ?conflicts, "apply conflicts with another field manager");
             return Err(ClusterError::FieldConflict {

@@ -41,10 +41,12 @@ pub async fn install_operator(
         },
         "spec": kudo_package::crd::operator_version_spec(pkg),
     });
+    // These objects are what `kudo_operator` stands for, so they are ours whoever wrote
+    // them last (KUDO's manager, before a migration by import).
     for obj in [operator, ov] {
         let r = ObjectRef::from_object(&obj)?;
         cluster
-            .apply(&obj, false)
+            .apply_owned(&obj, false)
             .await
             .map_err(|e| EngineError::from(e).with_object(&r))?;
     }

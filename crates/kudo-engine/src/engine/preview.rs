@@ -102,7 +102,14 @@ pub async fn preview_plan(
                     decorate(&mut manifest, &owner, &loc, namespaced.unwrap_or(true));
                     let mut checked = false;
                     if namespaced.is_some() {
-                        match cluster.apply(&manifest, true).await {
+                        // The same ownership rule as the run (see Run::apply_all).
+                        let owned = ObjectRef::from_object(&manifest)
+                            .is_ok_and(|o| req.previous_inventory.contains(&o));
+                        let checked_apply = match owned {
+                            true => cluster.apply_owned(&manifest, true).await,
+                            false => cluster.apply(&manifest, true).await,
+                        };
+                        match checked_apply {
                             Ok(_) => checked = true,
                             // The namespace may be created by the same Terraform apply.
                             Err(e) if e.is_not_found() => {}

@@ -124,7 +124,8 @@ async fn run_plan_impl(
     );
     let uid = uuid::Uuid::new_v4().to_string();
     let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress, parent.as_ref());
-    let applied = cluster.apply(&manifest, false).await.map_err(|e| {
+    // The Instance is what `kudo_instance` stands for: ours whoever wrote it last.
+    let applied = cluster.apply_owned(&manifest, false).await.map_err(|e| {
         EngineError::from(e)
             .with_plan(req.plan)
             .with_object(&instance_ref(req.namespace, req.instance))
@@ -179,7 +180,7 @@ async fn run_plan_impl(
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
     let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref());
-    if let Err(e) = cluster.apply(&manifest, false).await {
+    if let Err(e) = cluster.apply_owned(&manifest, false).await {
         tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
     }
     match &result {
@@ -708,7 +709,13 @@ impl<'a> Run<'a> {
         let mut refs = Vec::new();
         for obj in objects {
             let (r, obj) = self.prepare(loc, obj).await?;
-            or_cancel(cancel, &r, self.cluster.apply(&obj, false)).await?;
+            // Objects in the inventory are ours by Terraform's record (an import adopts
+            // what KUDO's manager wrote); others only if we applied them before.
+            let apply = match self.req.previous_inventory.contains(&r) {
+                true => self.cluster.apply_owned(&obj, false).boxed(),
+                false => self.cluster.apply(&obj, false).boxed(),
+            };
+            or_cancel(cancel, &r, apply).await?;
             tracing::info!(object = %r, "applied");
             if let Ok(mut applied) = self.applied.lock() {
                 applied.insert(r.clone());
