@@ -15,7 +15,7 @@ use kudo_package::Package;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
-use super::{Session, namespace_of, schema};
+use super::{Session, namespace_of, render_seed, schema};
 
 pub const STATUS_COMPLETE: &str = "COMPLETE";
 /// Reported by a refresh that finds a managed object gone; the next plan repairs it.
@@ -220,6 +220,14 @@ fn string_map(m: &BTreeMap<String, String>) -> Value {
 }
 
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
+    // Private state carries the render seed; a plan must hand it on unchanged.
+    let prior_private = req.prior_private.clone();
+    let mut resp = plan_inner(session, req).await;
+    resp.planned_private = prior_private;
+    resp
+}
+
+async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let proposed = req.proposed_new_state;
     let prior = req.prior_state;
     if proposed.is_null() {
@@ -545,6 +553,34 @@ pub async fn apply(
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
+    let seed = match render_seed::for_apply(req.prior_state.is_null(), &req.planned_private) {
+        Ok(s) => s,
+        Err(d) => {
+            return ApplyResponse {
+                new_state: req.prior_state,
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
+    let mut resp = apply_inner(session, req, seed.as_deref(), cancel).await;
+    // Every outcome that leaves an instance in state keeps the seed, failures included:
+    // a lost seed would change generated passwords on the next run.
+    if !resp.new_state.is_null() {
+        resp.private = seed
+            .as_deref()
+            .map(render_seed::to_private)
+            .unwrap_or_default();
+    }
+    resp
+}
+
+async fn apply_inner(
+    session: &Session,
+    req: ApplyRequest,
+    seed: Option<&str>,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
     let prior = req.prior_state;
     let planned = req.planned_state;
     let fail = |state: Value, d: Diagnostic| ApplyResponse {
@@ -557,7 +593,7 @@ pub async fn apply(
         Err(d) => return fail(prior, d),
     };
     if planned.is_null() {
-        return destroy(session, &cluster, prior, cancel).await;
+        return destroy(session, &cluster, prior, seed, cancel).await;
     }
 
     let namespace = namespace_of(&planned);
@@ -623,6 +659,7 @@ pub async fn apply(
             parameters: &params,
             plan: &plan_name,
             previous_inventory: &previous,
+            render_seed: seed,
         },
         &deadline.token,
     )
@@ -675,6 +712,7 @@ async fn destroy(
     session: &Session,
     cluster: &Cluster,
     prior: Value,
+    seed: Option<&str>,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
     let namespace = namespace_of(&prior);
@@ -707,6 +745,7 @@ async fn destroy(
         pkg.as_ref().map(|package| Cleanup {
             package,
             parameters: &params,
+            render_seed: seed,
         }),
         &deadline.token,
     )

@@ -7,6 +7,7 @@ mod instance;
 mod operator;
 mod package_data;
 mod packages;
+mod render_seed;
 pub mod schema;
 mod timeouts;
 

@@ -147,6 +147,7 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
             parameters: &none,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &cancel,
     )

@@ -88,6 +88,7 @@ async fn first_operator_deploys_labelled_owned_objects() {
             parameters: &values,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &CancellationToken::new(),
     )
@@ -199,6 +200,7 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
             parameters: &values,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &CancellationToken::new(),
     )
@@ -340,6 +342,7 @@ async fn failed_job_is_fatal_and_names_where() {
             parameters: &none,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &CancellationToken::new(),
     )
@@ -465,6 +468,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
                     parameters: &none,
                     plan: "deploy",
                     previous_inventory: &[],
+                    render_seed: None,
                 },
                 &cancel,
             )
@@ -515,6 +519,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
                     parameters: &none,
                     plan: "deploy",
                     previous_inventory: &[],
+                    render_seed: None,
                 },
                 &cancel,
             )
@@ -600,6 +605,7 @@ async fn objects_no_longer_rendered_are_pruned() {
             parameters: &first,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &cancel,
     )
@@ -620,6 +626,7 @@ async fn objects_no_longer_rendered_are_pruned() {
             parameters: &second,
             plan: "deploy",
             previous_inventory: &out1.inventory,
+            render_seed: None,
         },
         &cancel,
     )
@@ -693,6 +700,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
             parameters: &on,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &cancel,
     )
@@ -709,6 +717,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
             parameters: &off,
             plan: "deploy",
             previous_inventory: &out.inventory,
+            render_seed: None,
         },
         &cancel,
     )
@@ -725,6 +734,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
         Some(Cleanup {
             package: &pkg,
             parameters: &off,
+            render_seed: None,
         }),
         &cancel,
     )
@@ -764,6 +774,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
         parameters: &values,
         plan: "deploy",
         previous_inventory: &[],
+        render_seed: None,
     };
     let planned = engine::preview_plan(&cluster, req).await.expect("preview");
     assert_eq!(planned.len(), 1);
@@ -828,6 +839,7 @@ async fn cancellation_beats_a_hanging_api_server() {
                     parameters: &none,
                     plan: "deploy",
                     previous_inventory: &[],
+                    render_seed: None,
                 },
                 &cancel,
             )
@@ -919,6 +931,7 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
             parameters: &none,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &CancellationToken::new(),
     )
@@ -982,6 +995,7 @@ async fn kafka_deploy_with_certificate_pipe_and_toggles() {
             parameters: &none,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &CancellationToken::new(),
     )
@@ -1103,6 +1117,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
             parameters: &v1,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &cancel,
     )
@@ -1118,6 +1133,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
             parameters: &v2,
             plan: "deploy",
             previous_inventory: &out.inventory,
+            render_seed: None,
         },
         &cancel,
     ))
@@ -1134,6 +1150,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
             parameters: &stuck,
             plan: "deploy",
             previous_inventory: &out.inventory,
+            render_seed: None,
         },
         &cancel,
     )
@@ -1248,6 +1265,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
             parameters: &on,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: None,
         },
         &cancel,
     )
@@ -1293,6 +1311,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
             parameters: &off,
             plan: "deploy",
             previous_inventory: &out.inventory,
+            render_seed: None,
         },
         &cancel,
     )

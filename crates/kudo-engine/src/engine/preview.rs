@@ -44,6 +44,7 @@ pub async fn preview_plan(
         namespace: req.namespace,
         params: &params,
         pipes: super::pipe::plan_pipes(pkg, req.instance, req.plan, plan),
+        seed: req.render_seed,
     };
     let owner = Owner {
         operator: pkg.operator.name.clone(),
@@ -188,6 +189,8 @@ pub fn render_plan(
         namespace,
         params: &params,
         pipes: super::pipe::plan_pipes(pkg, instance, plan_name, plan),
+        // Only errors matter offline, and they do not depend on the seed.
+        seed: None,
     };
     let mut out = Vec::new();
     for phase in &plan.phases {

@@ -17,6 +17,9 @@ pub(crate) struct RenderContext<'a> {
     pub params: &'a BTreeMap<String, Value>,
     /// `.Pipes`: pipe key -> artifact name (see `pipe::plan_pipes`).
     pub pipes: BTreeMap<String, String>,
+    /// Seed of the random template functions; None falls back to the public
+    /// "namespace/name" (see `RunRequest::render_seed`).
+    pub seed: Option<&'a str>,
 }
 
 impl RenderContext<'_> {
@@ -50,7 +53,11 @@ impl RenderContext<'_> {
             ))
             .at(loc)
         })?;
-        let rendered = kudo_template::render(file, text, vars)
+        let options = kudo_template::RenderOptions {
+            now: None,
+            seed: self.seed.map(str::to_string),
+        };
+        let rendered = kudo_template::render_with(file, text, vars, &options)
             .map_err(|e| EngineError::fatal(format!("rendering template: {e}")).at(loc))?;
         let mut objects = Vec::new();
         for (i, doc) in kudo_template::split_documents(&rendered).iter().enumerate() {

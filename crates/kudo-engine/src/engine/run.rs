@@ -30,6 +30,10 @@ pub struct RunRequest<'a> {
     pub plan: &'a str,
     /// Objects the previous runs applied (from Terraform state), for pruning.
     pub previous_inventory: &'a [ObjectRef],
+    /// Secret seed of the templates' random functions (`randAlphaNum`, `genPrivateKey`,
+    /// ...), kept per instance so renders are stable across runs but unguessable. None
+    /// seeds with "namespace/name", which anyone can reproduce.
+    pub render_seed: Option<&'a str>,
 }
 
 /// The result of a successful run.
@@ -153,6 +157,7 @@ async fn run_plan_impl(
             namespace: req.namespace,
             params: &template_params,
             pipes: pipe::plan_pipes(pkg, req.instance, req.plan, plan),
+            seed: req.render_seed,
         },
         effective: &effective,
         owner: Owner {
@@ -587,6 +592,8 @@ impl<'a> Run<'a> {
         };
         super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
+        // Each dependency gets its own secret seed, derived so it stays stable as well.
+        let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
         let request = RunRequest {
             package: &child_pkg,
             instance: &child,
@@ -594,6 +601,7 @@ impl<'a> Run<'a> {
             parameters: &values,
             plan: "deploy",
             previous_inventory: &[],
+            render_seed: child_seed.as_deref(),
         };
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
@@ -778,6 +786,7 @@ impl<'a> Run<'a> {
                 namespace: self.render.namespace,
                 params: self.render.params,
                 pipes: pipe::plan_pipes(self.req.package, self.req.instance, plan_name, plan),
+                seed: self.render.seed,
             };
             for phase in &plan.phases {
                 for step in &phase.steps {

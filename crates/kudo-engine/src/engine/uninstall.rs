@@ -18,6 +18,8 @@ use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 pub struct Cleanup<'a> {
     pub package: &'a Package,
     pub parameters: &'a BTreeMap<String, String>,
+    /// The instance's `RunRequest::render_seed`, so cleanup renders what deploy did.
+    pub render_seed: Option<&'a str>,
 }
 
 /// Deletes the instance and everything it owns, and waits until all of it is gone.
@@ -46,6 +48,7 @@ pub async fn uninstall_instance(
                 parameters: c.parameters,
                 plan: "cleanup",
                 previous_inventory: inventory,
+                render_seed: c.render_seed,
             },
             cancel,
         )
