@@ -24,5 +24,6 @@ mod operators;
 mod ownership;
 mod packages;
 mod quickstart;
+mod randomness;
 mod semantics;
 mod smoke;

@@ -1,0 +1,105 @@
+//! Template randomness is seeded with a secret the instance keeps, not with the public
+//! "namespace/name": a generated password stays the same on every run of one instance,
+//! differs when the instance is created again, and cannot be computed from the names.
+//! Package: `tests/fixtures/operators/random-secret`.
+
+use std::collections::BTreeMap;
+
+use crate::harness::{TestContext, own_operator};
+
+fn config(deploy_token: &str) -> String {
+    let package = own_operator("random-secret").display().to_string();
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kudo = {{
+      source = "kudo/kudo"
+    }}
+  }}
+}}
+
+variable "namespace" {{
+  type = string
+}}
+
+provider "kudo" {{}}
+
+resource "kudo_operator" "this" {{
+  package   = {package:?}
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "this" {{
+  name      = "db"
+  namespace = var.namespace
+  operator  = kudo_operator.this.id
+  plan_triggers = {{
+    deploy = {deploy_token:?}
+  }}
+}}
+"#
+    )
+}
+
+#[track_caller]
+fn password(ctx: &TestContext) -> String {
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ctx.namespace), "db-credentials");
+    let p = cm["data"]["password"].as_str().unwrap_or_default();
+    assert_eq!(p.len(), 24, "{cm:#}");
+    p.to_string()
+}
+
+/// What anyone could compute: the template rendered with the old, public seed.
+fn public_seed_password(namespace: &str) -> String {
+    let pkg = own_operator("random-secret");
+    let text =
+        std::fs::read_to_string(pkg.join("templates/credentials.yaml")).expect("read template");
+    let vars = kudo_template::Vars {
+        name: "db".into(),
+        namespace: namespace.into(),
+        params: BTreeMap::new(),
+        ..Default::default()
+    };
+    let rendered = kudo_template::render("credentials.yaml", &text, &vars).expect("render");
+    let line = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("password: "))
+        .expect("password line");
+    line.trim_matches('"').to_string()
+}
+
+#[test]
+fn generated_password_is_stable_per_instance_and_new_when_recreated() {
+    let ctx = TestContext::new("randomness");
+    ctx.write("main.tf", &config("1"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let first = password(&ctx);
+    assert_ne!(
+        first,
+        public_seed_password(&ctx.namespace),
+        "the password must not follow from namespace and name"
+    );
+
+    // The deploy plan runs again: same instance, same password.
+    ctx.write("main.tf", &config("2"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(password(&ctx), first, "a re-run keeps the generated value");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    // Created again under the same namespace and name: a new secret seed, a new value.
+    ctx.tf
+        .apply(&["-replace=kudo_instance.this"])
+        .assert_success()
+        .assert_no_crash();
+    let second = password(&ctx);
+    assert_ne!(
+        second, first,
+        "a re-created instance gets new random values"
+    );
+    assert_ne!(second, public_seed_password(&ctx.namespace));
+}
