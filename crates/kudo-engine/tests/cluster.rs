@@ -182,3 +182,87 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
             .is_none()
     );
 }
+
+/// Server-side apply as another field manager would (`kubectl apply --server-side
+/// --force-conflicts`).
+async fn apply_as(cluster: &kudo_engine::cluster::Cluster, manager: &str, obj: &serde_json::Value) {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let (ar, _) = cluster.resolve("v1", "ConfigMap").await.expect("resolve");
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client().clone(), "default", &ar);
+    let name = obj["metadata"]["name"].as_str().expect("name");
+    api.patch(
+        name,
+        &PatchParams::apply(manager).force(),
+        &Patch::Apply(obj),
+    )
+    .await
+    .expect("apply as another manager");
+}
+
+fn settings(value: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "settings", "namespace": "default"},
+           "data": {"key": value, "other": "ours"}})
+}
+
+// kudo-semantics §7: conflicts are forced only for fields we owned before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_keeps_other_managers_fields_but_takes_back_its_own() {
+    let (_sim, cluster) = sim().await;
+    let r = oref("v1", "ConfigMap", Some("default"), "settings");
+
+    // Another manager created the object: its field stays its own, and the error says
+    // which field, whose, and what to do. A dry run (the plan-time check) says the same.
+    apply_as(
+        &cluster,
+        "kubectl",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "default"}, "data": {"key": "theirs"}}),
+    )
+    .await;
+    for dry_run in [true, false] {
+        let err = cluster
+            .apply(&settings("mine"), dry_run)
+            .await
+            .expect_err("conflict");
+        let ClusterError::FieldConflict { conflicts, .. } = &err else {
+            panic!("expected a field conflict, got {err}");
+        };
+        assert_eq!(conflicts.len(), 1, "{err}");
+        assert_eq!(
+            (conflicts[0].field.as_str(), conflicts[0].manager.as_str()),
+            (".data.key", "kubectl")
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("ConfigMap default/settings") && text.contains("delete the object"),
+            "{text}"
+        );
+        assert!(kudo_engine::engine::EngineError::from(err).fatal);
+    }
+    let live = cluster.get(&r).await.expect("get").expect("exists");
+    assert_eq!(live["data"], json!({"key": "theirs"}));
+
+    // `apply_owned` (objects Terraform state records as ours) takes it over.
+    cluster
+        .apply_owned(&settings("mine"), false)
+        .await
+        .expect("owned apply forces");
+    let live = cluster.get(&r).await.expect("get").expect("exists");
+    assert_eq!(live["data"]["key"], "mine");
+
+    // Someone takes a field we applied: drift, which the next plain apply repairs.
+    apply_as(
+        &cluster,
+        "kubectl",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "default"}, "data": {"key": "edited"}}),
+    )
+    .await;
+    cluster
+        .apply(&settings("mine"), false)
+        .await
+        .expect("our own field is taken back");
+    let live = cluster.get(&r).await.expect("get").expect("exists");
+    assert_eq!(live["data"], json!({"key": "mine", "other": "ours"}));
+}
