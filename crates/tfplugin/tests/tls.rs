@@ -1,6 +1,5 @@
 //! AutoMTLS: only the client certificate announced in PLUGIN_CLIENT_CERT may connect.
 
-use crate::common;
 
 use std::time::Duration;
 
