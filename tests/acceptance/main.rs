@@ -22,5 +22,7 @@ mod faults;
 mod logging;
 mod operators;
 mod packages;
+mod preview;
 mod quickstart;
+mod sensitive;
 mod smoke;
