@@ -18,6 +18,7 @@ mod cli;
 mod docs_coverage;
 
 mod errors;
+mod examples;
 mod faults;
 mod logging;
 mod operators;
