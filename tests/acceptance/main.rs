@@ -21,6 +21,7 @@ mod errors;
 mod examples;
 mod faults;
 mod logging;
+mod mirror;
 mod operators;
 mod packages;
 mod preview;
