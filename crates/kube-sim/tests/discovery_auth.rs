@@ -1,6 +1,5 @@
 //! Transport, authentication and discovery as kube-rs uses them.
 
-
 use std::time::Instant;
 
 use crate::common::*;

@@ -1,6 +1,5 @@
 //! Watches, fault injection and pod exec.
 
-
 use std::time::Duration;
 
 use crate::common::*;

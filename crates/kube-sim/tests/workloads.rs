@@ -1,6 +1,5 @@
 //! Simulated controllers: readiness after the configured delay, as kube-rs conditions see it.
 
-
 use std::time::Duration;
 
 use crate::common::*;
