@@ -748,10 +748,11 @@ pub async fn apply(
                 previous
             };
             state.set_attr("objects", Value::list(objects.iter().map(object_value)));
-            fail(
-                state,
-                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e),
-            )
+            // Failures can quote rendered text or a rejected value.
+            let mut d =
+                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e);
+            d.detail = sensitive::redact(&d.detail, &secret);
+            fail(state, d)
         }
     }
 }
