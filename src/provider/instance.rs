@@ -499,8 +499,22 @@ async fn plan_preview(
         }
     };
     let previous = objects_of(prior);
-    match super::preview::compute(&cluster, pkg, name, namespace, params, plan_name, &previous)
-        .await
+    // Object contents can be compared only with what the same package rendered.
+    let same_package = prior
+        .get("operator")
+        .as_str()
+        .and_then(parse_operator_id)
+        .is_some_and(|(_, ov)| ov == pkg.operator_version_name())
+        && prior.get("operator_digest").as_str() == Some(packages::digest(pkg).as_str());
+    let old_params = all_parameters_of(prior).ok().flatten();
+    let prior_run = super::preview::Prior {
+        objects: &previous,
+        parameters: old_params.as_ref().filter(|_| same_package),
+    };
+    match super::preview::compute(
+        &cluster, pkg, name, namespace, params, plan_name, &prior_run,
+    )
+    .await
     {
         Ok(v) => (v, None),
         Err(d) => (Value::Unknown, Some(d)),

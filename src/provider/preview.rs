@@ -38,33 +38,23 @@ pub fn value(create: &[String], update: &[String], delete: &[String]) -> Value {
     ])
 }
 
-/// True when applying `desired` would leave `live` as it is. Metadata is left out:
-/// KUDO's plan/phase/step annotations change with every plan that touches an object,
-/// which is not a change worth showing.
-fn unchanged(desired: &Json, live: &Json) -> bool {
-    fn subset(want: &Json, have: &Json) -> bool {
-        match (want, have) {
-            (Json::Object(w), Json::Object(h)) => w
-                .iter()
-                .all(|(k, v)| h.get(k).is_some_and(|hv| subset(v, hv)) || v.is_null()),
-            (Json::Array(w), Json::Array(h)) => {
-                w.len() == h.len() && w.iter().zip(h).all(|(a, b)| subset(a, b))
-            }
-            _ => want == have,
-        }
-    }
-    match (desired.as_object(), live.as_object()) {
-        (Some(d), Some(l)) => d
-            .iter()
-            .filter(|(k, _)| k.as_str() != "metadata" && k.as_str() != "status")
-            .all(|(k, v)| l.get(k).is_some_and(|lv| subset(v, lv))),
-        _ => false,
-    }
+/// What the instance's last run worked from, as the Terraform state records it.
+pub struct Prior<'a> {
+    /// The `objects` inventory.
+    pub objects: &'a [ObjectRef],
+    /// The parameters of the last run (sensitive ones included), when it ran this same
+    /// package; `None` on create, upgrade or a changed package, where every object
+    /// already managed counts as updated.
+    pub parameters: Option<&'a BTreeMap<String, String>>,
 }
 
 /// What running `plan` with `parameters` (sensitive ones included; only object names
-/// come out) would create, update and delete. `Err` carries a warning: the preview is
-/// then unknown, and the apply reports real problems itself.
+/// come out) would create, update and delete. The server-side dry-run checks the
+/// objects and names them; which of them change is decided from the Terraform state
+/// and the templates alone, never from what the cluster holds: Terraform plans again
+/// during the apply (after the destroy half of a replacement, after other resources
+/// changed the cluster) and the two plans must agree. `Err` carries a warning: the
+/// preview is then unknown, and the apply reports real problems itself.
 pub async fn compute(
     cluster: &Cluster,
     pkg: &Package,
@@ -72,7 +62,7 @@ pub async fn compute(
     namespace: &str,
     parameters: &BTreeMap<String, String>,
     plan: &str,
-    previous: &[ObjectRef],
+    prior: &Prior<'_>,
 ) -> Result<Value, Diagnostic> {
     let warn = |e: &dyn std::fmt::Display| {
         Diagnostic::warning(
@@ -88,60 +78,103 @@ pub async fn compute(
         namespace,
         parameters,
         plan,
-        previous_inventory: previous,
+        previous_inventory: prior.objects,
     };
     let planned = engine::preview_plan(cluster, request)
         .await
         .map_err(|e| warn(&e))?;
+    let this_plan =
+        engine::render_plan(pkg, instance, namespace, parameters, plan).map_err(|e| warn(&e))?;
+    let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
+    let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
+    for o in this_plan {
+        let Ok(r) = ObjectRef::from_object(&o.object) else {
+            continue;
+        };
+        let r = with_namespace(cluster, r, namespace).await;
+        match o.action {
+            PreviewAction::Apply => {
+                new_render.insert(r, o.object);
+            }
+            PreviewAction::Delete => {
+                gone.insert(r);
+            }
+        }
+    }
+    let old_render = match prior.parameters {
+        Some(old) => renders(cluster, pkg, instance, namespace, old, plan).await,
+        None => None,
+    };
+
+    let known: BTreeSet<&ObjectRef> = prior.objects.iter().collect();
     let (mut create, mut update, mut delete) = (Vec::new(), Vec::new(), Vec::new());
     let mut applied = BTreeSet::new();
     for p in &planned {
         if !applied.insert(p.object.clone()) {
             continue;
         }
-        match cluster.get(&p.object).await.map_err(|e| warn(&e))? {
-            None => create.push(label(&p.object)),
-            Some(live) if !unchanged(&p.manifest, &live) => update.push(label(&p.object)),
-            Some(_) => {}
+        if !known.contains(&p.object) {
+            create.push(label(&p.object));
+            continue;
+        }
+        let same = match (&old_render, new_render.get(&p.object)) {
+            (Some(old), Some(new)) => old.get(&p.object) == Some(new),
+            _ => false,
+        };
+        if !same {
+            update.push(label(&p.object));
         }
     }
-    // Delete tasks and disabled toggles of this plan, then what the run will prune:
-    // earlier objects that no plan renders any more.
-    let offline = |plan_name: &str| {
-        engine::render_plan(pkg, instance, namespace, parameters, plan_name).map_err(|e| warn(&e))
-    };
-    let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
-    for o in offline(plan)? {
-        if o.action == PreviewAction::Delete
-            && let Ok(r) = ObjectRef::from_object(&o.object)
-        {
-            gone.insert(with_namespace(cluster, r, namespace).await);
-        }
+    // What the run prunes: earlier objects no plan renders any more (nothing when some
+    // plan does not render, like the run).
+    if let Some(rendered) = renders(cluster, pkg, instance, namespace, parameters, plan).await {
+        // Dependency Instances are not rendered from templates; their own runs decide.
+        gone.extend(
+            prior
+                .objects
+                .iter()
+                .filter(|r| r.kind != "Instance" && !rendered.contains_key(*r))
+                .cloned(),
+        );
     }
-    let mut rendered: BTreeSet<ObjectRef> = BTreeSet::new();
-    for plan_name in pkg.operator.plans.keys() {
-        for o in offline(plan_name)? {
-            if o.action == PreviewAction::Apply
-                && let Ok(r) = ObjectRef::from_object(&o.object)
-            {
-                rendered.insert(with_namespace(cluster, r, namespace).await);
-            }
-        }
-    }
-    // Dependency Instances are not rendered from templates; their own runs decide.
-    gone.extend(
-        previous
-            .iter()
-            .filter(|r| r.kind != "Instance" && !rendered.contains(*r))
-            .filter(|r| !applied.contains(*r))
-            .cloned(),
-    );
     for r in gone {
-        if !applied.contains(&r) && cluster.get(&r).await.map_err(|e| warn(&e))?.is_some() {
+        if known.contains(&r) && !applied.contains(&r) {
             delete.push(label(&r));
         }
     }
     Ok(value(&create, &update, &delete))
+}
+
+/// Every object any plan applies with `parameters`, as rendered; `plan`'s version wins
+/// when plans render one object differently. None when some plan does not render.
+async fn renders(
+    cluster: &Cluster,
+    pkg: &Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &BTreeMap<String, String>,
+    plan: &str,
+) -> Option<BTreeMap<ObjectRef, Json>> {
+    let mut out = BTreeMap::new();
+    let order = std::iter::once(plan).chain(
+        pkg.operator
+            .plans
+            .keys()
+            .map(String::as_str)
+            .filter(|p| *p != plan),
+    );
+    for plan_name in order {
+        let objects = engine::render_plan(pkg, instance, namespace, parameters, plan_name).ok()?;
+        for o in objects {
+            if o.action == PreviewAction::Apply
+                && let Ok(r) = ObjectRef::from_object(&o.object)
+            {
+                let r = with_namespace(cluster, r, namespace).await;
+                out.entry(r).or_insert(o.object);
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Rendered objects without a namespace land in the instance's, unless their kind is
@@ -156,23 +189,4 @@ async fn with_namespace(cluster: &Cluster, mut r: ObjectRef, namespace: &str) ->
         r.namespace = Some(namespace.to_string());
     }
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn server_defaults_are_not_changes_but_new_values_are() {
-        let desired = json!({"kind": "ConfigMap", "metadata": {"annotations": {"kudo.dev/plan": "update"}}, "data": {"A": "1"}});
-        let live = json!({"kind": "ConfigMap", "metadata": {"annotations": {"kudo.dev/plan": "deploy"}, "uid": "u"}, "data": {"A": "1"}});
-        assert!(unchanged(&desired, &live));
-        let live2 = json!({"kind": "ConfigMap", "metadata": {}, "data": {"A": "2"}});
-        assert!(!unchanged(&desired, &live2));
-        let d = json!({"spec": {"containers": [{"name": "c"}]}});
-        let l =
-            json!({"spec": {"containers": [{"name": "c", "terminationMessagePath": "/dev/x"}]}});
-        assert!(unchanged(&d, &l));
-    }
 }
