@@ -7,7 +7,9 @@ mod instance;
 mod operator;
 mod package_data;
 mod packages;
+mod preview;
 pub mod schema;
+mod sensitive;
 mod timeouts;
 
 use std::collections::BTreeMap;

@@ -18,10 +18,14 @@ mod cli;
 mod docs_coverage;
 
 mod errors;
+mod examples;
 mod faults;
 mod logging;
+mod mirror;
 mod operators;
 mod packages;
+mod preview;
 mod quickstart;
 mod semantics;
+mod sensitive;
 mod smoke;

@@ -11,6 +11,7 @@ mod preview;
 mod render;
 mod run;
 mod select;
+mod sensitive;
 mod status;
 mod uninstall;
 
@@ -24,8 +25,11 @@ pub use operator::{
     install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
 };
 pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
-pub use run::{RunOutcome, RunRequest, run_plan};
+pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use select::{changed_parameters, check_immutable, select_plan};
+pub use sensitive::{
+    ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
+};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
 pub use uninstall::{Cleanup, uninstall_instance};
 

@@ -92,6 +92,18 @@ pub async fn run_plan(
     run_plan_boxed(cluster, req, None, cancel).await
 }
 
+/// `run_plan` with the values of sensitive parameters, which are stored in the
+/// instance's Secret (see [`super::sensitive`]) instead of `spec.parameters`. An empty
+/// map removes the Secret; `run_plan` instead keeps and reads whatever Secret exists.
+pub async fn run_plan_with_sensitive(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    sensitive: &BTreeMap<String, String>,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    run_plan_impl(cluster, req, None, Some(sensitive), cancel).await
+}
+
 /// `run_plan` for a dependency instance owned by `parent`. Boxed because a KudoOperator
 /// task runs a plan from inside a plan (the future type would otherwise be infinite).
 pub(crate) fn run_plan_boxed<'a>(
@@ -100,21 +112,32 @@ pub(crate) fn run_plan_boxed<'a>(
     parent: Option<Owner>,
     cancel: &'a CancellationToken,
 ) -> BoxFuture<'a, Result<RunOutcome, EngineError>> {
-    Box::pin(run_plan_impl(cluster, req, parent, cancel))
+    Box::pin(run_plan_impl(cluster, req, parent, None, cancel))
 }
 
 async fn run_plan_impl(
     cluster: &Cluster,
     req: RunRequest<'_>,
     parent: Option<Owner>,
+    sensitive: Option<&BTreeMap<String, String>>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
     let pkg = req.package;
+    let stored = match sensitive {
+        Some(values) => values.clone(),
+        None => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
+            .await
+            .map_err(|e| e.with_plan(req.plan))?,
+    };
+    // Templates see every value; the Instance spec only the non-sensitive ones.
+    let mut all_parameters = req.parameters.clone();
+    all_parameters.extend(stored.iter().map(|(k, v)| (k.clone(), v.clone())));
     let Prepared {
         plan,
         effective,
         template_params,
-    } = prepare(pkg, req.plan, req.parameters)?;
+    } = prepare(pkg, req.plan, &all_parameters)?;
+    let has_sensitive = !stored.is_empty();
 
     tracing::info!(
         plan = %req.plan,
@@ -123,7 +146,13 @@ async fn run_plan_impl(
         "plan started"
     );
     let uid = uuid::Uuid::new_v4().to_string();
-    let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress, parent.as_ref());
+    let manifest = instance_manifest(
+        &req,
+        &uid,
+        ExecutionStatus::InProgress,
+        parent.as_ref(),
+        has_sensitive,
+    );
     let applied = cluster.apply(&manifest, false).await.map_err(|e| {
         EngineError::from(e)
             .with_plan(req.plan)
@@ -137,6 +166,21 @@ async fn run_plan_impl(
                 .with_plan(req.plan)
         })?
         .to_string();
+    if let Some(values) = sensitive {
+        let written = if values.is_empty() {
+            super::sensitive::remove_sensitive(cluster, req.namespace, req.instance, cancel).await
+        } else {
+            super::sensitive::write_sensitive(
+                cluster,
+                req.namespace,
+                req.instance,
+                &owner_uid,
+                values,
+            )
+            .await
+        };
+        written.map_err(|e| e.with_plan(req.plan))?;
+    }
 
     let mut statuses = merged_plan_status(pkg, applied.pointer("/status/planStatus"));
     statuses.insert(
@@ -178,7 +222,7 @@ async fn run_plan_impl(
         Err(e) => (ExecutionStatus::Error, e.to_string()),
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
-    let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref());
+    let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref(), has_sensitive);
     if let Err(e) = cluster.apply(&manifest, false).await {
         tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
     }
@@ -206,6 +250,7 @@ fn instance_manifest(
     uid: &str,
     status: ExecutionStatus,
     parent: Option<&Owner>,
+    has_sensitive: bool,
 ) -> Value {
     let pkg = req.package;
     let mut manifest = json!({
@@ -222,6 +267,12 @@ fn instance_manifest(
             "planExecution": { "planName": req.plan, "uid": uid, "status": status },
         },
     });
+    if has_sensitive {
+        manifest["metadata"]["annotations"] = json!({
+            super::sensitive::ANNOTATION_SENSITIVE:
+                super::sensitive::sensitive_secret_name(req.instance),
+        });
+    }
     if let Some(parent) = parent {
         // A dependency goes away with its parent (KEP-29).
         manifest["metadata"]["ownerReferences"] = json!([{

@@ -67,6 +67,9 @@ pub async fn uninstall_instance(
         .collect();
     delete_concurrently(cluster, &leftovers, cancel).await?;
 
+    // Owned by the Instance, but not every cluster collects garbage (nor quickly).
+    super::sensitive::remove_sensitive(cluster, namespace, name, cancel).await?;
+
     let r = instance_ref(namespace, name);
     cluster
         .delete_and_wait(&r, cancel)
