@@ -617,6 +617,7 @@ pub async fn apply(
     let mut run = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: &name,
             namespace: &namespace,

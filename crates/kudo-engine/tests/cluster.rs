@@ -1,6 +1,5 @@
 //! The cluster layer against kube-sim: transient failures, cluster-scoped objects.
 
-use crate::common;
 
 use crate::common::*;
 use kube_sim::FaultRule;
@@ -143,6 +142,7 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "c1",
             namespace: "team",

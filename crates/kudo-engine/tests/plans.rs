@@ -1,6 +1,5 @@
 //! Plans run against kube-sim: deploy, failure, concurrency, pruning, uninstall.
 
-use crate::common;
 
 use crate::common::*;
 use kudo_engine::cluster::{Cluster, ClusterError, ConnectionSettings};
@@ -84,6 +83,7 @@ async fn first_operator_deploys_labelled_owned_objects() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "fo1",
             namespace: "fo",
@@ -195,6 +195,7 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "zk1",
             namespace: "zk",
@@ -336,6 +337,7 @@ async fn failed_job_is_fatal_and_names_where() {
     let err = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "f",
             namespace: "default",
@@ -461,6 +463,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "par",
                     namespace: "default",
@@ -511,6 +514,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "ser",
                     namespace: "default",
@@ -596,6 +600,7 @@ async fn objects_no_longer_rendered_are_pruned() {
     let out1 = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -616,6 +621,7 @@ async fn objects_no_longer_rendered_are_pruned() {
     let out2 = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -689,6 +695,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "t",
             namespace: "default",
@@ -705,6 +712,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "t",
             namespace: "default",
@@ -760,6 +768,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     let (_sim, cluster) = sim().await;
     let values = params(&[("replicas", "4")]);
     let req = RunRequest {
+        dependencies: None,
         package: &pkg,
         instance: "pv",
         namespace: "default",
@@ -791,6 +800,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     let err = engine::preview_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             parameters: &bad,
             ..req
         },
@@ -824,6 +834,7 @@ async fn cancellation_beats_a_hanging_api_server() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "h",
                     namespace: "default",
@@ -915,6 +926,7 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "cow",
             namespace: "default",
@@ -978,6 +990,7 @@ async fn kafka_deploy_with_certificate_pipe_and_toggles() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "k",
             namespace: "kafka",
@@ -1099,6 +1112,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1114,6 +1128,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     bounded(engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1130,6 +1145,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let err = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1244,6 +1260,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -1289,6 +1306,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -1303,4 +1321,213 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     assert!(out.inventory.is_empty(), "{:?}", out.inventory);
     assert!(cluster.get(&child).await.unwrap().is_none());
     assert!(cluster.get(&cm).await.unwrap().is_none());
+}
+
+const REPO_PARENT: &str = r#"
+name: parent
+operatorVersion: 0.1.0
+tasks:
+  - name: middle
+    kind: KudoOperator
+    spec:
+      package: middle
+      operatorVersion: ">=1.0.0 <2.0.0"
+      parameterFile: child-params.yaml
+      enablingParameter: WITH_CHILD
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deps
+        strategy: serial
+        steps:
+          - name: middle
+            tasks: [middle]
+"#;
+
+const MIDDLE: &str = r#"
+name: middle
+operatorVersion: 1.2.0
+tasks:
+  - name: leaf
+    kind: KudoOperator
+    spec:
+      package: https://example.invalid/leaf.tgz
+  - name: cm
+    kind: Apply
+    spec:
+      resources: [cm.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: leaf
+            tasks: [leaf]
+          - name: cm
+            tasks: [cm]
+"#;
+
+const LEAF: &str = r#"
+name: leaf
+operatorVersion: 3.0.0
+tasks:
+  - name: cm
+    kind: Apply
+    spec:
+      resources: [cm.yaml]
+  - name: boom
+    kind: Dummy
+    spec:
+      wantErr: true
+      fatal: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: cm
+            tasks: [cm]
+  broken:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: boom
+            tasks: [boom]
+"#;
+
+const LEAF_CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\n";
+
+/// Repository and URL dependencies run from the packages the caller resolved; a
+/// disabled subtree goes away whole, and a FATAL grandchild makes the parent FATAL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
+    let root = temp_dir("resolved-deps");
+    for (dir, op, params, templates) in [
+        (
+            "parent",
+            REPO_PARENT,
+            PARENT_PARAMS,
+            vec![("child-params.yaml", CHILD_PARAMS)],
+        ),
+        (
+            "middle",
+            MIDDLE,
+            CHILD_PARAMS_YAML,
+            vec![("cm.yaml", CHILD_CM)],
+        ),
+        ("leaf", LEAF, "", vec![("cm.yaml", LEAF_CM)]),
+    ] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        write_package(&root.join(dir), op, params, &templates);
+    }
+    let load = |d: &str| kudo_package::Package::load_dir(&root.join(d)).expect(d);
+    let (parent, middle, mut leaf) = (load("parent"), load("middle"), load("leaf"));
+    let mut deps = engine::DependencyPackages::new();
+    deps.insert(&parent.operator_version_name(), "middle", middle.clone());
+    deps.insert(&middle.operator_version_name(), "leaf", leaf.clone());
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let run = |parameters: &std::collections::BTreeMap<String, String>,
+               deps: &engine::DependencyPackages| {
+        let (cluster, cancel, parent, parameters, deps) =
+            (&cluster, &cancel, &parent, parameters.clone(), deps.clone());
+        async move {
+            engine::run_plan(
+                cluster,
+                RunRequest {
+                    dependencies: Some(&deps),
+                    package: parent,
+                    instance: "p",
+                    namespace: "default",
+                    parameters: &parameters,
+                    plan: "deploy",
+                    previous_inventory: &[],
+                },
+                cancel,
+            )
+            .await
+        }
+    };
+
+    let err = engine::run_plan(
+        &cluster,
+        RunRequest {
+            dependencies: None,
+            package: &parent,
+            instance: "p",
+            namespace: "default",
+            parameters: &params(&[]),
+            plan: "deploy",
+            previous_inventory: &[],
+        },
+        &cancel,
+    )
+    .await
+    .expect_err("a repository dependency needs a resolved package");
+    assert!(
+        err.fatal && err.message.contains("no resolved package"),
+        "{err}"
+    );
+
+    run(&params(&[]), &deps).await.expect("tree deploys");
+    for (name, cm) in [
+        ("p-middle", "p-middle-cm"),
+        ("p-middle-leaf", "p-middle-leaf-cm"),
+    ] {
+        let i = cluster
+            .get(&instance_ref("default", name))
+            .await
+            .unwrap()
+            .expect(name);
+        assert_eq!(
+            i.pointer("/status/planStatus/deploy/status"),
+            Some(&Value::from("COMPLETE")),
+            "{name}"
+        );
+        let cm = oref("v1", "ConfigMap", Some("default"), cm);
+        assert!(cluster.get(&cm).await.unwrap().is_some(), "{cm}");
+    }
+
+    run(&params(&[("WITH_CHILD", "false")]), &deps)
+        .await
+        .expect("tree without the subtree");
+    for name in ["p-middle", "p-middle-leaf"] {
+        assert!(
+            cluster
+                .get(&instance_ref("default", name))
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+    }
+    let leaf_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-leaf-cm");
+    assert!(cluster.get(&leaf_cm).await.unwrap().is_none());
+
+    // The leaf's deploy plan now fails fatally: the whole chain reports FATAL.
+    if let Some(plan) = leaf.operator.plans.remove("broken") {
+        leaf.operator.plans.insert("deploy".into(), plan);
+    }
+    deps.insert(&middle.operator_version_name(), "leaf", leaf);
+    let err = run(&params(&[]), &deps)
+        .await
+        .expect_err("fatal grandchild");
+    assert!(err.fatal, "{err}");
+    assert!(err.message.contains("p-middle-leaf"), "{err}");
+    let p = cluster
+        .get(&instance_ref("default", "p"))
+        .await
+        .unwrap()
+        .expect("parent");
+    assert_eq!(
+        p.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("FATAL_ERROR"))
+    );
 }

@@ -14,6 +14,7 @@ mod select;
 mod status;
 mod uninstall;
 
+pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use metadata::{

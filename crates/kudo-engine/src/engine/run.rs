@@ -30,6 +30,10 @@ pub struct RunRequest<'a> {
     pub plan: &'a str,
     /// Objects the previous runs applied (from Terraform state), for pruning.
     pub previous_inventory: &'a [ObjectRef],
+    /// The resolved child packages of KudoOperator tasks, for this instance and every
+    /// dependency instance below it. `None`: only folder dependencies next to a
+    /// folder-loaded package can run.
+    pub dependencies: Option<&'a dependency::DependencyPackages>,
 }
 
 /// The result of a successful run.
@@ -534,6 +538,7 @@ impl<'a> Run<'a> {
                 ..
             } => {
                 let dep = dependency::Dependency {
+                    task: &task.name,
                     package,
                     instance_name: instance_name.as_deref(),
                     parameter_file: parameter_file.as_deref(),
@@ -552,7 +557,7 @@ impl<'a> Run<'a> {
         dep: &dependency::Dependency<'_>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        let child_pkg = dependency::load(self.req.package, dep.package)?;
+        let child_pkg = dependency::load(self.req.package, dep, self.req.dependencies)?;
         let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
         let child_ref = super::instance_ref(self.req.namespace, &child);
         if !dependency::enabled(self.effective, dep)? {
@@ -568,17 +573,7 @@ impl<'a> Run<'a> {
         }
         let values = match dep.parameter_file {
             Some(file) => {
-                // KEP-29: the parameter file sees the parent's variables but no plan.
-                let quiet = Location {
-                    plan: String::new(),
-                    phase: String::new(),
-                    step: String::new(),
-                };
-                let docs = self
-                    .render
-                    .render_task(&quiet, &[file.to_string()], &[])
-                    .map_err(|e| e.at(loc))?;
-                dependency::parameters_from(file, docs)?
+                dependency::render_parameters(&self.render, file).map_err(|e| e.at(loc))?
             }
             None => BTreeMap::new(),
         };
@@ -591,6 +586,7 @@ impl<'a> Run<'a> {
             parameters: &values,
             plan: "deploy",
             previous_inventory: &[],
+            dependencies: self.req.dependencies,
         };
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
@@ -800,6 +796,7 @@ impl<'a> Run<'a> {
                                 ..
                             } => {
                                 let dep = dependency::Dependency {
+                                    task: &task.name,
                                     package,
                                     instance_name: instance_name.as_deref(),
                                     parameter_file: None,
