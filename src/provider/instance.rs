@@ -13,6 +13,7 @@ use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, Cleanup, RunRequest};
 use kudo_package::Package;
 
+use super::children;
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
 use super::{Session, namespace_of, schema};
@@ -215,6 +216,23 @@ fn render_outputs(
         .collect()
 }
 
+/// `children` while planning: unknown until the package, parameters and name are.
+async fn planned_children(
+    session: &Session,
+    operator: &Option<String>,
+    pkg: &Option<Package>,
+    name: &Option<String>,
+    namespace: &str,
+    params: &Option<BTreeMap<String, String>>,
+) -> Result<Value, Diagnostic> {
+    let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
+    else {
+        return Ok(Value::Unknown);
+    };
+    let tree = children::tree(session, operator, pkg, name, namespace, params, true).await?;
+    Ok(tree.map_or(Value::Unknown, |t| t.value()))
+}
+
 fn string_map(m: &BTreeMap<String, String>) -> Value {
     Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
 }
@@ -313,6 +331,15 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         "outputs",
         outputs.as_ref().map_or(Value::Unknown, string_map),
     );
+    match planned_children(session, &operator, &pkg, &name, &namespace, &params).await {
+        Ok(children) => planned.set_attr("children", children),
+        Err(d) => {
+            return PlanResponse {
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
     let plan_to_run: Option<Value> = if prior.is_null() || replacing {
@@ -612,12 +639,17 @@ pub async fn apply(
         Ok(o) => o,
         Err(d) => return fail(prior, d),
     };
+    let tree =
+        match children::tree(session, &operator, &pkg, &name, &namespace, &params, false).await {
+            Ok(t) => t.unwrap_or_default(),
+            Err(d) => return fail(prior, d),
+        };
     let previous = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
     let mut run = engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
+            dependencies: Some(&tree.packages),
             package: &pkg,
             instance: &name,
             namespace: &namespace,
@@ -635,6 +667,7 @@ pub async fn apply(
     state.set_attr("effective_parameters", string_map(&effective));
     state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
     state.set_attr("outputs", string_map(&outputs));
+    state.set_attr("children", tree.value());
     match run {
         Ok(outcome) => {
             let status = outcome
@@ -883,6 +916,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .ok()
         .flatten();
     let effective = pkg.as_ref().and_then(|p| p.effective_params(&params).ok());
+    let children = match &pkg {
+        Some(p) => children::tree(session, &operator, p, name, namespace, &params, true)
+            .await
+            .ok()
+            .flatten()
+            .map_or(Value::Null, |t| t.value()),
+        None => Value::Null,
+    };
     let state = Value::object([
         ("name", Value::string(name)),
         ("namespace", Value::string(namespace)),
@@ -918,6 +959,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 .map_or(Value::Null, |p| Value::string(packages::digest(p))),
         ),
         ("timeouts", Value::Null),
+        ("children", children),
     ]);
     ImportResponse {
         imported: vec![ImportedResource {

@@ -162,7 +162,11 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
-    if let Err(e) = PlanCache::from_env().store(&namespace, &pkg) {
+    let cache = PlanCache::from_env();
+    if let Err(e) = cache
+        .store(&namespace, &pkg)
+        .and_then(|()| cache.store_resolution(&namespace, &resolution))
+    {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
@@ -245,6 +249,14 @@ pub async fn apply(
             )
             .with_attribute(AttributePath::attribute("package")),
         );
+    }
+    // Instances read their dependency tree from this copy; the plan may have been made
+    // elsewhere (a saved plan file), so the apply keeps it too.
+    if let Err(e) = PlanCache::from_env()
+        .store(&namespace, &pkg)
+        .and_then(|()| PlanCache::from_env().store_resolution(&namespace, &resolution))
+    {
+        tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
     if let Err(e) = cluster.ensure_kudo_crds().await {
         return fail(

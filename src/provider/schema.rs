@@ -80,6 +80,17 @@ pub fn dependency_type() -> Type {
     ])
 }
 
+pub fn child_type() -> Type {
+    Type::object([
+        ("name", Type::String),
+        ("operator", Type::String),
+        ("operator_version", Type::String),
+        ("enabled", Type::Bool),
+        ("parameters", Type::map(Type::String)),
+        ("parent", Type::String),
+    ])
+}
+
 pub fn object_type() -> Type {
     Type::object([
         ("api_version", Type::String),
@@ -106,6 +117,7 @@ pub fn instance() -> Schema {
             .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects) and `name`."))
             .attribute(Attribute::new("outputs", Type::map(Type::String)).computed().description("Values the package declares under `outputs:` in `operator.yaml` (name -> template), rendered with the instance's variables; known at plan time when the parameters are, so other instances can use them, e.g. `parameters = { ZK_URI = kudo_instance.zk.outputs.CONNECTION }`."))
             .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))
+            .attribute(Attribute::new("children", Type::list(child_type())).computed().description("Dependency instances this instance creates through KudoOperator tasks, transitively, parents before children, known at plan time from the tree `kudo_operator` resolved: `name` (Instance name), `operator` and `operator_version` (the package version chosen), `enabled` (false when an `enablingParameter` switches the subtree off; it is then removed), `parameters` (rendered from the task's `parameterFile` with the parent's values) and `parent` (the Instance whose task creates it)."))
             .block(timeouts_block()),
     )
 }

@@ -1,6 +1,5 @@
 //! The cluster layer against kube-sim: transient failures, cluster-scoped objects.
 
-
 use crate::common::*;
 use kube_sim::FaultRule;
 use kudo_engine::cluster::ClusterError;

@@ -1,6 +1,5 @@
 //! Plans run against kube-sim: deploy, failure, concurrency, pruning, uninstall.
 
-
 use crate::common::*;
 use kudo_engine::cluster::{Cluster, ClusterError, ConnectionSettings};
 use kudo_engine::engine::{
