@@ -1,7 +1,5 @@
 //! Transport, authentication and discovery as kube-rs uses them.
 
-use crate::common;
-
 use std::time::Instant;
 
 use crate::common::*;

@@ -1,7 +1,5 @@
 //! Object lifecycle: namespaces, CRDs, status subresource, finalizers and garbage collection.
 
-use crate::common;
-
 use crate::common::*;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;

@@ -1,7 +1,5 @@
 //! Server-side apply semantics against a real kube-rs client.
 
-use crate::common;
-
 use crate::common::*;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;

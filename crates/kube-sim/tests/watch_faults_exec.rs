@@ -1,7 +1,5 @@
 //! Watches, fault injection and pod exec.
 
-use crate::common;
-
 use std::time::Duration;
 
 use crate::common::*;

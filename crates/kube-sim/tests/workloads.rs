@@ -1,7 +1,5 @@
 //! Simulated controllers: readiness after the configured delay, as kube-rs conditions see it.
 
-use crate::common;
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -1,7 +1,5 @@
 //! The provider binary's start-up contract with Terraform (go-plugin).
 
-use crate::common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};

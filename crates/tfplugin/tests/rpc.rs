@@ -1,7 +1,5 @@
 //! The tfplugin6 and go-plugin services over plain TCP (Terraform without AutoMTLS).
 
-use crate::common;
-
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

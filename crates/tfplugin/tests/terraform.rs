@@ -3,8 +3,6 @@
 //! Skips (with a message) when no terraform binary is found: set
 //! `TF_ACC_TERRAFORM_PATH` or put `terraform` on PATH.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,7 +1,5 @@
 //! AutoMTLS: only the client certificate announced in PLUGIN_CLIENT_CERT may connect.
 
-use crate::common;
-
 use std::time::Duration;
 
 use crate::common::{TestProvider, terraform_like_client_cert, tls_client};
