@@ -227,18 +227,11 @@ fn build(
             }
             (Some(_), None) => BTreeMap::new(),
         };
-        // Invalid values of an enabled child fail its deploy plan; say so now.
-        match pkg.effective_params(&own) {
-            Ok(e) => {
-                effective.insert(node.instance.clone(), e);
-            }
-            Err(errs) if node.parent.is_some() => {
-                let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
-                tracing::debug!(instance = %node.instance, errors = %list.join("; "), "dependency parameters");
-                effective.insert(node.instance.clone(), own.clone());
-            }
-            Err(_) => {}
-        }
+        // Invalid values are reported below, for enabled children only; meanwhile the
+        // values as given decide enabling parameters (so a non-boolean one is an error
+        // rather than a silent fall-back to its default).
+        let values_seen = pkg.effective_params(&own).unwrap_or_else(|_| own.clone());
+        effective.insert(node.instance.clone(), values_seen);
         values.insert(node.instance.clone(), own);
     }
     let enabled = resolution
@@ -278,4 +271,124 @@ fn build(
         });
     }
     Ok(tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_resolve::{RepositoryCatalog, Resolver};
+    use std::path::{Path, PathBuf};
+
+    fn fixtures(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/deps")
+            .join(name)
+    }
+
+    fn resolve(set: &str, root: &str) -> (Package, Resolution) {
+        let dir = fixtures(set);
+        let pkg = Package::load_dir(&dir.join(root)).expect("root package");
+        let catalog = RepositoryCatalog::folder("fixtures", &dir);
+        let resolution = Resolver::new(&catalog)
+            .resolve(&pkg, &pkg.operator.name)
+            .expect("resolves");
+        (pkg, resolution)
+    }
+
+    fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_tree_is_renamed_for_the_instance_and_keys_packages_by_parent_and_task() {
+        let (pkg, resolution) = resolve("kep29", "aa");
+        let tree = build(&resolution, "mine", "ns", &BTreeMap::new()).expect("tree");
+        let names: Vec<(&str, &str)> = tree
+            .children
+            .iter()
+            .map(|c| (c.name.as_str(), c.parent.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("mine-bb", "mine"),
+                ("mine-bb-ee", "mine-bb"),
+                ("mine-bb-gg", "mine-bb"),
+                ("mine-cc", "mine"),
+            ]
+        );
+        let bb = tree
+            .packages
+            .get(&pkg.operator_version_name(), "bb")
+            .expect("aa's task bb");
+        assert_eq!(bb.operator.name, "bb");
+        assert!(
+            tree.packages
+                .get(&bb.operator_version_name(), "ee")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn the_enabling_parameter_follows_the_instance_values() {
+        let (_, resolution) = resolve("enabling", "parent");
+        let off = build(&resolution, "p", "ns", &BTreeMap::new()).expect("default off");
+        assert_eq!(off.children.len(), 1);
+        assert!(!off.children[0].enabled);
+        let on = build(
+            &resolution,
+            "p",
+            "ns",
+            &params(&[("MONITORING_ENABLED", "true")]),
+        )
+        .expect("on");
+        assert!(on.children[0].enabled);
+        assert_eq!(on.children[0].name, "p-monitor");
+        let bad = build(
+            &resolution,
+            "p",
+            "ns",
+            &params(&[("MONITORING_ENABLED", "maybe")]),
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn explicit_instance_names_and_parameter_files_come_from_the_task() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
+        if !dir.join("flink-demo").is_dir() {
+            eprintln!("skipping: {} is absent", dir.display());
+            return;
+        }
+        let mut catalog = kudo_resolve::MemoryCatalog::new();
+        for name in ["kafka", "zookeeper", "flink"] {
+            let pkg = Package::load_dir(&dir.join(name)).expect(name);
+            catalog.add(pkg, "fixtures", 0);
+        }
+        let root = Package::load_dir(&dir.join("flink-demo")).expect("flink-demo");
+        let overrides = [
+            ("kafka".to_string(), "1.x".to_string()),
+            ("zookeeper".to_string(), "0.x".to_string()),
+        ]
+        .into();
+        let resolution = Resolver::new(&catalog)
+            .with_overrides(overrides)
+            .resolve(&root, "flink-demo")
+            .expect("resolves with overrides");
+        let tree = build(&resolution, "demo", "ns", &BTreeMap::new()).expect("tree");
+        let kafka = tree
+            .children
+            .iter()
+            .find(|c| c.operator == "kafka")
+            .expect("kafka child");
+        assert_eq!(kafka.name, "kafka", "instanceName is used as written");
+        assert_eq!(kafka.parent, "demo");
+        assert_eq!(
+            kafka.parameters.get("ZOOKEEPER_PATH").map(String::as_str),
+            Some("/flink-demo-kafka")
+        );
+    }
 }

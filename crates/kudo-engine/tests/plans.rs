@@ -1520,6 +1520,11 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
         .expect_err("fatal grandchild");
     assert!(err.fatal, "{err}");
     assert!(err.message.contains("p-middle-leaf"), "{err}");
+    assert_eq!(
+        err.to_string().matches("FATAL_ERROR").count(),
+        1,
+        "the verdict is stated once: {err}"
+    );
     let p = cluster
         .get(&instance_ref("default", "p"))
         .await

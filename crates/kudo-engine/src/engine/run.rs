@@ -591,8 +591,15 @@ impl<'a> Run<'a> {
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
             .map_err(|e| {
-                EngineError::new(format!("dependency instance {child}: {e}"), e.fatal)
-                    .with_object(&child_ref)
+                let detail = format!("dependency instance {child}: {}", e.located());
+                // Keep a stop (timeout, interrupt) recognisable as one in the parent, so
+                // the timeout explanation and sibling handling treat it as such.
+                let message = if e.is_cancelled() {
+                    format!("{CANCELLED_PREFIX} in {detail}")
+                } else {
+                    detail
+                };
+                EngineError::new(message, e.fatal).with_object(&child_ref)
             })?;
         if let Ok(mut applied) = self.applied.lock() {
             applied.insert(child_ref.clone());
