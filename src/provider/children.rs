@@ -129,9 +129,12 @@ pub async fn tree(
     }
     // Apply runs what the cluster has installed (kudo_operator put it there), like the
     // instance's own package does.
+    let operator_namespace = parse_operator_id(operator_id).map_or(namespace, |(ns, _)| ns);
     if !planning && let Ok(cluster) = session.cluster().await {
         for node in resolution.nodes.iter().skip(1) {
-            match engine::load_operator(&cluster, namespace, &node.operator_version_name).await {
+            match engine::load_operator(&cluster, operator_namespace, &node.operator_version_name)
+                .await
+            {
                 Ok(Some(installed)) => {
                     resolution.packages.insert(node.package.clone(), installed);
                 }
@@ -148,6 +151,26 @@ pub async fn tree(
             .insert(root.package.clone(), pkg.clone());
     }
     build(&resolution, name, namespace, parameters).map(Some)
+}
+
+/// Another dependency version (a changed `dependency_overrides` or repository) leaves
+/// the instance's own package and parameters as they were, so nothing else would run a
+/// plan; `deploy` applies the new children, as it does after any package change.
+pub fn plan_for_changed_children(
+    prior: &Value,
+    planned: &Value,
+    plan_to_run: Option<Value>,
+) -> Option<Value> {
+    let (before, after) = (prior.get("children"), planned.get("children"));
+    let changed = !prior.is_null()
+        && before.is_known()
+        && !before.is_null()
+        && after.is_known()
+        && before != after;
+    match plan_to_run {
+        None if changed => Some(Value::string("deploy")),
+        other => other,
+    }
 }
 
 /// The instance's own name for each node, parents before children.

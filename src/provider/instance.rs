@@ -460,6 +460,7 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
+    let plan_to_run = children::plan_for_changed_children(&prior, &planned, plan_to_run);
     finish_plan(
         &schema,
         &prior,

@@ -25,6 +25,17 @@ fn config(
     instance: &str,
     params: &[(&str, &str)],
 ) -> String {
+    config_with_overrides(repositories, package, instance, params, "")
+}
+
+/// [`config`] with `dependency_overrides` entries (HCL text) on the operator.
+fn config_with_overrides(
+    repositories: &[(&str, &str)],
+    package: &Path,
+    instance: &str,
+    params: &[(&str, &str)],
+    overrides: &str,
+) -> String {
     let repos: String = repositories
         .iter()
         .map(|(name, url)| {
@@ -47,6 +58,7 @@ provider "kudo" {{
 resource "kudo_operator" "this" {{
   package   = {package:?}
   namespace = var.namespace
+  dependency_overrides = {{ {overrides} }}
 }}
 resource "kudo_instance" "this" {{
   name      = {instance:?}
@@ -387,4 +399,89 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
             "{name}"
         );
     }
+}
+
+const APP_OPERATOR: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "app"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/app
+tasks:
+  - name: shared
+    kind: KudoOperator
+    spec:
+      package: shared
+      operatorVersion: ">=1.0.0 <2.0.0"
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: shared
+            tasks:
+              - shared
+"#;
+
+#[test]
+fn a_dependency_override_changes_the_child_version_in_place() {
+    let ctx = TestContext::new("deps-override");
+    let repo = deps_fixture("conflict");
+    let url = repo.display().to_string();
+    ctx.write("app/operator.yaml", APP_OPERATOR);
+    ctx.write(
+        "app/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+    );
+    let package = ctx.workdir.join("app");
+    let main = |overrides: &str| {
+        config_with_overrides(&[("fixtures", &url)], &package, "app", &[], overrides)
+    };
+    let child_ov = |ctx: &TestContext| {
+        let inst = ctx
+            .kube()
+            .instance(&ctx.namespace, "app-shared")
+            .expect("child Instance");
+        assert_eq!(
+            inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+            "{inst:#}"
+        );
+        inst["spec"]["operatorVersion"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    ctx.write("main.tf", &main(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx),
+        vec![child("app-shared", "shared", "1.1.0", true, "app")],
+        "the newest version in the range"
+    );
+    assert_eq!(child_ov(&ctx), "shared-1.1.0");
+
+    ctx.write("main.tf", &main(r#"shared = "1.0.0""#));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        plan.output().contains(r#""1.1.0" -> "1.0.0""#),
+        "the plan shows the child's new version:\n{plan}"
+    );
+    ctx.tf.apply(&[]).assert_success();
+    assert_eq!(
+        children(&ctx),
+        vec![child("app-shared", "shared", "1.0.0", true, "app")]
+    );
+    assert_eq!(child_ov(&ctx), "shared-1.0.0");
+    ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "app-shared").is_none());
+    assert!(ctx.instance_objects("app-shared").is_empty());
 }
