@@ -270,6 +270,19 @@ fn enabling_parameter_removes_and_restores_the_subtree() {
     completed_instances(&ctx, &["p-monitor", "p"]);
     assert!(present(&ctx), "the child's ConfigMap is back");
 
+    // A child deleted out of band is drift of the parent: the next apply recreates it.
+    ctx.kube().delete(
+        "kudo.dev/v1beta1",
+        "Instance",
+        Some(&ctx.namespace),
+        "p-monitor",
+    );
+    let run = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(run.code, Some(2), "the plan has changes:\n{run}");
+    ctx.tf.apply(&[]).assert_success();
+    completed_instances(&ctx, &["p-monitor", "p"]);
+    assert!(present(&ctx), "the child's ConfigMap is restored");
+
     ctx.tf.destroy(&[]).assert_success();
     ctx.mark_cleaned();
     assert!(ctx.kube().instance(&ctx.namespace, "p-monitor").is_none());
