@@ -1494,6 +1494,32 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
         assert!(cluster.get(&cm).await.unwrap().is_some(), "{cm}");
     }
 
+    // A new middle version renders another ConfigMap: the old one is pruned.
+    let mut renamed = middle.clone();
+    renamed
+        .templates
+        .insert("cm.yaml".into(), CHILD_CM.replace("-cm\n", "-cm2\n"));
+    let mut swapped = deps.clone();
+    swapped.insert(&parent.operator_version_name(), "middle", renamed);
+    run(&params(&[]), &swapped).await.expect("new middle");
+    let old_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-cm");
+    let new_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-cm2");
+    assert!(cluster.get(&old_cm).await.unwrap().is_none(), "pruned");
+    assert!(cluster.get(&new_cm).await.unwrap().is_some());
+    assert!(
+        cluster
+            .get(&oref(
+                "v1",
+                "ConfigMap",
+                Some("default"),
+                "p-middle-leaf-cm"
+            ))
+            .await
+            .unwrap()
+            .is_some(),
+        "the leaf's objects are not the middle's to prune"
+    );
+
     run(&params(&[("WITH_CHILD", "false")]), &deps)
         .await
         .expect("tree without the subtree");

@@ -578,6 +578,7 @@ impl<'a> Run<'a> {
             None => BTreeMap::new(),
         };
         super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
+        let previous = self.dependency_inventory(&child_ref).await?;
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
         let request = RunRequest {
             package: &child_pkg,
@@ -585,7 +586,7 @@ impl<'a> Run<'a> {
             namespace: self.req.namespace,
             parameters: &values,
             plan: "deploy",
-            previous_inventory: &[],
+            previous_inventory: &previous,
             dependencies: self.req.dependencies,
         };
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
@@ -608,6 +609,29 @@ impl<'a> Run<'a> {
             deleted.remove(&child_ref);
         }
         Ok(vec![child_ref])
+    }
+
+    /// What an existing dependency instance owns, so that its run prunes what its new
+    /// version or parameters no longer render. Terraform state records only the top
+    /// instance's inventory; a child's objects are found by their instance label.
+    async fn dependency_inventory(
+        &self,
+        child_ref: &ObjectRef,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        if self.cluster.get(child_ref).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let selector = format!("{}={}", super::LABEL_INSTANCE, child_ref.name);
+        let objects = self
+            .cluster
+            .list_labelled(self.req.namespace, &selector)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(child_ref))?;
+        Ok(objects
+            .iter()
+            .filter_map(|o| ObjectRef::from_object(o).ok())
+            .filter(|r| !(r.kind == "Instance" && r.api_version == KUDO_API_VERSION))
+            .collect())
     }
 
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
