@@ -13,7 +13,7 @@ use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_engine::engine::{self, DependencyPackages};
 use kudo_package::{Package, TaskSpec};
-use kudo_resolve::naming::child_instance_name;
+use kudo_resolve::naming::{check_instance_name, child_instance_name};
 use kudo_resolve::{Resolution, ResolvedInstance};
 
 use super::Session;
@@ -205,6 +205,21 @@ fn build(
     root_parameters: &BTreeMap<String, String>,
 ) -> Result<Tree, Diagnostic> {
     let names = names(resolution, root_name);
+    // The resolver checked names for an instance named after the operator; this
+    // instance's name makes other ones, which must be valid and distinct too.
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names.values() {
+        check_instance_name(name).map_err(|reason| {
+            tree_error(format!(
+                "Dependency instance name {name:?} is not valid: {reason}. Choose a shorter instance name, or set `instanceName` on the KudoOperator task."
+            ))
+        })?;
+        if !seen.insert(name) {
+            return Err(tree_error(format!(
+                "Two instances of the dependency tree would both be named {name:?}; set distinct `instanceName`s on the KudoOperator tasks."
+            )));
+        }
+    }
     let name_of = |instance: &str| names.get(instance).cloned().unwrap_or_default();
     // User-set values and effective values per node (keyed by the resolution's names).
     let mut values: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();

@@ -252,9 +252,10 @@ pub async fn apply(
     }
     // Instances read their dependency tree from this copy; the plan may have been made
     // elsewhere (a saved plan file), so the apply keeps it too.
-    if let Err(e) = PlanCache::from_env()
+    let cache = PlanCache::from_env();
+    if let Err(e) = cache
         .store(&namespace, &pkg)
-        .and_then(|()| PlanCache::from_env().store_resolution(&namespace, &resolution))
+        .and_then(|()| cache.store_resolution(&namespace, &resolution))
     {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
