@@ -498,3 +498,99 @@ fn a_dependency_override_changes_the_child_version_in_place() {
     assert!(ctx.kube().instance(&ctx.namespace, "app-shared").is_none());
     assert!(ctx.instance_objects("app-shared").is_empty());
 }
+
+const FAILING_PARENT: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "outer"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/outer
+tasks:
+  - name: inner
+    kind: KudoOperator
+    spec:
+      package: ../inner
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: inner
+            tasks:
+              - inner
+"#;
+
+const FAILING_CHILD: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "inner"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/inner
+tasks:
+  - name: boom
+    kind: Dummy
+    spec:
+      wantErr: true
+      fatal: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: boom
+            tasks:
+              - boom
+"#;
+
+#[test]
+fn a_fatal_child_fails_the_parent_fatally() {
+    let ctx = TestContext::new("deps-fatal");
+    let params = "apiVersion: kudo.dev/v1beta1\nparameters: []\n";
+    ctx.write("outer/operator.yaml", FAILING_PARENT);
+    ctx.write("outer/params.yaml", params);
+    ctx.write("inner/operator.yaml", FAILING_CHILD);
+    ctx.write("inner/params.yaml", params);
+    ctx.write(
+        "main.tf",
+        &config(&[], &ctx.workdir.join("outer"), "o", &[]),
+    );
+
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    // Terraform wraps diagnostics at 80 columns.
+    let text = run
+        .output()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("dependency instance o-inner") && text.contains("FATAL_ERROR"),
+        "the error names the child and says it is fatal:\n{run}"
+    );
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.this", "status"),
+        "FATAL_ERROR"
+    );
+    for name in ["o-inner", "o"] {
+        let inst = ctx
+            .kube()
+            .instance(&ctx.namespace, name)
+            .unwrap_or_else(|| panic!("Instance {name}"));
+        assert_eq!(
+            inst["status"]["planStatus"]["deploy"]["status"], "FATAL_ERROR",
+            "{name}: {inst:#}"
+        );
+    }
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "o-inner").is_none());
+}
