@@ -491,6 +491,22 @@ fn a_dependency_override_changes_the_child_version_in_place() {
         vec![child("app-shared", "shared", "1.0.0", true, "app")]
     );
     assert_eq!(child_ov(&ctx), "shared-1.0.0");
+    let ov = |name: &str| {
+        ctx.kube().get(
+            "kudo.dev/v1beta1",
+            "OperatorVersion",
+            Some(&ctx.namespace),
+            name,
+        )
+    };
+    assert!(
+        ov("shared-1.0.0").is_some(),
+        "the chosen version is installed"
+    );
+    assert!(
+        ov("shared-1.1.0").is_none(),
+        "the one no longer chosen is removed"
+    );
     ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
 
     ctx.tf.destroy(&[]).assert_success();
