@@ -13,6 +13,7 @@ use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, Cleanup, RunRequest};
 use kudo_package::Package;
 
+use super::children;
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::sensitive::{self, sensitive_of};
 use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
@@ -225,6 +226,23 @@ fn render_outputs(
         .collect()
 }
 
+/// `children` while planning: unknown until the package, parameters and name are.
+async fn planned_children(
+    session: &Session,
+    operator: &Option<String>,
+    pkg: &Option<Package>,
+    name: &Option<String>,
+    namespace: &str,
+    params: &Option<BTreeMap<String, String>>,
+) -> Result<Value, Diagnostic> {
+    let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
+    else {
+        return Ok(Value::Unknown);
+    };
+    let tree = children::tree(session, operator, pkg, name, namespace, params, true).await?;
+    Ok(tree.map_or(Value::Unknown, |t| t.value()))
+}
+
 fn string_map(m: &BTreeMap<String, String>) -> Value {
     Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
 }
@@ -334,6 +352,15 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         "outputs",
         outputs.as_ref().map_or(Value::Unknown, string_map),
     );
+    match planned_children(session, &operator, &pkg, &name, &namespace, &params).await {
+        Ok(children) => planned.set_attr("children", children),
+        Err(d) => {
+            return PlanResponse {
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
     let plan_to_run: Option<Value> = if prior.is_null() || replacing {
@@ -458,6 +485,7 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
+    let plan_to_run = children::plan_for_changed_children(&prior, &planned, plan_to_run);
     let (preview, warning) = match &plan_to_run {
         Some(Value::String(plan_name)) => {
             plan_preview(session, &pkg, &name, &namespace, &params, plan_name, &prior).await
@@ -703,11 +731,17 @@ pub async fn apply(
         Ok(o) => o,
         Err(d) => return fail(prior, d),
     };
+    let tree =
+        match children::tree(session, &operator, &pkg, &name, &namespace, &params, false).await {
+            Ok(t) => t.unwrap_or_default(),
+            Err(d) => return fail(prior, d),
+        };
     let previous = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
     let mut run = engine::run_plan_with_sensitive(
         &cluster,
         RunRequest {
+            dependencies: Some(&tree.packages),
             package: &pkg,
             instance: &name,
             namespace: &namespace,
@@ -733,6 +767,7 @@ pub async fn apply(
         state.set_attr(super::preview::ATTR, Value::Null);
     }
     state.set_attr("outputs", string_map(&outputs));
+    state.set_attr("children", tree.value());
     match run {
         Ok(outcome) => {
             let status = outcome
@@ -996,6 +1031,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     let effective = pkg
         .as_ref()
         .and_then(|p| p.effective_params(&all_params).ok());
+    let children = match &pkg {
+        Some(p) => children::tree(session, &operator, p, name, namespace, &all_params, true)
+            .await
+            .ok()
+            .flatten()
+            .map_or(Value::Null, |t| t.value()),
+        None => Value::Null,
+    };
     let state = Value::object([
         ("name", Value::string(name)),
         ("namespace", Value::string(namespace)),
@@ -1043,6 +1086,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 .map_or(Value::Null, |p| Value::string(packages::digest(p))),
         ),
         ("timeouts", Value::Null),
+        ("children", children),
     ]);
     ImportResponse {
         imported: vec![ImportedResource {

@@ -80,6 +80,17 @@ pub fn dependency_type() -> Type {
     ])
 }
 
+pub fn child_type() -> Type {
+    Type::object([
+        ("name", Type::String),
+        ("operator", Type::String),
+        ("operator_version", Type::String),
+        ("enabled", Type::Bool),
+        ("parameters", Type::map(Type::String)),
+        ("parent", Type::String),
+    ])
+}
+
 pub fn object_type() -> Type {
     Type::object([
         ("api_version", Type::String),
@@ -108,6 +119,7 @@ pub fn instance() -> Schema {
             .attribute(Attribute::new("outputs", Type::map(Type::String)).computed().description("Values the package declares under `outputs:` in `operator.yaml` (name -> template), rendered with the instance's variables; known at plan time when the parameters are, so other instances can use them, e.g. `parameters = { ZK_URI = kudo_instance.zk.outputs.CONNECTION }`."))
             .attribute(Attribute::new("preview", super::preview::preview_type()).computed().description("What the pending apply will do, checked by a server-side dry-run at plan time: `create`, `update` and `delete` lists of `Kind namespace/name` (new objects, managed objects whose rendered content changes, objects a Delete task or pruning removes). Unknown when the cluster cannot be reached or the dry-run fails (a warning says why); after an apply it describes that apply."))
             .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))
+            .attribute(Attribute::new("children", Type::list(child_type())).computed().description("Dependency instances this instance creates through KudoOperator tasks, transitively, parents before children, known at plan time from the tree `kudo_operator` resolved: `name` (Instance name), `operator` and `operator_version` (the package version chosen), `enabled` (false when an `enablingParameter` switches the subtree off; it is then removed), `parameters` (rendered from the task's `parameterFile` with the parent's values) and `parent` (the Instance whose task creates it)."))
             .block(timeouts_block()),
     )
 }

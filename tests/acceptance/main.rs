@@ -17,6 +17,7 @@ mod harness;
 mod cli;
 mod docs_coverage;
 
+mod dependencies;
 mod errors;
 mod examples;
 mod faults;

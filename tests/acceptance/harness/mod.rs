@@ -17,6 +17,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod cluster;
+pub mod http;
 pub mod terraform;
 
 use std::cell::Cell;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use cluster::{Kube, ObjRef, TestCluster};
+pub use http::{FileServer, tool};
 pub use terraform::{State, Terraform, TfRun, terraform_path};
 
 /// Skips the rest of a test with a message (Rust's test runner has no skip status,
@@ -122,6 +124,14 @@ impl TestContext {
 
     pub fn kube(&self) -> &Kube {
         &self.cluster.kube
+    }
+
+    /// kube-sim of this test, or `None` (skip) on a real cluster.
+    pub fn sim(&self) -> Option<&kube_sim::KubeSim> {
+        match &self.cluster.backend {
+            cluster::Backend::Sim(sim) => Some(sim),
+            cluster::Backend::Real => None,
+        }
     }
 
     pub fn is_real_cluster(&self) -> bool {

@@ -15,6 +15,7 @@ mod sensitive;
 mod status;
 mod uninstall;
 
+pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use metadata::{

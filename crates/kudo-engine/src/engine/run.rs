@@ -30,6 +30,10 @@ pub struct RunRequest<'a> {
     pub plan: &'a str,
     /// Objects the previous runs applied (from Terraform state), for pruning.
     pub previous_inventory: &'a [ObjectRef],
+    /// The resolved child packages of KudoOperator tasks, for this instance and every
+    /// dependency instance below it. `None`: only folder dependencies next to a
+    /// folder-loaded package can run.
+    pub dependencies: Option<&'a dependency::DependencyPackages>,
 }
 
 /// The result of a successful run.
@@ -587,6 +591,7 @@ impl<'a> Run<'a> {
                 ..
             } => {
                 let dep = dependency::Dependency {
+                    task: &task.name,
                     package,
                     instance_name: instance_name.as_deref(),
                     parameter_file: parameter_file.as_deref(),
@@ -605,7 +610,7 @@ impl<'a> Run<'a> {
         dep: &dependency::Dependency<'_>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        let child_pkg = dependency::load(self.req.package, dep.package)?;
+        let child_pkg = dependency::load(self.req.package, dep, self.req.dependencies)?;
         let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
         let child_ref = super::instance_ref(self.req.namespace, &child);
         if !dependency::enabled(self.effective, dep)? {
@@ -621,21 +626,12 @@ impl<'a> Run<'a> {
         }
         let values = match dep.parameter_file {
             Some(file) => {
-                // KEP-29: the parameter file sees the parent's variables but no plan.
-                let quiet = Location {
-                    plan: String::new(),
-                    phase: String::new(),
-                    step: String::new(),
-                };
-                let docs = self
-                    .render
-                    .render_task(&quiet, &[file.to_string()], &[])
-                    .map_err(|e| e.at(loc))?;
-                dependency::parameters_from(file, docs)?
+                dependency::render_parameters(&self.render, file).map_err(|e| e.at(loc))?
             }
             None => BTreeMap::new(),
         };
         super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
+        let previous = self.dependency_inventory(&child_ref).await?;
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
         let request = RunRequest {
             package: &child_pkg,
@@ -643,13 +639,21 @@ impl<'a> Run<'a> {
             namespace: self.req.namespace,
             parameters: &values,
             plan: "deploy",
-            previous_inventory: &[],
+            previous_inventory: &previous,
+            dependencies: self.req.dependencies,
         };
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
             .map_err(|e| {
-                EngineError::new(format!("dependency instance {child}: {e}"), e.fatal)
-                    .with_object(&child_ref)
+                let detail = format!("dependency instance {child}: {}", e.located());
+                // Keep a stop (timeout, interrupt) recognisable as one in the parent, so
+                // the timeout explanation and sibling handling treat it as such.
+                let message = if e.is_cancelled() {
+                    format!("{CANCELLED_PREFIX} in {detail}")
+                } else {
+                    detail
+                };
+                EngineError::new(message, e.fatal).with_object(&child_ref)
             })?;
         if let Ok(mut applied) = self.applied.lock() {
             applied.insert(child_ref.clone());
@@ -658,6 +662,29 @@ impl<'a> Run<'a> {
             deleted.remove(&child_ref);
         }
         Ok(vec![child_ref])
+    }
+
+    /// What an existing dependency instance owns, so that its run prunes what its new
+    /// version or parameters no longer render. Terraform state records only the top
+    /// instance's inventory; a child's objects are found by their instance label.
+    async fn dependency_inventory(
+        &self,
+        child_ref: &ObjectRef,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        if self.cluster.get(child_ref).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let selector = format!("{}={}", super::LABEL_INSTANCE, child_ref.name);
+        let objects = self
+            .cluster
+            .list_labelled(self.req.namespace, &selector)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(child_ref))?;
+        Ok(objects
+            .iter()
+            .filter_map(|o| ObjectRef::from_object(o).ok())
+            .filter(|r| !(r.kind == "Instance" && r.api_version == KUDO_API_VERSION))
+            .collect())
     }
 
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
@@ -853,6 +880,7 @@ impl<'a> Run<'a> {
                                 ..
                             } => {
                                 let dep = dependency::Dependency {
+                                    task: &task.name,
                                     package,
                                     instance_name: instance_name.as_deref(),
                                     parameter_file: None,
