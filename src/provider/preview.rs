@@ -79,6 +79,8 @@ pub async fn compute(
         parameters,
         plan,
         previous_inventory: prior.objects,
+        // A dry-run shows this instance's own objects; children are listed in `children`.
+        dependencies: None,
     };
     let planned = engine::preview_plan(cluster, request)
         .await

@@ -69,6 +69,7 @@ async fn sensitive_values_render_from_the_secret_and_never_reach_the_instance() 
         parameters,
         plan: "deploy",
         previous_inventory: &[],
+        dependencies: None,
     };
 
     let public = params(&[("USER", "alice")]);

@@ -159,14 +159,6 @@ impl TestContext {
         copy_dir(src, &self.workdir.join(rel));
     }
 
-    /// The stand-in, or `None` against a real cluster.
-    pub fn sim(&self) -> Option<&kube_sim::KubeSim> {
-        match &self.cluster.backend {
-            cluster::Backend::Sim(sim) => Some(sim),
-            cluster::Backend::Real => None,
-        }
-    }
-
     /// Objects in the test namespace labelled as belonging to KUDO instance `name`.
     pub fn instance_objects(&self, name: &str) -> std::collections::BTreeSet<ObjRef> {
         self.kube()
