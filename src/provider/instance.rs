@@ -13,7 +13,9 @@ use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, Cleanup, RunRequest};
 use kudo_package::Package;
 
+use super::children;
 use super::packages::{self, PlanCache, parse_operator_id};
+use super::sensitive::{self, sensitive_of};
 use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
 use super::{Session, namespace_of, render_seed, schema};
 
@@ -31,6 +33,11 @@ fn string_map_of(v: &Value, attr: &str) -> Option<BTreeMap<String, String>> {
 
 fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
     string_map_of(v, "parameters")
+}
+
+/// `parameters` and `sensitive_parameters` together, as templates see them.
+fn all_parameters_of(v: &Value) -> Result<Option<BTreeMap<String, String>>, Vec<Diagnostic>> {
+    sensitive::merge(parameters_of(v).as_ref(), sensitive_of(v).as_ref())
 }
 
 /// Plans whose `plan_triggers` entry is new or has a new token.
@@ -141,11 +148,14 @@ async fn find_package(
 fn parameter_diagnostics(
     pkg: &Package,
     params: &BTreeMap<String, String>,
+    secret: &BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>, Vec<Diagnostic>> {
     pkg.effective_params(params).map_err(|errs| {
         errs.into_iter()
             .map(|e| {
-                let path = if params.contains_key(&e.parameter) {
+                let path = if secret.contains_key(&e.parameter) {
+                    AttributePath::attribute(sensitive::ATTR).key(e.parameter.clone())
+                } else if params.contains_key(&e.parameter) {
                     AttributePath::attribute("parameters").key(e.parameter.clone())
                 } else {
                     AttributePath::attribute("parameters")
@@ -153,7 +163,8 @@ fn parameter_diagnostics(
                 Diagnostic::error(
                     format!("Invalid parameter {}", e.parameter),
                     format!(
-                        "{e}.\nOperator {} {} declares: {}.",
+                        "{}.\nOperator {} {} declares: {}.",
+                        sensitive::redact(&e.to_string(), secret),
                         pkg.operator.name,
                         pkg.operator.operator_version,
                         pkg.parameters
@@ -215,6 +226,23 @@ fn render_outputs(
         .collect()
 }
 
+/// `children` while planning: unknown until the package, parameters and name are.
+async fn planned_children(
+    session: &Session,
+    operator: &Option<String>,
+    pkg: &Option<Package>,
+    name: &Option<String>,
+    namespace: &str,
+    params: &Option<BTreeMap<String, String>>,
+) -> Result<Value, Diagnostic> {
+    let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
+    else {
+        return Ok(Value::Unknown);
+    };
+    let tree = children::tree(session, operator, pkg, name, namespace, params, true).await?;
+    Ok(tree.map_or(Value::Unknown, |t| t.value()))
+}
+
 fn string_map(m: &BTreeMap<String, String>) -> Value {
     Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
 }
@@ -247,7 +275,16 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
 
     let mut diagnostics = Vec::new();
     let operator = proposed.get("operator").as_str().map(str::to_string);
-    let params = parameters_of(&proposed);
+    let params = match all_parameters_of(&proposed) {
+        Ok(p) => p,
+        Err(diagnostics) => {
+            return PlanResponse {
+                diagnostics,
+                ..Default::default()
+            };
+        }
+    };
+    let secret = sensitive_of(&proposed).unwrap_or_default();
     let pkg = match &operator {
         Some(id) => match find_package(session, id, true).await {
             Ok(p) => p,
@@ -292,7 +329,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
 
     let mut effective = None;
     if let (Some(pkg), Some(params)) = (&pkg, &params) {
-        match parameter_diagnostics(pkg, params) {
+        match parameter_diagnostics(pkg, params, &secret) {
             Ok(e) => effective = Some(e),
             Err(d) => {
                 return PlanResponse {
@@ -305,7 +342,9 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let digest = pkg.as_ref().map(packages::digest);
     let outputs = match (&pkg, &effective, &name) {
         (Some(pkg), Some(effective), Some(name)) => {
-            match render_outputs(pkg, name, &namespace, effective) {
+            match render_outputs(pkg, name, &namespace, effective)
+                .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
+            {
                 Ok(o) => Some(o),
                 Err(d) => {
                     return PlanResponse {
@@ -321,12 +360,21 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         "outputs",
         outputs.as_ref().map_or(Value::Unknown, string_map),
     );
+    match planned_children(session, &operator, &pkg, &name, &namespace, &params).await {
+        Ok(children) => planned.set_attr("children", children),
+        Err(d) => {
+            return PlanResponse {
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
     let plan_to_run: Option<Value> = if prior.is_null() || replacing {
         Some(Value::string("deploy"))
     } else {
-        let old_params = parameters_of(&prior).unwrap_or_default();
+        let old_params = all_parameters_of(&prior).ok().flatten().unwrap_or_default();
         let params_changed = params.as_ref() != Some(&old_params);
         let operator_changed = proposed.get("operator") != prior.get("operator");
         let digest_changed = digest
@@ -343,12 +391,16 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             }
             Some([]) => {}
             Some([plan]) if !(params_changed || operator_changed) => {
+                let (preview, warning) =
+                    plan_preview(session, &pkg, &name, &namespace, &params, plan, &prior).await;
+                diagnostics.extend(warning);
+                planned.set_attr(super::preview::ATTR, preview);
                 return finish_plan(
                     &schema,
                     &prior,
                     planned,
                     Some(Value::string(plan)),
-                    effective,
+                    effective.map(|e| sensitive::strip(e, &secret)),
                     digest,
                     diagnostics,
                 );
@@ -434,22 +486,75 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             diagnostics: vec![
                 Diagnostic::error(
                     format!("Operator {} does not render", pkg.operator.name),
-                    format!("{e}\nFix the template in the operator package, or the parameter value it uses."),
+                    format!("{}\nFix the template in the operator package, or the parameter value it uses.", sensitive::redact(&e.to_string(), &secret)),
                 )
                 .with_attribute(AttributePath::attribute("operator")),
             ],
             ..Default::default()
         };
     }
+    let plan_to_run = children::plan_for_changed_children(&prior, &planned, plan_to_run);
+    let (preview, warning) = match &plan_to_run {
+        Some(Value::String(plan_name)) => {
+            plan_preview(session, &pkg, &name, &namespace, &params, plan_name, &prior).await
+        }
+        _ => (Value::Unknown, None),
+    };
+    diagnostics.extend(warning);
+    planned.set_attr(super::preview::ATTR, preview);
     finish_plan(
         &schema,
         &prior,
         planned,
         plan_to_run,
-        effective,
+        effective.map(|e| sensitive::strip(e, &secret)),
         digest,
         diagnostics,
     )
+}
+
+/// The `preview` attribute and a warning when it cannot be computed. Unknown, without
+/// a warning, when the package, parameters or cluster are not available yet.
+async fn plan_preview(
+    session: &Session,
+    pkg: &Option<Package>,
+    name: &Option<String>,
+    namespace: &str,
+    params: &Option<BTreeMap<String, String>>,
+    plan_name: &str,
+    prior: &Value,
+) -> (Value, Option<Diagnostic>) {
+    let (Some(pkg), Some(name), Some(params)) = (pkg, name, params) else {
+        return (Value::Unknown, None);
+    };
+    let cluster = match session.cluster().await {
+        Ok(c) => c,
+        Err(d) => {
+            tracing::debug!(detail = %d.detail, "no preview: cluster not reachable while planning");
+            return (Value::Unknown, None);
+        }
+    };
+    let previous = objects_of(prior);
+    // Object contents can be compared only with what the same package rendered.
+    let same_package = prior
+        .get("operator")
+        .as_str()
+        .and_then(parse_operator_id)
+        .is_some_and(|(_, ov)| ov == pkg.operator_version_name())
+        && prior.get("operator_digest").as_str() == Some(packages::digest(pkg).as_str());
+    let old_params = all_parameters_of(prior).ok().flatten();
+    let prior_run = super::preview::Prior {
+        objects: &previous,
+        parameters: old_params.as_ref().filter(|_| same_package),
+    };
+    match super::preview::compute(
+        &cluster, pkg, name, namespace, params, plan_name, &prior_run,
+    )
+    .await
+    {
+        Ok(v) => (v, None),
+        Err(d) => (Value::Unknown, Some(d)),
+    }
 }
 
 /// Fills the computed attributes: kept from the prior state when no plan runs, else
@@ -473,6 +578,7 @@ fn finish_plan(
                 "effective_parameters",
                 "operator_digest",
                 "outputs",
+                super::preview::ATTR,
             ] {
                 planned.set_attr(attr, prior.get(attr).clone());
             }
@@ -617,8 +723,19 @@ async fn apply_inner(
         }
         Err(d) => return fail(prior, d),
     };
-    let params = parameters_of(&planned).unwrap_or_default();
-    let effective = match parameter_diagnostics(&pkg, &params) {
+    let public = parameters_of(&planned).unwrap_or_default();
+    let secret = sensitive_of(&planned).unwrap_or_default();
+    let params = match sensitive::merge(Some(&public), Some(&secret)) {
+        Ok(p) => p.unwrap_or_default(),
+        Err(diagnostics) => {
+            return ApplyResponse {
+                new_state: prior,
+                diagnostics,
+                ..Default::default()
+            };
+        }
+    };
+    let effective = match parameter_diagnostics(&pkg, &params, &secret) {
         Ok(e) => e,
         Err(d) => {
             return ApplyResponse {
@@ -644,23 +761,32 @@ async fn apply_inner(
     };
     // Outputs were checked while planning; computing them before the run means a
     // surprise here cannot lose the record of what the run created.
-    let outputs = match render_outputs(&pkg, &name, &namespace, &effective) {
+    let outputs = match render_outputs(&pkg, &name, &namespace, &effective)
+        .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
+    {
         Ok(o) => o,
         Err(d) => return fail(prior, d),
     };
+    let tree =
+        match children::tree(session, &operator, &pkg, &name, &namespace, &params, false).await {
+            Ok(t) => t.unwrap_or_default(),
+            Err(d) => return fail(prior, d),
+        };
     let previous = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
-    let mut run = engine::run_plan(
+    let mut run = engine::run_plan_with_sensitive(
         &cluster,
         RunRequest {
+            dependencies: Some(&tree.packages),
             package: &pkg,
             instance: &name,
             namespace: &namespace,
-            parameters: &params,
+            parameters: &public,
             plan: &plan_name,
             previous_inventory: &previous,
             render_seed: seed,
         },
+        &secret,
         &deadline.token,
     )
     .await;
@@ -668,9 +794,17 @@ async fn apply_inner(
     let mut state = planned.clone();
     state.set_attr("id", Value::string(format!("{namespace}/{name}")));
     state.set_attr("last_plan", Value::string(&plan_name));
-    state.set_attr("effective_parameters", string_map(&effective));
+    state.set_attr(
+        "effective_parameters",
+        string_map(&sensitive::strip(effective, &secret)),
+    );
     state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
+    if !state.get(super::preview::ATTR).is_known() {
+        // The plan could not look at the cluster; an apply must leave nothing unknown.
+        state.set_attr(super::preview::ATTR, Value::Null);
+    }
     state.set_attr("outputs", string_map(&outputs));
+    state.set_attr("children", tree.value());
     match run {
         Ok(outcome) => {
             let status = outcome
@@ -700,10 +834,11 @@ async fn apply_inner(
                 None => previous,
             };
             state.set_attr("objects", Value::list(objects.iter().map(object_value)));
-            fail(
-                state,
-                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e),
-            )
+            // Failures can quote rendered text or a rejected value.
+            let mut d =
+                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e);
+            d.detail = sensitive::redact(&d.detail, &secret);
+            fail(state, d)
         }
     }
 }
@@ -920,7 +1055,29 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .await
         .ok()
         .flatten();
-    let effective = pkg.as_ref().and_then(|p| p.effective_params(&params).ok());
+    // The Secret, when there is one, is where the sensitive values went.
+    let secret = match engine::read_sensitive(&cluster, namespace, name).await {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(Diagnostic::error(
+                "Cannot read the sensitive parameters",
+                e.to_string(),
+            ));
+        }
+    };
+    let mut all_params = params.clone();
+    all_params.extend(secret.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let effective = pkg
+        .as_ref()
+        .and_then(|p| p.effective_params(&all_params).ok());
+    let children = match &pkg {
+        Some(p) => children::tree(session, &operator, p, name, namespace, &all_params, true)
+            .await
+            .ok()
+            .flatten()
+            .map_or(Value::Null, |t| t.value()),
+        None => Value::Null,
+    };
     let state = Value::object([
         ("name", Value::string(name)),
         ("namespace", Value::string(namespace)),
@@ -931,6 +1088,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 Value::Null
             } else {
                 string_map(&params)
+            },
+        ),
+        (
+            sensitive::ATTR,
+            if secret.is_empty() {
+                Value::Null
+            } else {
+                string_map(&secret)
             },
         ),
         ("id", Value::string(format!("{namespace}/{name}"))),
@@ -947,8 +1112,12 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         ("last_plan", Value::string(last_plan)),
         (
             "effective_parameters",
-            effective.as_ref().map_or(Value::Null, string_map),
+            effective
+                .map(|e| sensitive::strip(e, &secret))
+                .as_ref()
+                .map_or(Value::Null, string_map),
         ),
+        (super::preview::ATTR, Value::Null),
         ("objects", Value::list(objects.iter().map(object_value))),
         (
             "operator_digest",
@@ -956,6 +1125,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 .map_or(Value::Null, |p| Value::string(packages::digest(p))),
         ),
         ("timeouts", Value::Null),
+        ("children", children),
     ]);
     ImportResponse {
         imported: vec![ImportedResource {

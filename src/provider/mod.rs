@@ -2,13 +2,16 @@
 //! This layer translates between Terraform values and the engine; the KUDO rules live
 //! in the `kudo-package`, `kudo-template` and `kudo-engine` crates.
 
+mod children;
 mod config;
 mod instance;
 mod operator;
 mod package_data;
 mod packages;
+mod preview;
 mod render_seed;
 pub mod schema;
+mod sensitive;
 mod timeouts;
 
 use std::collections::BTreeMap;

@@ -162,7 +162,11 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
-    if let Err(e) = PlanCache::from_env().store(&namespace, &pkg) {
+    let cache = PlanCache::from_env();
+    if let Err(e) = cache
+        .store(&namespace, &pkg)
+        .and_then(|()| cache.store_resolution(&namespace, &resolution))
+    {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
@@ -246,6 +250,15 @@ pub async fn apply(
             .with_attribute(AttributePath::attribute("package")),
         );
     }
+    // Instances read their dependency tree from this copy; the plan may have been made
+    // elsewhere (a saved plan file), so the apply keeps it too.
+    let cache = PlanCache::from_env();
+    if let Err(e) = cache
+        .store(&namespace, &pkg)
+        .and_then(|()| cache.store_resolution(&namespace, &resolution))
+    {
+        tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
+    }
     if let Err(e) = cluster.ensure_kudo_crds().await {
         return fail(
             prior,
@@ -275,32 +288,58 @@ pub async fn apply(
         );
     }
     // A version change leaves the previous OperatorVersion unused: instances move to the
-    // new one when they are updated after this resource.
+    // new one when they are updated after this resource. The same holds for dependency
+    // versions the new resolution no longer picks.
+    let mut stale: Vec<(String, String)> = Vec::new();
     if let Some(old_ov) = prior.get("operator_version_name").as_str()
         && old_ov != pkg.operator_version_name()
-        && let Err(e) = engine::uninstall_operator(
-            &cluster,
-            &namespace_of(&prior),
-            &pkg.operator.name,
-            old_ov,
-            false,
-            cancel,
-        )
-        .await
     {
-        return ApplyResponse {
-            new_state: state,
-            diagnostics: vec![Diagnostic::warning(
+        stale.push((pkg.operator.name.clone(), old_ov.to_string()));
+    }
+    let current: Vec<&str> = resolution
+        .nodes
+        .iter()
+        .map(|n| n.operator_version_name.as_str())
+        .collect();
+    for dep in dependency_versions(&prior) {
+        if !current.contains(&dep.1.as_str()) && !stale.contains(&dep) {
+            stale.push(dep);
+        }
+    }
+    let mut diagnostics = Vec::new();
+    for (name, old_ov) in &stale {
+        tracing::info!(operator = %name, operator_version = %old_ov, "removing an OperatorVersion no longer used");
+        if let Err(e) =
+            engine::uninstall_operator(&cluster, &namespace_of(&prior), name, old_ov, false, cancel)
+                .await
+        {
+            diagnostics.push(Diagnostic::warning(
                 "Previous OperatorVersion not removed",
                 format!("{old_ov}: {e}"),
-            )],
-            ..Default::default()
-        };
+            ));
+        }
     }
     ApplyResponse {
         new_state: state,
+        diagnostics,
         ..Default::default()
     }
+}
+
+/// `(package, OperatorVersion name)` of each entry of a state's `dependencies`.
+fn dependency_versions(state: &Value) -> Vec<(String, String)> {
+    state
+        .get("dependencies")
+        .as_slice()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| {
+            Some((
+                d.get("package").as_str()?.to_string(),
+                d.get("operator_version_name").as_str()?.to_string(),
+            ))
+        })
+        .collect()
 }
 
 async fn destroy(
@@ -318,18 +357,7 @@ async fn destroy(
     // This operator first, then what it installed for its dependencies (reverse install
     // order), so nothing is left behind the way KUDO left it.
     let mut removals = vec![(name, ov_name)];
-    let mut deps: Vec<(String, String)> = prior
-        .get("dependencies")
-        .as_slice()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|d| {
-            Some((
-                d.get("package").as_str()?.to_string(),
-                d.get("operator_version_name").as_str()?.to_string(),
-            ))
-        })
-        .collect();
+    let mut deps = dependency_versions(&prior);
     deps.reverse();
     for d in deps {
         if !removals.contains(&d) {

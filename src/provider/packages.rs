@@ -148,6 +148,55 @@ impl PlanCache {
     }
 }
 
+impl PlanCache {
+    fn resolution_file(&self, namespace: &str, ov_name: &str) -> PathBuf {
+        self.dir
+            .join(format!("{namespace}_{ov_name}.dependencies.json"))
+    }
+
+    /// Keeps an operator's resolved dependency tree next to its package copy, with a
+    /// copy of every chosen package, so that instances of it can show and run their
+    /// children without the operator's source, repositories or overrides.
+    pub fn store_resolution(
+        &self,
+        namespace: &str,
+        resolution: &Resolution,
+    ) -> std::io::Result<()> {
+        let Some(root) = resolution.nodes.first() else {
+            return Ok(());
+        };
+        for pkg in resolution.packages.values() {
+            self.store(namespace, pkg)?;
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        let path = self.resolution_file(namespace, &root.operator_version_name);
+        let tmp = path.with_extension("json.tmp");
+        let bytes = serde_json::to_vec(resolution).map_err(std::io::Error::other)?;
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(tmp, path)
+    }
+
+    /// The tree `store_resolution` kept for the operator `ov_name`, packages included;
+    /// `None` when it or one of its packages is missing or unreadable.
+    pub fn load_resolution(&self, namespace: &str, ov_name: &str) -> Option<Resolution> {
+        let bytes = std::fs::read(self.resolution_file(namespace, ov_name)).ok()?;
+        let mut resolution: Resolution = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "ignoring an unreadable plan-time dependency tree");
+                return None;
+            }
+        };
+        for node in &resolution.nodes {
+            if !resolution.packages.contains_key(&node.package) {
+                let pkg = self.load(namespace, &node.operator_version_name)?;
+                resolution.packages.insert(node.package.clone(), pkg);
+            }
+        }
+        Some(resolution)
+    }
+}
+
 /// Splits a `kudo_operator` id into namespace and OperatorVersion name.
 pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
     let (ns, name) = id.split_once('/')?;

@@ -80,6 +80,17 @@ pub fn dependency_type() -> Type {
     ])
 }
 
+pub fn child_type() -> Type {
+    Type::object([
+        ("name", Type::String),
+        ("operator", Type::String),
+        ("operator_version", Type::String),
+        ("enabled", Type::Bool),
+        ("parameters", Type::map(Type::String)),
+        ("parent", Type::String),
+    ])
+}
+
 pub fn object_type() -> Type {
     Type::object([
         ("api_version", Type::String),
@@ -98,14 +109,17 @@ pub fn instance() -> Schema {
             .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the instance and its namespaced objects. It must exist. Default `default`. Changing it replaces the instance."))
             .attribute(string("operator").required().description("The `id` of a `kudo_operator` (`<namespace>/<operatorversion-name>`); referencing it orders the two. Changing it to another version upgrades the instance."))
             .attribute(Attribute::new("parameters", Type::map(Type::String)).optional().description("Parameter values, as strings, over the package's defaults. Names must be declared in the package's `params.yaml`; required parameters without a default must be set."))
+            .attribute(Attribute::new("sensitive_parameters", Type::map(Type::String)).optional().sensitive().description("Parameter values Terraform must not show, such as passwords: like `parameters`, but hidden in plans, left out of `effective_parameters`, and stored in a Secret `<name>-kudo-sensitive` (owned by the Instance, named in its `kudo.dev/sensitive-parameters-secret` annotation) instead of the Instance's `spec.parameters`. A name may not be in both maps; an `outputs` template that would reveal one is an error."))
             .attribute(Attribute::new("plan_triggers", Type::map(Type::String)).optional().description("Runs a named plan, like `kubectl kudo plan trigger`: adding an entry `<plan> = \"<token>\"`, or changing its token, runs that plan on the next apply (for example `backup = timestamp()`-style tokens you change on purpose). Entries present when the instance is created are recorded, not run. Only one plan runs per apply, so change one entry at a time and not together with `parameters`."))
             .attribute(string("id").computed().description("`<namespace>/<name>`."))
             .attribute(string("status").computed().description("Status of the last plan that ran: `COMPLETE` after a successful apply. A refresh that finds managed objects missing reports `DRIFTED`, and the next plan repairs it."))
             .attribute(string("last_plan").computed().description("Name of the plan the last apply ran; during `terraform plan`, the plan the apply will run."))
-            .attribute(Attribute::new("effective_parameters", Type::map(Type::String)).computed().description("Every parameter's value as the templates see it: `parameters` over the package defaults."))
+            .attribute(Attribute::new("effective_parameters", Type::map(Type::String)).computed().description("Every parameter's value as the templates see it: `parameters` over the package defaults. Parameters set in `sensitive_parameters` are left out, so that this attribute need not be hidden as a whole."))
             .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects) and `name`."))
             .attribute(Attribute::new("outputs", Type::map(Type::String)).computed().description("Values the package declares under `outputs:` in `operator.yaml` (name -> template), rendered with the instance's variables; known at plan time when the parameters are, so other instances can use them, e.g. `parameters = { ZK_URI = kudo_instance.zk.outputs.CONNECTION }`."))
+            .attribute(Attribute::new("preview", super::preview::preview_type()).computed().description("What the pending apply will do, checked by a server-side dry-run at plan time: `create`, `update` and `delete` lists of `Kind namespace/name` (new objects, managed objects whose rendered content changes, objects a Delete task or pruning removes). Unknown when the cluster cannot be reached or the dry-run fails (a warning says why); after an apply it describes that apply."))
             .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))
+            .attribute(Attribute::new("children", Type::list(child_type())).computed().description("Dependency instances this instance creates through KudoOperator tasks, transitively, parents before children, known at plan time from the tree `kudo_operator` resolved: `name` (Instance name), `operator` and `operator_version` (the package version chosen), `enabled` (false when an `enablingParameter` switches the subtree off; it is then removed), `parameters` (rendered from the task's `parameterFile` with the parent's values) and `parent` (the Instance whose task creates it)."))
             .block(timeouts_block()),
     )
 }

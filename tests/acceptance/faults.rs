@@ -122,18 +122,10 @@ fn assert_complete_then_destroy_cleanly(ctx: &TestContext) {
     assert!(left.is_empty(), "destroy left objects behind: {left:?}");
 }
 
-/// kube-sim of this test, or `None` (skip) on a real cluster.
-fn sim(ctx: &TestContext) -> Option<&kube_sim::KubeSim> {
-    match &ctx.cluster.backend {
-        crate::harness::cluster::Backend::Sim(sim) => Some(sim),
-        crate::harness::cluster::Backend::Real => None,
-    }
-}
-
 #[test]
 fn server_errors_on_one_object_fail_the_apply_and_the_next_apply_finishes() {
     let ctx = TestContext::new("fault-503");
-    let Some(sim) = sim(&ctx) else {
+    let Some(sim) = ctx.sim() else {
         skip!("needs kube-sim's fault injection");
     };
     ctx.use_example("quickstart");
@@ -177,7 +169,7 @@ fn server_errors_on_one_object_fail_the_apply_and_the_next_apply_finishes() {
 #[test]
 fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
     let ctx = TestContext::new("fault-429");
-    let Some(sim) = sim(&ctx) else {
+    let Some(sim) = ctx.sim() else {
         skip!("needs kube-sim's fault injection");
     };
     ctx.use_example("quickstart");
@@ -214,7 +206,7 @@ fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
 #[test]
 fn connections_dropped_while_waiting_for_health_are_retried() {
     let ctx = TestContext::new("fault-drop");
-    let Some(sim) = sim(&ctx) else {
+    let Some(sim) = ctx.sim() else {
         skip!("needs kube-sim's fault injection");
     };
     ctx.use_example("quickstart");

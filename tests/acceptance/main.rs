@@ -17,13 +17,18 @@ mod harness;
 mod cli;
 mod docs_coverage;
 
+mod dependencies;
 mod errors;
+mod examples;
 mod faults;
 mod logging;
+mod mirror;
 mod operators;
 mod ownership;
 mod packages;
+mod preview;
 mod quickstart;
 mod randomness;
 mod semantics;
+mod sensitive;
 mod smoke;

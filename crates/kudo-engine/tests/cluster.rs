@@ -141,6 +141,7 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "c1",
             namespace: "team",

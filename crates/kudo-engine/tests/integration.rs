@@ -6,3 +6,4 @@ mod common;
 
 mod cluster;
 mod plans;
+mod sensitive;

@@ -82,6 +82,7 @@ async fn first_operator_deploys_labelled_owned_objects() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "fo1",
             namespace: "fo",
@@ -194,6 +195,7 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "zk1",
             namespace: "zk",
@@ -336,6 +338,7 @@ async fn failed_job_is_fatal_and_names_where() {
     let err = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "f",
             namespace: "default",
@@ -462,6 +465,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "par",
                     namespace: "default",
@@ -513,6 +517,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "ser",
                     namespace: "default",
@@ -599,6 +604,7 @@ async fn objects_no_longer_rendered_are_pruned() {
     let out1 = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -620,6 +626,7 @@ async fn objects_no_longer_rendered_are_pruned() {
     let out2 = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -694,6 +701,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "t",
             namespace: "default",
@@ -711,6 +719,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "t",
             namespace: "default",
@@ -768,6 +777,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     let (_sim, cluster) = sim().await;
     let values = params(&[("replicas", "4")]);
     let req = RunRequest {
+        dependencies: None,
         package: &pkg,
         instance: "pv",
         namespace: "default",
@@ -800,6 +810,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     let err = engine::preview_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             parameters: &bad,
             ..req
         },
@@ -833,6 +844,7 @@ async fn cancellation_beats_a_hanging_api_server() {
             engine::run_plan(
                 &cluster,
                 RunRequest {
+                    dependencies: None,
                     package: &pkg,
                     instance: "h",
                     namespace: "default",
@@ -925,6 +937,7 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "cow",
             namespace: "default",
@@ -989,6 +1002,7 @@ async fn kafka_deploy_with_certificate_pipe_and_toggles() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "k",
             namespace: "kafka",
@@ -1111,6 +1125,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1127,6 +1142,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     bounded(engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1144,6 +1160,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let err = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "w",
             namespace: "default",
@@ -1259,6 +1276,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -1305,6 +1323,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
+            dependencies: None,
             package: &pkg,
             instance: "p",
             namespace: "default",
@@ -1320,4 +1339,246 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     assert!(out.inventory.is_empty(), "{:?}", out.inventory);
     assert!(cluster.get(&child).await.unwrap().is_none());
     assert!(cluster.get(&cm).await.unwrap().is_none());
+}
+
+const REPO_PARENT: &str = r#"
+name: parent
+operatorVersion: 0.1.0
+tasks:
+  - name: middle
+    kind: KudoOperator
+    spec:
+      package: middle
+      operatorVersion: ">=1.0.0 <2.0.0"
+      parameterFile: child-params.yaml
+      enablingParameter: WITH_CHILD
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deps
+        strategy: serial
+        steps:
+          - name: middle
+            tasks: [middle]
+"#;
+
+const MIDDLE: &str = r#"
+name: middle
+operatorVersion: 1.2.0
+tasks:
+  - name: leaf
+    kind: KudoOperator
+    spec:
+      package: https://example.invalid/leaf.tgz
+  - name: cm
+    kind: Apply
+    spec:
+      resources: [cm.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: leaf
+            tasks: [leaf]
+          - name: cm
+            tasks: [cm]
+"#;
+
+const LEAF: &str = r#"
+name: leaf
+operatorVersion: 3.0.0
+tasks:
+  - name: cm
+    kind: Apply
+    spec:
+      resources: [cm.yaml]
+  - name: boom
+    kind: Dummy
+    spec:
+      wantErr: true
+      fatal: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: cm
+            tasks: [cm]
+  broken:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: boom
+            tasks: [boom]
+"#;
+
+const LEAF_CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\n";
+
+/// Repository and URL dependencies run from the packages the caller resolved; a
+/// disabled subtree goes away whole, and a FATAL grandchild makes the parent FATAL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
+    let root = temp_dir("resolved-deps");
+    for (dir, op, params, templates) in [
+        (
+            "parent",
+            REPO_PARENT,
+            PARENT_PARAMS,
+            vec![("child-params.yaml", CHILD_PARAMS)],
+        ),
+        (
+            "middle",
+            MIDDLE,
+            CHILD_PARAMS_YAML,
+            vec![("cm.yaml", CHILD_CM)],
+        ),
+        ("leaf", LEAF, "", vec![("cm.yaml", LEAF_CM)]),
+    ] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        write_package(&root.join(dir), op, params, &templates);
+    }
+    let load = |d: &str| kudo_package::Package::load_dir(&root.join(d)).expect(d);
+    let (parent, middle, mut leaf) = (load("parent"), load("middle"), load("leaf"));
+    let mut deps = engine::DependencyPackages::new();
+    deps.insert(&parent.operator_version_name(), "middle", middle.clone());
+    deps.insert(&middle.operator_version_name(), "leaf", leaf.clone());
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let run = |parameters: &std::collections::BTreeMap<String, String>,
+               deps: &engine::DependencyPackages| {
+        let (cluster, cancel, parent, parameters, deps) =
+            (&cluster, &cancel, &parent, parameters.clone(), deps.clone());
+        async move {
+            engine::run_plan(
+                cluster,
+                RunRequest {
+                    dependencies: Some(&deps),
+                    package: parent,
+                    instance: "p",
+                    namespace: "default",
+                    parameters: &parameters,
+                    plan: "deploy",
+                    previous_inventory: &[],
+                    render_seed: None,
+                },
+                cancel,
+            )
+            .await
+        }
+    };
+
+    let err = engine::run_plan(
+        &cluster,
+        RunRequest {
+            dependencies: None,
+            package: &parent,
+            instance: "p",
+            namespace: "default",
+            parameters: &params(&[]),
+            plan: "deploy",
+            previous_inventory: &[],
+            render_seed: None,
+        },
+        &cancel,
+    )
+    .await
+    .expect_err("a repository dependency needs a resolved package");
+    assert!(
+        err.fatal && err.message.contains("no resolved package"),
+        "{err}"
+    );
+
+    run(&params(&[]), &deps).await.expect("tree deploys");
+    for (name, cm) in [
+        ("p-middle", "p-middle-cm"),
+        ("p-middle-leaf", "p-middle-leaf-cm"),
+    ] {
+        let i = cluster
+            .get(&instance_ref("default", name))
+            .await
+            .unwrap()
+            .expect(name);
+        assert_eq!(
+            i.pointer("/status/planStatus/deploy/status"),
+            Some(&Value::from("COMPLETE")),
+            "{name}"
+        );
+        let cm = oref("v1", "ConfigMap", Some("default"), cm);
+        assert!(cluster.get(&cm).await.unwrap().is_some(), "{cm}");
+    }
+
+    // A new middle version renders another ConfigMap: the old one is pruned.
+    let mut renamed = middle.clone();
+    renamed
+        .templates
+        .insert("cm.yaml".into(), CHILD_CM.replace("-cm\n", "-cm2\n"));
+    let mut swapped = deps.clone();
+    swapped.insert(&parent.operator_version_name(), "middle", renamed);
+    run(&params(&[]), &swapped).await.expect("new middle");
+    let old_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-cm");
+    let new_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-cm2");
+    assert!(cluster.get(&old_cm).await.unwrap().is_none(), "pruned");
+    assert!(cluster.get(&new_cm).await.unwrap().is_some());
+    assert!(
+        cluster
+            .get(&oref(
+                "v1",
+                "ConfigMap",
+                Some("default"),
+                "p-middle-leaf-cm"
+            ))
+            .await
+            .unwrap()
+            .is_some(),
+        "the leaf's objects are not the middle's to prune"
+    );
+
+    run(&params(&[("WITH_CHILD", "false")]), &deps)
+        .await
+        .expect("tree without the subtree");
+    for name in ["p-middle", "p-middle-leaf"] {
+        assert!(
+            cluster
+                .get(&instance_ref("default", name))
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+    }
+    let leaf_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-leaf-cm");
+    assert!(cluster.get(&leaf_cm).await.unwrap().is_none());
+
+    // The leaf's deploy plan now fails fatally: the whole chain reports FATAL.
+    if let Some(plan) = leaf.operator.plans.remove("broken") {
+        leaf.operator.plans.insert("deploy".into(), plan);
+    }
+    deps.insert(&middle.operator_version_name(), "leaf", leaf);
+    let err = run(&params(&[]), &deps)
+        .await
+        .expect_err("fatal grandchild");
+    assert!(err.fatal, "{err}");
+    assert!(err.message.contains("p-middle-leaf"), "{err}");
+    assert_eq!(
+        err.to_string().matches("FATAL_ERROR").count(),
+        1,
+        "the verdict is stated once: {err}"
+    );
+    let p = cluster
+        .get(&instance_ref("default", "p"))
+        .await
+        .unwrap()
+        .expect("parent");
+    assert_eq!(
+        p.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("FATAL_ERROR"))
+    );
 }

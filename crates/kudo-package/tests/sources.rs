@@ -346,7 +346,18 @@ fn repository_index_lists_absolute_urls_and_load_entry_loads_them() {
     );
     let listed = kudo_package::repository_index(&folder, &ctx).unwrap();
     let names: Vec<_> = listed.entries.keys().map(String::as_str).collect();
-    assert_eq!(names, ["kep12-base", "kep12-extension"]);
+    for expected in ["kep12-base", "kep12-extension", "lifecycle"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    // Two folders of one operator (lifecycle-v1, lifecycle-v2) are two versions of it.
+    let versions: Vec<_> = listed.entries["lifecycle"]
+        .iter()
+        .map(|e| e.operator_version.as_str())
+        .collect();
+    assert_eq!(versions.len(), 2, "{versions:?}");
 }
 
 #[test]

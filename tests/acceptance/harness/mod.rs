@@ -17,6 +17,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod cluster;
+pub mod http;
 pub mod terraform;
 
 use std::cell::Cell;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use cluster::{Kube, ObjRef, TestCluster};
+pub use http::{FileServer, tool};
 pub use terraform::{State, Terraform, TfRun, terraform_path};
 
 /// Skips the rest of a test with a message (Rust's test runner has no skip status,
@@ -124,6 +126,14 @@ impl TestContext {
         &self.cluster.kube
     }
 
+    /// kube-sim of this test, or `None` (skip) on a real cluster.
+    pub fn sim(&self) -> Option<&kube_sim::KubeSim> {
+        match &self.cluster.backend {
+            cluster::Backend::Sim(sim) => Some(sim),
+            cluster::Backend::Real => None,
+        }
+    }
+
     pub fn is_real_cluster(&self) -> bool {
         self.cluster.is_real()
     }
@@ -147,14 +157,6 @@ impl TestContext {
     /// Copies a folder (e.g. an operator package) into the working folder at `rel`.
     pub fn copy_in(&self, src: &Path, rel: &str) {
         copy_dir(src, &self.workdir.join(rel));
-    }
-
-    /// The stand-in, or `None` against a real cluster.
-    pub fn sim(&self) -> Option<&kube_sim::KubeSim> {
-        match &self.cluster.backend {
-            cluster::Backend::Sim(sim) => Some(sim),
-            cluster::Backend::Real => None,
-        }
     }
 
     /// Objects in the test namespace labelled as belonging to KUDO instance `name`.

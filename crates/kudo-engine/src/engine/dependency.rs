@@ -1,40 +1,89 @@
 //! KudoOperator tasks (KEP-29/36): which child package, instance name, parameters, and
-//! whether it is enabled. Only packages in a folder next to the parent package are
-//! resolved here; repository/URL dependencies need the provider's resolver.
+//! whether it is enabled. The caller resolves versions and sources (repositories, URLs,
+//! ranges) and hands the chosen packages over in [`DependencyPackages`]; the engine
+//! never downloads. A package in a folder next to a folder-loaded parent is still read
+//! directly when the caller gave nothing, so engine-only users need no resolver.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use kudo_package::{Origin, Package};
 use serde_json::Value;
 
 use super::EngineError;
+use super::error::Location;
+use super::render::RenderContext;
 use super::run::{RunRequest, parse_bool};
 use crate::cluster::ObjectRef;
 
+/// The child package of every KudoOperator task of a dependency tree, keyed by the
+/// parent's OperatorVersion name and the task name. One map serves the whole tree:
+/// a resolution picks one version per package, so a parent and its task identify the
+/// child wherever that parent sits in the tree.
+#[derive(Debug, Clone, Default)]
+pub struct DependencyPackages {
+    packages: BTreeMap<(String, String), Package>,
+}
+
+impl DependencyPackages {
+    pub fn new() -> DependencyPackages {
+        DependencyPackages::default()
+    }
+
+    /// `parent_ov_name` is [`Package::operator_version_name`] of the parent package.
+    pub fn insert(&mut self, parent_ov_name: &str, task: &str, child: Package) {
+        self.packages
+            .insert((parent_ov_name.to_string(), task.to_string()), child);
+    }
+
+    pub fn get(&self, parent_ov_name: &str, task: &str) -> Option<&Package> {
+        self.packages
+            .get(&(parent_ov_name.to_string(), task.to_string()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packages.is_empty()
+    }
+}
+
 /// The fields of a KudoOperator task the engine uses.
 pub(crate) struct Dependency<'a> {
+    /// The task's name (the key into [`DependencyPackages`]).
+    pub task: &'a str,
     pub package: &'a str,
     pub instance_name: Option<&'a str>,
     pub parameter_file: Option<&'a str>,
     pub enabling_parameter: Option<&'a str>,
 }
 
-/// Loads the child package from a folder relative to the parent package's folder.
-pub(crate) fn load(parent: &Package, package: &str) -> Result<Package, EngineError> {
+/// The child package: the one the caller resolved for this task, else a folder
+/// relative to the parent package's folder.
+pub(crate) fn load<'p>(
+    parent: &Package,
+    dep: &Dependency<'_>,
+    resolved: Option<&'p DependencyPackages>,
+) -> Result<Cow<'p, Package>, EngineError> {
+    let package = dep.package;
+    if let Some(child) = resolved.and_then(|r| r.get(&parent.operator_version_name(), dep.task)) {
+        return Ok(Cow::Borrowed(child));
+    }
     let Origin::Dir(dir) = &parent.origin else {
         return Err(EngineError::fatal(format!(
-            "KudoOperator package {package:?}: only dependencies in a folder next to a parent package loaded from a folder are supported yet (the parent comes from {})",
+            "KudoOperator task {:?} (package {package:?}) of {}: no resolved package was given for it, and it cannot be read from a folder because the parent comes from {}; resolve the dependency tree first (kudo_operator does)",
+            dep.task,
+            parent.operator_version_name(),
             parent.origin.label()
         )));
     };
     let path = dir.join(package);
     if !path.is_dir() {
         return Err(EngineError::fatal(format!(
-            "KudoOperator package {package:?}: {} is not a package folder (repository and URL dependencies are not supported yet)",
+            "KudoOperator task {:?} (package {package:?}): no resolved package was given for it and {} is not a package folder; resolve the dependency tree first (kudo_operator does)",
+            dep.task,
             path.display()
         )));
     }
-    Package::load_dir(&path).map_err(|e| {
+    Package::load_dir(&path).map(Cow::Owned).map_err(|e| {
         EngineError::fatal(format!(
             "KudoOperator package {package:?}: cannot load {}: {e}",
             path.display()
@@ -80,9 +129,59 @@ pub(crate) fn planned_instance(
     if !enabled(effective, dep)? {
         return Ok(None);
     }
-    let child = load(req.package, dep.package)?;
+    let child = load(req.package, dep, req.dependencies)?;
     let name = instance_name(req.instance, dep, &child);
     Ok(Some(super::instance_ref(req.namespace, &name)))
+}
+
+/// The child's instance parameters from the task's `parameterFile`, rendered with the
+/// parent's variables (KEP-29: the parameter file sees no plan, phase or step).
+pub(crate) fn render_parameters(
+    render: &RenderContext<'_>,
+    file: &str,
+) -> Result<BTreeMap<String, String>, EngineError> {
+    let quiet = Location {
+        plan: String::new(),
+        phase: String::new(),
+        step: String::new(),
+    };
+    let docs = render.render_task(&quiet, &[file.to_string()], &[])?;
+    parameters_from(file, docs)
+}
+
+/// Plan-time view of [`render_parameters`]: the parameters a KudoOperator task of
+/// `parent` gives its child, for the parent's user-set `parameters` (defaults applied
+/// here). Pipe values are not known before a run, so a parameter file that reads
+/// `.Pipes` sees them empty.
+pub fn dependency_parameters(
+    parent: &Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &BTreeMap<String, String>,
+    parameter_file: &str,
+) -> Result<BTreeMap<String, String>, EngineError> {
+    let effective = parent.effective_params(parameters).map_err(|errs| {
+        let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        EngineError::fatal(format!(
+            "invalid parameters of {}: {}",
+            parent.operator_version_name(),
+            list.join("; ")
+        ))
+    })?;
+    let params = parent
+        .template_params(&effective)
+        .map_err(|e| EngineError::fatal(format!("{}: {e}", parent.operator_version_name())))?;
+    let render = RenderContext {
+        package: parent,
+        instance,
+        namespace,
+        params: &params,
+        pipes: BTreeMap::new(),
+        // Plan time has no instance seed at hand; a parameter file drawing random values
+        // would show different values here than the run renders.
+        seed: None,
+    };
+    render_parameters(&render, parameter_file)
 }
 
 /// The rendered parameter file (one YAML mapping) as instance parameters: strings as
@@ -131,6 +230,7 @@ mod tests {
     #[test]
     fn enabling_parameter() {
         let dep = |p: Option<&'static str>| Dependency {
+            task: "zk",
             package: "zk",
             instance_name: None,
             parameter_file: None,

@@ -21,6 +21,17 @@ pub struct EngineError {
 
 impl EngineError {
     fn describe(&self) -> String {
+        let verdict = if self.fatal {
+            "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
+        } else {
+            "ERROR: may pass when applied again"
+        };
+        format!("{} [{verdict}]", self.located())
+    }
+
+    /// Where and what, without the verdict: for wrapping in an outer error (a
+    /// dependency's failure inside its parent's plan) that states the verdict once.
+    pub(crate) fn located(&self) -> String {
         let mut place = Vec::new();
         for (label, value) in [
             ("plan", &self.plan),
@@ -40,12 +51,7 @@ impl EngineError {
         } else {
             format!("{}: ", place.join(", "))
         };
-        let verdict = if self.fatal {
-            "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
-        } else {
-            "ERROR: may pass when applied again"
-        };
-        format!("{place}{} [{verdict}]", self.message)
+        format!("{place}{}", self.message)
     }
 }
 

@@ -11,9 +11,11 @@ mod preview;
 mod render;
 mod run;
 mod select;
+mod sensitive;
 mod status;
 mod uninstall;
 
+pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use metadata::{
@@ -24,8 +26,11 @@ pub use operator::{
     install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
 };
 pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
-pub use run::{RunOutcome, RunRequest, run_plan};
+pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use select::{changed_parameters, check_immutable, select_plan};
+pub use sensitive::{
+    ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
+};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
 pub use uninstall::{Cleanup, uninstall_instance};
 

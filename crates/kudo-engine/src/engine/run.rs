@@ -34,6 +34,10 @@ pub struct RunRequest<'a> {
     /// ...), kept per instance so renders are stable across runs but unguessable. None
     /// seeds with "namespace/name", which anyone can reproduce.
     pub render_seed: Option<&'a str>,
+    /// The resolved child packages of KudoOperator tasks, for this instance and every
+    /// dependency instance below it. `None`: only folder dependencies next to a
+    /// folder-loaded package can run.
+    pub dependencies: Option<&'a dependency::DependencyPackages>,
 }
 
 /// The result of a successful run.
@@ -96,6 +100,18 @@ pub async fn run_plan(
     run_plan_boxed(cluster, req, None, cancel).await
 }
 
+/// `run_plan` with the values of sensitive parameters, which are stored in the
+/// instance's Secret (see [`super::sensitive`]) instead of `spec.parameters`. An empty
+/// map removes the Secret; `run_plan` instead keeps and reads whatever Secret exists.
+pub async fn run_plan_with_sensitive(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    sensitive: &BTreeMap<String, String>,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    run_plan_impl(cluster, req, None, Some(sensitive), cancel).await
+}
+
 /// `run_plan` for a dependency instance owned by `parent`. Boxed because a KudoOperator
 /// task runs a plan from inside a plan (the future type would otherwise be infinite).
 pub(crate) fn run_plan_boxed<'a>(
@@ -104,21 +120,32 @@ pub(crate) fn run_plan_boxed<'a>(
     parent: Option<Owner>,
     cancel: &'a CancellationToken,
 ) -> BoxFuture<'a, Result<RunOutcome, EngineError>> {
-    Box::pin(run_plan_impl(cluster, req, parent, cancel))
+    Box::pin(run_plan_impl(cluster, req, parent, None, cancel))
 }
 
 async fn run_plan_impl(
     cluster: &Cluster,
     req: RunRequest<'_>,
     parent: Option<Owner>,
+    sensitive: Option<&BTreeMap<String, String>>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
     let pkg = req.package;
+    let stored = match sensitive {
+        Some(values) => values.clone(),
+        None => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
+            .await
+            .map_err(|e| e.with_plan(req.plan))?,
+    };
+    // Templates see every value; the Instance spec only the non-sensitive ones.
+    let mut all_parameters = req.parameters.clone();
+    all_parameters.extend(stored.iter().map(|(k, v)| (k.clone(), v.clone())));
     let Prepared {
         plan,
         effective,
         template_params,
-    } = prepare(pkg, req.plan, req.parameters)?;
+    } = prepare(pkg, req.plan, &all_parameters)?;
+    let has_sensitive = !stored.is_empty();
 
     tracing::info!(
         plan = %req.plan,
@@ -127,7 +154,13 @@ async fn run_plan_impl(
         "plan started"
     );
     let uid = uuid::Uuid::new_v4().to_string();
-    let manifest = instance_manifest(&req, &uid, ExecutionStatus::InProgress, parent.as_ref());
+    let manifest = instance_manifest(
+        &req,
+        &uid,
+        ExecutionStatus::InProgress,
+        parent.as_ref(),
+        has_sensitive,
+    );
     // The Instance is what `kudo_instance` stands for: ours whoever wrote it last.
     let applied = cluster.apply_owned(&manifest, false).await.map_err(|e| {
         EngineError::from(e)
@@ -142,6 +175,21 @@ async fn run_plan_impl(
                 .with_plan(req.plan)
         })?
         .to_string();
+    if let Some(values) = sensitive {
+        let written = if values.is_empty() {
+            super::sensitive::remove_sensitive(cluster, req.namespace, req.instance, cancel).await
+        } else {
+            super::sensitive::write_sensitive(
+                cluster,
+                req.namespace,
+                req.instance,
+                &owner_uid,
+                values,
+            )
+            .await
+        };
+        written.map_err(|e| e.with_plan(req.plan))?;
+    }
 
     let mut statuses = merged_plan_status(pkg, applied.pointer("/status/planStatus"));
     statuses.insert(
@@ -184,7 +232,7 @@ async fn run_plan_impl(
         Err(e) => (ExecutionStatus::Error, e.to_string()),
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
-    let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref());
+    let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref(), has_sensitive);
     if let Err(e) = cluster.apply_owned(&manifest, false).await {
         tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
     }
@@ -212,6 +260,7 @@ fn instance_manifest(
     uid: &str,
     status: ExecutionStatus,
     parent: Option<&Owner>,
+    has_sensitive: bool,
 ) -> Value {
     let pkg = req.package;
     let mut manifest = json!({
@@ -228,6 +277,12 @@ fn instance_manifest(
             "planExecution": { "planName": req.plan, "uid": uid, "status": status },
         },
     });
+    if has_sensitive {
+        manifest["metadata"]["annotations"] = json!({
+            super::sensitive::ANNOTATION_SENSITIVE:
+                super::sensitive::sensitive_secret_name(req.instance),
+        });
+    }
     if let Some(parent) = parent {
         // A dependency goes away with its parent (KEP-29).
         manifest["metadata"]["ownerReferences"] = json!([{
@@ -542,6 +597,7 @@ impl<'a> Run<'a> {
                 ..
             } => {
                 let dep = dependency::Dependency {
+                    task: &task.name,
                     package,
                     instance_name: instance_name.as_deref(),
                     parameter_file: parameter_file.as_deref(),
@@ -560,7 +616,7 @@ impl<'a> Run<'a> {
         dep: &dependency::Dependency<'_>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        let child_pkg = dependency::load(self.req.package, dep.package)?;
+        let child_pkg = dependency::load(self.req.package, dep, self.req.dependencies)?;
         let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
         let child_ref = super::instance_ref(self.req.namespace, &child);
         if !dependency::enabled(self.effective, dep)? {
@@ -576,21 +632,12 @@ impl<'a> Run<'a> {
         }
         let values = match dep.parameter_file {
             Some(file) => {
-                // KEP-29: the parameter file sees the parent's variables but no plan.
-                let quiet = Location {
-                    plan: String::new(),
-                    phase: String::new(),
-                    step: String::new(),
-                };
-                let docs = self
-                    .render
-                    .render_task(&quiet, &[file.to_string()], &[])
-                    .map_err(|e| e.at(loc))?;
-                dependency::parameters_from(file, docs)?
+                dependency::render_parameters(&self.render, file).map_err(|e| e.at(loc))?
             }
             None => BTreeMap::new(),
         };
         super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
+        let previous = self.dependency_inventory(&child_ref).await?;
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
         // Each dependency gets its own secret seed, derived so it stays stable as well.
         let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
@@ -600,14 +647,22 @@ impl<'a> Run<'a> {
             namespace: self.req.namespace,
             parameters: &values,
             plan: "deploy",
-            previous_inventory: &[],
+            previous_inventory: &previous,
+            dependencies: self.req.dependencies,
             render_seed: child_seed.as_deref(),
         };
         run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
             .map_err(|e| {
-                EngineError::new(format!("dependency instance {child}: {e}"), e.fatal)
-                    .with_object(&child_ref)
+                let detail = format!("dependency instance {child}: {}", e.located());
+                // Keep a stop (timeout, interrupt) recognisable as one in the parent, so
+                // the timeout explanation and sibling handling treat it as such.
+                let message = if e.is_cancelled() {
+                    format!("{CANCELLED_PREFIX} in {detail}")
+                } else {
+                    detail
+                };
+                EngineError::new(message, e.fatal).with_object(&child_ref)
             })?;
         if let Ok(mut applied) = self.applied.lock() {
             applied.insert(child_ref.clone());
@@ -616,6 +671,29 @@ impl<'a> Run<'a> {
             deleted.remove(&child_ref);
         }
         Ok(vec![child_ref])
+    }
+
+    /// What an existing dependency instance owns, so that its run prunes what its new
+    /// version or parameters no longer render. Terraform state records only the top
+    /// instance's inventory; a child's objects are found by their instance label.
+    async fn dependency_inventory(
+        &self,
+        child_ref: &ObjectRef,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        if self.cluster.get(child_ref).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let selector = format!("{}={}", super::LABEL_INSTANCE, child_ref.name);
+        let objects = self
+            .cluster
+            .list_labelled(self.req.namespace, &selector)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(child_ref))?;
+        Ok(objects
+            .iter()
+            .filter_map(|o| ObjectRef::from_object(o).ok())
+            .filter(|r| !(r.kind == "Instance" && r.api_version == KUDO_API_VERSION))
+            .collect())
     }
 
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
@@ -818,6 +896,7 @@ impl<'a> Run<'a> {
                                 ..
                             } => {
                                 let dep = dependency::Dependency {
+                                    task: &task.name,
                                     package,
                                     instance_name: instance_name.as_deref(),
                                     parameter_file: None,

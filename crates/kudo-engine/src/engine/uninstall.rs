@@ -8,7 +8,7 @@ use kudo_package::Package;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::metadata::LABEL_INSTANCE;
+use super::metadata::{LABEL_INSTANCE, LABEL_OPERATOR};
 use super::run::{RunRequest, run_plan};
 use super::{EngineError, instance_ref};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
@@ -42,6 +42,7 @@ pub async fn uninstall_instance(
         let outcome = run_plan(
             cluster,
             RunRequest {
+                dependencies: None,
                 package: c.package,
                 instance: name,
                 namespace,
@@ -54,6 +55,15 @@ pub async fn uninstall_instance(
         )
         .await?;
         objects = outcome.inventory;
+    }
+
+    // Dependency instances (KudoOperator tasks) hang off this one by owner reference.
+    // Removing them here, subtree by subtree, rather than leaving them to the garbage
+    // collector, means their objects are gone when we return, and clusters without a
+    // garbage collector (or with orphaning deletes) do not keep them.
+    for child in owned_instances(cluster, namespace, name).await? {
+        tracing::info!(instance = %child, parent = %name, "removing dependency instance");
+        uninstall_boxed(cluster, namespace, &child, cancel).await?;
     }
 
     delete_concurrently(cluster, &objects, cancel).await?;
@@ -69,6 +79,9 @@ pub async fn uninstall_instance(
         .filter_map(|o| ObjectRef::from_object(o).ok())
         .collect();
     delete_concurrently(cluster, &leftovers, cancel).await?;
+
+    // Owned by the Instance, but not every cluster collects garbage (nor quickly).
+    super::sensitive::remove_sensitive(cluster, namespace, name, cancel).await?;
 
     let r = instance_ref(namespace, name);
     cluster
@@ -95,6 +108,35 @@ pub(crate) fn uninstall_boxed<'a>(
         None,
         cancel,
     ))
+}
+
+/// Instances whose owner reference names the Instance `parent`.
+async fn owned_instances(
+    cluster: &Cluster,
+    namespace: &str,
+    parent: &str,
+) -> Result<Vec<String>, EngineError> {
+    // Every Instance we create carries the operator label, so its presence narrows the
+    // listing without naming each operator.
+    let labelled = cluster.list_labelled(namespace, LABEL_OPERATOR).await?;
+    let mut names: Vec<String> = labelled
+        .iter()
+        .filter(|o| is_instance(o))
+        .filter(|o| {
+            o.pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| {
+                    refs.iter().any(|r| {
+                        r.get("kind").and_then(Value::as_str) == Some("Instance")
+                            && r.get("name").and_then(Value::as_str) == Some(parent)
+                    })
+                })
+        })
+        .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 fn is_instance(o: &Value) -> bool {

@@ -1,0 +1,197 @@
+//! `kudo_instance.preview`: what the pending apply will do to the cluster's objects,
+//! computed at plan time from a server-side dry-run of the plan the apply will run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value as Json;
+use tfplugin::{Diagnostic, Type, Value};
+
+use kudo_engine::cluster::{Cluster, ObjectRef};
+use kudo_engine::engine::{self, PreviewAction, RunRequest};
+use kudo_package::Package;
+
+pub const ATTR: &str = "preview";
+
+pub fn preview_type() -> Type {
+    Type::object([
+        ("create", Type::list(Type::String)),
+        ("update", Type::list(Type::String)),
+        ("delete", Type::list(Type::String)),
+    ])
+}
+
+/// How objects are named in the preview, like `kubectl` prints them.
+fn label(r: &ObjectRef) -> String {
+    match &r.namespace {
+        Some(ns) => format!("{} {ns}/{}", r.kind, r.name),
+        None => format!("{} {}", r.kind, r.name),
+    }
+}
+
+/// The attribute's value; also what an apply records when the plan had none to show.
+pub fn value(create: &[String], update: &[String], delete: &[String]) -> Value {
+    let list = |items: &[String]| Value::list(items.iter().map(Value::string));
+    Value::object([
+        ("create", list(create)),
+        ("update", list(update)),
+        ("delete", list(delete)),
+    ])
+}
+
+/// What the instance's last run worked from, as the Terraform state records it.
+pub struct Prior<'a> {
+    /// The `objects` inventory.
+    pub objects: &'a [ObjectRef],
+    /// The parameters of the last run (sensitive ones included), when it ran this same
+    /// package; `None` on create, upgrade or a changed package, where every object
+    /// already managed counts as updated.
+    pub parameters: Option<&'a BTreeMap<String, String>>,
+}
+
+/// What running `plan` with `parameters` (sensitive ones included; only object names
+/// come out) would create, update and delete. The server-side dry-run checks the
+/// objects and names them; which of them change is decided from the Terraform state
+/// and the templates alone, never from what the cluster holds: Terraform plans again
+/// during the apply (after the destroy half of a replacement, after other resources
+/// changed the cluster) and the two plans must agree. `Err` carries a warning: the
+/// preview is then unknown, and the apply reports real problems itself.
+pub async fn compute(
+    cluster: &Cluster,
+    pkg: &Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &BTreeMap<String, String>,
+    plan: &str,
+    prior: &Prior<'_>,
+) -> Result<Value, Diagnostic> {
+    let warn = |e: &dyn std::fmt::Display| {
+        Diagnostic::warning(
+            "No preview",
+            format!(
+                "The dry-run of plan {plan:?} failed, so `preview` is unknown until the apply: {e}"
+            ),
+        )
+    };
+    let request = RunRequest {
+        package: pkg,
+        instance,
+        namespace,
+        parameters,
+        plan,
+        previous_inventory: prior.objects,
+        // A dry-run shows this instance's own objects; children are listed in `children`.
+        dependencies: None,
+        // Only object names come out, and old and new renders are compared with the same
+        // (public) seed, so the instance's secret seed is not needed at plan time.
+        render_seed: None,
+    };
+    let planned = engine::preview_plan(cluster, request)
+        .await
+        .map_err(|e| warn(&e))?;
+    let this_plan =
+        engine::render_plan(pkg, instance, namespace, parameters, plan).map_err(|e| warn(&e))?;
+    let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
+    let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
+    for o in this_plan {
+        let Ok(r) = ObjectRef::from_object(&o.object) else {
+            continue;
+        };
+        let r = with_namespace(cluster, r, namespace).await;
+        match o.action {
+            PreviewAction::Apply => {
+                new_render.insert(r, o.object);
+            }
+            PreviewAction::Delete => {
+                gone.insert(r);
+            }
+        }
+    }
+    let old_render = match prior.parameters {
+        Some(old) => renders(cluster, pkg, instance, namespace, old, plan).await,
+        None => None,
+    };
+
+    let known: BTreeSet<&ObjectRef> = prior.objects.iter().collect();
+    let (mut create, mut update, mut delete) = (Vec::new(), Vec::new(), Vec::new());
+    let mut applied = BTreeSet::new();
+    for p in &planned {
+        if !applied.insert(p.object.clone()) {
+            continue;
+        }
+        if !known.contains(&p.object) {
+            create.push(label(&p.object));
+            continue;
+        }
+        let same = match (&old_render, new_render.get(&p.object)) {
+            (Some(old), Some(new)) => old.get(&p.object) == Some(new),
+            _ => false,
+        };
+        if !same {
+            update.push(label(&p.object));
+        }
+    }
+    // What the run prunes: earlier objects no plan renders any more (nothing when some
+    // plan does not render, like the run).
+    if let Some(rendered) = renders(cluster, pkg, instance, namespace, parameters, plan).await {
+        // Dependency Instances are not rendered from templates; their own runs decide.
+        gone.extend(
+            prior
+                .objects
+                .iter()
+                .filter(|r| r.kind != "Instance" && !rendered.contains_key(*r))
+                .cloned(),
+        );
+    }
+    for r in gone {
+        if known.contains(&r) && !applied.contains(&r) {
+            delete.push(label(&r));
+        }
+    }
+    Ok(value(&create, &update, &delete))
+}
+
+/// Every object any plan applies with `parameters`, as rendered; `plan`'s version wins
+/// when plans render one object differently. None when some plan does not render.
+async fn renders(
+    cluster: &Cluster,
+    pkg: &Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &BTreeMap<String, String>,
+    plan: &str,
+) -> Option<BTreeMap<ObjectRef, Json>> {
+    let mut out = BTreeMap::new();
+    let order = std::iter::once(plan).chain(
+        pkg.operator
+            .plans
+            .keys()
+            .map(String::as_str)
+            .filter(|p| *p != plan),
+    );
+    for plan_name in order {
+        let objects = engine::render_plan(pkg, instance, namespace, parameters, plan_name).ok()?;
+        for o in objects {
+            if o.action == PreviewAction::Apply
+                && let Ok(r) = ObjectRef::from_object(&o.object)
+            {
+                let r = with_namespace(cluster, r, namespace).await;
+                out.entry(r).or_insert(o.object);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Rendered objects without a namespace land in the instance's, unless their kind is
+/// cluster-scoped (the inventory records those without one).
+async fn with_namespace(cluster: &Cluster, mut r: ObjectRef, namespace: &str) -> ObjectRef {
+    if r.namespace.is_none()
+        && cluster
+            .is_namespaced(&r.api_version, &r.kind)
+            .await
+            .unwrap_or(true)
+    {
+        r.namespace = Some(namespace.to_string());
+    }
+    r
+}

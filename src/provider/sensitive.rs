@@ -1,0 +1,137 @@
+//! `kudo_instance.sensitive_parameters`: parameter values Terraform hides in plans and
+//! that the provider keeps out of the Instance object, `effective_parameters`, `outputs`
+//! and its logs. The engine stores them in a Secret the Instance refers to.
+
+use std::collections::BTreeMap;
+
+use tfplugin::{AttributePath, Diagnostic, Value};
+
+pub const ATTR: &str = "sensitive_parameters";
+
+/// Stands for a sensitive value in messages.
+const REDACTED: &str = "(sensitive value)";
+
+/// The `sensitive_parameters` map; null counts as empty. `None` while unknown.
+pub fn sensitive_of(v: &Value) -> Option<BTreeMap<String, String>> {
+    match v.get(ATTR) {
+        Value::Unknown => None,
+        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
+    }
+}
+
+/// `parameters` and `sensitive_parameters` together, as the templates see them. A name
+/// in both would leave it unclear which value wins, so it is an error.
+pub fn merge(
+    public: Option<&BTreeMap<String, String>>,
+    sensitive: Option<&BTreeMap<String, String>>,
+) -> Result<Option<BTreeMap<String, String>>, Vec<Diagnostic>> {
+    let (Some(public), Some(sensitive)) = (public, sensitive) else {
+        return Ok(None);
+    };
+    let twice: Vec<Diagnostic> = sensitive
+        .keys()
+        .filter(|k| public.contains_key(*k))
+        .map(|k| {
+            Diagnostic::error(
+                format!("Parameter {k} set twice"),
+                format!("{k:?} is in both `parameters` and `sensitive_parameters`; set it in one of them (`sensitive_parameters` keeps it out of plans and of the Instance object)."),
+            )
+            // Pointing at the plain entry: Terraform quotes the configuration line the
+            // diagnostic points at, which for the sensitive entry would be the secret.
+            .with_attribute(AttributePath::attribute("parameters").key(k.clone()))
+        })
+        .collect();
+    if !twice.is_empty() {
+        return Err(twice);
+    }
+    let mut all = public.clone();
+    all.extend(sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Ok(Some(all))
+}
+
+/// `effective` without the sensitive parameters: `effective_parameters` is not a
+/// sensitive attribute, so they are left out of it rather than shown in clear.
+pub fn strip(
+    mut effective: BTreeMap<String, String>,
+    sensitive: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    effective.retain(|k, _| !sensitive.contains_key(k));
+    effective
+}
+
+/// `text` with every non-empty sensitive value replaced, for messages built from values
+/// (a parameter check quotes the value it rejects).
+pub fn redact(text: &str, sensitive: &BTreeMap<String, String>) -> String {
+    let mut values: Vec<&String> = sensitive.values().filter(|v| !v.is_empty()).collect();
+    // Longest first, so a value containing another is replaced whole.
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values
+        .into_iter()
+        .fold(text.to_string(), |t, v| t.replace(v.as_str(), REDACTED))
+}
+
+/// `outputs` is not sensitive either: an output template that copies a sensitive value
+/// would publish it, so that is an error naming the output.
+pub fn check_outputs(
+    outputs: &BTreeMap<String, String>,
+    sensitive: &BTreeMap<String, String>,
+) -> Result<(), Diagnostic> {
+    let leaking: Vec<&String> = outputs
+        .iter()
+        .filter(|(_, rendered)| redact(rendered, sensitive) != **rendered)
+        .map(|(k, _)| k)
+        .collect();
+    if leaking.is_empty() {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        "Output reveals a sensitive parameter",
+        format!(
+            "The package's outputs {leaking:?} would contain a value from `sensitive_parameters`, and outputs are shown in plans. Pass that value in `parameters` instead, or change the output template."
+        ),
+    )
+    .with_attribute(AttributePath::attribute(ATTR)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_name_in_both_maps_is_an_error_naming_it() {
+        let err = merge(
+            Some(&map(&[("A", "1"), ("B", "2")])),
+            Some(&map(&[("B", "s")])),
+        )
+        .expect_err("duplicate");
+        assert_eq!(err.len(), 1);
+        assert!(err[0].summary.contains('B'), "{:?}", err[0]);
+        let all = merge(Some(&map(&[("A", "1")])), Some(&map(&[("B", "s")])))
+            .expect("merge")
+            .expect("known");
+        assert_eq!(all, map(&[("A", "1"), ("B", "s")]));
+        assert_eq!(merge(None, Some(&map(&[]))).expect("merge"), None);
+    }
+
+    #[test]
+    fn redaction_hides_every_value_and_outputs_are_checked() {
+        let s = map(&[("P", "hunter2"), ("Q", "")]);
+        assert_eq!(
+            redact("bad value \"hunter2\"", &s),
+            "bad value \"(sensitive value)\""
+        );
+        assert!(check_outputs(&map(&[("URL", "x:hunter2@h")]), &s).is_err());
+        assert!(check_outputs(&map(&[("URL", "h:80")]), &s).is_ok());
+        assert_eq!(
+            strip(map(&[("P", "hunter2"), ("R", "1")]), &s),
+            map(&[("R", "1")])
+        );
+    }
+}

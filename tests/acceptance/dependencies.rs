@@ -1,0 +1,612 @@
+//! Operator dependencies (KudoOperator tasks, KEP-29/36) through real Terraform: the
+//! tree `kudo_operator` resolves is shown on `kudo_instance.children` at plan time, the
+//! apply deploys every child in the parent plan's order, an `enablingParameter` removes
+//! and restores a subtree, and resolution errors (missing versions, cycles) stop the plan.
+//!
+//! Order is read from the cluster: kube-sim's resourceVersion is one counter for every
+//! write, so the last write to each Instance (its plan result) orders completions, and
+//! the resourceVersion of objects nobody updates after creating them orders creations.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::harness::{FileServer, TestContext, fixture_operator, repo_root, tool};
+use crate::skip;
+
+fn deps_fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/deps").join(name)
+}
+
+/// A root module with repositories, one operator from `package` and its instance.
+fn config(
+    repositories: &[(&str, &str)],
+    package: &Path,
+    instance: &str,
+    params: &[(&str, &str)],
+) -> String {
+    config_with_overrides(repositories, package, instance, params, "")
+}
+
+/// [`config`] with `dependency_overrides` entries (HCL text) on the operator.
+fn config_with_overrides(
+    repositories: &[(&str, &str)],
+    package: &Path,
+    instance: &str,
+    params: &[(&str, &str)],
+    overrides: &str,
+) -> String {
+    let repos: String = repositories
+        .iter()
+        .map(|(name, url)| {
+            format!("  repository {{\n    name = {name:?}\n    url  = {url:?}\n  }}\n")
+        })
+        .collect();
+    let params: String = params
+        .iter()
+        .map(|(k, v)| format!("    {k} = {v:?}\n"))
+        .collect();
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kudo = {{ source = "kudo/kudo" }}
+  }}
+}}
+variable "namespace" {{ type = string }}
+provider "kudo" {{
+{repos}}}
+resource "kudo_operator" "this" {{
+  package   = {package:?}
+  namespace = var.namespace
+  dependency_overrides = {{ {overrides} }}
+}}
+resource "kudo_instance" "this" {{
+  name      = {instance:?}
+  namespace = var.namespace
+  operator  = kudo_operator.this.id
+  parameters = {{
+{params}  }}
+}}
+"#,
+        package = package.display().to_string(),
+    )
+}
+
+fn resource_version(obj: &Value) -> u64 {
+    obj.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric resourceVersion in {obj:#}"))
+}
+
+/// Every named Instance has completed its deploy plan; returns the resourceVersion of
+/// each one's last write, in the order given.
+fn completed_instances(ctx: &TestContext, names: &[&str]) -> Vec<u64> {
+    names
+        .iter()
+        .map(|name| {
+            let inst = ctx
+                .kube()
+                .instance(&ctx.namespace, name)
+                .unwrap_or_else(|| panic!("Instance {name} exists"));
+            assert_eq!(
+                inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+                "{name}: {inst:#}"
+            );
+            resource_version(&inst)
+        })
+        .collect()
+}
+
+fn assert_increasing(what: &str, names: &[&str], versions: &[u64]) {
+    assert!(
+        versions.windows(2).all(|w| w[0] < w[1]),
+        "{what} not in order {names:?}: resourceVersions {versions:?}"
+    );
+}
+
+/// `children` of the instance in the state, as (name, operator, version, enabled, parent).
+fn children(ctx: &TestContext) -> Vec<(String, String, String, bool, String)> {
+    let state = ctx.tf.state();
+    let inst = state
+        .resource("kudo_instance.this")
+        .expect("instance in state");
+    inst["children"]
+        .as_array()
+        .unwrap_or_else(|| panic!("children is a list: {inst:#}"))
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (
+                s("name"),
+                s("operator"),
+                s("operator_version"),
+                c["enabled"].as_bool().unwrap_or_default(),
+                s("parent"),
+            )
+        })
+        .collect()
+}
+
+fn child(
+    name: &str,
+    operator: &str,
+    version: &str,
+    enabled: bool,
+    parent: &str,
+) -> (String, String, String, bool, String) {
+    (
+        name.into(),
+        operator.into(),
+        version.into(),
+        enabled,
+        parent.into(),
+    )
+}
+
+#[test]
+fn kep29_tree_deploys_children_before_parents_in_plan_order() {
+    let ctx = TestContext::new("deps-kep29");
+    let repo = deps_fixture("kep29");
+    let url = repo.display().to_string();
+    ctx.write(
+        "main.tf",
+        &config(&[("fixtures", &url)], &repo.join("aa"), "aa", &[]),
+    );
+
+    let plan = ctx.tf.plan(&[]).assert_success().assert_no_crash();
+    for name in ["aa-bb", "aa-bb-ee", "aa-bb-gg", "aa-cc"] {
+        assert!(
+            plan.output().contains(&format!("\"{name}\"")),
+            "plan shows child {name}:\n{plan}"
+        );
+    }
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx),
+        vec![
+            child("aa-bb", "bb", "0.1.0", true, "aa"),
+            child("aa-bb-ee", "ee", "0.1.0", true, "aa-bb"),
+            child("aa-bb-gg", "gg", "0.1.0", true, "aa-bb"),
+            child("aa-cc", "cc", "0.1.0", true, "aa"),
+        ]
+    );
+    let order = ["aa-bb-ee", "aa-bb-gg", "aa-bb", "aa-cc", "aa"];
+    let versions = completed_instances(&ctx, &order);
+    assert_increasing("plan completions", &order, &versions);
+    // ee's ConfigMap is created before cc's (children of bb come before bb's sibling).
+    let cm = |name: &str| {
+        ctx.kube()
+            .must_get("v1", "ConfigMap", Some(&ctx.namespace), name)
+    };
+    let created = [
+        resource_version(&cm("aa-bb-ee-ee")),
+        resource_version(&cm("aa-cc-cc")),
+    ];
+    assert_increasing(
+        "ConfigMap creations",
+        &["aa-bb-ee-ee", "aa-cc-cc"],
+        &created,
+    );
+    ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    for name in order {
+        assert!(
+            ctx.kube().instance(&ctx.namespace, name).is_none(),
+            "{name} removed"
+        );
+        assert!(
+            ctx.instance_objects(name).is_empty(),
+            "{name}'s objects removed"
+        );
+    }
+}
+
+#[test]
+fn a_dependency_cycle_fails_the_plan_with_its_path() {
+    let ctx = TestContext::new("deps-cycle");
+    ctx.write(
+        "main.tf",
+        &config(&[], &deps_fixture("cycle").join("a"), "a", &[]),
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = run.output();
+    assert!(text.contains("cycle"), "{run}");
+    assert!(text.contains("a -> b -> c -> a"), "names the path:\n{run}");
+    assert!(ctx.kube().instance(&ctx.namespace, "a").is_none());
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn enabling_parameter_removes_and_restores_the_subtree() {
+    let ctx = TestContext::new("deps-enabling");
+    let repo = deps_fixture("enabling");
+    let url = repo.display().to_string();
+    let main = |on: &str| {
+        config(
+            &[("fixtures", &url)],
+            &repo.join("parent"),
+            "p",
+            &[("MONITORING_ENABLED", on)],
+        )
+    };
+    let monitor_cm = "p-monitor-monitor";
+    let present = |ctx: &TestContext| {
+        ctx.kube()
+            .get("v1", "ConfigMap", Some(&ctx.namespace), monitor_cm)
+            .is_some()
+    };
+
+    ctx.write("main.tf", &main("true"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx),
+        vec![child("p-monitor", "monitor", "0.2.0", true, "p")]
+    );
+    completed_instances(&ctx, &["p-monitor", "p"]);
+    assert!(present(&ctx), "the child's ConfigMap exists");
+
+    ctx.write("main.tf", &main("false"));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        plan.output().contains("enabled") && plan.output().contains("true -> false"),
+        "the plan shows the child switching off:\n{plan}"
+    );
+    ctx.tf.apply(&[]).assert_success();
+    assert_eq!(
+        children(&ctx),
+        vec![child("p-monitor", "monitor", "0.2.0", false, "p")]
+    );
+    assert!(ctx.kube().instance(&ctx.namespace, "p-monitor").is_none());
+    assert!(!present(&ctx), "the child's ConfigMap is gone");
+    assert!(ctx.instance_objects("p-monitor").is_empty());
+    completed_instances(&ctx, &["p"]);
+
+    ctx.write("main.tf", &main("true"));
+    ctx.tf.apply(&[]).assert_success();
+    completed_instances(&ctx, &["p-monitor", "p"]);
+    assert!(present(&ctx), "the child's ConfigMap is back");
+
+    // A child deleted out of band is drift of the parent: the next apply recreates it.
+    ctx.kube().delete(
+        "kudo.dev/v1beta1",
+        "Instance",
+        Some(&ctx.namespace),
+        "p-monitor",
+    );
+    let run = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(run.code, Some(2), "the plan has changes:\n{run}");
+    ctx.tf.apply(&[]).assert_success();
+    completed_instances(&ctx, &["p-monitor", "p"]);
+    assert!(present(&ctx), "the child's ConfigMap is restored");
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "p-monitor").is_none());
+    assert!(!present(&ctx));
+}
+
+/// An HTTP repository of the real kafka, zookeeper and flink packages (`package
+/// create` + `repo index`, as an author would publish them).
+fn fixture_repository(ctx: &TestContext) -> Option<(FileServer, PathBuf)> {
+    let repo_dir = ctx.workdir.join("repo");
+    std::fs::create_dir_all(&repo_dir).expect("repo dir");
+    let server = FileServer::start(repo_dir.clone());
+    for name in ["kafka", "zookeeper", "flink"] {
+        let dir = fixture_operator(name)?;
+        tool(&[
+            "package",
+            "create",
+            dir.to_str().expect("utf-8"),
+            "-o",
+            repo_dir.to_str().expect("utf-8"),
+        ]);
+    }
+    tool(&[
+        "repo",
+        "index",
+        repo_dir.to_str().expect("utf-8"),
+        "--url",
+        &server.url,
+    ]);
+    Some((server, repo_dir))
+}
+
+#[test]
+fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
+    let ctx = TestContext::new("deps-flink");
+    let Some(demo) = fixture_operator("flink-demo") else {
+        skip!("../shared/fixtures/operators is absent");
+    };
+    let Some((server, _repo)) = fixture_repository(&ctx) else {
+        skip!("kafka, zookeeper or flink fixture is absent");
+    };
+    ctx.copy_in(&demo, "flink-demo");
+    let package = ctx.workdir.join("flink-demo");
+    ctx.write(
+        "main.tf",
+        &config(&[("fixtures", &server.url)], &package, "demo", &[]),
+    );
+
+    // As published, flink-demo pins versions the repository does not have.
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = run.output();
+    for needle in ["kafka", "1.3.1", "zookeeper", "0.3.1", "1.3.2", "0.3.3"] {
+        assert!(text.contains(needle), "the error names {needle}:\n{run}");
+    }
+
+    // Ranges instead of pins resolve to what the repository has.
+    let operator_yaml = package.join("operator.yaml");
+    let original = std::fs::read_to_string(&operator_yaml).expect("operator.yaml");
+    let ranged = original
+        .replace(
+            "operatorVersion: 1.3.1\n      appVersion: 2.5.0",
+            "operatorVersion: \">=1.3.1 <2.0.0\"",
+        )
+        .replace(
+            "operatorVersion: 0.3.1\n      appVersion: 3.4.14",
+            "operatorVersion: \">=0.3.1 <0.4.0\"",
+        );
+    assert_ne!(ranged, original, "the KudoOperator tasks were edited");
+    std::fs::write(&operator_yaml, ranged).expect("write operator.yaml");
+
+    // kube-sim runs no containers: the files kafka's certificate pipe pod would write
+    // are served to its `cat`. A real cluster runs the pod.
+    if let Some(sim) = ctx.sim() {
+        for (path, content) in [("/tmp/tls.key", "KEY"), ("/tmp/tls.crt", "CERT")] {
+            sim.add_exec_file(kube_sim::ExecFile {
+                namespace: ctx.namespace.clone(),
+                pod: None,
+                selector: Some("kudo.dev/instance=kafka".into()),
+                path: path.into(),
+                content: content.into(),
+            });
+        }
+    }
+    let plan = ctx.tf.plan(&[]).assert_success().assert_no_crash();
+    for needle in ["\"1.3.2\"", "\"0.3.3\"", "\"zk\"", "\"kafka\"", "\"flink\""] {
+        assert!(
+            plan.output().contains(needle),
+            "plan shows {needle}:\n{plan}"
+        );
+    }
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx),
+        vec![
+            child("zk", "zookeeper", "0.3.3", true, "demo"),
+            child("kafka", "kafka", "1.3.2", true, "demo"),
+            child("flink", "flink", "0.2.1", true, "demo"),
+        ]
+    );
+    // The parameter files reached the children: in state and in the Instance objects.
+    let state = ctx.tf.state();
+    let kafka_params = state
+        .resource("kudo_instance.this")
+        .and_then(|i| i["children"].as_array())
+        .and_then(|c| c.iter().find(|c| c["name"] == "kafka"))
+        .map(|c| c["parameters"].clone())
+        .expect("kafka child in state");
+    assert_eq!(kafka_params["BROKER_COUNT"], "3", "{kafka_params:#}");
+    assert_eq!(kafka_params["ZOOKEEPER_PATH"], "/flink-demo-kafka");
+    let kafka = ctx
+        .kube()
+        .instance(&ctx.namespace, "kafka")
+        .expect("kafka Instance");
+    assert_eq!(
+        kafka["spec"]["parameters"]["ZOOKEEPER_PATH"], "/flink-demo-kafka",
+        "{kafka:#}"
+    );
+    let order = ["zk", "kafka", "flink", "demo"];
+    let versions = completed_instances(&ctx, &order);
+    assert_increasing("plan completions", &order, &versions);
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    for name in order {
+        assert!(
+            ctx.kube().instance(&ctx.namespace, name).is_none(),
+            "{name}"
+        );
+    }
+}
+
+const APP_OPERATOR: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "app"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/app
+tasks:
+  - name: shared
+    kind: KudoOperator
+    spec:
+      package: shared
+      operatorVersion: ">=1.0.0 <2.0.0"
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: shared
+            tasks:
+              - shared
+"#;
+
+#[test]
+fn a_dependency_override_changes_the_child_version_in_place() {
+    let ctx = TestContext::new("deps-override");
+    let repo = deps_fixture("conflict");
+    let url = repo.display().to_string();
+    ctx.write("app/operator.yaml", APP_OPERATOR);
+    ctx.write(
+        "app/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+    );
+    let package = ctx.workdir.join("app");
+    let main = |overrides: &str| {
+        config_with_overrides(&[("fixtures", &url)], &package, "app", &[], overrides)
+    };
+    let child_ov = |ctx: &TestContext| {
+        let inst = ctx
+            .kube()
+            .instance(&ctx.namespace, "app-shared")
+            .expect("child Instance");
+        assert_eq!(
+            inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+            "{inst:#}"
+        );
+        inst["spec"]["operatorVersion"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    ctx.write("main.tf", &main(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx),
+        vec![child("app-shared", "shared", "1.1.0", true, "app")],
+        "the newest version in the range"
+    );
+    assert_eq!(child_ov(&ctx), "shared-1.1.0");
+
+    ctx.write("main.tf", &main(r#"shared = "1.0.0""#));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        plan.output().contains(r#""1.1.0" -> "1.0.0""#),
+        "the plan shows the child's new version:\n{plan}"
+    );
+    ctx.tf.apply(&[]).assert_success();
+    assert_eq!(
+        children(&ctx),
+        vec![child("app-shared", "shared", "1.0.0", true, "app")]
+    );
+    assert_eq!(child_ov(&ctx), "shared-1.0.0");
+    let ov = |name: &str| {
+        ctx.kube().get(
+            "kudo.dev/v1beta1",
+            "OperatorVersion",
+            Some(&ctx.namespace),
+            name,
+        )
+    };
+    assert!(
+        ov("shared-1.0.0").is_some(),
+        "the chosen version is installed"
+    );
+    assert!(
+        ov("shared-1.1.0").is_none(),
+        "the one no longer chosen is removed"
+    );
+    ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "app-shared").is_none());
+    assert!(ctx.instance_objects("app-shared").is_empty());
+}
+
+const FAILING_PARENT: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "outer"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/outer
+tasks:
+  - name: inner
+    kind: KudoOperator
+    spec:
+      package: ../inner
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: inner
+            tasks:
+              - inner
+"#;
+
+const FAILING_CHILD: &str = r#"apiVersion: kudo.dev/v1beta1
+name: "inner"
+operatorVersion: "0.1.0"
+kudoVersion: 0.17.0
+kubernetesVersion: 1.18.0
+maintainers:
+  - name: acceptance tests
+    email: tests@example.com
+url: https://example.com/inner
+tasks:
+  - name: boom
+    kind: Dummy
+    spec:
+      wantErr: true
+      fatal: true
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: boom
+            tasks:
+              - boom
+"#;
+
+#[test]
+fn a_fatal_child_fails_the_parent_fatally() {
+    let ctx = TestContext::new("deps-fatal");
+    let params = "apiVersion: kudo.dev/v1beta1\nparameters: []\n";
+    ctx.write("outer/operator.yaml", FAILING_PARENT);
+    ctx.write("outer/params.yaml", params);
+    ctx.write("inner/operator.yaml", FAILING_CHILD);
+    ctx.write("inner/params.yaml", params);
+    ctx.write(
+        "main.tf",
+        &config(&[], &ctx.workdir.join("outer"), "o", &[]),
+    );
+
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    // Terraform wraps diagnostics at 80 columns.
+    let text = run
+        .output()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("dependency instance o-inner") && text.contains("FATAL_ERROR"),
+        "the error names the child and says it is fatal:\n{run}"
+    );
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.this", "status"),
+        "FATAL_ERROR"
+    );
+    for name in ["o-inner", "o"] {
+        let inst = ctx
+            .kube()
+            .instance(&ctx.namespace, name)
+            .unwrap_or_else(|| panic!("Instance {name}"));
+        assert_eq!(
+            inst["status"]["planStatus"]["deploy"]["status"], "FATAL_ERROR",
+            "{name}: {inst:#}"
+        );
+    }
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "o-inner").is_none());
+}
