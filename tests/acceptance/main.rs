@@ -27,6 +27,7 @@ mod operators;
 mod packages;
 mod preview;
 mod quickstart;
+mod resolve_data;
 mod semantics;
 mod sensitive;
 mod smoke;
