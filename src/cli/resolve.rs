@@ -3,12 +3,15 @@
 //!
 //! Repositories are tried in the order given (the first has the highest priority).
 //! Exit 0 with the tree and install order, 1 when the constraints cannot be met.
+//! `--json` prints `dependencies` and `install_order` exactly as the `kudo_dependencies`
+//! data source and `kudo_operator` show them, so CI can compare them as they are.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use kudo_package::{LoadContext, Repository};
-use kudo_resolve::{RepositoryCatalog, Resolver};
+use kudo_resolve::{Dependency, Resolution, ResolvedInstance};
+use serde::Serialize;
 
 use super::args::{self, Flag};
 
@@ -58,7 +61,7 @@ pub fn run(argv: &[String]) -> ExitCode {
         }
     }
     let ctx = LoadContext {
-        repositories: repositories.clone(),
+        repositories,
         ..LoadContext::default()
     };
     let pkg = match kudo_package::load(path, &ctx) {
@@ -71,14 +74,10 @@ pub fn run(argv: &[String]) -> ExitCode {
     let instance = parsed
         .value("--name")
         .map_or_else(|| pkg.operator.name.clone(), str::to_string);
-    let catalog = RepositoryCatalog::new(repositories, ctx);
-    match Resolver::new(&catalog)
-        .with_overrides(overrides)
-        .resolve(&pkg, &instance)
-    {
+    match kudo_resolve::resolve_from_repositories(&pkg, &instance, ctx, overrides) {
         Ok(resolution) => {
             if parsed.has("--json") {
-                match serde_json::to_string_pretty(&resolution) {
+                match serde_json::to_string_pretty(&json_report(&resolution)) {
                     Ok(json) => super::print_out(&format!("{json}\n")),
                     Err(e) => {
                         eprintln!("error: cannot write JSON: {e}");
@@ -86,14 +85,11 @@ pub fn run(argv: &[String]) -> ExitCode {
                     }
                 }
             } else {
+                // The rendering already ends with the install order line.
                 super::print_out(&resolution.render_tree());
-                super::print_out(&format!(
-                    "install order: {}\n",
-                    resolution.install_order.join(", ")
-                ));
-                for unused in &resolution.unused_overrides {
-                    eprintln!("warning: --override {unused} names no dependency of this operator");
-                }
+            }
+            for unused in &resolution.unused_overrides {
+                eprintln!("warning: --override {unused} names no dependency of this operator");
             }
             ExitCode::SUCCESS
         }
@@ -101,5 +97,25 @@ pub fn run(argv: &[String]) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What `--json` prints. `dependencies` and `install_order` have the shape of the
+/// Terraform attributes of the same names; `instances` is the full tree for tools that
+/// need instance names, tasks or parameter files.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    dependencies: Vec<Dependency>,
+    install_order: Vec<String>,
+    unused_overrides: &'a [String],
+    instances: &'a [ResolvedInstance],
+}
+
+fn json_report(resolution: &Resolution) -> JsonReport<'_> {
+    JsonReport {
+        dependencies: resolution.dependencies(),
+        install_order: resolution.install_order_versions(),
+        unused_overrides: &resolution.unused_overrides,
+        instances: &resolution.nodes,
     }
 }

@@ -1,15 +1,18 @@
-//! The Terraform surface: the provider block, `kudo_operator` and `kudo_instance`.
+//! The Terraform surface: the provider block, `kudo_operator`, `kudo_instance` and the
+//! `kudo_package` and `kudo_dependencies` data sources.
 //! This layer translates between Terraform values and the engine; the KUDO rules live
 //! in the `kudo-package`, `kudo-template` and `kudo-engine` crates.
 
 mod children;
 mod config;
+mod dependencies_data;
 mod instance;
 mod operator;
 mod package_data;
 mod packages;
 mod preview;
 mod render_seed;
+mod resolve;
 pub mod schema;
 mod sensitive;
 mod timeouts;
@@ -110,10 +113,13 @@ impl Provider for KudoProvider {
         ProviderSchemas {
             provider: schema::provider(),
             resources,
-            data_sources: BTreeMap::from([(
-                package_data::NAME.to_string(),
-                package_data::schema(),
-            )]),
+            data_sources: BTreeMap::from([
+                (package_data::NAME.to_string(), package_data::schema()),
+                (
+                    dependencies_data::NAME.to_string(),
+                    dependencies_data::schema(),
+                ),
+            ]),
         }
     }
 
@@ -233,13 +239,17 @@ impl Provider for KudoProvider {
     }
 
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
-        if type_name != package_data::NAME {
+        if type_name != package_data::NAME && type_name != dependencies_data::NAME {
             return (config, vec![unknown_type(type_name)]);
         }
         let session = match self.session().await {
             Ok(s) => s,
             Err(d) => return (config, vec![d]),
         };
+        if type_name == dependencies_data::NAME {
+            // Never asks for `session.cluster()`: CI runs this without any cluster.
+            return dependencies_data::read(&config, &session.config.repositories).await;
+        }
         let repositories = packages::repositories(&session.config.repositories);
         // Loading may download; keep it off the async workers.
         let fallback = config.clone();

@@ -7,97 +7,12 @@ use tfplugin::{
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::engine;
-use std::collections::BTreeMap;
 
 use kudo_package::{Package, TaskSpec};
-use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
+use super::resolve::{load_with_dependencies, overrides_of, resolution_values};
 use super::{DEFAULT_NAMESPACE, Session, namespace_of, schema};
-
-fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(
-        "Cannot load the operator package",
-        format!("Package {source:?}: {e}"),
-    )
-    .with_attribute(AttributePath::attribute("package"))
-}
-
-/// `dependencies` and `install_order` values of a resolution.
-fn resolution_values(resolution: &Resolution) -> (Value, Value) {
-    let package_of = |instance: &str| {
-        resolution
-            .node(instance)
-            .map(|n| n.package.clone())
-            .unwrap_or_default()
-    };
-    let deps = resolution
-        .nodes
-        .iter()
-        .filter(|n| n.parent.is_some())
-        .map(|n| {
-            Value::object([
-                ("package", Value::string(&n.package)),
-                ("operator_version", Value::string(&n.operator_version)),
-                ("app_version", Value::opt_string(n.app_version.clone())),
-                (
-                    "operator_version_name",
-                    Value::string(&n.operator_version_name),
-                ),
-                ("source", Value::string(&n.source)),
-                (
-                    "required_by",
-                    Value::string(n.parent.as_deref().map(package_of).unwrap_or_default()),
-                ),
-                ("constraint", Value::opt_string(n.constraint.clone())),
-                ("enabled", Value::bool(n.enabled)),
-            ])
-        });
-    let mut order: Vec<String> = Vec::new();
-    for instance in &resolution.install_order {
-        if let Some(n) = resolution.node(instance)
-            && !order.contains(&n.operator_version_name)
-        {
-            order.push(n.operator_version_name.clone());
-        }
-    }
-    (
-        Value::list(deps),
-        Value::list(order.into_iter().map(Value::string)),
-    )
-}
-
-fn overrides_of(v: &Value) -> BTreeMap<String, String> {
-    v.get("dependency_overrides")
-        .to_string_map()
-        .ok()
-        .flatten()
-        .unwrap_or_default()
-}
-
-/// Loads the package and resolves its dependencies (blocking work: reads files and
-/// may download).
-async fn load_with_dependencies(
-    session: &Session,
-    source: &str,
-    overrides: BTreeMap<String, String>,
-) -> Result<(Package, Resolution), Diagnostic> {
-    let repositories = session.config.repositories.clone();
-    let source_owned = source.to_string();
-    let work = tokio::task::spawn_blocking(move || {
-        let pkg = packages::load_source(&source_owned, &repositories)
-            .map_err(|e| package_error(&source_owned, e))?;
-        let resolution = packages::resolve(&pkg, &repositories, overrides).map_err(|e| {
-            Diagnostic::error(
-                "Cannot resolve the operator's dependencies",
-                format!("{e}\n\nAdd a repository that has the missing versions, or pin a version with `dependency_overrides`."),
-            )
-            .with_attribute(AttributePath::attribute("package"))
-        })?;
-        Ok((pkg, resolution))
-    });
-    work.await.map_err(|e| package_error(source, e))?
-}
 
 /// The resource's state for a loaded package.
 fn state_for(pkg: &Package, package_attr: Value, namespace: &str) -> Value {
@@ -144,16 +59,21 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
-    let (pkg, resolution) =
-        match load_with_dependencies(session, &source, overrides_of(&proposed)).await {
-            Ok(r) => r,
-            Err(d) => {
-                return PlanResponse {
-                    diagnostics: vec![d],
-                    ..Default::default()
-                };
-            }
-        };
+    let (pkg, resolution) = match load_with_dependencies(
+        &session.config.repositories,
+        &source,
+        overrides_of(&proposed),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(d) => {
+            return PlanResponse {
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
     let namespace = namespace_of(&proposed);
     let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
         .into_iter()
@@ -175,15 +95,7 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ),
         ));
     }
-    for unused in &resolution.unused_overrides {
-        diagnostics.push(
-            Diagnostic::warning(
-                "Override matches no dependency",
-                format!("`dependency_overrides` names {unused:?}, which this operator does not depend on."),
-            )
-            .with_attribute(AttributePath::attribute("dependency_overrides").key(unused.clone())),
-        );
-    }
+    diagnostics.extend(super::resolve::unused_override_warnings(&resolution));
     let mut planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
     let (deps, order) = resolution_values(&resolution);
     planned.set_attr(
@@ -226,11 +138,16 @@ pub async fn apply(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let (pkg, resolution) =
-        match load_with_dependencies(session, &source, overrides_of(&planned)).await {
-            Ok(r) => r,
-            Err(d) => return fail(prior, d),
-        };
+    let (pkg, resolution) = match load_with_dependencies(
+        &session.config.repositories,
+        &source,
+        overrides_of(&planned),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(d) => return fail(prior, d),
+    };
     let namespace = namespace_of(&planned);
     let mut state = state_for(&pkg, planned.get("package").clone(), &namespace);
     let (deps, order) = resolution_values(&resolution);

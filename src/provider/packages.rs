@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::collections::BTreeMap;
 
 use kudo_package::{LoadContext, Package, PackageError, Repository, Severity};
-use kudo_resolve::{RepositoryCatalog, Resolution, ResolveError, Resolver};
+use kudo_resolve::{Resolution, ResolveError};
 
 use super::config::RepositoryConfig;
 use serde_json::json;
@@ -61,11 +61,12 @@ pub fn resolve(
     repositories: &[RepositoryConfig],
     overrides: BTreeMap<String, String>,
 ) -> Result<Resolution, ResolveError> {
-    let ctx = load_context(repositories);
-    let catalog = RepositoryCatalog::new(ctx.repositories.clone(), ctx);
-    Resolver::new(&catalog)
-        .with_overrides(overrides)
-        .resolve(pkg, &pkg.operator.name)
+    kudo_resolve::resolve_from_repositories(
+        pkg,
+        &pkg.operator.name,
+        load_context(repositories),
+        overrides,
+    )
 }
 
 /// Verification warnings, as KUDO's `package verify` reports them; errors already

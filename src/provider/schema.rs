@@ -53,7 +53,7 @@ pub fn operator() -> Schema {
         0,
         Block::new()
             .description("A KUDO operator package installed into a namespace: KUDO's `Operator` and `OperatorVersion` objects (`kudo.dev/v1beta1`). The KUDO CRDs are installed when missing.")
-            .attribute(string("package").required().description("The operator package: a local folder (relative paths are resolved from the working directory; use `${path.module}`)."))
+            .attribute(string("package").required().description("The operator package: a local folder, a `.tgz` file, an `http(s)` URL of a `.tgz`, or `name[@version]` from the provider's repositories. Relative paths are resolved from the working directory; use `${path.module}`."))
             .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the Operator and OperatorVersion objects. Default `default`. Changing it replaces the resource."))
             .attribute(string("id").computed().description("`<namespace>/<operatorversion-name>`, known at plan time. Pass it to `kudo_instance.operator`."))
             .attribute(string("name").computed().description("The operator's name from `operator.yaml`."))

@@ -291,7 +291,7 @@ fn enabling_parameter_removes_and_restores_the_subtree() {
 
 /// An HTTP repository of the real kafka, zookeeper and flink packages (`package
 /// create` + `repo index`, as an author would publish them).
-fn fixture_repository(ctx: &TestContext) -> Option<(FileServer, PathBuf)> {
+pub(crate) fn fixture_repository(ctx: &TestContext) -> Option<(FileServer, PathBuf)> {
     let repo_dir = ctx.workdir.join("repo");
     std::fs::create_dir_all(&repo_dir).expect("repo dir");
     let server = FileServer::start(repo_dir.clone());

@@ -29,6 +29,7 @@ mod packages;
 mod preview;
 mod quickstart;
 mod randomness;
+mod resolve_data;
 mod semantics;
 mod sensitive;
 mod smoke;

@@ -49,14 +49,29 @@ mod solve;
 
 use std::collections::BTreeMap;
 
-use kudo_package::Package;
+use kudo_package::{LoadContext, Package};
 
 pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
 pub use error::{MissingVersion, ResolveError};
 pub use graph::MAX_INSTANCES;
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
-pub use resolution::{Resolution, ResolvedInstance};
+pub use resolution::{Dependency, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion};
+
+/// Resolves `root` against the repositories of `ctx` (and folders/URLs its tasks name),
+/// as both `kudo_operator` and the `resolve` command do: one function so that the
+/// provider and the CLI cannot drift apart.
+pub fn resolve_from_repositories(
+    root: &Package,
+    root_instance: &str,
+    ctx: LoadContext,
+    overrides: BTreeMap<String, String>,
+) -> Result<Resolution, ResolveError> {
+    let catalog = RepositoryCatalog::new(ctx.repositories.clone(), ctx);
+    Resolver::new(&catalog)
+        .with_overrides(overrides)
+        .resolve(root, root_instance)
+}
 
 /// Resolves the dependency tree of a root package against a catalog.
 pub struct Resolver<'a> {

@@ -41,6 +41,23 @@ pub struct ResolvedInstance {
     pub children: Vec<String>,
 }
 
+/// One dependency as users see it: an entry of `kudo_operator.dependencies`, of the
+/// `kudo_dependencies` data source and of `resolve --json`. One type for all three so
+/// that a CI job comparing them compares like with like.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dependency {
+    pub package: String,
+    pub operator_version: String,
+    pub app_version: Option<String>,
+    pub operator_version_name: String,
+    pub source: String,
+    /// Package name of the parent instance (not its instance name: instance names
+    /// depend on what the root instance is called, package names do not).
+    pub required_by: String,
+    pub constraint: Option<String>,
+    pub enabled: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Resolution {
     pub root_instance: String,
@@ -64,6 +81,44 @@ impl Resolution {
     pub fn package_of(&self, instance: &str) -> Option<&Package> {
         self.node(instance)
             .and_then(|n| self.packages.get(&n.package))
+    }
+
+    /// Every instance but the root, parents before children, as [`Dependency`].
+    pub fn dependencies(&self) -> Vec<Dependency> {
+        let package_of = |instance: &str| {
+            self.node(instance)
+                .map(|n| n.package.clone())
+                .unwrap_or_default()
+        };
+        self.nodes
+            .iter()
+            .filter(|n| n.parent.is_some())
+            .map(|n| Dependency {
+                package: n.package.clone(),
+                operator_version: n.operator_version.clone(),
+                app_version: n.app_version.clone(),
+                operator_version_name: n.operator_version_name.clone(),
+                source: n.source.clone(),
+                required_by: n.parent.as_deref().map(package_of).unwrap_or_default(),
+                constraint: n.constraint.clone(),
+                enabled: n.enabled,
+            })
+            .collect()
+    }
+
+    /// OperatorVersion names in install order, the root last. Each name appears once:
+    /// two instances of one package version share its OperatorVersion, which is
+    /// installed before the first of them.
+    pub fn install_order_versions(&self) -> Vec<String> {
+        let mut order: Vec<String> = Vec::new();
+        for instance in &self.install_order {
+            if let Some(n) = self.node(instance)
+                && !order.contains(&n.operator_version_name)
+            {
+                order.push(n.operator_version_name.clone());
+            }
+        }
+        order
     }
 
     pub fn instance_names(&self) -> Vec<&str> {

@@ -1,0 +1,138 @@
+//! Data source `kudo_dependencies`: the dependency decisions `kudo_operator` would make
+//! for a package (versions, where they come from, install order), without a cluster.
+//!
+//! A data source of its own rather than more attributes on `kudo_package`: resolving
+//! needs the dependencies' repositories and can fail on version ranges, and reading a
+//! package's parameters should not fail because of that. It takes the same `package`
+//! and `dependency_overrides` as `kudo_operator` and goes through the same code
+//! ([`super::resolve`]), so CI can check what a later plan will pick.
+
+use tfplugin::{Attribute, AttributePath, Block, Diagnostic, Schema, Type, Value};
+
+use super::RepositoryConfig;
+use super::resolve::{load_with_dependencies, overrides_of, resolution_values};
+use super::schema::dependency_type;
+
+pub const NAME: &str = "kudo_dependencies";
+
+pub fn schema() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("Resolves the dependencies (KudoOperator tasks, transitively) of a KUDO operator package exactly as `kudo_operator` does when Terraform plans, without installing anything or contacting the cluster.")
+            .attribute(Attribute::new("package", Type::String).required().description("The operator package, as in `kudo_operator.package`: a local folder or `.tgz` file (relative paths are resolved from the working directory; use `${path.module}`), an `http(s)://` URL of a `.tgz`, or `name`, `name@<operatorVersion>` or `name@<appVersion>_<operatorVersion>` looked up in the provider's `repository` blocks."))
+            .attribute(Attribute::new("dependency_overrides", Type::map(Type::String)).optional().description("Same as `kudo_operator.dependency_overrides`: pins or overrides the version of a dependency, by package name: an operatorVersion or range (`\"1.3.2\"`, `\">=1.3.0 <2.0.0\"`, `\"1.x\"`), `\"app=<range>\"` for the appVersion, or both joined by `;`."))
+            .attribute(Attribute::new("dependencies", Type::list(dependency_type())).computed().description("The operators the package installs, transitively, parents before children; the same value as `kudo_operator.dependencies`: `package`, `operator_version`, `app_version`, `operator_version_name`, `source` (repository or folder), `required_by` (the package whose task asks for it), `constraint` (what that task or an override asked for) and `enabled` (false when an `enablingParameter` default switches it off)."))
+            .attribute(Attribute::new("install_order", Type::list(Type::String)).computed().description("OperatorVersion names in the order they are installed: dependencies before the packages that need them, the package itself last. The same value as `kudo_operator.install_order`.")),
+    )
+}
+
+/// Reads the data source. Unknown inputs leave the results unknown; load and
+/// resolution errors are diagnostics on `package`.
+pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, Vec<Diagnostic>) {
+    let source = match config.get("package") {
+        Value::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
+        Value::String(s) if !s.trim().is_empty() => s.clone(),
+        _ => {
+            return (
+                config.clone(),
+                vec![
+                    Diagnostic::error(
+                        "Missing package",
+                        "`package` must name a package folder, a .tgz file or URL, or a repository reference such as `kafka@1.3.2`.",
+                    )
+                    .with_attribute(AttributePath::attribute("package")),
+                ],
+            );
+        }
+    };
+    if !config.get("dependency_overrides").is_fully_known() {
+        return (schema().mark_computed_unknown(config), Vec::new());
+    }
+    match load_with_dependencies(repositories, &source, overrides_of(config)).await {
+        Ok((_, resolution)) => {
+            let mut state = config.clone();
+            let (deps, order) = resolution_values(&resolution);
+            state.set_attr("dependencies", deps);
+            state.set_attr("install_order", order);
+            (state, super::resolve::unused_override_warnings(&resolution))
+        }
+        Err(d) => (config.clone(), vec![d]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn deps_fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/deps")
+            .join(name)
+    }
+
+    fn config(package: &Path) -> Value {
+        Value::object([
+            ("package", Value::string(package.display().to_string())),
+            ("dependency_overrides", Value::Null),
+            ("dependencies", Value::Null),
+            ("install_order", Value::Null),
+        ])
+    }
+
+    fn repository(dir: &Path) -> Vec<RepositoryConfig> {
+        vec![RepositoryConfig {
+            name: "fixtures".to_string(),
+            url: dir.display().to_string(),
+            priority: 0,
+        }]
+    }
+
+    #[tokio::test]
+    async fn kep29_install_order_and_state_shape() {
+        let repo = deps_fixture("kep29");
+        let (state, diags) = read(&config(&repo.join("aa")), &repository(&repo)).await;
+        assert!(diags.is_empty(), "{diags:?}");
+        let order = state
+            .get("install_order")
+            .to_string_list()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        assert_eq!(
+            order,
+            ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"]
+        );
+        // Encoding fails when an attribute is missing or has the wrong shape.
+        state
+            .to_msgpack(&schema().value_type())
+            .unwrap_or_else(|e| panic!("state does not fit the schema: {e}"));
+    }
+
+    #[tokio::test]
+    async fn a_cycle_is_an_error_on_package_with_its_path() {
+        let (_, diags) = read(&config(&deps_fixture("cycle").join("a")), &[]).await;
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].is_error());
+        assert_eq!(
+            diags[0].attribute,
+            Some(AttributePath::attribute("package"))
+        );
+        assert!(
+            diags[0].detail.contains("a -> b -> c -> a"),
+            "{}",
+            diags[0].detail
+        );
+    }
+
+    #[tokio::test]
+    async fn unknown_overrides_defer() {
+        let mut cfg = config(&deps_fixture("cycle").join("a"));
+        cfg.set_attr("dependency_overrides", Value::Unknown);
+        let (state, diags) = read(&cfg, &[]).await;
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(state.get("install_order"), &Value::Unknown);
+    }
+}
