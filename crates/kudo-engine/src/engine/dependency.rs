@@ -394,6 +394,123 @@ mod tests {
         assert_eq!(p["L"], "[1,2]");
     }
 
+    fn child_pkg(plans: &[&str]) -> Package {
+        use kudo_package::{OperatorFile, Parameter, Plan, Strategy};
+        let mut value = Parameter::new("VALUE");
+        value.default = Some("none".into());
+        let mut size = Parameter::new("SIZE");
+        size.trigger = Some("resize".into());
+        Package {
+            operator: OperatorFile {
+                name: "child".into(),
+                operator_version: "1.0.0".into(),
+                plans: plans
+                    .iter()
+                    .map(|p| {
+                        let plan = Plan {
+                            strategy: Strategy::Serial,
+                            strategy_explicit: true,
+                            phases: vec![],
+                        };
+                        (p.to_string(), plan)
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            parameters: vec![value, size],
+            groups: vec![],
+            templates: BTreeMap::new(),
+            origin: Origin::Memory,
+        }
+    }
+
+    fn instance(ov: &str, params: Value, plan: &str, status: &str) -> ExistingChild {
+        ExistingChild::from_instance(&json!({
+            "spec": {
+                "operatorVersion": {"name": ov},
+                "parameters": params,
+                "planExecution": {"planName": plan, "uid": "u", "status": status},
+            },
+            "status": {"planStatus": {plan: {"status": status}}},
+        }))
+    }
+
+    fn vals(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn run(plan: &str, action: ChildAction) {
+        match action {
+            ChildAction::Run { plan: p, .. } => assert_eq!(p, plan),
+            other => panic!("expected a run of {plan}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn settled_child_is_left_alone() {
+        let pkg = child_pkg(&["deploy", "update"]);
+        let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "a")])).unwrap();
+        assert!(matches!(action, ChildAction::Leave { .. }), "{action:?}");
+        // A value equal to the default is no change either.
+        let done = instance("child-1.0.0", json!({}), "update", "COMPLETE");
+        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "none")])).unwrap();
+        assert!(matches!(action, ChildAction::Leave { .. }), "{action:?}");
+    }
+
+    #[test]
+    fn changed_child_runs_what_kudo_would_pick() {
+        let pkg = child_pkg(&["deploy", "update", "upgrade", "resize"]);
+        let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        run("deploy", decide(&pkg, None, &vals(&[])).unwrap());
+        run(
+            "update",
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+        );
+        run(
+            "resize",
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "a"), ("SIZE", "3")])).unwrap(),
+        );
+        let old = instance("child-0.9.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        run(
+            "upgrade",
+            decide(&pkg, Some(&old), &vals(&[("VALUE", "a")])).unwrap(),
+        );
+        let deploy_only = child_pkg(&["deploy"]);
+        run(
+            "deploy",
+            decide(&deploy_only, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+        );
+    }
+
+    #[test]
+    fn unfinished_child_runs_again() {
+        let pkg = child_pkg(&["deploy", "update"]);
+        for status in ["ERROR", "IN_PROGRESS", "FATAL_ERROR"] {
+            let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "update", status);
+            run(
+                "update",
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "a")])).unwrap(),
+            );
+            let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", status);
+            run(
+                "deploy",
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "b")])).unwrap(),
+            );
+        }
+        // An Instance that says nothing about its last plan is not trusted as settled.
+        let bare = ExistingChild::from_instance(&json!({
+            "spec": {"operatorVersion": {"name": "child-1.0.0"}, "parameters": {"VALUE": "a"}},
+        }));
+        run(
+            "deploy",
+            decide(&pkg, Some(&bare), &vals(&[("VALUE", "a")])).unwrap(),
+        );
+    }
+
     #[test]
     fn enabling_parameter() {
         let dep = |p: Option<&'static str>| Dependency {
