@@ -610,3 +610,115 @@ fn a_fatal_child_fails_the_parent_fatally() {
     ctx.mark_cleaned();
     assert!(ctx.kube().instance(&ctx.namespace, "o-inner").is_none());
 }
+
+/// What shows whether a child was touched: its Instance's last write and plan
+/// execution, and its ConfigMap's last write.
+#[derive(Debug, PartialEq)]
+struct Touch {
+    instance_version: u64,
+    plan_uid: String,
+    cm_version: u64,
+    cm_value: String,
+}
+
+fn touch(ctx: &TestContext, instance: &str) -> Touch {
+    let inst = ctx
+        .kube()
+        .instance(&ctx.namespace, instance)
+        .unwrap_or_else(|| panic!("Instance {instance} exists"));
+    assert_eq!(
+        inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+        "{instance}: {inst:#}"
+    );
+    let cm = ctx.kube().must_get(
+        "v1",
+        "ConfigMap",
+        Some(&ctx.namespace),
+        &format!("{instance}-cm"),
+    );
+    Touch {
+        instance_version: resource_version(&inst),
+        plan_uid: inst["spec"]["planExecution"]["uid"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{instance} has a plan execution uid: {inst:#}"))
+            .to_string(),
+        cm_version: resource_version(&cm),
+        cm_value: cm["data"]["value"].as_str().unwrap_or_default().to_string(),
+    }
+}
+
+#[test]
+fn a_parameter_change_cascades_only_to_the_child_it_feeds() {
+    let ctx = TestContext::new("deps-cascade");
+    let repo = deps_fixture("cascade");
+    let url = repo.display().to_string();
+    let main = |a: &str, note: &str| {
+        config(
+            &[("fixtures", &url)],
+            &repo.join("hub"),
+            "hub",
+            &[("A_VALUE", a), ("B_VALUE", "b1"), ("NOTE", note)],
+        )
+    };
+    let hub_note = |ctx: &TestContext| {
+        ctx.kube()
+            .must_get("v1", "ConfigMap", Some(&ctx.namespace), "hub-hub")["data"]["note"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    ctx.write("main.tf", &main("a1", "n1"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    completed_instances(&ctx, &["hub-alpha", "hub-beta", "hub"]);
+    let alpha0 = touch(&ctx, "hub-alpha");
+    let beta0 = touch(&ctx, "hub-beta");
+    assert_eq!(alpha0.cm_value, "a1");
+    assert_eq!(beta0.cm_value, "b1");
+
+    // The hub's deploy plan runs again, but neither child's rendered parameters change.
+    ctx.write("main.tf", &main("a1", "n2"));
+    ctx.tf.apply(&[]).assert_success();
+    assert_eq!(hub_note(&ctx), "n2", "the hub's plan ran");
+    assert_eq!(touch(&ctx, "hub-alpha"), alpha0, "alpha left alone");
+    assert_eq!(touch(&ctx, "hub-beta"), beta0, "beta left alone");
+
+    // A_VALUE feeds only alpha's parameterFile.
+    ctx.write("main.tf", &main("a2", "n2"));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        plan.output().contains(r#""a1" -> "a2""#),
+        "the plan shows alpha's new parameter:\n{plan}"
+    );
+    assert!(
+        !plan.output().contains(r#""b1" ->"#),
+        "the plan changes nothing of beta:\n{plan}"
+    );
+    ctx.tf.apply(&[]).assert_success();
+    let alpha1 = touch(&ctx, "hub-alpha");
+    assert_eq!(alpha1.cm_value, "a2");
+    assert_ne!(alpha1.plan_uid, alpha0.plan_uid, "alpha ran a new plan");
+    assert!(alpha1.instance_version > alpha0.instance_version);
+    assert!(alpha1.cm_version > alpha0.cm_version);
+    assert_eq!(touch(&ctx, "hub-beta"), beta0, "beta left alone");
+    let alpha_children = children(&ctx);
+    assert_eq!(
+        alpha_children,
+        vec![
+            child("hub-alpha", "alpha", "0.1.0", true, "hub"),
+            child("hub-beta", "beta", "0.1.0", true, "hub"),
+        ]
+    );
+
+    // A no-op reapply touches neither.
+    ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
+    ctx.tf.apply(&[]).assert_success();
+    assert_eq!(touch(&ctx, "hub-alpha"), alpha1);
+    assert_eq!(touch(&ctx, "hub-beta"), beta0);
+
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    for name in ["hub-alpha", "hub-beta", "hub"] {
+        assert!(ctx.kube().instance(&ctx.namespace, name).is_none());
+    }
+}

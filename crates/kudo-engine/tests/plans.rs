@@ -1515,12 +1515,16 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
         assert!(cluster.get(&cm).await.unwrap().is_some(), "{cm}");
     }
 
-    // A new middle version renders another ConfigMap: the old one is pruned.
+    // A new middle version renders another ConfigMap: the old one is pruned. (A child
+    // whose version and parameters stay the same is left alone, so the version must
+    // really change.)
     let mut renamed = middle.clone();
+    renamed.operator.operator_version = "1.3.0".into();
     renamed
         .templates
         .insert("cm.yaml".into(), CHILD_CM.replace("-cm\n", "-cm2\n"));
     let mut swapped = deps.clone();
+    swapped.insert(&renamed.operator_version_name(), "leaf", leaf.clone());
     swapped.insert(&parent.operator_version_name(), "middle", renamed);
     run(&params(&[]), &swapped).await.expect("new middle");
     let old_cm = oref("v1", "ConfigMap", Some("default"), "p-middle-cm");
@@ -1539,6 +1543,45 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
             .unwrap()
             .is_some(),
         "the leaf's objects are not the middle's to prune"
+    );
+
+    // Running the same tree again touches neither child.
+    let rv = |obj: Option<Value>| {
+        obj.and_then(|o| o.pointer("/metadata/resourceVersion").cloned())
+            .expect("an object with a resourceVersion")
+    };
+    let (middle_ref, leaf_ref) = (
+        instance_ref("default", "p-middle"),
+        instance_ref("default", "p-middle-leaf"),
+    );
+    let before = (
+        rv(cluster.get(&middle_ref).await.unwrap()),
+        rv(cluster.get(&leaf_ref).await.unwrap()),
+    );
+    run(&params(&[]), &swapped).await.expect("same tree");
+    let after = (
+        rv(cluster.get(&middle_ref).await.unwrap()),
+        rv(cluster.get(&leaf_ref).await.unwrap()),
+    );
+    assert_eq!(before, after, "settled children are left alone");
+
+    // A new leaf version under an unchanged middle still reaches the leaf.
+    let mut newer_leaf = leaf.clone();
+    newer_leaf.operator.operator_version = "3.1.0".into();
+    let middle_ov = swapped
+        .get(&parent.operator_version_name(), "middle")
+        .map(|m| m.operator_version_name())
+        .expect("middle in the tree");
+    swapped.insert(&middle_ov, "leaf", newer_leaf);
+    run(&params(&[]), &swapped).await.expect("new leaf");
+    let leaf_now = cluster.get(&leaf_ref).await.unwrap().expect("leaf");
+    assert_eq!(
+        leaf_now.pointer("/spec/operatorVersion/name"),
+        Some(&Value::from("leaf-3.1.0"))
+    );
+    assert_eq!(
+        leaf_now.pointer("/status/planStatus/deploy/status"),
+        Some(&Value::from("COMPLETE"))
     );
 
     run(&params(&[("WITH_CHILD", "false")]), &deps)

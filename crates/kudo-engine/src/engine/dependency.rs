@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use kudo_package::{Origin, Package};
+use kudo_package::{Origin, Package, Task, TaskSpec};
 use serde_json::Value;
 
 use super::EngineError;
@@ -54,6 +54,176 @@ pub(crate) struct Dependency<'a> {
     pub instance_name: Option<&'a str>,
     pub parameter_file: Option<&'a str>,
     pub enabling_parameter: Option<&'a str>,
+}
+
+impl<'a> Dependency<'a> {
+    /// The dependency a task declares; None for any other kind of task.
+    pub(crate) fn of(task: &'a Task) -> Option<Dependency<'a>> {
+        match &task.spec {
+            TaskSpec::KudoOperator {
+                package,
+                instance_name,
+                parameter_file,
+                enabling_parameter,
+                ..
+            } => Some(Dependency {
+                task: &task.name,
+                package,
+                instance_name: instance_name.as_deref(),
+                parameter_file: parameter_file.as_deref(),
+                enabling_parameter: enabling_parameter.as_deref(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// What an existing child Instance records about its last run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExistingChild {
+    pub operator_version: String,
+    pub parameters: BTreeMap<String, String>,
+    /// The plan that ran last, when the Instance says.
+    pub last_plan: Option<String>,
+    /// That plan's status (`COMPLETE`, `ERROR`, ...), when known.
+    pub last_status: Option<String>,
+}
+
+impl ExistingChild {
+    /// Reads an Instance object. Missing fields stay empty so that the child counts as
+    /// changed or unfinished and is run again, never silently skipped.
+    pub(crate) fn from_instance(obj: &Value) -> ExistingChild {
+        let text = |p: &str| {
+            obj.pointer(p)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let parameters = obj
+            .pointer("/spec/parameters")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::String(s) => s.clone(),
+                            Value::Null => String::new(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Our runs keep spec.planExecution; KUDO clears it after a plan and keeps only
+        // the aggregated status, so fall back to that for Instances KUDO ran.
+        let last_plan = text("/spec/planExecution/planName")
+            .or_else(|| text("/status/aggregatedStatus/activePlanName"));
+        let last_status = last_plan
+            .as_deref()
+            .and_then(|plan| {
+                obj.pointer("/status/planStatus")
+                    .and_then(|s| s.get(plan))
+                    .and_then(|s| s.get("status"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .or_else(|| text("/spec/planExecution/status"))
+            .or_else(|| text("/status/aggregatedStatus/status"));
+        ExistingChild {
+            operator_version: text("/spec/operatorVersion/name").unwrap_or_default(),
+            parameters,
+            last_plan,
+            last_status,
+        }
+    }
+
+    fn completed(&self) -> bool {
+        self.last_status.as_deref() == Some("COMPLETE")
+    }
+}
+
+/// What a KudoOperator step does with an enabled child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChildAction {
+    /// Same version, same parameters, last plan complete: the step is healthy as is.
+    Leave {
+        reason: String,
+    },
+    Run {
+        plan: String,
+        reason: String,
+    },
+}
+
+/// Decides whether a child runs a plan, and which, the way KUDO would for a change of a
+/// top-level Instance: a cascade reaches only children whose version or rendered
+/// parameters changed, plus those whose last plan did not finish.
+pub(crate) fn decide(
+    child: &Package,
+    existing: Option<&ExistingChild>,
+    values: &BTreeMap<String, String>,
+) -> Result<ChildAction, EngineError> {
+    let Some(existing) = existing else {
+        return Ok(ChildAction::Run {
+            plan: "deploy".to_string(),
+            reason: "new child".to_string(),
+        });
+    };
+    let new_ov = child.operator_version_name();
+    let version_changed = existing.operator_version != new_ov;
+    let changed = super::changed_parameters(child, &existing.parameters, values);
+    let last = existing.last_plan.as_deref().unwrap_or("deploy");
+    let last_status = existing.last_status.as_deref().unwrap_or("unknown");
+    if !version_changed && changed.is_empty() {
+        if existing.completed() {
+            return Ok(ChildAction::Leave {
+                reason: format!(
+                    "operator version {new_ov} and parameters unchanged, last plan {last} COMPLETE"
+                ),
+            });
+        }
+        // Finish what failed or was interrupted; a plan the package lost falls back to deploy.
+        let plan = if child.operator.plans.contains_key(last) {
+            last
+        } else {
+            "deploy"
+        };
+        return Ok(ChildAction::Run {
+            plan: plan.to_string(),
+            reason: format!("last plan {last} ended {last_status}"),
+        });
+    }
+    super::check_immutable(child, None, &existing.parameters, values)?;
+    // A child whose deploy never finished has not got everything an update assumes.
+    if !existing.completed() && last == "deploy" && !version_changed {
+        return Ok(ChildAction::Run {
+            plan: "deploy".to_string(),
+            reason: format!(
+                "parameters {changed:?} changed and its deploy plan ended {last_status}"
+            ),
+        });
+    }
+    let plan = super::select_plan(
+        child,
+        &existing.parameters,
+        values,
+        &existing.operator_version,
+        &new_ov,
+    )?;
+    let reason = if version_changed {
+        format!(
+            "operator version {} -> {new_ov}",
+            if existing.operator_version.is_empty() {
+                "unknown"
+            } else {
+                &existing.operator_version
+            }
+        )
+    } else {
+        format!("parameters {changed:?} changed")
+    };
+    Ok(ChildAction::Run { plan, reason })
 }
 
 /// The child package: the one the caller resolved for this task, else a folder
@@ -225,6 +395,123 @@ mod tests {
         assert_eq!(p["TLS"], "true");
         assert_eq!(p["NAME"], "x");
         assert_eq!(p["L"], "[1,2]");
+    }
+
+    fn child_pkg(plans: &[&str]) -> Package {
+        use kudo_package::{OperatorFile, Parameter, Plan, Strategy};
+        let mut value = Parameter::new("VALUE");
+        value.default = Some("none".into());
+        let mut size = Parameter::new("SIZE");
+        size.trigger = Some("resize".into());
+        Package {
+            operator: OperatorFile {
+                name: "child".into(),
+                operator_version: "1.0.0".into(),
+                plans: plans
+                    .iter()
+                    .map(|p| {
+                        let plan = Plan {
+                            strategy: Strategy::Serial,
+                            strategy_explicit: true,
+                            phases: vec![],
+                        };
+                        (p.to_string(), plan)
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            parameters: vec![value, size],
+            groups: vec![],
+            templates: BTreeMap::new(),
+            origin: Origin::Memory,
+        }
+    }
+
+    fn instance(ov: &str, params: Value, plan: &str, status: &str) -> ExistingChild {
+        ExistingChild::from_instance(&json!({
+            "spec": {
+                "operatorVersion": {"name": ov},
+                "parameters": params,
+                "planExecution": {"planName": plan, "uid": "u", "status": status},
+            },
+            "status": {"planStatus": {plan: {"status": status}}},
+        }))
+    }
+
+    fn vals(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn run(plan: &str, action: ChildAction) {
+        match action {
+            ChildAction::Run { plan: p, .. } => assert_eq!(p, plan),
+            other => panic!("expected a run of {plan}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn settled_child_is_left_alone() {
+        let pkg = child_pkg(&["deploy", "update"]);
+        let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "a")])).unwrap();
+        assert!(matches!(action, ChildAction::Leave { .. }), "{action:?}");
+        // A value equal to the default is no change either.
+        let done = instance("child-1.0.0", json!({}), "update", "COMPLETE");
+        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "none")])).unwrap();
+        assert!(matches!(action, ChildAction::Leave { .. }), "{action:?}");
+    }
+
+    #[test]
+    fn changed_child_runs_what_kudo_would_pick() {
+        let pkg = child_pkg(&["deploy", "update", "upgrade", "resize"]);
+        let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        run("deploy", decide(&pkg, None, &vals(&[])).unwrap());
+        run(
+            "update",
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+        );
+        run(
+            "resize",
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "a"), ("SIZE", "3")])).unwrap(),
+        );
+        let old = instance("child-0.9.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
+        run(
+            "upgrade",
+            decide(&pkg, Some(&old), &vals(&[("VALUE", "a")])).unwrap(),
+        );
+        let deploy_only = child_pkg(&["deploy"]);
+        run(
+            "deploy",
+            decide(&deploy_only, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+        );
+    }
+
+    #[test]
+    fn unfinished_child_runs_again() {
+        let pkg = child_pkg(&["deploy", "update"]);
+        for status in ["ERROR", "IN_PROGRESS", "FATAL_ERROR"] {
+            let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "update", status);
+            run(
+                "update",
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "a")])).unwrap(),
+            );
+            let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", status);
+            run(
+                "deploy",
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "b")])).unwrap(),
+            );
+        }
+        // An Instance that says nothing about its last plan is not trusted as settled.
+        let bare = ExistingChild::from_instance(&json!({
+            "spec": {"operatorVersion": {"name": "child-1.0.0"}, "parameters": {"VALUE": "a"}},
+        }));
+        run(
+            "deploy",
+            decide(&pkg, Some(&bare), &vals(&[("VALUE", "a")])).unwrap(),
+        );
     }
 
     #[test]

@@ -608,8 +608,9 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// KudoOperator: installs the dependency's operator and runs its deploy plan as an
-    /// instance owned by ours (or removes it when its enabling parameter is false).
+    /// KudoOperator: installs the dependency's operator and runs the plan a change of it
+    /// calls for as an instance owned by ours; leaves a settled child alone (or removes
+    /// it when its enabling parameter is false).
     async fn dependency(
         &self,
         loc: &Location,
@@ -636,9 +637,39 @@ impl<'a> Run<'a> {
             }
             None => BTreeMap::new(),
         };
+        let existing = self
+            .cluster
+            .get(&child_ref)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&child_ref))?
+            .map(|obj| dependency::ExistingChild::from_instance(&obj));
+        let in_child = |e: EngineError| {
+            EngineError::new(
+                format!("dependency instance {child}: {}", e.message),
+                e.fatal,
+            )
+            .with_object(&child_ref)
+        };
+        let action =
+            dependency::decide(&child_pkg, existing.as_ref(), &values).map_err(in_child)?;
+        let (plan, reason) = match action {
+            dependency::ChildAction::Run { plan, reason } => (plan, reason),
+            dependency::ChildAction::Leave { reason } => {
+                // The child's own dependencies may have been resolved anew (a range now
+                // picks another version) while the child itself stayed the same.
+                match self.subtree_change(&child_pkg, &child, &values).await? {
+                    None => {
+                        tracing::info!(instance = %child, operator = %child_pkg.operator.name, %reason, "dependency unchanged; not running a plan");
+                        self.keep_child(&child_ref);
+                        return Ok(vec![child_ref]);
+                    }
+                    Some(why) => ("deploy".to_string(), why),
+                }
+            }
+        };
         super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
         let previous = self.dependency_inventory(&child_ref).await?;
-        tracing::info!(instance = %child, operator = %child_pkg.operator.name, "running dependency deploy plan");
+        tracing::info!(instance = %child, operator = %child_pkg.operator.name, plan = %plan, %reason, "running dependency plan");
         // Each dependency gets its own secret seed, derived so it stays stable as well.
         let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
         let request = RunRequest {
@@ -646,7 +677,7 @@ impl<'a> Run<'a> {
             instance: &child,
             namespace: self.req.namespace,
             parameters: &values,
-            plan: "deploy",
+            plan: &plan,
             previous_inventory: &previous,
             dependencies: self.req.dependencies,
             render_seed: child_seed.as_deref(),
@@ -664,13 +695,98 @@ impl<'a> Run<'a> {
                 };
                 EngineError::new(message, e.fatal).with_object(&child_ref)
             })?;
+        self.keep_child(&child_ref);
+        Ok(vec![child_ref])
+    }
+
+    /// A child this run ensured (ran or found settled) is part of our inventory and must
+    /// not be pruned.
+    fn keep_child(&self, child_ref: &ObjectRef) {
         if let Ok(mut applied) = self.applied.lock() {
             applied.insert(child_ref.clone());
         }
         if let Ok(mut deleted) = self.deleted.lock() {
-            deleted.remove(&child_ref);
+            deleted.remove(child_ref);
         }
-        Ok(vec![child_ref])
+    }
+
+    /// Why a settled child `instance` of `pkg` still needs its deploy plan: one of the
+    /// dependencies of its deploy plan, at any depth, would be created, removed, or run
+    /// again. None when the whole subtree is settled. Anything that cannot be worked out
+    /// here (a package, a parameter file) counts as a change, so that the run reports it.
+    fn subtree_change<'f>(
+        &'f self,
+        pkg: &'f Package,
+        instance: &'f str,
+        values: &'f BTreeMap<String, String>,
+    ) -> BoxFuture<'f, Result<Option<String>, EngineError>> {
+        async move {
+            let Some(deploy) = pkg.operator.plans.get("deploy") else {
+                return Ok(None);
+            };
+            let effective = match pkg.effective_params(values) {
+                Ok(e) => e,
+                Err(_) => return Ok(Some(format!("{instance}: parameters do not validate"))),
+            };
+            let tasks = deploy
+                .phases
+                .iter()
+                .flat_map(|ph| &ph.steps)
+                .flat_map(|st| &st.tasks)
+                .filter_map(|name| pkg.task(name))
+                .filter_map(dependency::Dependency::of);
+            for dep in tasks {
+                let enabled = match dependency::enabled(&effective, &dep) {
+                    Ok(on) => on,
+                    Err(e) => return Ok(Some(format!("{instance}: {}", e.message))),
+                };
+                let sub_pkg = match dependency::load(pkg, &dep, self.req.dependencies) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Some(format!("{instance}: {}", e.message))),
+                };
+                let name = dependency::instance_name(instance, &dep, &sub_pkg);
+                let sub_ref = super::instance_ref(self.req.namespace, &name);
+                let existing = self
+                    .cluster
+                    .get(&sub_ref)
+                    .await
+                    .map_err(|e| EngineError::from(e).with_object(&sub_ref))?
+                    .map(|obj| dependency::ExistingChild::from_instance(&obj));
+                if !enabled {
+                    if existing.is_some() {
+                        return Ok(Some(format!(
+                            "its dependency {name} is disabled but exists"
+                        )));
+                    }
+                    continue;
+                }
+                let sub_values = match dep.parameter_file {
+                    Some(file) => match dependency::dependency_parameters(
+                        pkg,
+                        instance,
+                        self.req.namespace,
+                        values,
+                        file,
+                    ) {
+                        Ok(v) => v,
+                        Err(e) => return Ok(Some(format!("{name}: {}", e.message))),
+                    },
+                    None => BTreeMap::new(),
+                };
+                match dependency::decide(&sub_pkg, existing.as_ref(), &sub_values) {
+                    Ok(dependency::ChildAction::Leave { .. }) => {}
+                    Ok(dependency::ChildAction::Run { reason, .. }) => {
+                        return Ok(Some(format!("its dependency {name}: {reason}")));
+                    }
+                    Err(e) => return Ok(Some(format!("its dependency {name}: {}", e.message))),
+                }
+                if let Some(why) = self.subtree_change(&sub_pkg, &name, &sub_values).await? {
+                    return Ok(Some(why));
+                }
+            }
+            Ok(None)
+        }
+        .boxed()
     }
 
     /// What an existing dependency instance owns, so that its run prunes what its new
