@@ -178,7 +178,7 @@ fn operator_version(ctx: &TestContext, name: &str) -> Option<Value> {
 }
 
 #[test]
-fn conditional_dependency_example_adds_and_removes_the_child_with_a_variable() {
+fn conditional_dependency_example_switches_the_child_on_with_a_variable_and_destroys_both() {
     let ctx = prepare("conditional-dependency");
     let ns = ctx.namespace.as_str();
     let configmap = |name: &str| ctx.kube().get("v1", "ConfigMap", Some(ns), name);
