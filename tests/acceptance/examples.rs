@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::harness::TestContext;
+use crate::harness::{FileServer, TestContext, tool};
 
 /// Copies the example in and checks what `terraform fmt` and `validate` say.
 fn prepare(name: &str) -> TestContext {
@@ -122,4 +122,271 @@ fn extension_example_runs_the_base_deploy_and_an_added_plan() {
     ctx.tf.destroy(&load).assert_success();
     ctx.mark_cleaned();
     assert!(ctx.instance_objects("db").is_empty());
+}
+
+/// `children` of a `kudo_instance` in the state, as (name, operator, version, enabled).
+fn children(ctx: &TestContext, address: &str) -> Vec<(String, String, String, bool)> {
+    let state = ctx.tf.state();
+    let inst = state.resource(address).expect("instance in state");
+    inst["children"]
+        .as_array()
+        .unwrap_or_else(|| panic!("children is a list: {inst:#}"))
+        .iter()
+        .map(|c| {
+            (
+                text(&c["name"]),
+                text(&c["operator"]),
+                text(&c["operator_version"]),
+                c["enabled"]
+                    .as_bool()
+                    .unwrap_or_else(|| panic!("enabled is a bool: {c:#}")),
+            )
+        })
+        .collect()
+}
+
+fn child(
+    name: &str,
+    operator: &str,
+    version: &str,
+    enabled: bool,
+) -> (String, String, String, bool) {
+    (name.into(), operator.into(), version.into(), enabled)
+}
+
+/// The named Instance exists and its deploy plan completed.
+#[track_caller]
+fn deployed_instance(ctx: &TestContext, name: &str) -> Value {
+    let inst = ctx
+        .kube()
+        .instance(&ctx.namespace, name)
+        .unwrap_or_else(|| panic!("Instance {name} exists"));
+    assert_eq!(
+        inst["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+        "{name}: {inst:#}"
+    );
+    inst
+}
+
+fn operator_version(ctx: &TestContext, name: &str) -> Option<Value> {
+    ctx.kube().get(
+        "kudo.dev/v1beta1",
+        "OperatorVersion",
+        Some(&ctx.namespace),
+        name,
+    )
+}
+
+#[test]
+fn conditional_dependency_example_switches_the_child_on_with_a_variable_and_destroys_both() {
+    let ctx = prepare("conditional-dependency");
+    let ns = ctx.namespace.as_str();
+    let configmap = |name: &str| ctx.kube().get("v1", "ConfigMap", Some(ns), name);
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx, "kudo_instance.shop"),
+        vec![child("shop-metrics", "metrics", "0.1.0", false)]
+    );
+    let outputs = ctx.tf.outputs();
+    assert_eq!(outputs["children"][0]["enabled"], false, "{outputs:#?}");
+    assert_eq!(outputs["running_children"], serde_json::json!([]));
+    assert_eq!(
+        outputs["install_order"],
+        serde_json::json!(["metrics-0.1.0", "shop-0.1.0"])
+    );
+    deployed_instance(&ctx, "shop");
+    assert!(ctx.kube().instance(ns, "shop-metrics").is_none());
+    assert!(configmap("shop-metrics-collector").is_none());
+    assert!(ctx.instance_objects("shop-metrics").is_empty());
+    let shop = configmap("shop-config").expect("the parent's ConfigMap");
+    assert_eq!(shop["data"]["monitoring"], "false", "{shop:#}");
+
+    let on = ["-var", "monitoring=true", "-var", "scrape_interval=15s"];
+    let plan = ctx.tf.plan(&on).assert_success();
+    assert!(
+        plan.stdout
+            .contains("kudo_instance.shop will be updated in-place")
+            && plan.stdout.contains("false -> true"),
+        "the plan shows the child switching on:\n{plan}"
+    );
+    ctx.tf.apply(&on).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx, "kudo_instance.shop"),
+        vec![child("shop-metrics", "metrics", "0.1.0", true)]
+    );
+    let outputs = ctx.tf.outputs();
+    assert_eq!(
+        outputs["running_children"],
+        serde_json::json!(["shop-metrics"])
+    );
+    assert_eq!(
+        outputs["children"][0]["parameters"]["SCRAPE_INTERVAL"], "15s",
+        "{outputs:#?}"
+    );
+    let metrics = deployed_instance(&ctx, "shop-metrics");
+    assert_eq!(
+        metrics["spec"]["operatorVersion"]["name"], "metrics-0.1.0",
+        "{metrics:#}"
+    );
+    deployed_instance(&ctx, "shop");
+    let collector = configmap("shop-metrics-collector").expect("the child's ConfigMap");
+    assert_eq!(collector["data"]["interval"], "15s", "{collector:#}");
+    assert_eq!(collector["data"]["target"], "shop-config", "{collector:#}");
+    let shop = configmap("shop-config").expect("the parent's ConfigMap");
+    assert_eq!(shop["data"]["monitoring"], "true", "{shop:#}");
+    ctx.tf
+        .plan(&[&on[..], &["-detailed-exitcode"]].concat())
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    ctx.tf.destroy(&on).assert_success();
+    ctx.mark_cleaned();
+    for name in ["shop-metrics", "shop"] {
+        assert!(ctx.kube().instance(ns, name).is_none(), "{name} removed");
+        assert!(
+            ctx.instance_objects(name).is_empty(),
+            "{name}'s objects removed"
+        );
+    }
+    for ov in ["metrics-0.1.0", "shop-0.1.0"] {
+        assert!(operator_version(&ctx, ov).is_none(), "{ov} removed");
+    }
+}
+
+/// The plan output names `version` as a chosen `operator_version` (Terraform pads
+/// the `=` to align a block's attributes).
+fn chosen(plan: &str, version: &str) -> bool {
+    plan.lines().any(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        words.contains(&"operator_version")
+            && words.last() == Some(&format!("{version:?}").as_str())
+    })
+}
+
+#[test]
+fn version_ranges_example_picks_the_newest_in_range_and_an_override_pins_another() {
+    let ctx = prepare("version-ranges");
+    let ns = ctx.namespace.as_str();
+
+    // Without a URL the example reads its own folder of packages.
+    let plan = ctx.tf.plan(&[]).assert_success().assert_no_crash();
+    assert!(
+        chosen(&plan.stdout, "1.2.0") && !chosen(&plan.stdout, "2.0.0"),
+        "the folder repository resolves the range to 1.2.0:\n{plan}"
+    );
+
+    // Published as a user would: archives and an index, served over HTTP.
+    let served = ctx.workdir.join("served");
+    std::fs::create_dir_all(&served).expect("served dir");
+    let server = FileServer::start(served.clone());
+    let served_dir = served.to_str().expect("utf-8");
+    for v in ["1.0.0", "1.2.0", "2.0.0"] {
+        let package = ctx.workdir.join(format!("repository/cache-{v}"));
+        tool(&[
+            "package",
+            "create",
+            package.to_str().expect("utf-8"),
+            "-o",
+            served_dir,
+        ]);
+    }
+    tool(&["repo", "index", served_dir, "--url", &server.url]);
+    // Nothing to fall back on: the packages can only come from the server.
+    std::fs::remove_dir_all(ctx.workdir.join("repository")).expect("remove the folder");
+    let repo_var = format!("repository_url={}", server.url);
+    let base = ["-var", repo_var.as_str()];
+
+    let plan = ctx.tf.plan(&base).assert_success();
+    assert!(
+        chosen(&plan.stdout, "1.2.0") && !chosen(&plan.stdout, "2.0.0"),
+        "the plan shows 1.2.0 chosen from the served repository:\n{plan}"
+    );
+    ctx.tf.apply(&base).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx, "kudo_instance.app"),
+        vec![child("app-cache", "cache", "1.2.0", true)]
+    );
+    let state = ctx.tf.state();
+    let dependency = &state
+        .resource("kudo_operator.app")
+        .expect("operator in state")["dependencies"][0];
+    assert!(
+        text(&dependency["constraint"]).ends_with(">=1.0.0 <2.0.0"),
+        "{dependency:#}"
+    );
+    assert_eq!(dependency["source"], "repository example", "{dependency:#}");
+    let outputs = ctx.tf.outputs();
+    assert_eq!(text(&outputs["cache_version"]), "1.2.0");
+    assert_eq!(
+        outputs["install_order"],
+        serde_json::json!(["cache-1.2.0", "app-0.1.0"])
+    );
+    let cache = deployed_instance(&ctx, "app-cache");
+    assert_eq!(
+        cache["spec"]["operatorVersion"]["name"], "cache-1.2.0",
+        "{cache:#}"
+    );
+    let settings = || {
+        ctx.kube()
+            .must_get("v1", "ConfigMap", Some(ns), "app-cache-settings")
+    };
+    assert_eq!(settings()["data"]["release"], "1.2.0");
+    assert!(operator_version(&ctx, "cache-2.0.0").is_none());
+    deployed_instance(&ctx, "app");
+
+    let pinned = [&base[..], &["-var", r#"overrides={cache="1.0.0"}"#]].concat();
+    let plan = ctx.tf.plan(&pinned).assert_success();
+    assert!(
+        plan.stdout.contains(r#""1.2.0" -> "1.0.0""#)
+            && plan
+                .stdout
+                .contains("kudo_instance.app will be updated in-place")
+            && !plan.stdout.contains("must be replaced"),
+        "the plan moves the child to 1.0.0 in place:\n{plan}"
+    );
+    ctx.tf.apply(&pinned).assert_success().assert_no_crash();
+    assert_eq!(
+        children(&ctx, "kudo_instance.app"),
+        vec![child("app-cache", "cache", "1.0.0", true)]
+    );
+    let outputs = ctx.tf.outputs();
+    assert_eq!(text(&outputs["cache_version"]), "1.0.0");
+    let constraint = text(&outputs["dependencies"][0]["constraint"]);
+    assert!(
+        constraint.contains("user override") && !constraint.contains("<2.0.0"),
+        "the override replaces the range: {outputs:#?}"
+    );
+    let moved = deployed_instance(&ctx, "app-cache");
+    assert_eq!(
+        moved["spec"]["operatorVersion"]["name"], "cache-1.0.0",
+        "{moved:#}"
+    );
+    assert_eq!(
+        moved["metadata"]["uid"], cache["metadata"]["uid"],
+        "the same child Instance, not a new one"
+    );
+    assert_eq!(settings()["data"]["release"], "1.0.0");
+    assert!(operator_version(&ctx, "cache-1.0.0").is_some());
+    assert!(
+        operator_version(&ctx, "cache-1.2.0").is_none(),
+        "the version no longer used is removed"
+    );
+    ctx.tf
+        .plan(&[&pinned[..], &["-detailed-exitcode"]].concat())
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    ctx.tf.destroy(&pinned).assert_success();
+    ctx.mark_cleaned();
+    for name in ["app-cache", "app"] {
+        assert!(ctx.kube().instance(ns, name).is_none(), "{name} removed");
+        assert!(
+            ctx.instance_objects(name).is_empty(),
+            "{name}'s objects removed"
+        );
+    }
+    for ov in ["cache-1.0.0", "app-0.1.0"] {
+        assert!(operator_version(&ctx, ov).is_none(), "{ov} removed");
+    }
 }
