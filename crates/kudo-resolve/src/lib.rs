@@ -55,7 +55,7 @@ pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
 pub use error::{MissingVersion, ResolveError};
 pub use graph::MAX_INSTANCES;
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
-pub use resolution::{Dependency, Resolution, ResolvedInstance};
+pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion};
 
 /// Resolves `root` against the repositories of `ctx` (and folders/URLs its tasks name),
