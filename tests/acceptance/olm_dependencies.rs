@@ -71,7 +71,11 @@ resource "kudo_instance" "this" {{
         deps,
         [
             ("zookeeper-0.3.1", "shop", "operatorVersion >=0.3.0 <0.4.0"),
-            ("kafka-1.1.0", "shop", "provides kafka.example.com/v1 Broker"),
+            (
+                "kafka-1.1.0",
+                "shop",
+                "provides kafka.example.com/v1 Broker"
+            ),
         ]
     );
     assert_eq!(
@@ -88,7 +92,10 @@ resource "kudo_instance" "this" {{
         .expect("instance in state");
     assert_eq!(inst["children"], serde_json::json!([]), "{inst:#}");
     for name in ["shop-zookeeper", "shop-kafka"] {
-        assert!(ctx.kube().instance(&ctx.namespace, name).is_none(), "{name}");
+        assert!(
+            ctx.kube().instance(&ctx.namespace, name).is_none(),
+            "{name}"
+        );
     }
     ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
 

@@ -205,8 +205,8 @@ impl Ask {
             .is_none_or(|(_, versions)| versions.contains(v))
             && self
                 .operator_req
-            .as_ref()
-            .is_none_or(|r| r.matches(v.operator()))
+                .as_ref()
+                .is_none_or(|r| r.matches(v.operator()))
             && self
                 .app_req
                 .as_ref()
@@ -244,6 +244,9 @@ pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
 
 pub(crate) type Key = (String, PackageVersion);
 
+/// The package chosen to provide an API, and its versions that do.
+type ApiProvider = (String, Vec<PackageVersion>);
+
 pub(crate) struct Provider<'a> {
     catalog: &'a dyn Catalog,
     overrides: &'a BTreeMap<String, Override>,
@@ -256,7 +259,7 @@ pub(crate) struct Provider<'a> {
     asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
     /// API -> the package chosen to provide it and its versions that do.
-    api_providers: RefCell<HashMap<Gvk, Option<(String, Vec<PackageVersion>)>>>,
+    api_providers: RefCell<HashMap<Gvk, Option<ApiProvider>>>,
     pub used_overrides: RefCell<BTreeSet<String>>,
 }
 
@@ -561,11 +564,7 @@ impl<'a> Provider<'a> {
     /// name breaks ties), whose templates hold the CRD. Every version of that package
     /// that provides it is allowed, so that other asks on the package can still pick.
     /// Costly on big repositories (versions are loaded until one matches), hence cached.
-    fn provider_of(
-        &self,
-        gvk: &Gvk,
-        asker: &str,
-    ) -> Result<Option<(String, Vec<PackageVersion>)>, ResolveError> {
+    fn provider_of(&self, gvk: &Gvk, asker: &str) -> Result<Option<ApiProvider>, ResolveError> {
         if let Some(found) = self.api_providers.borrow().get(gvk) {
             return Ok(found.clone());
         }
