@@ -213,13 +213,10 @@ pub async fn apply(
     {
         stale.push((pkg.operator.name.clone(), old_ov.to_string()));
     }
-    let current: Vec<&str> = resolution
-        .nodes
-        .iter()
-        .map(|n| n.operator_version_name.as_str())
-        .collect();
+    // Operators installed without an instance count too: they are not `nodes`.
+    let current = resolution.install_order_versions();
     for dep in dependency_versions(&prior) {
-        if !current.contains(&dep.1.as_str()) && !stale.contains(&dep) {
+        if !current.contains(&dep.1) && !stale.contains(&dep) {
             stale.push(dep);
         }
     }
@@ -357,13 +354,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             // The package source is not recorded in the cluster; the next plan
             // takes it from the configuration.
             let mut state = state_for(&pkg, Value::Null, namespace);
-            // Without KudoOperator tasks the resolution is known without repositories:
+            // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
             // record it, so the next plan shows only the `package` it cannot know.
-            let has_dependencies = pkg
-                .operator
-                .tasks
-                .iter()
-                .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }));
+            let has_dependencies = !pkg.operator.dependencies.is_empty()
+                || pkg
+                    .operator
+                    .tasks
+                    .iter()
+                    .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }));
             if !has_dependencies {
                 state.set_attr("dependencies", Value::list(std::iter::empty::<Value>()));
                 state.set_attr(

@@ -23,6 +23,7 @@ mod examples;
 mod faults;
 mod logging;
 mod mirror;
+mod olm_dependencies;
 mod operators;
 mod ownership;
 mod packages;

@@ -199,7 +199,37 @@ pub fn operator_version_spec(pkg: &Package) -> Value {
         // Not a KUDO field; the CRDs preserve unknown fields, so it round-trips.
         put(&mut m, "outputs", json!(op.outputs));
     }
+    if !op.dependencies.is_empty() {
+        // Not a KUDO field either; kept so that an imported operator still knows
+        // which operators it requires.
+        put(&mut m, "dependencies", dependencies_json(&op.dependencies));
+    }
     Value::Object(m)
+}
+
+fn dependencies_json(deps: &[OperatorDependency]) -> Vec<Value> {
+    deps.iter()
+        .map(|d| match d {
+            OperatorDependency::Package {
+                name,
+                operator_version,
+                app_version,
+            } => {
+                let mut m = Map::new();
+                put(&mut m, "name", name.as_str());
+                if let Some(v) = operator_version {
+                    put(&mut m, "operatorVersion", v.as_str());
+                }
+                if let Some(v) = app_version {
+                    put(&mut m, "appVersion", v.as_str());
+                }
+                Value::Object(m)
+            }
+            OperatorDependency::Api(g) => {
+                json!({"group": g.group, "version": g.version, "kind": g.kind})
+            }
+        })
+        .collect()
 }
 
 fn spec_of(v: &Value) -> &Value {
@@ -251,7 +281,7 @@ pub fn package_from_operator_version(
             }
         }
     }
-    for key in ["tasks", "plans", "outputs"] {
+    for key in ["tasks", "plans", "outputs", "dependencies"] {
         if let Some(v) = spec.get(key) {
             put(&mut opfile, key, v.clone());
         }

@@ -108,6 +108,12 @@ fn merge(
     for (k, v) in &b.outputs {
         op.outputs.entry(k.clone()).or_insert_with(|| v.clone());
     }
+    // The base's required operators are still required; the extension adds its own.
+    for d in &b.dependencies {
+        if !op.dependencies.contains(d) {
+            op.dependencies.push(d.clone());
+        }
+    }
 
     // Templates: base first, extension overrides; base files referenced as base/<file>.
     let mut templates = base.templates.clone();

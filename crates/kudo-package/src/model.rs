@@ -79,6 +79,37 @@ pub struct OperatorFile {
     /// `outputs:` (an extension of this project, not KUDO's): name -> template rendered
     /// with the instance's variables, e.g. a connection string for other instances.
     pub outputs: BTreeMap<String, String>,
+    /// `dependencies:` (OLM's "required operators"): packages installed as operators
+    /// with this one, without instances. Ranges are kept as written; `kudo-resolve`
+    /// parses them (the range syntax lives there).
+    pub dependencies: Vec<OperatorDependency>,
+}
+
+/// One entry of operator.yaml `dependencies:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperatorDependency {
+    /// A package by name, with optional blang/semver ranges.
+    Package {
+        name: String,
+        operator_version: Option<String>,
+        app_version: Option<String>,
+    },
+    /// Whichever package provides this API (has a CRD template for it).
+    Api(Gvk),
+}
+
+/// An API group/version/kind, written `group/version Kind` in messages.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Gvk {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl std::fmt::Display for Gvk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{} {}", self.group, self.version, self.kind)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -312,5 +343,55 @@ impl Package {
 
     pub fn parameter(&self, name: &str) -> Option<&Parameter> {
         self.parameters.iter().find(|p| p.name == name)
+    }
+
+    /// The APIs this package provides: every group/version/kind of its
+    /// CustomResourceDefinition templates (`spec.versions[].name`, or the legacy
+    /// `spec.version`), sorted, each once.
+    ///
+    /// Only templates that are plain YAML count: a CRD is cluster-wide and almost never
+    /// depends on parameters, and rendering every template of every candidate package
+    /// with defaults would make a lookup across a repository slow and could fail on
+    /// templates unrelated to CRDs. Templates that do not parse as YAML are skipped.
+    pub fn provided_apis(&self) -> Vec<Gvk> {
+        let mut out = Vec::new();
+        for text in self.templates.values() {
+            let Ok(docs) = kudo_yaml::to_json_documents(text) else {
+                continue;
+            };
+            for doc in docs {
+                if doc.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+                    continue;
+                }
+                let str_at = |ptr: &str| doc.pointer(ptr).and_then(|v| v.as_str());
+                let (Some(group), Some(kind)) = (str_at("/spec/group"), str_at("/spec/names/kind"))
+                else {
+                    continue;
+                };
+                let mut versions: Vec<&str> = doc
+                    .pointer("/spec/versions")
+                    .and_then(|v| v.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.get("name").and_then(|n| n.as_str()))
+                    .collect();
+                versions.extend(str_at("/spec/version"));
+                for version in versions {
+                    out.push(Gvk {
+                        group: group.to_string(),
+                        version: version.to_string(),
+                        kind: kind.to_string(),
+                    });
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Does this package provide `gvk` (see [`Package::provided_apis`])?
+    pub fn provides(&self, gvk: &Gvk) -> bool {
+        self.provided_apis().contains(gvk)
     }
 }

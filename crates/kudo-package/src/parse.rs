@@ -134,6 +134,13 @@ pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, Pack
         }
     }
 
+    let dependencies = root
+        .list("dependencies", "dependencies")?
+        .iter()
+        .enumerate()
+        .map(|(i, d)| dependency(*d, i))
+        .collect::<Result<Vec<_>, _>>()?;
+
     Ok(OperatorFile {
         api_version,
         name,
@@ -151,7 +158,64 @@ pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, Pack
         namespace_manifest: root.opt_text("namespaceManifest", "namespaceManifest")?,
         extends,
         outputs,
+        dependencies,
     })
+}
+
+fn dependency(d: At<'_>, index: usize) -> Result<OperatorDependency, PackageError> {
+    let f = format!("dependencies[{index}]");
+    d.expect_mapping(&f)?;
+    let text = |key: &str| -> Result<Option<String>, PackageError> {
+        Ok(d.opt_text(key, &format!("{f}.{key}"))?
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty()))
+    };
+    let name = text("name")?;
+    let gvk = [text("group")?, text("version")?, text("kind")?];
+    let operator_version = text("operatorVersion")?;
+    let app_version = text("appVersion")?;
+    match (name, gvk) {
+        (Some(name), [None, None, None]) => Ok(OperatorDependency::Package {
+            name,
+            operator_version,
+            app_version,
+        }),
+        (Some(_), _) => Err(d.err(
+            &f,
+            "gives both `name` and `group`/`version`/`kind`; an entry names either a package or an API, so split it into two entries",
+        )),
+        (None, [Some(group), Some(version), Some(kind)]) => {
+            if operator_version.is_some() || app_version.is_some() {
+                return Err(d.err(
+                    &f,
+                    "operatorVersion/appVersion only apply to an entry with `name`; an API entry (group/version/kind) takes whichever package provides it",
+                ));
+            }
+            Ok(OperatorDependency::Api(Gvk {
+                group,
+                version,
+                kind,
+            }))
+        }
+        (None, [None, None, None]) => Err(d.err(
+            &f,
+            "names neither a package nor an API; add `name: <package>` or `group:`, `version:` and `kind:`",
+        )),
+        (None, [group, version, kind]) => {
+            let missing: Vec<&str> = [("group", group), ("version", version), ("kind", kind)]
+                .into_iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k)
+                .collect();
+            Err(d.err(
+                &f,
+                format!(
+                    "an API entry needs group, version and kind; missing {}",
+                    missing.join(", ")
+                ),
+            ))
+        }
+    }
 }
 
 fn task(

@@ -5,6 +5,7 @@
 mod common;
 
 mod broken;
+mod dependencies;
 mod fixtures;
 mod outputs;
 mod sources;

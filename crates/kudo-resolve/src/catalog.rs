@@ -34,6 +34,12 @@ pub trait Catalog {
     /// empty list.
     fn versions(&self, name: &str) -> Result<Vec<CatalogEntry>, ResolveError>;
 
+    /// Every package name the catalog offers (to find the package that provides an
+    /// API). A catalog that cannot list its names offers none.
+    fn names(&self) -> Result<Vec<String>, ResolveError> {
+        Ok(Vec::new())
+    }
+
     /// Load one listed version.
     fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError>;
 
@@ -165,6 +171,16 @@ impl Catalog for RepositoryCatalog {
         Ok(out)
     }
 
+    fn names(&self) -> Result<Vec<String>, ResolveError> {
+        let mut out = std::collections::BTreeSet::new();
+        for order in 0..self.repositories.len() {
+            if let Some(index) = self.index(order) {
+                out.extend(index.entries.keys().cloned());
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
     fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError> {
         let what = || {
             format!(
@@ -277,6 +293,10 @@ impl Catalog for MemoryCatalog {
             .get(name)
             .map(|list| list.iter().map(|(e, _)| e.clone()).collect())
             .unwrap_or_default())
+    }
+
+    fn names(&self) -> Result<Vec<String>, ResolveError> {
+        Ok(self.entries.keys().cloned().collect())
     }
 
     fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError> {

@@ -52,6 +52,24 @@ pub enum ResolveError {
         #[source]
         source: RangeError,
     },
+    /// A range of an operator.yaml `dependencies:` entry does not parse.
+    #[error("{package}: operator.yaml dependencies[{index}].{field}: {source}")]
+    ListRange {
+        package: String,
+        index: usize,
+        field: &'static str,
+        #[source]
+        source: RangeError,
+    },
+    /// No package of the catalog provides an API a `dependencies:` entry names.
+    #[error(
+        "{asked_by} requires the API {api} (operator.yaml dependencies[{index}]), but no package in the repositories provides it (no CustomResourceDefinition template with that group, version and kind); add a repository that has one, or name the package with `name:`"
+    )]
+    NoProvider {
+        api: String,
+        asked_by: String,
+        index: usize,
+    },
     /// A user override does not parse.
     #[error("version override for {package}: {source}")]
     Override {

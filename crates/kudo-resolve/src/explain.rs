@@ -32,8 +32,8 @@ pub(crate) fn explain(provider: &Provider<'_>, mut tree: Tree) -> ResolveError {
             };
             for ask in asks.iter().filter(|a| a.dep == *dep) {
                 let line = format!(
-                    "{p} {v} (task {:?}) asks for {}{}",
-                    ask.task,
+                    "{p} {v} ({}) asks for {}{}",
+                    ask.origin(),
                     ask.phrase(),
                     words.matching_suffix(dep, ask)
                 );
@@ -44,7 +44,7 @@ pub(crate) fn explain(provider: &Provider<'_>, mut tree: Tree) -> ResolveError {
                     let m = MissingVersion {
                         package: dep.clone(),
                         asked: ask.describe(),
-                        asked_by: format!("{p} {v} (task {:?})", ask.task),
+                        asked_by: format!("{p} {v} ({})", ask.origin()),
                         available: provider.available(dep),
                     };
                     if !missing.contains(&m) {
@@ -67,7 +67,7 @@ pub(crate) fn explain(provider: &Provider<'_>, mut tree: Tree) -> ResolveError {
         explanation.push('\n');
     }
     explanation.push_str(
-        "Fix: widen a range in one of these KudoOperator tasks, or pin one version for the package with a user override.",
+        "Fix: widen a range in one of these KudoOperator tasks or `dependencies:` entries, or pin one version for the package with a user override.",
     );
     ResolveError::Unsatisfiable {
         explanation,
@@ -165,7 +165,7 @@ impl Words<'_, '_> {
             let texts: Vec<String> = asks
                 .iter()
                 .filter(|a| a.dep == dep)
-                .map(|a| format!("{} via task {:?}", a.phrase(), a.task))
+                .map(|a| format!("{} via {}", a.phrase(), a.origin()))
                 .collect();
             if !texts.is_empty() {
                 let got = self.set(dep, set_dep);

@@ -10,7 +10,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::error::ResolveError;
 use crate::naming::{check_instance_name, child_instance_name};
-use crate::resolution::{Resolution, ResolvedInstance, enabling_value};
+use crate::resolution::{RequiredOperator, Resolution, ResolvedInstance, enabling_value};
 use crate::solve::{Ask, PackageVersion, Provider, Source};
 
 /// Upper bound on instances in one tree: shared dependencies are installed once per
@@ -38,25 +38,92 @@ pub(crate) fn build(
     for (name, v) in selection {
         packages.insert(name.clone(), (*provider.package(name, v)?).clone());
     }
+    let operators = operators(provider, selection, &b.nodes)?;
     Ok(Resolution {
         root_instance: root_instance.to_string(),
         nodes: b.nodes,
         install_order: b.order,
+        operators,
         unused_overrides: Vec::new(),
         packages,
     })
 }
 
-/// The asks of a selected package (empty for an unselected one).
+/// The KudoOperator asks of a selected package (empty for an unselected one).
+/// `dependencies:` entries are left out: they install no instance, so a loop through
+/// them only means that both OperatorVersions are installed.
 fn asks_of(
     provider: &Provider<'_>,
     selection: &BTreeMap<String, PackageVersion>,
     name: &str,
 ) -> Result<Vec<Ask>, ResolveError> {
     match selection.get(name) {
-        Some(v) => Ok(provider.asks(name, v)?.as_ref().clone()),
+        Some(v) => Ok(provider
+            .asks(name, v)?
+            .iter()
+            .filter(|a| a.listed.is_none())
+            .cloned()
+            .collect()),
         None => Ok(Vec::new()),
     }
+}
+
+/// Where a chosen version comes from: (source text, repository, location).
+fn origin_of(
+    provider: &Provider<'_>,
+    package: &str,
+    version: &PackageVersion,
+    pkg: &kudo_package::Package,
+) -> (String, Option<String>, String) {
+    match provider.source_of(package, version) {
+        Some(Source::Root) | None => ("root".to_string(), None, pkg.origin.label()),
+        Some(Source::Catalog(e)) => (
+            format!("repository {}", e.repository),
+            Some(e.repository.clone()),
+            e.location.clone(),
+        ),
+        Some(Source::Path(label)) => (label.clone(), None, label),
+    }
+}
+
+/// Operators installed without an instance: every `dependencies:` entry, and every
+/// KudoOperator task of a package that is itself installed only as an operator (so
+/// that an instance created of it later finds its own dependencies installed).
+fn operators(
+    provider: &Provider<'_>,
+    selection: &BTreeMap<String, PackageVersion>,
+    nodes: &[ResolvedInstance],
+) -> Result<Vec<RequiredOperator>, ResolveError> {
+    let instances: BTreeSet<&str> = nodes.iter().map(|n| n.package.as_str()).collect();
+    let mut out = Vec::new();
+    for (name, v) in selection {
+        let operator_only = !instances.contains(name.as_str());
+        for ask in provider.asks(name, v)?.iter() {
+            // A package requiring itself is already installed.
+            if (ask.listed.is_none() && !operator_only) || ask.dep == *name {
+                continue;
+            }
+            let Some(version) = selection.get(&ask.dep) else {
+                return Err(ResolveError::Catalog(format!(
+                    "{}: no version was chosen (internal error; please report)",
+                    ask.dep
+                )));
+            };
+            let pkg = provider.package(&ask.dep, version)?;
+            let (source, _, _) = origin_of(provider, &ask.dep, version, &pkg);
+            out.push(RequiredOperator {
+                package: ask.dep.clone(),
+                operator_version: pkg.operator.operator_version.clone(),
+                app_version: pkg.operator.app_version.clone(),
+                operator_version_name: pkg.operator_version_name(),
+                source,
+                required_by: name.clone(),
+                reference: ask.origin(),
+                constraint: ask.describe(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Fail when packages install each other in a loop, naming the loop as a path from the
@@ -191,15 +258,7 @@ impl Builder<'_, '_> {
                 second: reached,
             });
         }
-        let (source, repository, location) = match self.provider.source_of(package, &version) {
-            Some(Source::Root) | None => ("root".to_string(), None, pkg.origin.label()),
-            Some(Source::Catalog(e)) => (
-                format!("repository {}", e.repository),
-                Some(e.repository.clone()),
-                e.location.clone(),
-            ),
-            Some(Source::Path(label)) => (label.clone(), None, label),
-        };
+        let (source, repository, location) = origin_of(self.provider, package, &version, &pkg);
         let index = self.nodes.len();
         self.nodes.push(ResolvedInstance {
             instance: instance.to_string(),
@@ -221,7 +280,7 @@ impl Builder<'_, '_> {
             children: Vec::new(),
         });
         let asks = self.provider.asks(package, &version)?;
-        for ask in asks.iter() {
+        for ask in asks.iter().filter(|a| a.listed.is_none()) {
             let child = child_instance_name(instance, &ask.dep, ask.instance_name.as_deref());
             let child_on = enabled
                 && match &ask.enabling_parameter {

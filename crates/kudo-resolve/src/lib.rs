@@ -24,6 +24,10 @@
 //! * Every KudoOperator task used by any plan counts (deploy first, then the others by
 //!   name), including subtrees switched off by an `enablingParameter`, so that turning
 //!   one on later cannot fail on versions.
+//! * operator.yaml `dependencies:` (OLM's "required operators") join the same solve:
+//!   a package entry is an ask on that package; an API entry (group/version/kind) is an
+//!   ask on the package whose versions provide it (first provider in candidate order,
+//!   see [`Catalog::names`]). They become [`Resolution::operators`], not instances.
 //! * [`Resolver::with_overrides`]: `package -> "<operatorVersion range>"` (or
 //!   `"app=<range>"`, or both joined by `;`) replaces every ask on that package.
 //! * Errors ([`ResolveError`]) say which packages, versions and tasks clash, list the
@@ -55,7 +59,7 @@ pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
 pub use error::{MissingVersion, ResolveError};
 pub use graph::MAX_INSTANCES;
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
-pub use resolution::{Dependency, Resolution, ResolvedInstance};
+pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion};
 
 /// Resolves `root` against the repositories of `ctx` (and folders/URLs its tasks name),

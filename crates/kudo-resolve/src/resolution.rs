@@ -58,13 +58,37 @@ pub struct Dependency {
     pub enabled: bool,
 }
 
+/// A package installed as an operator only (its Operator and OperatorVersion, no
+/// instance): an operator.yaml `dependencies:` entry (OLM's "required operators"), or
+/// a KudoOperator task of a package that is itself installed this way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequiredOperator {
+    pub package: String,
+    pub operator_version: String,
+    pub app_version: Option<String>,
+    pub operator_version_name: String,
+    pub source: String,
+    /// Package name of the package that requires it.
+    pub required_by: String,
+    /// Where it is asked: `dependencies[0]` or `task "zk"`.
+    pub reference: String,
+    /// What was asked, in words: `operatorVersion >=0.3.0 <0.4.0`,
+    /// `provides kafka.example.com/v1 Broker`, `any version`.
+    pub constraint: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Resolution {
     pub root_instance: String,
     /// Depth-first, parents before children, children in plan order.
     pub nodes: Vec<ResolvedInstance>,
-    /// Children before parents, siblings in plan order (KEP-29's order).
+    /// Children before parents, siblings in plan order (KEP-29's order). Instances
+    /// only: see [`Resolution::install_order_versions`] for operators.
     pub install_order: Vec<String>,
+    /// Packages installed without an instance, by requiring package name, then in
+    /// file order. Their versions are in `packages`; they are not `nodes`.
+    #[serde(default)]
+    pub operators: Vec<RequiredOperator>,
     /// Override keys that named no package of the tree.
     pub unused_overrides: Vec<String>,
     /// The chosen package of every package name (not serialised).
@@ -83,7 +107,8 @@ impl Resolution {
             .and_then(|n| self.packages.get(&n.package))
     }
 
-    /// Every instance but the root, parents before children, as [`Dependency`].
+    /// Every instance but the root, parents before children, then every operator
+    /// installed without an instance ([`Resolution::operators`]), as [`Dependency`].
     pub fn dependencies(&self) -> Vec<Dependency> {
         let package_of = |instance: &str| {
             self.node(instance)
@@ -103,22 +128,57 @@ impl Resolution {
                 constraint: n.constraint.clone(),
                 enabled: n.enabled,
             })
+            .chain(self.operators.iter().map(|o| Dependency {
+                package: o.package.clone(),
+                operator_version: o.operator_version.clone(),
+                app_version: o.app_version.clone(),
+                operator_version_name: o.operator_version_name.clone(),
+                source: o.source.clone(),
+                required_by: o.required_by.clone(),
+                constraint: Some(o.constraint.clone()),
+                // Installing an operator has no switch: it is always installed.
+                enabled: true,
+            }))
             .collect()
     }
 
     /// OperatorVersion names in install order, the root last. Each name appears once:
     /// two instances of one package version share its OperatorVersion, which is
-    /// installed before the first of them.
+    /// installed before the first of them. The operators a package requires
+    /// ([`Resolution::operators`]) come right before it.
     pub fn install_order_versions(&self) -> Vec<String> {
         let mut order: Vec<String> = Vec::new();
+        let mut expanded: Vec<&str> = Vec::new();
         for instance in &self.install_order {
-            if let Some(n) = self.node(instance)
-                && !order.contains(&n.operator_version_name)
-            {
-                order.push(n.operator_version_name.clone());
+            if let Some(n) = self.node(instance) {
+                self.push_required(&n.package, &mut expanded, &mut order);
+                if !order.contains(&n.operator_version_name) {
+                    order.push(n.operator_version_name.clone());
+                }
             }
         }
         order
+    }
+
+    /// Push the operators `package` requires, theirs first. Each package is expanded
+    /// once, which also ends loops between required operators (both are installed,
+    /// in some order, which is harmless: no instance runs between them).
+    fn push_required<'s>(
+        &'s self,
+        package: &'s str,
+        expanded: &mut Vec<&'s str>,
+        order: &mut Vec<String>,
+    ) {
+        if expanded.contains(&package) {
+            return;
+        }
+        expanded.push(package);
+        for o in self.operators.iter().filter(|o| o.required_by == package) {
+            self.push_required(&o.package, expanded, order);
+            if !order.contains(&o.operator_version_name) {
+                order.push(o.operator_version_name.clone());
+            }
+        }
     }
 
     pub fn instance_names(&self) -> Vec<&str> {
@@ -176,6 +236,23 @@ impl Resolution {
                 root.location
             ));
             self.render_children(root, "", &mut out);
+        }
+        if !self.operators.is_empty() {
+            out.push_str("operators installed without an instance:\n");
+            for o in &self.operators {
+                out.push_str(&format!(
+                    "  {} {} from {}; {} {} asks {}\n",
+                    o.package,
+                    match &o.app_version {
+                        Some(a) => format!("{} (app {a})", o.operator_version),
+                        None => o.operator_version.clone(),
+                    },
+                    o.source,
+                    o.required_by,
+                    o.reference,
+                    o.constraint
+                ));
+            }
         }
         out.push_str(&format!(
             "install order: {}\n",

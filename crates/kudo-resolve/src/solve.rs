@@ -13,7 +13,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use kudo_package::{Package, TaskSpec};
+use kudo_package::{Gvk, OperatorDependency, Package, TaskSpec};
 use pubgrub::{
     Dependencies, DependencyConstraints, DependencyProvider, PackageResolutionStatistics,
     PubGrubError,
@@ -164,12 +164,30 @@ pub(crate) struct Ask {
     pub instance_name: Option<String>,
     pub parameter_file: Option<String>,
     pub enabling_parameter: Option<String>,
+    /// Position in operator.yaml `dependencies:` for a listed dependency: the package is
+    /// installed as an operator only, so such an ask makes no instance.
+    pub listed: Option<usize>,
+    /// An API dependency: the API and the versions of `dep` that provide it.
+    pub provides: Option<(Gvk, Vec<PackageVersion>)>,
 }
 
 impl Ask {
+    /// Where the ask is written: `task "kafka"` or `dependencies[0]`.
+    pub fn origin(&self) -> String {
+        match self.listed {
+            Some(i) => format!("dependencies[{i}]"),
+            None => format!("task {:?}", self.task),
+        }
+    }
+
     /// What the ask requires, in words (`operatorVersion 1.3.x (overridden by the user; …)`).
     pub fn describe(&self) -> String {
-        let base = describe_reqs(self.operator_req.as_ref(), self.app_req.as_ref());
+        let reqs = describe_reqs(self.operator_req.as_ref(), self.app_req.as_ref());
+        let base = match (&self.provides, reqs.as_str()) {
+            (None, _) => reqs,
+            (Some((gvk, _)), "any version") => format!("provides {gvk}"),
+            (Some((gvk, _)), _) => format!("provides {gvk}, {reqs}"),
+        };
         match &self.override_text {
             Some(t) => format!("{base} (user override {t:?})"),
             None => base,
@@ -182,9 +200,13 @@ impl Ask {
     }
 
     pub fn matches(&self, v: &PackageVersion) -> bool {
-        self.operator_req
+        self.provides
             .as_ref()
-            .is_none_or(|r| r.matches(v.operator()))
+            .is_none_or(|(_, versions)| versions.contains(v))
+            && self
+                .operator_req
+                .as_ref()
+                .is_none_or(|r| r.matches(v.operator()))
             && self
                 .app_req
                 .as_ref()
@@ -222,6 +244,9 @@ pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
 
 pub(crate) type Key = (String, PackageVersion);
 
+/// The package chosen to provide an API, and its versions that do.
+type ApiProvider = (String, Vec<PackageVersion>);
+
 pub(crate) struct Provider<'a> {
     catalog: &'a dyn Catalog,
     overrides: &'a BTreeMap<String, Override>,
@@ -233,6 +258,8 @@ pub(crate) struct Provider<'a> {
     packages: RefCell<HashMap<Key, Rc<Package>>>,
     asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
+    /// API -> the package chosen to provide it and its versions that do.
+    api_providers: RefCell<HashMap<Gvk, Option<ApiProvider>>>,
     pub used_overrides: RefCell<BTreeSet<String>>,
 }
 
@@ -253,6 +280,7 @@ impl<'a> Provider<'a> {
             packages: RefCell::default(),
             asks: RefCell::default(),
             missing: RefCell::default(),
+            api_providers: RefCell::default(),
             used_overrides: RefCell::default(),
         }
     }
@@ -433,6 +461,8 @@ impl<'a> Provider<'a> {
                 instance_name: instance_name.clone(),
                 parameter_file: parameter_file.clone(),
                 enabling_parameter: enabling_parameter.clone(),
+                listed: None,
+                provides: None,
             };
             if let Some((pv, label)) = &pinned
                 && !ask.matches(pv)
@@ -447,9 +477,136 @@ impl<'a> Provider<'a> {
             }
             out.push(ask);
         }
+        for (index, entry) in pkg.operator.dependencies.iter().enumerate() {
+            if let Some(ask) = self.listed_ask(name, v, &pkg, index, entry)? {
+                out.push(ask);
+            }
+        }
         let out = Rc::new(out);
         self.asks.borrow_mut().insert(key, out.clone());
         Ok(out)
+    }
+
+    /// One entry of operator.yaml `dependencies:` as an ask; `None` for an API the
+    /// package provides itself.
+    fn listed_ask(
+        &self,
+        name: &str,
+        v: &PackageVersion,
+        pkg: &Package,
+        index: usize,
+        entry: &OperatorDependency,
+    ) -> Result<Option<Ask>, ResolveError> {
+        let who = format!("{name} {v}");
+        let (dep, mut operator_req, mut app_req, provides) = match entry {
+            OperatorDependency::Package {
+                name: dep,
+                operator_version,
+                app_version,
+            } => {
+                let parse = |field: &'static str, text: &Option<String>| {
+                    text.as_deref()
+                        .map(VersionReq::parse)
+                        .transpose()
+                        .map_err(|source| ResolveError::ListRange {
+                            package: who.clone(),
+                            index,
+                            field,
+                            source,
+                        })
+                };
+                let op = parse("operatorVersion", operator_version)?;
+                let app = parse("appVersion", app_version)?;
+                (dep.clone(), op, app, None)
+            }
+            OperatorDependency::Api(gvk) => {
+                if pkg.provides(gvk) {
+                    return Ok(None);
+                }
+                let Some((dep, versions)) = self.provider_of(gvk, name)? else {
+                    return Err(ResolveError::NoProvider {
+                        api: gvk.to_string(),
+                        asked_by: who,
+                        index,
+                    });
+                };
+                (dep, None, None, Some((gvk.clone(), versions)))
+            }
+        };
+        let mut override_text = None;
+        if let Some(o) = self.overrides.get(&dep) {
+            self.used_overrides.borrow_mut().insert(dep.clone());
+            override_text = Some(o.text.clone());
+            operator_req = o.operator_version.clone();
+            app_req = o.app_version.clone();
+        }
+        Ok(Some(Ask {
+            task: String::new(),
+            reference: match entry {
+                OperatorDependency::Package { name, .. } => name.clone(),
+                OperatorDependency::Api(gvk) => gvk.to_string(),
+            },
+            dep,
+            operator_req,
+            app_req,
+            override_text,
+            pinned: None,
+            instance_name: None,
+            parameter_file: None,
+            enabling_parameter: None,
+            listed: Some(index),
+            provides,
+        }))
+    }
+
+    /// The package that provides `gvk`: the first version, in the order versions of one
+    /// package are preferred (repository priority, list order, newest first; package
+    /// name breaks ties), whose templates hold the CRD. Every version of that package
+    /// that provides it is allowed, so that other asks on the package can still pick.
+    /// Costly on big repositories (versions are loaded until one matches), hence cached.
+    fn provider_of(&self, gvk: &Gvk, asker: &str) -> Result<Option<ApiProvider>, ResolveError> {
+        if let Some(found) = self.api_providers.borrow().get(gvk) {
+            return Ok(found.clone());
+        }
+        let mut all: Vec<((i32, usize), String, Candidate)> = Vec::new();
+        for name in self.catalog.names()? {
+            if name == asker {
+                continue;
+            }
+            for c in self.candidates(&name)?.iter() {
+                let rank = match &c.source {
+                    Source::Catalog(e) => (e.priority, e.order),
+                    // Root and folder versions come before every repository.
+                    Source::Root | Source::Path(_) => (i32::MIN, 0),
+                };
+                all.push((rank, name.clone(), c.clone()));
+            }
+        }
+        all.sort_by(|(ra, na, ca), (rb, nb, cb)| {
+            (ra, Reverse(&ca.version), na).cmp(&(rb, Reverse(&cb.version), nb))
+        });
+        let provides = |name: &str, v: &PackageVersion| match self.package(name, v) {
+            Ok(p) => p.provides(gvk),
+            Err(e) => {
+                // One broken package must not hide every other provider.
+                tracing::warn!(package = %name, version = %v, error = %e, "cannot read a package while looking for an API provider; skipping it");
+                false
+            }
+        };
+        let mut found = None;
+        if let Some((_, name, _)) = all.iter().find(|(_, n, c)| provides(n, &c.version)) {
+            let versions: Vec<PackageVersion> = self
+                .candidates(name)?
+                .iter()
+                .filter(|c| provides(name, &c.version))
+                .map(|c| c.version.clone())
+                .collect();
+            found = Some((name.clone(), versions));
+        }
+        self.api_providers
+            .borrow_mut()
+            .insert(gvk.clone(), found.clone());
+        Ok(found)
     }
 
     /// The version set one ask allows: the matching known versions.
@@ -500,7 +657,7 @@ impl<'a> Provider<'a> {
                 let m = MissingVersion {
                     package: ask.dep.clone(),
                     asked: ask.describe(),
-                    asked_by: format!("{name} {v} (task {:?})", ask.task),
+                    asked_by: format!("{name} {v} ({})", ask.origin()),
                     available: self.available(&ask.dep),
                 };
                 let mut missing = self.missing.borrow_mut();

@@ -452,3 +452,114 @@ fn unknown_package_is_named() {
         "{err}"
     );
 }
+
+/// The `deps/olm` repository: `shop` requires zookeeper by range and an API by kind.
+fn olm() -> (RepositoryCatalog, Package) {
+    (
+        RepositoryCatalog::folder("olm", &deps("olm")),
+        load(&deps("olm/shop")),
+    )
+}
+
+#[test]
+fn listed_dependencies_are_operators_not_instances() {
+    let (catalog, root) = olm();
+    let r = Resolver::new(&catalog)
+        .resolve(&root, "shop")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deps: Vec<(String, String, String, Option<String>)> = r
+        .dependencies()
+        .into_iter()
+        .map(|d| (d.package, d.operator_version, d.required_by, d.constraint))
+        .collect();
+    assert_eq!(
+        deps,
+        [
+            (
+                "zookeeper".to_string(),
+                "0.3.1".to_string(),
+                "shop".to_string(),
+                Some("operatorVersion >=0.3.0 <0.4.0".to_string())
+            ),
+            (
+                "kafka".to_string(),
+                "1.1.0".to_string(),
+                "shop".to_string(),
+                Some("provides kafka.example.com/v1 Broker".to_string())
+            ),
+        ]
+    );
+    assert_eq!(
+        r.install_order_versions(),
+        ["zookeeper-0.3.1", "kafka-1.1.0", "shop-0.1.0"]
+    );
+    // No instance is made for them: the tree is the root alone.
+    assert_eq!(r.instance_names(), ["shop"]);
+    assert!(r.nodes[0].children.is_empty());
+    let mut packages: Vec<&str> = r.packages.keys().map(String::as_str).collect();
+    packages.sort();
+    assert_eq!(packages, ["kafka", "shop", "zookeeper"]);
+    let tree = r.render_tree();
+    assert!(
+        tree.contains(
+            "kafka 1.1.0 from repository olm; shop dependencies[1] asks provides kafka.example.com/v1 Broker"
+        ),
+        "{tree}"
+    );
+}
+
+#[test]
+fn an_api_nobody_provides_is_named_with_who_asked() {
+    let (catalog, mut root) = olm();
+    for d in &mut root.operator.dependencies {
+        if let kudo_package::OperatorDependency::Api(gvk) = d {
+            gvk.version = "v3".to_string();
+        }
+    }
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "shop")
+        .expect_err("no package serves v3")
+        .to_string();
+    assert!(
+        err.contains("shop 0.1.0 requires the API kafka.example.com/v3 Broker")
+            && err.contains("dependencies[1]")
+            && err.contains("no package in the repositories provides it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_list_range_and_a_task_range_that_clash_are_explained() {
+    let catalog = RepositoryCatalog::folder("olm", &deps("olm"));
+    let root = load(&deps("olm/strict"));
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "strict")
+        .expect_err("0.3.x and >=0.4.0 cannot both hold")
+        .to_string();
+    assert!(
+        err.contains("dependencies[0]")
+            && err.contains("operatorVersion >=0.3.0 <0.4.0")
+            && err.contains("task \"zookeeper\"")
+            && err.contains("operatorVersion >=0.4.0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_range_in_the_list_names_the_entry() {
+    let (catalog, mut root) = olm();
+    if let Some(kudo_package::OperatorDependency::Package {
+        operator_version, ..
+    }) = root.operator.dependencies.first_mut()
+    {
+        *operator_version = Some(">=banana".to_string());
+    }
+    let err = Resolver::new(&catalog)
+        .resolve(&root, "shop")
+        .expect_err("not a range")
+        .to_string();
+    assert!(
+        err.contains("shop 0.1.0: operator.yaml dependencies[0].operatorVersion"),
+        "{err}"
+    );
+}
