@@ -52,7 +52,7 @@ fn triggered_plans(prior: &Value, proposed: &Value) -> Option<Vec<String>> {
     )
 }
 
-fn object_value(r: &ObjectRef) -> Value {
+fn object_value(r: &ObjectRef, uid: Option<&str>) -> Value {
     Value::object([
         ("api_version", Value::string(&r.api_version)),
         ("kind", Value::string(&r.kind)),
@@ -61,23 +61,90 @@ fn object_value(r: &ObjectRef) -> Value {
             Value::string(r.namespace.clone().unwrap_or_default()),
         ),
         ("name", Value::string(&r.name)),
+        ("uid", uid.map_or(Value::Null, Value::string)),
     ])
 }
 
-fn objects_of(v: &Value) -> Vec<ObjectRef> {
+/// The `objects` entries with the uid each had when last read. The uid stays out of
+/// `ObjectRef`: the engine compares inventories by identity, which a re-created object
+/// keeps.
+fn object_entries(v: &Value) -> Vec<(ObjectRef, Option<String>)> {
     v.get("objects")
         .as_slice()
         .unwrap_or_default()
         .iter()
         .filter_map(|o| {
-            Some(ObjectRef::new(
+            let r = ObjectRef::new(
                 o.get("api_version").as_str()?,
                 o.get("kind").as_str()?,
                 o.get("namespace").as_str().filter(|s| !s.is_empty()),
                 o.get("name").as_str()?,
-            ))
+            );
+            Some((r, o.get("uid").as_str().map(str::to_string)))
         })
         .collect()
+}
+
+fn objects_of(v: &Value) -> Vec<ObjectRef> {
+    object_entries(v).into_iter().map(|(r, _)| r).collect()
+}
+
+fn uid_of(object: &serde_json::Value) -> Option<&str> {
+    object
+        .pointer("/metadata/uid")
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// How many objects are read at once: enough to hide round trips, few enough not to
+/// trip the API server's rate limits.
+const PARALLEL_READS: usize = 8;
+
+/// The uid each object has in the cluster now, None for objects that are gone. A run's
+/// inventory holds objects it did not apply (kept from earlier runs) and ones it only
+/// found settled, so reading them back is the one way to know every uid.
+async fn cluster_uids(
+    cluster: &Cluster,
+    objects: &[ObjectRef],
+) -> Result<Vec<Option<String>>, kudo_engine::cluster::ClusterError> {
+    use futures::{StreamExt, TryStreamExt};
+    // Futures built up front, not in a stream closure: a closure borrowing `cluster`
+    // makes the future not provably `Send` for the async trait.
+    let reads: Vec<_> = objects.iter().map(|r| uid_in(cluster, r)).collect();
+    futures::stream::iter(reads)
+        .buffered(PARALLEL_READS)
+        .try_collect()
+        .await
+}
+
+async fn uid_in(
+    cluster: &Cluster,
+    r: &ObjectRef,
+) -> Result<Option<String>, kudo_engine::cluster::ClusterError> {
+    Ok(cluster
+        .get(r)
+        .await?
+        .as_ref()
+        .and_then(uid_of)
+        .map(str::to_string))
+}
+
+/// The `objects` value of a finished apply. A failed read leaves the uids null rather
+/// than failing an apply whose objects exist: the next refresh fills them in.
+async fn objects_value(cluster: &Cluster, objects: &[ObjectRef]) -> Value {
+    let uids = match cluster_uids(cluster, objects).await {
+        Ok(u) => u,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the uids of the managed objects");
+            vec![None; objects.len()]
+        }
+    };
+    Value::list(
+        objects
+            .iter()
+            .zip(uids)
+            .map(|(r, uid)| object_value(r, uid.as_deref())),
+    )
 }
 
 pub fn validate(config: &Value) -> Vec<Diagnostic> {
@@ -814,10 +881,7 @@ async fn apply_inner(
                 .unwrap_or(STATUS_COMPLETE)
                 .to_string();
             state.set_attr("status", Value::string(status));
-            state.set_attr(
-                "objects",
-                Value::list(outcome.inventory.iter().map(object_value)),
-            );
+            state.set_attr("objects", objects_value(&cluster, &outcome.inventory).await);
             ApplyResponse {
                 new_state: state,
                 ..Default::default()
@@ -833,7 +897,7 @@ async fn apply_inner(
                 None if prior.is_null() => Vec::new(),
                 None => previous,
             };
-            state.set_attr("objects", Value::list(objects.iter().map(object_value)));
+            state.set_attr("objects", objects_value(&cluster, &objects).await);
             // Failures can quote rendered text or a rejected value.
             let mut d =
                 engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e);
@@ -941,26 +1005,52 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     if let Some(status) = instance_status(&instance, &plan) {
         fresh.set_attr("status", Value::string(status));
     }
-    if fresh.get("status").as_str() == Some(STATUS_COMPLETE) {
-        for object in objects_of(&state) {
-            match cluster.get(&object).await {
-                Ok(Some(_)) => {}
-                Ok(None) => {
-                    tracing::info!(%object, "managed object is missing; the next plan repairs it");
-                    fresh.set_attr("status", Value::string(STATUS_DRIFTED));
-                    break;
-                }
-                Err(e) => {
-                    return keep(
-                        state,
-                        vec![Diagnostic::error(
-                            "Cannot read a managed object",
-                            e.to_string(),
-                        )],
-                    );
-                }
+    let entries = object_entries(&state);
+    let refs: Vec<ObjectRef> = entries.iter().map(|(r, _)| r.clone()).collect();
+    let uids = match cluster_uids(&cluster, &refs).await {
+        Ok(u) => u,
+        Err(e) => {
+            return keep(
+                state,
+                vec![Diagnostic::error(
+                    "Cannot read a managed object",
+                    e.to_string(),
+                )],
+            );
+        }
+    };
+    // A missing object, or one deleted and created again out of band (a new uid), may
+    // not hold what the package renders; the next plan applies it again. A uid the
+    // state never learned (an apply that could not read it back) is no evidence.
+    let drifted = entries
+        .iter()
+        .zip(&uids)
+        .find(|((_, known), now)| match (known, now) {
+            (_, None) => true,
+            (Some(known), Some(now)) => known != now,
+            (None, Some(_)) => false,
+        });
+    if let Some(((object, _), now)) = drifted
+        && fresh.get("status").as_str() == Some(STATUS_COMPLETE)
+    {
+        match now {
+            None => tracing::info!(%object, "managed object is missing; the next plan repairs it"),
+            Some(_) => {
+                tracing::info!(%object, "managed object was re-created out of band; the next plan applies it again")
             }
         }
+        fresh.set_attr("status", Value::string(STATUS_DRIFTED));
+    }
+    if !entries.is_empty() {
+        fresh.set_attr(
+            "objects",
+            Value::list(
+                entries
+                    .iter()
+                    .zip(&uids)
+                    .map(|((r, _), uid)| object_value(r, uid.as_deref())),
+            ),
+        );
     }
     keep(fresh, Vec::new())
 }
@@ -1037,12 +1127,15 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .await
     {
         Ok(list) => {
-            let mut refs: Vec<ObjectRef> = list
+            let mut found: Vec<(ObjectRef, Option<String>)> = list
                 .iter()
-                .filter_map(|o| ObjectRef::from_object(o).ok())
+                .filter_map(|o| {
+                    let r = ObjectRef::from_object(o).ok()?;
+                    Some((r, uid_of(o).map(str::to_string)))
+                })
                 .collect();
-            refs.sort();
-            refs
+            found.sort();
+            found
         }
         Err(e) => {
             return fail(Diagnostic::error(
@@ -1118,7 +1211,14 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 .map_or(Value::Null, string_map),
         ),
         (super::preview::ATTR, Value::Null),
-        ("objects", Value::list(objects.iter().map(object_value))),
+        (
+            "objects",
+            Value::list(
+                objects
+                    .iter()
+                    .map(|(r, uid)| object_value(r, uid.as_deref())),
+            ),
+        ),
         (
             "operator_digest",
             pkg.as_ref()

@@ -97,6 +97,7 @@ pub fn object_type() -> Type {
         ("kind", Type::String),
         ("namespace", Type::String),
         ("name", Type::String),
+        ("uid", Type::String),
     ])
 }
 
@@ -115,7 +116,7 @@ pub fn instance() -> Schema {
             .attribute(string("status").computed().description("Status of the last plan that ran: `COMPLETE` after a successful apply. A refresh that finds managed objects missing reports `DRIFTED`, and the next plan repairs it."))
             .attribute(string("last_plan").computed().description("Name of the plan the last apply ran; during `terraform plan`, the plan the apply will run."))
             .attribute(Attribute::new("effective_parameters", Type::map(Type::String)).computed().description("Every parameter's value as the templates see it: `parameters` over the package defaults. Parameters set in `sensitive_parameters` are left out, so that this attribute need not be hidden as a whole."))
-            .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects) and `name`."))
+            .attribute(Attribute::new("objects", Type::list(object_type())).computed().description("Objects the instance manages: `api_version`, `kind`, `namespace` (empty for cluster-scoped objects), `name` and `uid` (the object's `metadata.uid` in the cluster, refreshed on every read; unknown while an apply that runs a plan is pending, null when the object is gone)."))
             .attribute(Attribute::new("outputs", Type::map(Type::String)).computed().description("Values the package declares under `outputs:` in `operator.yaml` (name -> template), rendered with the instance's variables; known at plan time when the parameters are, so other instances can use them, e.g. `parameters = { ZK_URI = kudo_instance.zk.outputs.CONNECTION }`."))
             .attribute(Attribute::new("preview", super::preview::preview_type()).computed().description("What the pending apply will do, checked by a server-side dry-run at plan time: `create`, `update` and `delete` lists of `Kind namespace/name` (new objects, managed objects whose rendered content changes, objects a Delete task or pruning removes). Unknown when the cluster cannot be reached or the dry-run fails (a warning says why); after an apply it describes that apply."))
             .attribute(string("operator_digest").computed().description("`digest` of the operator package the instance last ran with."))

@@ -4,23 +4,56 @@
 use std::path::Path;
 
 use terraform_provider_kudo::provider::schema;
-use tfplugin::{Block, Provider};
+use tfplugin::{Block, Provider, Type};
 
 fn doc(path: &str) -> String {
     let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
 }
 
+/// Field names of the objects an attribute of type `ty` holds.
+fn object_fields(ty: &Type) -> Vec<&str> {
+    match ty {
+        Type::Object(fields) => fields.keys().map(String::as_str).collect(),
+        Type::List(t) | Type::Set(t) | Type::Map(t) => object_fields(t),
+        _ => Vec::new(),
+    }
+}
+
+/// The list item starting with `entry`, with the indented lines that continue it.
+fn entry_text(text: &str, entry: &str) -> Option<String> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(entry));
+    let first = lines.next()?;
+    let indent = first.len() - first.trim_start().len();
+    let rest =
+        lines.take_while(|l| l.len() - l.trim_start().len() > indent && !l.trim().is_empty());
+    Some(
+        std::iter::once(first)
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
 /// Names of attributes and nested blocks that are missing a description or a
-/// "- `name`" line in `text`.
+/// "- `name`" line in `text`, and object fields that line does not name.
 fn missing(block: &Block, text: &str, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     for a in &block.attributes {
         if a.description.trim().is_empty() {
             out.push(format!("{prefix}{}: no description in the schema", a.name));
         }
-        if !text.contains(&format!("- `{}`", a.name)) {
-            out.push(format!("{prefix}{}: no entry in the docs", a.name));
+        let entry = format!("- `{}`", a.name);
+        match entry_text(text, &entry) {
+            None => out.push(format!("{prefix}{}: no entry in the docs", a.name)),
+            Some(doc) => out.extend(
+                object_fields(&a.ty)
+                    .into_iter()
+                    .filter(|f| !doc.contains(&format!("`{f}`")))
+                    .map(|f| format!("{prefix}{}.{f}: not named in the docs entry", a.name)),
+            ),
         }
     }
     for b in &block.blocks {
@@ -64,6 +97,13 @@ fn the_check_notices_a_gap() {
     let gaps = missing(&block, "nothing documented here", "kudo_instance.");
     assert!(
         gaps.iter().any(|g| g.contains("kudo_instance.parameters")),
+        "{gaps:?}"
+    );
+    let without_uid =
+        "- `objects` (List of Object) each with `api_version`, `kind`, `namespace` and `name`.";
+    let gaps = missing(&block, without_uid, "kudo_instance.");
+    assert!(
+        gaps.iter().any(|g| g.contains("kudo_instance.objects.uid")),
         "{gaps:?}"
     );
 }

@@ -24,6 +24,34 @@ fn object_names(instance: &Value) -> Vec<String> {
     names
 }
 
+/// Checks that every `objects` entry carries the uid the object has in the cluster.
+fn assert_uids_match_the_cluster(ctx: &TestContext, instance: &Value) {
+    let kube = ctx.kube();
+    let objects = instance["objects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("objects is not a list: {instance:#}"));
+    assert!(!objects.is_empty(), "{instance:#}");
+    for o in objects {
+        let field = |name: &str| {
+            o[name]
+                .as_str()
+                .unwrap_or_else(|| panic!("no {name} in {o:#}"))
+        };
+        let namespace = Some(field("namespace")).filter(|ns| !ns.is_empty());
+        let live = kube.must_get(
+            field("api_version"),
+            field("kind"),
+            namespace,
+            field("name"),
+        );
+        let uid = live["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no uid in the cluster: {live:#}"));
+        assert!(!uid.is_empty(), "{live:#}");
+        assert_eq!(field("uid"), uid, "uid in state vs cluster: {o:#}");
+    }
+}
+
 #[test]
 fn quickstart_apply_is_stable_and_destroy_is_clean() {
     let ctx = TestContext::new("quickstart");
@@ -60,6 +88,7 @@ fn quickstart_apply_is_stable_and_destroy_is_clean() {
         ["ConfigMap/web-content", "Deployment/web", "Service/web"],
         "{inst:#}"
     );
+    assert_uids_match_the_cluster(&ctx, inst);
 
     let outputs = ctx.tf.outputs();
     assert_eq!(outputs["status"], "COMPLETE");
@@ -93,10 +122,17 @@ fn quickstart_apply_is_stable_and_destroy_is_clean() {
     kube.must_get("v1", "Service", Some(ns), "web");
 
     // A second plan right after apply must be empty: no perpetual diff.
-    ctx.tf
-        .plan(&["-detailed-exitcode"])
-        .assert_success()
-        .assert_output_contains("No changes");
+    let again = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(again.code, Some(0), "no changes expected:\n{again}");
+    assert!(again.stdout.contains("No changes"), "{again}");
+    // That plan refreshed the state: the uids it read back are the ones apply recorded.
+    assert_eq!(
+        ctx.tf
+            .state()
+            .resource("kudo_instance.web")
+            .expect("instance in state")["objects"],
+        inst["objects"]
+    );
 
     ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
@@ -190,6 +226,9 @@ fn a_service_deleted_out_of_band_is_restored_by_the_next_apply() {
         ctx.tf.state().attr_str("kudo_instance.web", "status"),
         "COMPLETE"
     );
+    // The re-created Service is recorded with its new uid.
+    let state = ctx.tf.state();
+    assert_uids_match_the_cluster(&ctx, state.resource("kudo_instance.web").expect("instance"));
     let again = ctx.tf.plan(&["-detailed-exitcode"]);
     assert_eq!(
         again.code,
@@ -233,10 +272,53 @@ fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
         object_names(instance).contains(&"Service/web".to_string()),
         "{instance:#}"
     );
+    assert_uids_match_the_cluster(&ctx, instance);
     let plan = ctx.tf.plan(&["-detailed-exitcode"]);
     assert_eq!(
         plan.code,
         Some(0),
         "configuration matches the import:\n{plan}"
+    );
+}
+
+#[test]
+fn an_object_re_created_out_of_band_is_drift_and_gets_its_new_uid() {
+    let ctx = TestContext::new("recreated");
+    ctx.use_example("quickstart");
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+    let kube = ctx.kube();
+    let before = kube.must_get("v1", "ConfigMap", Some(ns), "web-content");
+
+    // `kubectl delete` then `kubectl apply` of a hand-written copy: same name, but a
+    // new object whose content nobody vouches for.
+    kube.delete("v1", "ConfigMap", Some(ns), "web-content");
+    let copy = kube.apply(&serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": { "name": "web-content", "namespace": ns },
+        "data": { "MESSAGE": "edited by hand" },
+    }));
+    assert_ne!(copy["metadata"]["uid"], before["metadata"]["uid"]);
+
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(plan.code, Some(2), "a change is proposed:\n{plan}");
+    assert!(plan.stdout.contains("DRIFTED"), "{plan}");
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let cm = kube.must_get("v1", "ConfigMap", Some(ns), "web-content");
+    assert_eq!(
+        cm["data"]["MESSAGE"], "Hello from KUDO on Terraform",
+        "{cm:#}"
+    );
+    let state = ctx.tf.state();
+    let inst = state.resource("kudo_instance.web").expect("instance");
+    assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
+    assert_uids_match_the_cluster(&ctx, inst);
+    let again = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        again.code,
+        Some(0),
+        "repaired, nothing left to do:\n{again}"
     );
 }
