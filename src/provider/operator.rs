@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::engine;
 
 use kudo_package::{Package, TaskSpec};
+use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::resolve::{load_with_dependencies, overrides_of, resolution_values};
@@ -183,11 +184,11 @@ pub async fn apply(
         );
     }
     // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
-    // an instance's KudoOperator task asks for them.
-    for (name, dep) in &resolution.packages {
-        if *name == pkg.operator.name {
-            continue;
-        }
+    // an instance's KudoOperator task asks for them. The resolution's install order puts
+    // each package after what it needs, so an interrupted apply never leaves a package
+    // installed without its own dependencies.
+    for dep in dependency_install_sequence(&resolution, &pkg) {
+        let name = &dep.operator.name;
         if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
             return fail(
                 prior,
@@ -240,6 +241,67 @@ pub async fn apply(
     }
 }
 
+/// The dependency packages of a resolution in install order (the root package excluded:
+/// it is installed last, by the caller). A chosen package the order does not name still
+/// gets installed, after the others, so nothing the tree needs is skipped.
+fn dependency_install_sequence<'r>(resolution: &'r Resolution, root: &Package) -> Vec<&'r Package> {
+    let root_ov = root.operator_version_name();
+    let mut sequence: Vec<&Package> = Vec::new();
+    for ov_name in resolution.install_order_versions() {
+        if ov_name == root_ov {
+            continue;
+        }
+        if let Some(p) = resolution
+            .packages
+            .values()
+            .find(|p| p.operator_version_name() == ov_name)
+        {
+            sequence.push(p);
+        }
+    }
+    for (name, p) in &resolution.packages {
+        if *name != root.operator.name && !sequence.iter().any(|s| std::ptr::eq(*s, p)) {
+            sequence.push(p);
+        }
+    }
+    sequence
+}
+
+/// `(package, OperatorVersion name)` of what a state installed, in removal order: this
+/// operator first, then its dependencies in reverse install order, so a package goes
+/// before the ones it needs. Dependencies the state's `install_order` does not name
+/// (a state written before it had one) follow in reverse `dependencies` order.
+fn removal_order(state: &Value) -> Vec<(String, String)> {
+    let name = state.get("name").as_str().unwrap_or_default().to_string();
+    let ov_name = state
+        .get("operator_version_name")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let deps = dependency_versions(state);
+    let mut removals = vec![(name, ov_name)];
+    let order: Vec<String> = state
+        .get("install_order")
+        .as_slice()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    for ov in order.iter().rev() {
+        if let Some(d) = deps.iter().find(|d| d.1 == *ov)
+            && !removals.contains(d)
+        {
+            removals.push(d.clone());
+        }
+    }
+    for d in deps.into_iter().rev() {
+        if !removals.contains(&d) {
+            removals.push(d);
+        }
+    }
+    removals
+}
+
 /// `(package, OperatorVersion name)` of each entry of a state's `dependencies`.
 fn dependency_versions(state: &Value) -> Vec<(String, String)> {
     state
@@ -262,22 +324,9 @@ async fn destroy(
     cancel: &CancellationToken,
 ) -> ApplyResponse {
     let namespace = namespace_of(&prior);
-    let name = prior.get("name").as_str().unwrap_or_default().to_string();
-    let ov_name = prior
-        .get("operator_version_name")
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    // This operator first, then what it installed for its dependencies (reverse install
-    // order), so nothing is left behind the way KUDO left it.
-    let mut removals = vec![(name, ov_name)];
-    let mut deps = dependency_versions(&prior);
-    deps.reverse();
-    for d in deps {
-        if !removals.contains(&d) {
-            removals.push(d);
-        }
-    }
+    // Everything it installed for its dependencies goes too, so nothing is left behind
+    // the way KUDO left it.
+    let removals = removal_order(&prior);
     let mut result = Ok(());
     for (name, ov_name) in &removals {
         result = engine::uninstall_operator(cluster, &namespace, name, ov_name, true, cancel).await;
@@ -383,5 +432,75 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             format!("There is no OperatorVersion {ov_name} in namespace {namespace}."),
         )),
         Err(e) => fail(Diagnostic::error("Cannot read the operator", e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_resolve::{RepositoryCatalog, Resolver};
+    use std::path::Path;
+
+    #[test]
+    fn dependencies_install_children_first_not_alphabetically() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deps/kep29");
+        let root = Package::load_dir(&dir.join("aa")).expect("root package");
+        let catalog = RepositoryCatalog::folder("fixtures", &dir);
+        let resolution = Resolver::new(&catalog)
+            .resolve(&root, &root.operator.name)
+            .expect("resolves");
+        let installed: Vec<&str> = dependency_install_sequence(&resolution, &root)
+            .into_iter()
+            .map(|p| p.operator.name.as_str())
+            .collect();
+        // bb needs ee and gg; aa (installed last by apply) needs bb and cc.
+        assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
+    }
+
+    fn dependency(package: &str, ov: &str) -> Value {
+        Value::object([
+            ("package", Value::string(package)),
+            ("operator_version_name", Value::string(ov)),
+        ])
+    }
+
+    #[test]
+    fn destroy_removes_the_operator_then_dependencies_in_reverse_install_order() {
+        let state = Value::object([
+            ("name", Value::string("aa")),
+            ("operator_version_name", Value::string("aa-0.1.0")),
+            (
+                "dependencies",
+                Value::list([
+                    dependency("bb", "bb-0.1.0"),
+                    dependency("ee", "ee-0.1.0"),
+                    dependency("gg", "gg-0.1.0"),
+                    dependency("cc", "cc-0.1.0"),
+                ]),
+            ),
+            (
+                "install_order",
+                Value::list(
+                    ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"].map(Value::string),
+                ),
+            ),
+        ]);
+        let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
+        assert_eq!(removed, ["aa", "cc", "bb", "gg", "ee"]);
+    }
+
+    #[test]
+    fn a_state_without_install_order_still_removes_every_dependency() {
+        let state = Value::object([
+            ("name", Value::string("aa")),
+            ("operator_version_name", Value::string("aa-0.1.0")),
+            (
+                "dependencies",
+                Value::list([dependency("bb", "bb-0.1.0"), dependency("cc", "cc-0.1.0")]),
+            ),
+            ("install_order", Value::Null),
+        ]);
+        let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
+        assert_eq!(removed, ["aa", "cc", "bb"]);
     }
 }
