@@ -100,8 +100,10 @@ async fn resolution(
     }
 }
 
-/// The children of instance `name` running `pkg` with the user's `parameters`.
+/// The children of instance `name` running `pkg` with the user's `parameters`, its
+/// parameter files rendered with the instance's render `seed` as the run renders them.
 /// `Ok(None)`: not known yet (planning without the operator's tree).
+#[allow(clippy::too_many_arguments)]
 pub async fn tree(
     session: &Session,
     operator_id: &str,
@@ -109,6 +111,7 @@ pub async fn tree(
     name: &str,
     namespace: &str,
     parameters: &BTreeMap<String, String>,
+    seed: Option<&str>,
     planning: bool,
 ) -> Result<Option<Tree>, Diagnostic> {
     if !has_dependencies(pkg) {
@@ -150,7 +153,7 @@ pub async fn tree(
             .packages
             .insert(root.package.clone(), pkg.clone());
     }
-    build(&resolution, name, namespace, parameters).map(Some)
+    build(&resolution, name, namespace, parameters, seed).map(Some)
 }
 
 /// Another dependency version (a changed `dependency_overrides` or repository) leaves
@@ -203,6 +206,7 @@ fn build(
     root_name: &str,
     namespace: &str,
     root_parameters: &BTreeMap<String, String>,
+    seed: Option<&str>,
 ) -> Result<Tree, Diagnostic> {
     let names = names(resolution, root_name);
     // The resolver checked names for an instance named after the operator; this
@@ -225,6 +229,20 @@ fn build(
     let mut values: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut effective: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut tree = Tree::default();
+    // Each instance's render seed, derived down the tree as the engine's runs derive
+    // them (`<parent seed>/<child instance>`).
+    let mut seeds: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for node in &resolution.nodes {
+        let own_seed = match &node.parent {
+            None => seed.map(str::to_string),
+            Some(parent) => seeds
+                .get(parent)
+                .cloned()
+                .flatten()
+                .map(|s| format!("{s}/{}", name_of(&node.instance))),
+        };
+        seeds.insert(node.instance.clone(), own_seed);
+    }
     for node in &resolution.nodes {
         let pkg = resolution.package_of(&node.instance).ok_or_else(|| {
             tree_error(format!(
@@ -247,6 +265,7 @@ fn build(
                     namespace,
                     &parent_values,
                     file,
+                    seeds.get(parent).cloned().flatten().as_deref(),
                 ) {
                     Ok(v) => v,
                     // A subtree that is off is not rendered by the apply either.
@@ -343,7 +362,7 @@ mod tests {
     #[test]
     fn the_tree_is_renamed_for_the_instance_and_keys_packages_by_parent_and_task() {
         let (pkg, resolution) = resolve("kep29", "aa");
-        let tree = build(&resolution, "mine", "ns", &BTreeMap::new()).expect("tree");
+        let tree = build(&resolution, "mine", "ns", &BTreeMap::new(), None).expect("tree");
         let names: Vec<(&str, &str)> = tree
             .children
             .iter()
@@ -373,7 +392,7 @@ mod tests {
     #[test]
     fn the_enabling_parameter_follows_the_instance_values() {
         let (_, resolution) = resolve("enabling", "parent");
-        let off = build(&resolution, "p", "ns", &BTreeMap::new()).expect("default off");
+        let off = build(&resolution, "p", "ns", &BTreeMap::new(), None).expect("default off");
         assert_eq!(off.children.len(), 1);
         assert!(!off.children[0].enabled);
         let on = build(
@@ -381,6 +400,7 @@ mod tests {
             "p",
             "ns",
             &params(&[("MONITORING_ENABLED", "true")]),
+            None,
         )
         .expect("on");
         assert!(on.children[0].enabled);
@@ -390,6 +410,7 @@ mod tests {
             "p",
             "ns",
             &params(&[("MONITORING_ENABLED", "maybe")]),
+            None,
         );
         assert!(bad.is_err());
     }
@@ -416,7 +437,7 @@ mod tests {
             .with_overrides(overrides)
             .resolve(&root, "flink-demo")
             .expect("resolves with overrides");
-        let tree = build(&resolution, "demo", "ns", &BTreeMap::new()).expect("tree");
+        let tree = build(&resolution, "demo", "ns", &BTreeMap::new(), None).expect("tree");
         let kafka = tree
             .children
             .iter()

@@ -255,6 +255,7 @@ fn render_outputs(
     name: &str,
     namespace: &str,
     effective: &BTreeMap<String, String>,
+    seed: Option<&str>,
 ) -> Result<BTreeMap<String, String>, Diagnostic> {
     let params = pkg.template_params(effective).map_err(|e| {
         Diagnostic::error("Invalid parameter", e.to_string())
@@ -272,28 +273,112 @@ fn render_outputs(
         params,
         pipes: BTreeMap::new(),
     };
+    let options = kudo_template::RenderOptions {
+        now: None,
+        seed: seed.map(str::to_string),
+    };
     pkg.operator
         .outputs
         .iter()
         .map(|(key, template)| {
-            kudo_template::render(&format!("operator.yaml outputs.{key}"), template, &vars)
-                .map(|v| (key.clone(), v))
-                .map_err(|e| {
-                    Diagnostic::error(
-                        format!(
-                            "Output {key} of operator {} does not render",
-                            pkg.operator.name
-                        ),
-                        format!(
-                            "{e}\nFix the template under `outputs:` in the package's operator.yaml."
-                        ),
-                    )
-                })
+            kudo_template::render_with(
+                &format!("operator.yaml outputs.{key}"),
+                template,
+                &vars,
+                &options,
+            )
+            .map(|v| (key.clone(), v))
+            .map_err(|e| {
+                Diagnostic::error(
+                    format!(
+                        "Output {key} of operator {} does not render",
+                        pkg.operator.name
+                    ),
+                    format!(
+                        "{e}\nFix the template under `outputs:` in the package's operator.yaml."
+                    ),
+                )
+            })
         })
         .collect()
 }
 
+/// The render seed as a plan knows it.
+enum PlanSeed {
+    /// The instance's own (`None`: it has none, see `render_seed`).
+    Known(Option<String>),
+    /// The instance is created by this apply, which draws its seed then: Terraform plans
+    /// a create again during the apply without this plan's private state, so a seed
+    /// drawn while planning could not reach the apply.
+    AtApply,
+}
+
+/// Two seeds no instance has: what renders alike with both does not depend on the seed.
+const PROBE_SEEDS: [&str; 2] = ["kudo-plan-probe-1", "kudo-plan-probe-2"];
+
+impl PlanSeed {
+    /// The seed to render with where one render must do (the preview's dry-run).
+    fn known(&self) -> Option<&str> {
+        match self {
+            PlanSeed::Known(s) => s.as_deref(),
+            PlanSeed::AtApply => None,
+        }
+    }
+}
+
+/// `a` where `b` agrees, unknown where they differ: of a value rendered with two probe
+/// seeds, the part that does not depend on the seed, which the plan can promise.
+fn known_part(a: Value, b: &Value) -> Value {
+    if a == *b {
+        return a;
+    }
+    match (a, b) {
+        (Value::List(x), Value::List(y)) if x.len() == y.len() => Value::List(
+            x.into_iter()
+                .zip(y)
+                .map(|(x, y)| known_part(x, y))
+                .collect(),
+        ),
+        (Value::Map(x), Value::Map(y)) if x.keys().eq(y.keys()) => Value::Map(
+            x.into_iter()
+                .zip(y.values())
+                .map(|((k, x), y)| (k, known_part(x, y)))
+                .collect(),
+        ),
+        (Value::Object(x), Value::Object(y)) if x.keys().eq(y.keys()) => Value::Object(
+            x.into_iter()
+                .zip(y.values())
+                .map(|((k, x), y)| (k, known_part(x, y)))
+                .collect(),
+        ),
+        _ => Value::Unknown,
+    }
+}
+
+/// `outputs` while planning, rendered as the apply will render them.
+fn planned_outputs(
+    pkg: &Package,
+    name: &str,
+    namespace: &str,
+    effective: &BTreeMap<String, String>,
+    secret: &BTreeMap<String, String>,
+    seed: &PlanSeed,
+) -> Result<Value, Diagnostic> {
+    let render = |seed: Option<&str>| {
+        render_outputs(pkg, name, namespace, effective, seed)
+            .and_then(|o| sensitive::check_outputs(&o, secret).map(|()| string_map(&o)))
+    };
+    match seed {
+        PlanSeed::Known(s) => render(s.as_deref()),
+        PlanSeed::AtApply => {
+            let a = render(Some(PROBE_SEEDS[0]))?;
+            Ok(known_part(a, &render(Some(PROBE_SEEDS[1]))?))
+        }
+    }
+}
+
 /// `children` while planning: unknown until the package, parameters and name are.
+#[allow(clippy::too_many_arguments)]
 async fn planned_children(
     session: &Session,
     operator: &Option<String>,
@@ -301,13 +386,40 @@ async fn planned_children(
     name: &Option<String>,
     namespace: &str,
     params: &Option<BTreeMap<String, String>>,
+    seed: &PlanSeed,
 ) -> Result<Value, Diagnostic> {
     let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
     else {
         return Ok(Value::Unknown);
     };
-    let tree = children::tree(session, operator, pkg, name, namespace, params, true).await?;
-    Ok(tree.map_or(Value::Unknown, |t| t.value()))
+    let tree = |seed: Option<&str>| {
+        let seed = seed.map(str::to_string);
+        async move {
+            children::tree(
+                session,
+                operator,
+                pkg,
+                name,
+                namespace,
+                params,
+                seed.as_deref(),
+                true,
+            )
+            .await
+        }
+    };
+    match seed {
+        PlanSeed::Known(s) => Ok(tree(s.as_deref())
+            .await?
+            .map_or(Value::Unknown, |t| t.value())),
+        PlanSeed::AtApply => match (
+            tree(Some(PROBE_SEEDS[0])).await?,
+            tree(Some(PROBE_SEEDS[1])).await?,
+        ) {
+            (Some(a), Some(b)) => Ok(known_part(a.value(), &b.value())),
+            _ => Ok(Value::Unknown),
+        },
+    }
 }
 
 fn string_map(m: &BTreeMap<String, String>) -> Value {
@@ -315,14 +427,23 @@ fn string_map(m: &BTreeMap<String, String>) -> Value {
 }
 
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
-    // Private state carries the render seed; a plan must hand it on unchanged.
-    let prior_private = req.prior_private.clone();
-    let mut resp = plan_inner(session, req).await;
-    resp.planned_private = prior_private;
+    // Private state carries the render seed; a plan must hand it on unchanged. A create
+    // (a replacement's included: Terraform then passes the old object's private state)
+    // hands on none, so the new object gets a seed of its own.
+    let (seed, planned_private) = if req.prior_state.is_null() {
+        (PlanSeed::AtApply, Vec::new())
+    } else {
+        (
+            PlanSeed::Known(render_seed::from_private(&req.prior_private)),
+            req.prior_private.clone(),
+        )
+    };
+    let mut resp = plan_inner(session, req, &seed).await;
+    resp.planned_private = planned_private;
     resp
 }
 
-async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
+async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> PlanResponse {
     let proposed = req.proposed_new_state;
     let prior = req.prior_state;
     if proposed.is_null() {
@@ -409,10 +530,8 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let digest = pkg.as_ref().map(packages::digest);
     let outputs = match (&pkg, &effective, &name) {
         (Some(pkg), Some(effective), Some(name)) => {
-            match render_outputs(pkg, name, &namespace, effective)
-                .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
-            {
-                Ok(o) => Some(o),
+            match planned_outputs(pkg, name, &namespace, effective, &secret, seed) {
+                Ok(o) => o,
                 Err(d) => {
                     return PlanResponse {
                         diagnostics: vec![d],
@@ -421,13 +540,10 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
                 }
             }
         }
-        _ => None,
+        _ => Value::Unknown,
     };
-    planned.set_attr(
-        "outputs",
-        outputs.as_ref().map_or(Value::Unknown, string_map),
-    );
-    match planned_children(session, &operator, &pkg, &name, &namespace, &params).await {
+    planned.set_attr("outputs", outputs);
+    match planned_children(session, &operator, &pkg, &name, &namespace, &params, seed).await {
         Ok(children) => planned.set_attr("children", children),
         Err(d) => {
             return PlanResponse {
@@ -458,8 +574,17 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             }
             Some([]) => {}
             Some([plan]) if !(params_changed || operator_changed) => {
-                let (preview, warning) =
-                    plan_preview(session, &pkg, &name, &namespace, &params, plan, &prior).await;
+                let (preview, warning) = plan_preview(
+                    session,
+                    &pkg,
+                    &name,
+                    &namespace,
+                    &params,
+                    plan,
+                    &prior,
+                    seed.known(),
+                )
+                .await;
                 diagnostics.extend(warning);
                 planned.set_attr(super::preview::ATTR, preview);
                 return finish_plan(
@@ -563,7 +688,17 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let plan_to_run = children::plan_for_changed_children(&prior, &planned, plan_to_run);
     let (preview, warning) = match &plan_to_run {
         Some(Value::String(plan_name)) => {
-            plan_preview(session, &pkg, &name, &namespace, &params, plan_name, &prior).await
+            plan_preview(
+                session,
+                &pkg,
+                &name,
+                &namespace,
+                &params,
+                plan_name,
+                &prior,
+                seed.known(),
+            )
+            .await
         }
         _ => (Value::Unknown, None),
     };
@@ -582,6 +717,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
 
 /// The `preview` attribute and a warning when it cannot be computed. Unknown, without
 /// a warning, when the package, parameters or cluster are not available yet.
+#[allow(clippy::too_many_arguments)]
 async fn plan_preview(
     session: &Session,
     pkg: &Option<Package>,
@@ -590,6 +726,7 @@ async fn plan_preview(
     params: &Option<BTreeMap<String, String>>,
     plan_name: &str,
     prior: &Value,
+    seed: Option<&str>,
 ) -> (Value, Option<Diagnostic>) {
     let (Some(pkg), Some(name), Some(params)) = (pkg, name, params) else {
         return (Value::Unknown, None);
@@ -613,6 +750,7 @@ async fn plan_preview(
     let prior_run = super::preview::Prior {
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
+        render_seed: seed,
     };
     match super::preview::compute(
         &cluster, pkg, name, namespace, params, plan_name, &prior_run,
@@ -828,17 +966,20 @@ async fn apply_inner(
     };
     // Outputs were checked while planning; computing them before the run means a
     // surprise here cannot lose the record of what the run created.
-    let outputs = match render_outputs(&pkg, &name, &namespace, &effective)
+    let outputs = match render_outputs(&pkg, &name, &namespace, &effective, seed)
         .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
     {
         Ok(o) => o,
         Err(d) => return fail(prior, d),
     };
-    let tree =
-        match children::tree(session, &operator, &pkg, &name, &namespace, &params, false).await {
-            Ok(t) => t.unwrap_or_default(),
-            Err(d) => return fail(prior, d),
-        };
+    let tree = match children::tree(
+        session, &operator, &pkg, &name, &namespace, &params, seed, false,
+    )
+    .await
+    {
+        Ok(t) => t.unwrap_or_default(),
+        Err(d) => return fail(prior, d),
+    };
     let previous = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
     let mut run = engine::run_plan_with_sensitive(
@@ -1164,11 +1305,21 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .as_ref()
         .and_then(|p| p.effective_params(&all_params).ok());
     let children = match &pkg {
-        Some(p) => children::tree(session, &operator, p, name, namespace, &all_params, true)
-            .await
-            .ok()
-            .flatten()
-            .map_or(Value::Null, |t| t.value()),
+        // An imported instance has no render seed (see `render_seed`).
+        Some(p) => children::tree(
+            session,
+            &operator,
+            p,
+            name,
+            namespace,
+            &all_params,
+            None,
+            true,
+        )
+        .await
+        .ok()
+        .flatten()
+        .map_or(Value::Null, |t| t.value()),
         None => Value::Null,
     };
     let state = Value::object([
@@ -1196,9 +1347,8 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         (
             "outputs",
             match (&pkg, &effective) {
-                (Some(p), Some(e)) => {
-                    render_outputs(p, name, namespace, e).map_or(Value::Null, |o| string_map(&o))
-                }
+                (Some(p), Some(e)) => render_outputs(p, name, namespace, e, None)
+                    .map_or(Value::Null, |o| string_map(&o)),
                 _ => Value::Null,
             },
         ),

@@ -46,6 +46,9 @@ pub struct Prior<'a> {
     /// package; `None` on create, upgrade or a changed package, where every object
     /// already managed counts as updated.
     pub parameters: Option<&'a BTreeMap<String, String>>,
+    /// The instance's render seed (`None`: it has none yet, or is unseeded), so the
+    /// dry-run sends the server what the run will apply.
+    pub render_seed: Option<&'a str>,
 }
 
 /// What running `plan` with `parameters` (sensitive ones included; only object names
@@ -81,9 +84,9 @@ pub async fn compute(
         previous_inventory: prior.objects,
         // A dry-run shows this instance's own objects; children are listed in `children`.
         dependencies: None,
-        // Only object names come out, and old and new renders are compared with the same
-        // (public) seed, so the instance's secret seed is not needed at plan time.
-        render_seed: None,
+        // The old and new renders below are compared with one seed (the public one), which
+        // tells changes apart as well as the secret one would.
+        render_seed: prior.render_seed,
     };
     let planned = engine::preview_plan(cluster, request)
         .await

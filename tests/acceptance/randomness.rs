@@ -103,3 +103,92 @@ fn generated_password_is_stable_per_instance_and_new_when_recreated() {
     );
     assert_ne!(second, public_seed_password(&ctx.namespace));
 }
+
+/// What anyone could compute for the `ADMIN_PASSWORD` output: the old, public seed.
+fn public_seed_output(namespace: &str) -> String {
+    let vars = kudo_template::Vars {
+        name: "db".into(),
+        namespace: namespace.into(),
+        params: BTreeMap::new(),
+        ..Default::default()
+    };
+    kudo_template::render(
+        "operator.yaml outputs.ADMIN_PASSWORD",
+        "{{ randAlphaNum 16 }}",
+        &vars,
+    )
+    .expect("render")
+}
+
+/// `kudo_instance.this` in a saved plan: (`after`, `after_unknown`).
+fn planned_instance(ctx: &TestContext) -> (serde_json::Value, serde_json::Value) {
+    ctx.tf
+        .plan(&["-out=tfplan"])
+        .assert_success()
+        .assert_no_crash();
+    let json = ctx
+        .tf
+        .run(&["show", "-json", "tfplan"])
+        .assert_success()
+        .json();
+    let change = json["resource_changes"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["address"] == "kudo_instance.this"))
+        .unwrap_or_else(|| panic!("no change for kudo_instance.this: {json:#}"))["change"]
+        .clone();
+    (change["after"].clone(), change["after_unknown"].clone())
+}
+
+#[track_caller]
+fn output_in_state(ctx: &TestContext) -> String {
+    let state = ctx.tf.state();
+    let value = state
+        .resource("kudo_instance.this")
+        .and_then(|r| r.pointer("/outputs/ADMIN_PASSWORD"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_else(|| panic!("no outputs.ADMIN_PASSWORD in state: {:#}", state.0));
+    assert_eq!(value.len(), 16, "{value}");
+    value.to_string()
+}
+
+#[test]
+fn a_random_output_is_planned_with_the_instance_seed() {
+    let ctx = TestContext::new("randomness-outputs");
+    ctx.write("main.tf", &config("1"));
+
+    // A create draws its seed in the apply: the plan cannot know the value yet, and
+    // must not promise the guessable one.
+    let (after, unknown) = planned_instance(&ctx);
+    assert!(
+        after.pointer("/outputs/ADMIN_PASSWORD").is_none()
+            && unknown.pointer("/outputs/ADMIN_PASSWORD") == Some(&serde_json::Value::Bool(true)),
+        "planned outputs: {:#} (unknown: {:#})",
+        after["outputs"],
+        unknown["outputs"]
+    );
+    ctx.tf.apply(&["tfplan"]).assert_success().assert_no_crash();
+    let created = output_in_state(&ctx);
+    assert_ne!(
+        created,
+        public_seed_output(&ctx.namespace),
+        "the output must not follow from namespace and name"
+    );
+
+    // An existing instance has its seed at plan time: the plan shows what the apply keeps.
+    ctx.write("main.tf", &config("2"));
+    let (after, _) = planned_instance(&ctx);
+    assert_eq!(
+        after
+            .pointer("/outputs/ADMIN_PASSWORD")
+            .and_then(serde_json::Value::as_str),
+        Some(created.as_str()),
+        "planned outputs: {:#}",
+        after["outputs"]
+    );
+    ctx.tf.apply(&["tfplan"]).assert_success().assert_no_crash();
+    assert_eq!(output_in_state(&ctx), created);
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+}

@@ -322,13 +322,16 @@ pub(crate) fn render_parameters(
 /// Plan-time view of [`render_parameters`]: the parameters a KudoOperator task of
 /// `parent` gives its child, for the parent's user-set `parameters` (defaults applied
 /// here). Pipe values are not known before a run, so a parameter file that reads
-/// `.Pipes` sees them empty.
+/// `.Pipes` sees them empty. `seed` is the parent's render seed, as its run has it
+/// (`RunRequest::render_seed`; a child's is `"<parent seed>/<child instance>"`), so
+/// random values drawn by the file come out as the run draws them.
 pub fn dependency_parameters(
     parent: &Package,
     instance: &str,
     namespace: &str,
     parameters: &BTreeMap<String, String>,
     parameter_file: &str,
+    seed: Option<&str>,
 ) -> Result<BTreeMap<String, String>, EngineError> {
     let effective = parent.effective_params(parameters).map_err(|errs| {
         let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
@@ -347,9 +350,7 @@ pub fn dependency_parameters(
         namespace,
         params: &params,
         pipes: BTreeMap::new(),
-        // Plan time has no instance seed at hand; a parameter file drawing random values
-        // would show different values here than the run renders.
-        seed: None,
+        seed,
     };
     render_parameters(&render, parameter_file)
 }

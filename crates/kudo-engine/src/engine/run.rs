@@ -657,7 +657,11 @@ impl<'a> Run<'a> {
             dependency::ChildAction::Leave { reason } => {
                 // The child's own dependencies may have been resolved anew (a range now
                 // picks another version) while the child itself stayed the same.
-                match self.subtree_change(&child_pkg, &child, &values).await? {
+                let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
+                match self
+                    .subtree_change(&child_pkg, &child, &values, child_seed.as_deref())
+                    .await?
+                {
                     None => {
                         tracing::info!(instance = %child, operator = %child_pkg.operator.name, %reason, "dependency unchanged; not running a plan");
                         self.keep_child(&child_ref);
@@ -714,11 +718,14 @@ impl<'a> Run<'a> {
     /// dependencies of its deploy plan, at any depth, would be created, removed, or run
     /// again. None when the whole subtree is settled. Anything that cannot be worked out
     /// here (a package, a parameter file) counts as a change, so that the run reports it.
+    /// `seed` is `instance`'s render seed: its parameter files draw random values as its
+    /// run did, or every child with one would look changed.
     fn subtree_change<'f>(
         &'f self,
         pkg: &'f Package,
         instance: &'f str,
         values: &'f BTreeMap<String, String>,
+        seed: Option<&'f str>,
     ) -> BoxFuture<'f, Result<Option<String>, EngineError>> {
         async move {
             let Some(deploy) = pkg.operator.plans.get("deploy") else {
@@ -767,6 +774,7 @@ impl<'a> Run<'a> {
                         self.req.namespace,
                         values,
                         file,
+                        seed,
                     ) {
                         Ok(v) => v,
                         Err(e) => return Ok(Some(format!("{name}: {}", e.message))),
@@ -780,7 +788,11 @@ impl<'a> Run<'a> {
                     }
                     Err(e) => return Ok(Some(format!("its dependency {name}: {}", e.message))),
                 }
-                if let Some(why) = self.subtree_change(&sub_pkg, &name, &sub_values).await? {
+                let sub_seed = seed.map(|s| format!("{s}/{name}"));
+                if let Some(why) = self
+                    .subtree_change(&sub_pkg, &name, &sub_values, sub_seed.as_deref())
+                    .await?
+                {
                     return Ok(Some(why));
                 }
             }
