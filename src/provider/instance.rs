@@ -1075,6 +1075,23 @@ async fn destroy(
     // The package is needed only for the `cleanup` plan; without it the objects still go.
     let pkg = find_package(session, &operator, false).await.ok().flatten();
     let params = parameters_of(&prior).unwrap_or_default();
+    // KudoOperator tasks of the cleanup plan take their packages from the tree, as the
+    // apply's plans do. Without one only folder dependencies run, which is no reason to
+    // keep the instance: the cleanup run says which task it could not load.
+    let tree = match &pkg {
+        Some(p) if p.operator.plans.contains_key("cleanup") => {
+            let all = all_parameters_of(&prior).ok().flatten().unwrap_or_default();
+            match children::tree(session, &operator, p, &name, &namespace, &all, seed, false).await
+            {
+                Ok(t) => t,
+                Err(d) => {
+                    tracing::warn!(summary = %d.summary, detail = %d.detail, "cleanup runs without the dependency tree");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let inventory = objects_of(&prior);
     let deadline = Deadline::new(cancel, limit);
     let mut work = engine::uninstall_instance(
@@ -1086,6 +1103,7 @@ async fn destroy(
             package,
             parameters: &params,
             render_seed: seed,
+            dependencies: tree.as_ref().map(|t| &t.packages),
         }),
         &deadline.token,
     )

@@ -741,6 +741,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
         "t",
         &out.inventory,
         Some(Cleanup {
+            dependencies: None,
             package: &pkg,
             parameters: &off,
             render_seed: None,
@@ -1624,4 +1625,108 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
         p.pointer("/status/planStatus/deploy/status"),
         Some(&Value::from("FATAL_ERROR"))
     );
+}
+
+const CLEANUP_PARENT: &str = r#"
+name: tidy
+operatorVersion: 0.1.0
+tasks:
+  - name: noop
+    kind: Dummy
+    spec:
+      done: true
+  - name: leaf
+    kind: KudoOperator
+    spec:
+      package: https://example.invalid/leaf.tgz
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: noop
+            tasks: [noop]
+  cleanup:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: leaf
+            tasks: [leaf]
+"#;
+
+/// A cleanup plan's KudoOperator task runs a URL dependency from the tree the caller
+/// resolved, as the other plans do; without the tree it cannot, and nothing is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_runs_dependencies_from_the_resolved_tree() {
+    let pkg = package(CLEANUP_PARENT, "", &[]);
+    let leaf = package(LEAF, "", &[("cm.yaml", LEAF_CM)]);
+    let mut deps = engine::DependencyPackages::new();
+    deps.insert(&pkg.operator_version_name(), "leaf", leaf);
+    let (_sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let none = params(&[]);
+    let out = engine::run_plan(
+        &cluster,
+        RunRequest {
+            dependencies: Some(&deps),
+            package: &pkg,
+            instance: "c",
+            namespace: "default",
+            parameters: &none,
+            plan: "deploy",
+            previous_inventory: &[],
+            render_seed: None,
+        },
+        &cancel,
+    )
+    .await
+    .expect("deploy");
+    let cleanup = |dependencies| Cleanup {
+        dependencies,
+        package: &pkg,
+        parameters: &none,
+        render_seed: None,
+    };
+
+    let err = engine::uninstall_instance(
+        &cluster,
+        "default",
+        "c",
+        &out.inventory,
+        Some(cleanup(None)),
+        &cancel,
+    )
+    .await
+    .expect_err("a URL dependency needs the resolved tree");
+    assert!(
+        err.plan.as_deref() == Some("cleanup") && err.message.contains("no resolved package"),
+        "{err}"
+    );
+    let instance = instance_ref("default", "c");
+    assert!(cluster.get(&instance).await.unwrap().is_some());
+
+    engine::uninstall_instance(
+        &cluster,
+        "default",
+        "c",
+        &out.inventory,
+        Some(cleanup(Some(&deps))),
+        &cancel,
+    )
+    .await
+    .expect("cleanup runs the dependency from the tree");
+    for gone in [
+        instance,
+        instance_ref("default", "c-leaf"),
+        oref("v1", "ConfigMap", Some("default"), "c-leaf-cm"),
+    ] {
+        assert!(
+            cluster.get(&gone).await.unwrap().is_none(),
+            "{gone} removed"
+        );
+    }
 }

@@ -143,6 +143,7 @@ async fn sensitive_values_render_from_the_secret_and_never_reach_the_instance() 
         "s",
         &out.inventory,
         Some(engine::Cleanup {
+            dependencies: None,
             package: &pkg,
             parameters: &bob,
             render_seed: None,

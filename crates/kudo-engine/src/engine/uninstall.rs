@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::metadata::{LABEL_INSTANCE, LABEL_OPERATOR};
 use super::run::{RunRequest, run_plan};
-use super::{EngineError, instance_ref};
+use super::{DependencyPackages, EngineError, instance_ref};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 
 /// What the cleanup plan needs, when the caller wants it run before removal.
@@ -20,6 +20,9 @@ pub struct Cleanup<'a> {
     pub parameters: &'a BTreeMap<String, String>,
     /// The instance's `RunRequest::render_seed`, so cleanup renders what deploy did.
     pub render_seed: Option<&'a str>,
+    /// The resolved dependency tree, as `RunRequest::dependencies`: KudoOperator tasks of
+    /// the cleanup plan find repository and URL dependencies there, as other plans do.
+    pub dependencies: Option<&'a DependencyPackages>,
 }
 
 /// Deletes the instance and everything it owns, and waits until all of it is gone.
@@ -42,7 +45,7 @@ pub async fn uninstall_instance(
         let outcome = run_plan(
             cluster,
             RunRequest {
-                dependencies: None,
+                dependencies: c.dependencies,
                 package: c.package,
                 instance: name,
                 namespace,
