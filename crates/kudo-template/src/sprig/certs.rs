@@ -301,7 +301,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "RSA-2048 generation takes ~1 min in debug builds; run with --release -- --ignored"]
     fn ca_and_signed_certificate_chain() {
         let t = r#"{{- $ca := genCA "my-ca" 365 -}}
 {{- $c := genSignedCert "svc" (list "10.0.0.1") (list "svc.ns.svc") 30 $ca -}}
@@ -345,7 +344,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "RSA-2048 generation takes ~1 min in debug builds; run with --release -- --ignored"]
     fn self_signed_and_custom_certificates() {
         let t = r#"{{- $c := genSelfSignedCert "me" nil (list "a.example") 10 -}}
 {{- $b := buildCustomCert ($c.Cert | b64enc) ($c.Key | b64enc) -}}
