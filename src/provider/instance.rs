@@ -198,7 +198,7 @@ async fn find_package(
         let cluster = session.cluster().await?;
         engine::load_operator(&cluster, ns, ov_name)
             .await
-            .map_err(|e| Diagnostic::error("Cannot read the operator", e.to_string()))
+            .map_err(|e| session.engine_error("Cannot read the operator", &e))
     };
     match from_cluster.await {
         Ok(Some(pkg)) => Ok(Some(pkg)),
@@ -230,7 +230,7 @@ fn parameter_diagnostics(
                 Diagnostic::error(
                     format!("Invalid parameter {}", e.parameter),
                     format!(
-                        "{}.\nOperator {} {} declares: {}.",
+                        "{}.\nOperator {} {} declares: {}.\n\nCorrect the parameter's name or value, {}",
                         sensitive::redact(&e.to_string(), secret),
                         pkg.operator.name,
                         pkg.operator.operator_version,
@@ -238,7 +238,8 @@ fn parameter_diagnostics(
                             .iter()
                             .map(|p| p.name.as_str())
                             .collect::<Vec<_>>()
-                            .join(", ")
+                            .join(", "),
+                        super::diag::AGAIN
                     ),
                 )
                 .with_attribute(path)
@@ -295,9 +296,11 @@ fn render_outputs(
                         pkg.operator.name
                     ),
                     format!(
-                        "{e}\nFix the template under `outputs:` in the package's operator.yaml."
+                        "{e}\n\nFix the template under `outputs:` in the package's operator.yaml, {}",
+                        super::diag::AGAIN
                     ),
                 )
+                .with_attribute(AttributePath::attribute("operator"))
             })
         })
         .collect()
@@ -678,9 +681,12 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             diagnostics: vec![
                 Diagnostic::error(
                     format!("Operator {} does not render", pkg.operator.name),
-                    format!("{}\nFix the template in the operator package, or the parameter value it uses.", sensitive::redact(&e.to_string(), &secret)),
+                    super::diag::with_advice(
+                        sensitive::redact(&e.to_string(), &secret),
+                        &format!("Fix the template named above in the operator package, or the parameter value it uses, {}", super::diag::AGAIN),
+                    ),
                 )
-                .with_attribute(AttributePath::attribute("operator")),
+                .with_attribute(AttributePath::attribute("parameters")),
             ],
             ..Default::default()
         };
@@ -810,8 +816,13 @@ fn finish_plan(
     }
 }
 
-fn engine_diagnostic(summary: &str, e: &engine::EngineError) -> Diagnostic {
-    Diagnostic::error(summary, e.to_string())
+fn engine_diagnostic(session: &Session, summary: &str, e: &engine::EngineError) -> Diagnostic {
+    let d = session.engine_error(summary, e);
+    // A rendered object the cluster rejected: its values come from the parameters.
+    match &e.template {
+        Some(_) => d.with_attribute(AttributePath::attribute("parameters")),
+        None => d,
+    }
 }
 
 /// A cancellation token that fires when Terraform stops the provider or after `limit`
@@ -1040,8 +1051,11 @@ async fn apply_inner(
             };
             state.set_attr("objects", objects_value(&cluster, &objects).await);
             // Failures can quote rendered text or a rejected value.
-            let mut d =
-                engine_diagnostic(&format!("Plan {plan_name} of instance {name} failed"), &e);
+            let mut d = engine_diagnostic(
+                session,
+                &format!("Plan {plan_name} of instance {name} failed"),
+                &e,
+            );
             d.detail = sensitive::redact(&d.detail, &secret);
             fail(state, d)
         }
@@ -1114,6 +1128,7 @@ async fn destroy(
         Err(e) => ApplyResponse {
             new_state: prior,
             diagnostics: vec![engine_diagnostic(
+                session,
                 &format!("Cannot remove instance {name}"),
                 &e,
             )],
@@ -1151,7 +1166,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         Err(e) => {
             return keep(
                 state,
-                vec![Diagnostic::error("Cannot read the instance", e.to_string())],
+                vec![session.cluster_error("Cannot read the instance", &e)],
             );
         }
     };
@@ -1171,10 +1186,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         Err(e) => {
             return keep(
                 state,
-                vec![Diagnostic::error(
-                    "Cannot read a managed object",
-                    e.to_string(),
-                )],
+                vec![session.cluster_error("Cannot read a managed object", &e)],
             );
         }
     };
@@ -1240,7 +1252,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                 format!("There is no Instance {name} in namespace {namespace}."),
             ));
         }
-        Err(e) => return fail(Diagnostic::error("Cannot read the instance", e.to_string())),
+        Err(e) => return fail(session.cluster_error("Cannot read the instance", &e)),
     };
     let ov_name = instance
         .pointer("/spec/operatorVersion/name")
@@ -1297,10 +1309,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             found
         }
         Err(e) => {
-            return fail(Diagnostic::error(
-                "Cannot list the instance's objects",
-                e.to_string(),
-            ));
+            return fail(session.cluster_error("Cannot list the instance's objects", &e));
         }
     };
     let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
@@ -1311,10 +1320,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     let secret = match engine::read_sensitive(&cluster, namespace, name).await {
         Ok(s) => s,
         Err(e) => {
-            return fail(Diagnostic::error(
-                "Cannot read the sensitive parameters",
-                e.to_string(),
-            ));
+            return fail(session.engine_error("Cannot read the sensitive parameters", &e));
         }
     };
     let mut all_params = params.clone();

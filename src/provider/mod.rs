@@ -6,6 +6,7 @@
 mod children;
 mod config;
 mod dependencies_data;
+mod diag;
 mod instance;
 mod operator;
 mod package_data;
@@ -46,12 +47,17 @@ impl Session {
             .get_or_try_init(|| async { Cluster::connect(&self.config.connection).await })
             .await
             .cloned()
-            .map_err(|e| {
-                Diagnostic::error(
-                    "Cannot reach the Kubernetes cluster",
-                    format!("{e}\n\nCheck the provider's connection settings (`config_path`, `config_context`, `host`, ...) or `KUBE_CONFIG_PATH`/`KUBECONFIG`, and that the API server is running."),
-                )
-            })
+            .map_err(|e| self.cluster_error("Cannot reach the Kubernetes cluster", &e))
+    }
+
+    /// A failed cluster call, with advice that names the connection settings in use.
+    fn cluster_error(&self, summary: &str, e: &kudo_engine::cluster::ClusterError) -> Diagnostic {
+        diag::cluster_error(summary, e, &self.config.connection)
+    }
+
+    /// A failed plan run, install or uninstall, with what to do about it.
+    fn engine_error(&self, summary: &str, e: &kudo_engine::engine::EngineError) -> Diagnostic {
+        diag::engine_error(summary, e, &self.config.connection)
     }
 }
 
@@ -260,7 +266,13 @@ impl Provider for KudoProvider {
                     fallback,
                     vec![Diagnostic::error(
                         "Reading the package failed",
-                        e.to_string(),
+                        diag::with_advice(
+                            e,
+                            &format!(
+                                "This is a bug in the provider; please report it, {}",
+                                diag::AGAIN
+                            ),
+                        ),
                     )],
                 )
             })

@@ -131,7 +131,7 @@ pub async fn apply(
     };
 
     if planned.is_null() {
-        return destroy(&cluster, prior, cancel).await;
+        return destroy(session, &cluster, prior, cancel).await;
     }
 
     let source = planned
@@ -180,7 +180,7 @@ pub async fn apply(
     if let Err(e) = cluster.ensure_kudo_crds().await {
         return fail(
             prior,
-            Diagnostic::error("Cannot install the KUDO CRDs", e.to_string()),
+            session.cluster_error("Cannot install the KUDO CRDs", &e),
         );
     }
     // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
@@ -192,9 +192,12 @@ pub async fn apply(
         if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
             return fail(
                 prior,
-                Diagnostic::error(
-                    "Cannot install a dependency",
-                    format!("Operator {name} (needed by {}): {e}", pkg.operator.name),
+                session.engine_error(
+                    &format!(
+                        "Cannot install dependency {name} of operator {}",
+                        pkg.operator.name
+                    ),
+                    &e,
                 ),
             );
         }
@@ -202,7 +205,7 @@ pub async fn apply(
     if let Err(e) = engine::install_operator(&cluster, &pkg, &namespace).await {
         return fail(
             prior,
-            Diagnostic::error("Cannot install the operator", e.to_string()),
+            session.engine_error("Cannot install the operator", &e),
         );
     }
     // A version change leaves the previous OperatorVersion unused: instances move to the
@@ -230,7 +233,9 @@ pub async fn apply(
         {
             diagnostics.push(Diagnostic::warning(
                 "Previous OperatorVersion not removed",
-                format!("{old_ov}: {e}"),
+                format!(
+                    "{old_ov}: {e}\n\nNothing uses it any more; delete it with kubectl if it stays."
+                ),
             ));
         }
     }
@@ -319,6 +324,7 @@ fn dependency_versions(state: &Value) -> Vec<(String, String)> {
 }
 
 async fn destroy(
+    session: &Session,
     cluster: &kudo_engine::cluster::Cluster,
     prior: Value,
     cancel: &CancellationToken,
@@ -338,10 +344,7 @@ async fn destroy(
         Ok(()) => ApplyResponse::default(),
         Err(e) => ApplyResponse {
             new_state: prior,
-            diagnostics: vec![Diagnostic::error(
-                "Cannot remove the operator",
-                e.to_string(),
-            )],
+            diagnostics: vec![session.engine_error("Cannot remove the operator", &e)],
             ..Default::default()
         },
     }
@@ -378,7 +381,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         }
         Err(e) => keep(
             state,
-            vec![Diagnostic::error("Cannot read the operator", e.to_string())],
+            vec![session.engine_error("Cannot read the operator", &e)],
         ),
     }
 }
@@ -431,7 +434,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             "Nothing to import",
             format!("There is no OperatorVersion {ov_name} in namespace {namespace}."),
         )),
-        Err(e) => fail(Diagnostic::error("Cannot read the operator", e.to_string())),
+        Err(e) => fail(session.engine_error("Cannot read the operator", &e)),
     }
 }
 

@@ -133,7 +133,10 @@ pub fn read(config: &Value, repositories: &[Repository]) -> (Value, Vec<Diagnost
             config.clone(),
             vec![source_error(
                 "Cannot load the operator package",
-                format!("Package {source:?}: {e}"),
+                super::diag::with_advice(
+                    format!("Package {source:?}: {e}"),
+                    &super::diag::package_advice(),
+                ),
             )],
         ),
     }

@@ -20,7 +20,7 @@ fn generate() -> Result<String, Diagnostic> {
     getrandom::fill(&mut bytes).map_err(|e| {
         Diagnostic::error(
             "Cannot generate the instance's random seed",
-            format!("the operating system's random source failed: {e}"),
+            format!("The operating system's random source failed: {e}\n\nRun terraform apply again; if it keeps failing, check the host's entropy source."),
         )
     })?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())

@@ -16,7 +16,10 @@ use super::packages;
 pub fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::error(
         "Cannot load the operator package",
-        format!("Package {source:?}: {e}"),
+        super::diag::with_advice(
+            format!("Package {source:?}: {e}"),
+            &super::diag::package_advice(),
+        ),
     )
     .with_attribute(AttributePath::attribute("package"))
 }
@@ -45,7 +48,7 @@ pub async fn load_with_dependencies(
         let resolution = packages::resolve(&pkg, &repositories, overrides).map_err(|e| {
             Diagnostic::error(
                 "Cannot resolve the operator's dependencies",
-                format!("{e}\n\nAdd a repository that has the missing versions, or pin a version with `dependency_overrides`."),
+                super::diag::with_advice(e, &format!("Add a repository that has the missing versions, or pin a version with `dependency_overrides`, {}", super::diag::AGAIN)),
             )
             .with_attribute(AttributePath::attribute("package"))
         })?;

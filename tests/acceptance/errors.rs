@@ -41,6 +41,25 @@ resource "kudo_instance" "web" {{
     );
 }
 
+/// Terraform's output with the diagnostic frame (`│`) and its wrapping at 80 columns
+/// undone, so assertions can look for whole sentences.
+fn flat(text: &str) -> String {
+    text.replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The line of the working folder's main.tf that starts with `prefix` (after
+/// indentation), 1-based, as Terraform prints it in `on main.tf line N`.
+fn main_tf_line(ctx: &TestContext, prefix: &str) -> usize {
+    let text = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
+    text.lines()
+        .position(|l| l.trim_start().starts_with(prefix))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("main.tf has no line starting with {prefix:?}"))
+}
+
 #[test]
 fn unknown_parameter_is_a_diagnostic_naming_it() {
     let ctx = TestContext::new("err-unknown-param");
@@ -57,6 +76,16 @@ fn unknown_parameter_is_a_diagnostic_naming_it() {
     // offending line of `parameters` under "with kudo_instance.web".
     assert!(run.stderr.contains("with kudo_instance.web"), "{run}");
     assert!(run.stderr.contains(r#"NO_SUCH_PARAMETER = "1""#), "{run}");
+    // It lists the parameters the package does declare, and says what to do.
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains("declares:") && text.contains("MESSAGE"),
+        "{run}"
+    );
+    assert!(
+        text.contains("Correct the parameter's name or value, then run terraform apply again"),
+        "{run}"
+    );
     assert!(
         ctx.kube().instance(&ctx.namespace, "web").is_none(),
         "no Instance may be created with an invalid parameter"
@@ -73,12 +102,93 @@ fn template_error_names_the_template_file() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-content\ndata:\n  MESSAGE: {{ .Params.NOT_DECLARED }}\n",
     );
     let run = ctx.tf.apply(&[]).assert_clean_error();
-    assert!(run.stderr.contains("configmap.yaml"), "{run}");
+    let text = flat(&run.stderr);
+    // Where in the package: the package-relative file and the line of the mistake.
+    assert!(
+        text.contains("templates/configmap.yaml:6: template uses parameter \"NOT_DECLARED\""),
+        "{run}"
+    );
+    // Where in the configuration: the operator's `package` (the package check fails).
+    let line = main_tf_line(&ctx, "package ");
+    assert!(
+        text.contains(&format!(
+            "on main.tf line {line}, in resource \"kudo_operator\" \"webapp\""
+        )),
+        "the error should point at main.tf line {line}:\n{run}"
+    );
+    // What to do.
+    assert!(
+        text.contains("Fix the file and line named above in the operator package")
+            && text.contains("then run terraform apply again"),
+        "{run}"
+    );
     assert!(
         ctx.kube()
             .get("v1", "ConfigMap", Some(&ctx.namespace), "web-content")
             .is_none(),
         "nothing may be applied from a template that failed"
+    );
+}
+
+#[test]
+fn template_failing_for_a_parameter_value_points_at_the_parameters() {
+    let ctx = TestContext::new("err-template-value");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, r#"    MESSAGE = "boom""#);
+    // A valid package whose template refuses one value: only rendering finds it.
+    ctx.write(
+        "operator/templates/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-content\ndata:\n  MESSAGE: {{ if eq .Params.MESSAGE \"boom\" }}{{ fail \"MESSAGE may not be boom\" }}{{ end }}\n",
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(text.contains("templates/configmap.yaml:6"), "{run}");
+    assert!(text.contains("MESSAGE may not be boom"), "{run}");
+    // The Error: block points at the instance's `parameters`, which feed the template.
+    let line = main_tf_line(&ctx, "parameters = {");
+    assert!(
+        text.contains(&format!(
+            "on main.tf line {line}, in resource \"kudo_instance\" \"web\""
+        )),
+        "the error should point at main.tf line {line}:\n{run}"
+    );
+    assert!(
+        text.contains("Fix the template named above in the operator package, or the parameter value it uses, then run terraform apply again"),
+        "{run}"
+    );
+    assert!(
+        ctx.kube().instance(&ctx.namespace, "web").is_none(),
+        "nothing may be applied from a template that failed"
+    );
+}
+
+#[test]
+fn rejected_object_names_the_object_and_its_template() {
+    let ctx = TestContext::new("err-rejected");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    // Renders fine, but Kubernetes names must be lowercase: the API server answers 422.
+    ctx.write(
+        "operator/templates/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-Content\ndata:\n  MESSAGE: {{ .Params.MESSAGE | quote }}\n",
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    let object = format!("object ConfigMap {}/web-Content (v1)", ctx.namespace);
+    assert!(
+        text.contains(&format!(
+            "{object} (rendered from templates/configmap.yaml)"
+        )),
+        "the error should name the object and the template that rendered it:\n{run}"
+    );
+    assert!(text.contains("metadata.name"), "{run}");
+    assert!(
+        text.contains("Fix templates/configmap.yaml in the operator package")
+            && text.contains("then run terraform apply again"),
+        "{run}"
+    );
+    let line = main_tf_line(&ctx, "parameters = {");
+    assert!(
+        text.contains(&format!("on main.tf line {line}")),
+        "the error should point at the instance's parameters (line {line}):\n{run}"
     );
 }
 
@@ -104,5 +214,12 @@ fn unreachable_cluster_error_names_the_url() {
     assert!(
         run.stderr.contains(&format!("127.0.0.1:{port}")),
         "error should name the cluster address:\n{run}"
+    );
+    // ... and the provider setting to check, and what then.
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains(&format!("Check the provider's `host` setting ({host})"))
+            && text.contains("then run terraform apply again"),
+        "error should name the `host` setting:\n{run}"
     );
 }

@@ -18,6 +18,8 @@ pub struct Finding {
     pub severity: Severity,
     /// Path relative to the package root: `operator.yaml`, `params.yaml`, `templates/…`.
     pub file: String,
+    /// 1-based line in `file`, when the finding is about one place in it.
+    pub line: Option<usize>,
     pub message: String,
 }
 
@@ -27,7 +29,10 @@ impl fmt::Display for Finding {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{level}: {}: {}", self.file, self.message)
+        match self.line {
+            Some(line) => write!(f, "{level}: {}:{line}: {}", self.file, self.message),
+            None => write!(f, "{level}: {}: {}", self.file, self.message),
+        }
     }
 }
 
@@ -50,9 +55,13 @@ struct Out(Vec<Finding>);
 
 impl Out {
     fn error(&mut self, file: &str, message: String) {
+        self.error_at(file, None, message);
+    }
+    fn error_at(&mut self, file: &str, line: Option<usize>, message: String) {
         self.0.push(Finding {
             severity: Severity::Error,
             file: file.to_string(),
+            line,
             message,
         });
     }
@@ -60,6 +69,7 @@ impl Out {
         self.0.push(Finding {
             severity: Severity::Warning,
             file: file.to_string(),
+            line: None,
             message,
         });
     }
@@ -492,6 +502,12 @@ fn references(text: &str) -> Vec<(String, String)> {
     refs
 }
 
+/// The 1-based line of `text` where `needle` first occurs.
+fn first_line_with(text: &str, needle: &str) -> Option<usize> {
+    text.find(needle)
+        .map(|at| text[..at].matches('\n').count() + 1)
+}
+
 fn templates(pkg: &Package, out: &mut Out) {
     let declared: BTreeSet<&str> = pkg.parameters.iter().map(|p| p.name.as_str()).collect();
     let mut pipe_keys = BTreeSet::new();
@@ -514,15 +530,17 @@ fn templates(pkg: &Package, out: &mut Out) {
                     if let Some(p) = declared.get(second.as_str()) {
                         used_params.insert(p, ());
                     } else {
-                        out.error(
+                        out.error_at(
                             &path,
+                            first_line_with(text, &format!(".Params.{second}")),
                             format!("template uses parameter {second:?}, which params.yaml does not declare; declare it or fix the name"),
                         );
                     }
                 }
                 "Pipes" if !second.is_empty() && !pipe_keys.contains(second.as_str()) => {
-                    out.error(
+                    out.error_at(
                         &path,
+                        first_line_with(text, &format!(".Pipes.{second}")),
                         format!("template uses pipe {second:?}, which no Pipe task produces; fix the key"),
                     );
                 }
@@ -639,7 +657,7 @@ mod tests {
         let p = pkg(
             &op,
             "parameters: []\n",
-            &[("a.yaml", "{{ .Pipes.nokey }} {{ .Params.NOPE }}")],
+            &[("a.yaml", "{{ .Pipes.nokey }}\nb: {{ .Params.NOPE }}")],
         );
         let text: Vec<String> = verify(&p)
             .iter()
@@ -647,6 +665,16 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(text.len(), 3, "{text:?}");
+        // Template findings name the line, as `file:line`.
+        let has = |s: &str| text.iter().any(|t| t.starts_with(s));
+        assert!(
+            has("error: templates/a.yaml:1: template uses pipe \"nokey\""),
+            "{text:?}"
+        );
+        assert!(
+            has("error: templates/a.yaml:2: template uses parameter \"NOPE\""),
+            "{text:?}"
+        );
     }
 
     #[test]

@@ -80,7 +80,33 @@ fn describe_conflicts(conflicts: &[FieldConflict]) -> String {
     }
 }
 
+/// What kind of trouble an error is, as far as what the user should do differs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Trouble {
+    /// The package, its parameters or an object the cluster rejected: fix the content.
+    #[default]
+    Content,
+    /// The API server could not be reached: check the connection settings.
+    Unreachable,
+    /// The API server refused the credentials (HTTP 401/403): check them and RBAC.
+    Denied,
+    /// The Terraform timeout expired or the run was interrupted.
+    Cancelled,
+}
+
 impl ClusterError {
+    /// What kind of trouble this is (see [`Trouble`]).
+    pub fn trouble(&self) -> Trouble {
+        match self {
+            ClusterError::Unreachable { .. } => Trouble::Unreachable,
+            ClusterError::Api {
+                code: 401 | 403, ..
+            } => Trouble::Denied,
+            ClusterError::Cancelled { .. } => Trouble::Cancelled,
+            _ => Trouble::Content,
+        }
+    }
+
     /// The HTTP status code of an API error, if this is one.
     pub fn code(&self) -> Option<u16> {
         match self {

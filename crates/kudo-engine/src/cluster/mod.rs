@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
-pub use error::ClusterError;
+pub use error::{ClusterError, Trouble};
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
 

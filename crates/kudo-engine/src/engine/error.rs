@@ -1,4 +1,4 @@
-use crate::cluster::{ClusterError, ObjectRef};
+use crate::cluster::{ClusterError, ObjectRef, Trouble};
 
 /// A failed plan (or operator install / uninstall). Says where it happened and whether
 /// retrying can help: `fatal` = KUDO's FATAL_ERROR (fix the package or parameters);
@@ -11,8 +11,12 @@ pub struct EngineError {
     pub step: Option<String>,
     pub task: Option<String>,
     pub object: Option<ObjectRef>,
+    /// The package file (`templates/<file>`) that rendered `object`, when known.
+    pub template: Option<String>,
     pub message: String,
     pub fatal: bool,
+    /// What kind of trouble, so the caller can say what to do about it.
+    pub trouble: Trouble,
     /// Set by `run_plan` when a plan fails: the objects known to exist afterwards
     /// (previous inventory plus what the run applied, minus what it deleted), so the
     /// caller keeps track of them (cluster-scoped ones carry no owner reference).
@@ -43,8 +47,11 @@ impl EngineError {
                 place.push(format!("{label} {v:?}"));
             }
         }
-        if let Some(o) = &self.object {
-            place.push(format!("object {o}"));
+        match (&self.object, &self.template) {
+            (Some(o), Some(t)) => place.push(format!("object {o} (rendered from {t})")),
+            (Some(o), None) => place.push(format!("object {o}")),
+            (None, Some(t)) => place.push(format!("template {t}")),
+            (None, None) => {}
         }
         let place = if place.is_empty() {
             String::new()
@@ -63,8 +70,10 @@ impl EngineError {
             step: None,
             task: None,
             object: None,
+            template: None,
             message: message.into(),
             fatal,
+            trouble: Trouble::default(),
             inventory: None,
         }
     }
@@ -99,6 +108,12 @@ impl EngineError {
         self
     }
 
+    /// Names the package file (`templates/<file>`) the failing object came from.
+    pub fn with_template(mut self, template: impl Into<String>) -> Self {
+        self.template.get_or_insert_with(|| template.into());
+        self
+    }
+
     /// Records the objects that exist after a failed plan (the innermost run's
     /// record is replaced by the outer one, which includes it).
     pub fn with_inventory(mut self, inventory: Vec<ObjectRef>) -> Self {
@@ -108,7 +123,7 @@ impl EngineError {
 
     /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     pub fn is_cancelled(&self) -> bool {
-        self.message.starts_with(CANCELLED_PREFIX)
+        self.trouble == Trouble::Cancelled || self.message.starts_with(CANCELLED_PREFIX)
     }
 }
 
@@ -143,7 +158,9 @@ impl From<ClusterError> for EngineError {
             ClusterError::Cancelled { what } => format!("{CANCELLED_PREFIX} while {what}"),
             other => other.to_string(),
         };
-        EngineError::new(message, fatal)
+        let mut out = EngineError::new(message, fatal);
+        out.trouble = e.trouble();
+        out
     }
 }
 
@@ -171,6 +188,13 @@ mod tests {
             "Job ns/j",
             "FATAL_ERROR",
         ] {
+            assert!(s.contains(part), "{s} lacks {part}");
+        }
+        let s = EngineError::fatal("rejected")
+            .with_object(&ObjectRef::new("v1", "ConfigMap", Some("ns"), "c"))
+            .with_template("templates/cm.yaml")
+            .to_string();
+        for part in ["ConfigMap ns/c", "rendered from templates/cm.yaml"] {
             assert!(s.contains(part), "{s} lacks {part}");
         }
     }

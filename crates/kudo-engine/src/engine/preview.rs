@@ -69,27 +69,28 @@ pub async fn preview_plan(
                     ))
                     .at(&loc)
                 })?;
-                let objects = match &task.spec {
+                let (objects, resources) = match &task.spec {
                     TaskSpec::Apply { resources, patches } => {
-                        render.render_task(&loc, resources, patches)
+                        (render.render_task(&loc, resources, patches), resources)
                     }
                     TaskSpec::Toggle {
                         parameter,
                         resources,
                     } if effective.get(parameter).and_then(|v| parse_bool(v)) == Some(true) => {
-                        render.render_task(&loc, resources, &[])
+                        (render.render_task(&loc, resources, &[]), resources)
                     }
                     _ => continue,
-                }
-                .map_err(|e| e.with_task(task_name))?;
+                };
+                let objects = objects.map_err(|e| e.with_task(task_name))?;
                 for mut manifest in objects {
                     let r = ObjectRef::from_object(&manifest)
                         .map_err(|e| EngineError::from(e).at(&loc).with_task(task_name))?;
                     let fail = |e: ClusterError| {
-                        EngineError::from(e)
+                        let e = EngineError::from(e)
                             .at(&loc)
                             .with_task(task_name)
-                            .with_object(&r)
+                            .with_object(&r);
+                        render.locate(&loc, resources, e)
                     };
                     let key = (r.api_version.clone(), r.kind.clone());
                     let namespaced = match cluster.is_namespaced(&r.api_version, &r.kind).await {

@@ -57,13 +57,18 @@ impl RenderContext<'_> {
             now: None,
             seed: self.seed.map(str::to_string),
         };
-        let rendered = kudo_template::render_with(file, text, vars, &options)
-            .map_err(|e| EngineError::fatal(format!("rendering template: {e}")).at(loc))?;
+        let rendered =
+            kudo_template::render_with(file, text, vars, &options).map_err(|mut e| {
+                // Name the file as it sits in the package, so the user can open it.
+                e.template = package_path(file);
+                EngineError::fatal(format!("rendering template: {e}")).at(loc)
+            })?;
         let mut objects = Vec::new();
         for (i, doc) in kudo_template::split_documents(&rendered).iter().enumerate() {
             let value = kudo_yaml::to_json(doc).map_err(|e| {
                 EngineError::fatal(format!(
-                    "template {file} renders invalid YAML in document {} at line {}, column {}: {}",
+                    "{} renders invalid YAML in document {} (line {}, column {} of the rendered text): {}",
+                    package_path(file),
                     i + 1,
                     e.line,
                     e.column,
@@ -76,7 +81,8 @@ impl RenderContext<'_> {
                 Value::Null => {}
                 other => {
                     return Err(EngineError::fatal(format!(
-                        "template {file} document {} is not a Kubernetes object but {}",
+                        "{} document {} is not a Kubernetes object but {}",
+                        package_path(file),
                         i + 1,
                         type_name(&other)
                     ))
@@ -101,21 +107,55 @@ impl RenderContext<'_> {
         }
         for file in patches {
             for patch in self.render_file(loc, file, &vars)? {
-                let target = objects
-                    .iter_mut()
-                    .find(|o| same_object(o, &patch))
-                    .ok_or_else(|| {
-                        EngineError::fatal(format!(
-                        "patch {file} targets {} {:?}, which the task's resources do not render",
+                let target =
+                    objects
+                        .iter_mut()
+                        .find(|o| same_object(o, &patch))
+                        .ok_or_else(|| {
+                            EngineError::fatal(format!(
+                        "patch {} targets {} {:?}, which the task's resources do not render",
+                        package_path(file),
                         patch.get("kind").and_then(Value::as_str).unwrap_or("?"),
                         patch.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
                     ))
                     .at(loc)
-                    })?;
+                        })?;
                 merge_patch(target, &patch);
             }
         }
         Ok(objects)
+    }
+}
+
+/// Where a template file sits in the package, as the user sees it.
+pub(crate) fn package_path(file: &str) -> String {
+    format!("templates/{file}")
+}
+
+impl RenderContext<'_> {
+    /// Names, on an error about one object, the template among `files` that renders it
+    /// (rendered again one by one: this runs only when something already failed).
+    pub(crate) fn locate(&self, loc: &Location, files: &[String], e: EngineError) -> EngineError {
+        let Some(target) = e.object.clone() else {
+            return e;
+        };
+        if e.template.is_some() {
+            return e;
+        }
+        let vars = self.vars(loc);
+        let found = files.iter().find(|file| {
+            self.render_file(loc, file, &vars).is_ok_and(|objects| {
+                objects.iter().any(|o| {
+                    o.get("kind").and_then(Value::as_str) == Some(target.kind.as_str())
+                        && o.pointer("/metadata/name").and_then(Value::as_str)
+                            == Some(target.name.as_str())
+                })
+            })
+        });
+        match found {
+            Some(file) => e.with_template(package_path(file)),
+            None => e,
+        }
     }
 }
 

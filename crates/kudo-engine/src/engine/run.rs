@@ -539,11 +539,15 @@ impl<'a> Run<'a> {
         match &task.spec {
             TaskSpec::Apply { resources, patches } => {
                 let objects = self.render.render_task(loc, resources, patches)?;
-                self.apply_all(loc, objects, cancel).await
+                self.apply_all(loc, objects, cancel)
+                    .await
+                    .map_err(|e| self.render.locate(loc, resources, e))
             }
             TaskSpec::Delete { resources } => {
                 let objects = self.render.render_task(loc, resources, &[])?;
-                self.delete_all(objects, cancel).await?;
+                self.delete_all(objects, cancel)
+                    .await
+                    .map_err(|e| self.render.locate(loc, resources, e))?;
                 Ok(Vec::new())
             }
             TaskSpec::Toggle {
@@ -561,12 +565,12 @@ impl<'a> Run<'a> {
                     ))
                 })?;
                 let objects = self.render.render_task(loc, resources, &[])?;
-                if on {
+                let done = if on {
                     self.apply_all(loc, objects, cancel).await
                 } else {
-                    self.delete_all(objects, cancel).await?;
-                    Ok(Vec::new())
-                }
+                    self.delete_all(objects, cancel).await.map(|()| Vec::new())
+                };
+                done.map_err(|e| self.render.locate(loc, resources, e))
             }
             TaskSpec::Dummy {
                 want_err,
@@ -697,7 +701,10 @@ impl<'a> Run<'a> {
                 } else {
                     detail
                 };
-                EngineError::new(message, e.fatal).with_object(&child_ref)
+                let trouble = e.trouble;
+                let mut wrapped = EngineError::new(message, e.fatal).with_object(&child_ref);
+                wrapped.trouble = trouble;
+                wrapped
             })?;
         self.keep_child(&child_ref);
         Ok(vec![child_ref])
