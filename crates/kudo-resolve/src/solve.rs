@@ -369,6 +369,21 @@ impl<'a> Provider<'a> {
         Ok(pkg)
     }
 
+    /// A user override replaces whatever the package asked for that dependency; the
+    /// override's text is kept so explanations can say where a range came from.
+    fn apply_override(
+        &self,
+        dep: &str,
+        operator_req: &mut Option<VersionReq>,
+        app_req: &mut Option<VersionReq>,
+    ) -> Option<String> {
+        let o = self.overrides.get(dep)?;
+        self.used_overrides.borrow_mut().insert(dep.to_string());
+        *operator_req = o.operator_version.clone();
+        *app_req = o.app_version.clone();
+        Some(o.text.clone())
+    }
+
     fn add_pinned(&self, pkg: Package, label: String) -> PackageVersion {
         let name = pkg.operator.name.clone();
         let v = PackageVersion::of(&pkg);
@@ -443,13 +458,7 @@ impl<'a> Provider<'a> {
             } else {
                 (package.clone(), None)
             };
-            let mut override_text = None;
-            if let Some(o) = self.overrides.get(&dep) {
-                self.used_overrides.borrow_mut().insert(dep.clone());
-                override_text = Some(o.text.clone());
-                operator_req = o.operator_version.clone();
-                app_req = o.app_version.clone();
-            }
+            let override_text = self.apply_override(&dep, &mut operator_req, &mut app_req);
             let ask = Ask {
                 task: task.name.clone(),
                 reference: package.clone(),
@@ -533,13 +542,7 @@ impl<'a> Provider<'a> {
                 (dep, None, None, Some((gvk.clone(), versions)))
             }
         };
-        let mut override_text = None;
-        if let Some(o) = self.overrides.get(&dep) {
-            self.used_overrides.borrow_mut().insert(dep.clone());
-            override_text = Some(o.text.clone());
-            operator_req = o.operator_version.clone();
-            app_req = o.app_version.clone();
-        }
+        let override_text = self.apply_override(&dep, &mut operator_req, &mut app_req);
         Ok(Some(Ask {
             task: String::new(),
             reference: match entry {
