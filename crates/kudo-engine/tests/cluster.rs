@@ -3,7 +3,7 @@
 use crate::common::*;
 use kube_sim::FaultRule;
 use kudo_engine::cluster::ClusterError;
-use kudo_engine::engine::{self, LABEL_INSTANCE, RunRequest, instance_ref};
+use kudo_engine::engine::{self, LABEL_INSTANCE, instance_ref};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -140,16 +140,7 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
     let cancel = CancellationToken::new();
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "c1",
-            namespace: "team",
-            parameters: &none,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "c1", "team", &none, "deploy"),
         &cancel,
     )
     .await

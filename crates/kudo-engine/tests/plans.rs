@@ -81,16 +81,7 @@ async fn first_operator_deploys_labelled_owned_objects() {
     let values = params(&[("replicas", "3")]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "fo1",
-            namespace: "fo",
-            parameters: &values,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "fo1", "fo", &values, "deploy"),
         &CancellationToken::new(),
     )
     .await
@@ -194,16 +185,7 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
     let values = params(&[("NODE_COUNT", "3")]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "zk1",
-            namespace: "zk",
-            parameters: &values,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "zk1", "zk", &values, "deploy"),
         &CancellationToken::new(),
     )
     .await
@@ -337,16 +319,7 @@ async fn failed_job_is_fatal_and_names_where() {
     let none = params(&[]);
     let err = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "f",
-            namespace: "default",
-            parameters: &none,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "f", "default", &none, "deploy"),
         &CancellationToken::new(),
     )
     .await
@@ -464,16 +437,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
         tokio::spawn(async move {
             engine::run_plan(
                 &cluster,
-                RunRequest {
-                    dependencies: None,
-                    package: &pkg,
-                    instance: "par",
-                    namespace: "default",
-                    parameters: &none,
-                    plan: "deploy",
-                    previous_inventory: &[],
-                    render_seed: None,
-                },
+                request(&pkg, "par", "default", &none, "deploy"),
                 &cancel,
             )
             .await
@@ -516,16 +480,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
         tokio::spawn(async move {
             engine::run_plan(
                 &cluster,
-                RunRequest {
-                    dependencies: None,
-                    package: &pkg,
-                    instance: "ser",
-                    namespace: "default",
-                    parameters: &none,
-                    plan: "deploy",
-                    previous_inventory: &[],
-                    render_seed: None,
-                },
+                request(&pkg, "ser", "default", &none, "deploy"),
                 &cancel,
             )
             .await
@@ -603,16 +558,7 @@ async fn objects_no_longer_rendered_are_pruned() {
     let first = params(&[]);
     let out1 = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "p",
-            namespace: "default",
-            parameters: &first,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "p", "default", &first, "deploy"),
         &cancel,
     )
     .await
@@ -626,14 +572,8 @@ async fn objects_no_longer_rendered_are_pruned() {
     let out2 = engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "p",
-            namespace: "default",
-            parameters: &second,
-            plan: "deploy",
             previous_inventory: &out1.inventory,
-            render_seed: None,
+            ..request(&pkg, "p", "default", &second, "deploy")
         },
         &cancel,
     )
@@ -700,16 +640,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let on = params(&[("ENABLED", "T")]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "t",
-            namespace: "default",
-            parameters: &on,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "t", "default", &on, "deploy"),
         &cancel,
     )
     .await
@@ -719,14 +650,8 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "t",
-            namespace: "default",
-            parameters: &off,
-            plan: "deploy",
             previous_inventory: &out.inventory,
-            render_seed: None,
+            ..request(&pkg, "t", "default", &off, "deploy")
         },
         &cancel,
     )
@@ -777,16 +702,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     };
     let (_sim, cluster) = sim().await;
     let values = params(&[("replicas", "4")]);
-    let req = RunRequest {
-        dependencies: None,
-        package: &pkg,
-        instance: "pv",
-        namespace: "default",
-        parameters: &values,
-        plan: "deploy",
-        previous_inventory: &[],
-        render_seed: None,
-    };
+    let req = request(&pkg, "pv", "default", &values, "deploy");
     let planned = engine::preview_plan(&cluster, req).await.expect("preview");
     assert_eq!(planned.len(), 1);
     assert!(planned[0].checked);
@@ -844,16 +760,7 @@ async fn cancellation_beats_a_hanging_api_server() {
         tokio::spawn(async move {
             engine::run_plan(
                 &cluster,
-                RunRequest {
-                    dependencies: None,
-                    package: &pkg,
-                    instance: "h",
-                    namespace: "default",
-                    parameters: &none,
-                    plan: "deploy",
-                    previous_inventory: &[],
-                    render_seed: None,
-                },
+                request(&pkg, "h", "default", &none, "deploy"),
                 &cancel,
             )
             .await
@@ -937,16 +844,7 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
     let none = params(&[]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "cow",
-            namespace: "default",
-            parameters: &none,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "cow", "default", &none, "deploy"),
         &CancellationToken::new(),
     )
     .await
@@ -1002,16 +900,7 @@ async fn kafka_deploy_with_certificate_pipe_and_toggles() {
     let none = params(&[]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "k",
-            namespace: "kafka",
-            parameters: &none,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "k", "kafka", &none, "deploy"),
         &CancellationToken::new(),
     )
     .await
@@ -1125,16 +1014,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let v1 = params(&[]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "w",
-            namespace: "default",
-            parameters: &v1,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "w", "default", &v1, "deploy"),
         &cancel,
     )
     .await
@@ -1143,14 +1023,8 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     bounded(engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "w",
-            namespace: "default",
-            parameters: &v2,
-            plan: "deploy",
             previous_inventory: &out.inventory,
-            render_seed: None,
+            ..request(&pkg, "w", "default", &v2, "deploy")
         },
         &cancel,
     ))
@@ -1161,14 +1035,8 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     let err = engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "w",
-            namespace: "default",
-            parameters: &stuck,
-            plan: "deploy",
             previous_inventory: &out.inventory,
-            render_seed: None,
+            ..request(&pkg, "w", "default", &stuck, "deploy")
         },
         &cancel,
     )
@@ -1276,16 +1144,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let on = params(&[("SIZE", "5")]);
     let out = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "p",
-            namespace: "default",
-            parameters: &on,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&pkg, "p", "default", &on, "deploy"),
         &cancel,
     )
     .await
@@ -1324,14 +1183,8 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     let out = engine::run_plan(
         &cluster,
         RunRequest {
-            dependencies: None,
-            package: &pkg,
-            instance: "p",
-            namespace: "default",
-            parameters: &off,
-            plan: "deploy",
             previous_inventory: &out.inventory,
-            render_seed: None,
+            ..request(&pkg, "p", "default", &off, "deploy")
         },
         &cancel,
     )
@@ -1462,13 +1315,7 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
                 cluster,
                 RunRequest {
                     dependencies: Some(&deps),
-                    package: parent,
-                    instance: "p",
-                    namespace: "default",
-                    parameters: &parameters,
-                    plan: "deploy",
-                    previous_inventory: &[],
-                    render_seed: None,
+                    ..request(parent, "p", "default", &parameters, "deploy")
                 },
                 cancel,
             )
@@ -1478,16 +1325,7 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
 
     let err = engine::run_plan(
         &cluster,
-        RunRequest {
-            dependencies: None,
-            package: &parent,
-            instance: "p",
-            namespace: "default",
-            parameters: &params(&[]),
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
-        },
+        request(&parent, "p", "default", &params(&[]), "deploy"),
         &cancel,
     )
     .await
@@ -1673,13 +1511,7 @@ async fn cleanup_runs_dependencies_from_the_resolved_tree() {
         &cluster,
         RunRequest {
             dependencies: Some(&deps),
-            package: &pkg,
-            instance: "c",
-            namespace: "default",
-            parameters: &none,
-            plan: "deploy",
-            previous_inventory: &[],
-            render_seed: None,
+            ..request(&pkg, "c", "default", &none, "deploy")
         },
         &cancel,
     )

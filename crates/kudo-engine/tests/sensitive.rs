@@ -3,9 +3,7 @@
 //! the instance.
 
 use crate::common::*;
-use kudo_engine::engine::{
-    self, ANNOTATION_SENSITIVE, RunRequest, instance_ref, sensitive_secret_ref,
-};
+use kudo_engine::engine::{self, ANNOTATION_SENSITIVE, instance_ref, sensitive_secret_ref};
 use tokio_util::sync::CancellationToken;
 
 const OPERATOR: &str = r#"
@@ -62,16 +60,7 @@ async fn sensitive_values_render_from_the_secret_and_never_reach_the_instance() 
     let cancel = CancellationToken::new();
     let cm = oref("v1", "ConfigMap", Some("default"), "s-login");
     let secret_ref = sensitive_secret_ref("default", "s");
-    let request = |parameters| RunRequest {
-        package: &pkg,
-        instance: "s",
-        namespace: "default",
-        parameters,
-        plan: "deploy",
-        previous_inventory: &[],
-        dependencies: None,
-        render_seed: None,
-    };
+    let request = |parameters| request(&pkg, "s", "default", parameters, "deploy");
 
     let public = params(&[("USER", "alice")]);
     let sensitive = params(&[("PASSWORD", SECRET)]);

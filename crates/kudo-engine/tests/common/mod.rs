@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kube_sim::{KubeSim, SimConfig};
 use kudo_engine::cluster::{Cluster, ConnectionSettings, ObjectRef};
+use kudo_engine::engine::RunRequest;
 use kudo_package::Package;
 use serde_json::{Value, json};
 
@@ -128,4 +129,26 @@ pub async fn bounded<T>(fut: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(std::time::Duration::from_secs(60), fut)
         .await
         .expect("the run did not finish within 60s")
+}
+
+/// A run of `plan` with nothing from earlier runs: no inventory, no resolved
+/// dependencies, the public render seed. Tests that need more set those fields with
+/// `RunRequest { field, ..request(...) }`.
+pub fn request<'a>(
+    package: &'a Package,
+    instance: &'a str,
+    namespace: &'a str,
+    parameters: &'a BTreeMap<String, String>,
+    plan: &'a str,
+) -> RunRequest<'a> {
+    RunRequest {
+        package,
+        instance,
+        namespace,
+        parameters,
+        plan,
+        previous_inventory: &[],
+        dependencies: None,
+        render_seed: None,
+    }
 }
