@@ -423,7 +423,6 @@ async fn status_of(cluster: &Cluster, ns: &str, name: &str, pointer: &str) -> Op
 async fn parallel_steps_run_concurrently_serial_do_not() {
     let (_sim, cluster) = sim().await;
     let templates = [("slow.yaml", NEVER_READY), ("quick.yaml", QUICK)];
-    let none = params(&[]);
 
     let pkg = package(
         &two_step_operator("parallel"),
@@ -431,18 +430,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
         &templates,
     );
     let cancel = CancellationToken::new();
-    let run = {
-        let (cluster, cancel, pkg, none) =
-            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
-        tokio::spawn(async move {
-            engine::run_plan(
-                &cluster,
-                request(&pkg, "par", "default", &none, "deploy"),
-                &cancel,
-            )
-            .await
-        })
-    };
+    let run = spawn_deploy(&cluster, &pkg, "par", &cancel);
     let quick = "/status/planStatus/deploy/phases/0/steps/1/status";
     let slow = "/status/planStatus/deploy/phases/0/steps/0/status";
     eventually("the quick step to complete", || async {
@@ -474,18 +462,7 @@ async fn parallel_steps_run_concurrently_serial_do_not() {
 
     let pkg = package(&two_step_operator("serial"), "parameters: []\n", &templates);
     let cancel = CancellationToken::new();
-    let run = {
-        let (cluster, cancel, pkg, none) =
-            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
-        tokio::spawn(async move {
-            engine::run_plan(
-                &cluster,
-                request(&pkg, "ser", "default", &none, "deploy"),
-                &cancel,
-            )
-            .await
-        })
-    };
+    let run = spawn_deploy(&cluster, &pkg, "ser", &cancel);
     eventually("the slow step to start", || async {
         status_of(&cluster, "default", "ser", slow).await.as_deref() == Some("IN_PROGRESS")
     })
@@ -752,20 +729,8 @@ async fn cancellation_beats_a_hanging_api_server() {
         hang: true,
         ..Default::default()
     }]);
-    let none = params(&[]);
     let cancel = CancellationToken::new();
-    let run = {
-        let (cluster, cancel, pkg, none) =
-            (cluster.clone(), cancel.clone(), pkg.clone(), none.clone());
-        tokio::spawn(async move {
-            engine::run_plan(
-                &cluster,
-                request(&pkg, "h", "default", &none, "deploy"),
-                &cancel,
-            )
-            .await
-        })
-    };
+    let run = spawn_deploy(&cluster, &pkg, "h", &cancel);
     eventually("the slow step to start", || async {
         status_of(
             &cluster,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kube_sim::{KubeSim, SimConfig};
 use kudo_engine::cluster::{Cluster, ConnectionSettings, ObjectRef};
-use kudo_engine::engine::RunRequest;
+use kudo_engine::engine::{self, EngineError, RunOutcome, RunRequest};
 use kudo_package::Package;
 use serde_json::{Value, json};
 
@@ -151,4 +151,29 @@ pub fn request<'a>(
         dependencies: None,
         render_seed: None,
     }
+}
+
+/// Starts `instance`'s deploy plan (no parameters, namespace `default`) in the
+/// background, so a test can watch its progress and cancel it midway.
+pub fn spawn_deploy(
+    cluster: &Cluster,
+    package: &Package,
+    instance: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> tokio::task::JoinHandle<Result<RunOutcome, EngineError>> {
+    let (cluster, package, instance, cancel) = (
+        cluster.clone(),
+        package.clone(),
+        instance.to_string(),
+        cancel.clone(),
+    );
+    tokio::spawn(async move {
+        let none = BTreeMap::new();
+        engine::run_plan(
+            &cluster,
+            request(&package, &instance, "default", &none, "deploy"),
+            &cancel,
+        )
+        .await
+    })
 }
