@@ -1,0 +1,534 @@
+//! `apiextensions.k8s.io/v1beta1` CustomResourceDefinition -> `apiextensions.k8s.io/v1`.
+//!
+//! What v1 changed, from the API reference of both versions:
+//! - `spec.version` is gone; `spec.versions` (each with `served`/`storage`) is required.
+//! - `spec.validation`, `spec.subresources` and `spec.additionalPrinterColumns` exist only
+//!   per version (`versions[].schema`, `.subresources`, `.additionalPrinterColumns`);
+//!   printer columns spell `JSONPath` as `jsonPath`.
+//! - `spec.preserveUnknownFields` defaulted to true in v1beta1 and must not be true in
+//!   v1; every version needs a structural schema with `type: object` at the root, and
+//!   keeping unknown fields is said with `x-kubernetes-preserve-unknown-fields`.
+//! - `spec.conversion.webhookClientConfig` and `conversionReviewVersions` (default
+//!   `["v1beta1"]`) moved under `spec.conversion.webhook` (`clientConfig`, required
+//!   `conversionReviewVersions`).
+//! - `spec.scope` defaulted to `Namespaced` in v1beta1 and is required in v1.
+
+use serde_json::{Map, Value, json};
+
+use super::{ConvertError, Cx, type_name};
+
+/// Fields a v1 `spec` has; anything else left after the moves is dropped with a note.
+const V1_SPEC_FIELDS: &[&str] = &["group", "names", "scope", "versions", "conversion"];
+
+pub(super) fn custom_resource_definition(
+    cx: &mut Cx,
+    root: &mut Map<String, Value>,
+) -> Result<(), ConvertError> {
+    let spec = cx.spec(root)?;
+
+    let preserve = match spec.remove("preserveUnknownFields") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => b,
+        Some(other) => {
+            return Err(cx.err(format!(
+                "spec.preserveUnknownFields must be a boolean, not {}",
+                type_name(&other)
+            )));
+        }
+    };
+    let top_schema = match spec.remove("validation") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(mut validation)) => validation
+            .remove("openAPIV3Schema")
+            .filter(|s| !s.is_null()),
+        Some(other) => {
+            return Err(cx.err(format!(
+                "spec.validation must be an object, not {}",
+                type_name(&other)
+            )));
+        }
+    };
+    let top_subresources = spec.remove("subresources").filter(|v| !v.is_null());
+    let top_columns = spec
+        .remove("additionalPrinterColumns")
+        .filter(|v| !v.is_null());
+    let version = match spec.remove("version") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(Value::String(_)) => None,
+        Some(other) => {
+            return Err(cx.err(format!(
+                "spec.version must be a string, not {}",
+                type_name(&other)
+            )));
+        }
+    };
+
+    if super::set_default(spec, "scope", json!("Namespaced")) {
+        cx.note(
+            "spec.scope was not set; wrote Namespaced, the v1beta1 default, which v1 \
+             requires explicitly",
+        );
+    }
+
+    let mut versions = cx.objects(spec, "versions", "spec.versions")?;
+    if versions.is_empty() {
+        let Some(name) = version.clone() else {
+            return Err(cx.err("neither spec.version nor spec.versions is set"));
+        };
+        spec.insert(
+            "versions".to_string(),
+            json!([{"name": name, "served": true, "storage": true}]),
+        );
+        versions = cx.objects(spec, "versions", "spec.versions")?;
+    }
+
+    let mut storage = Vec::new();
+    let mut defaulted_served = Vec::new();
+    let mut untyped = Vec::new();
+    let mut missing_schema = false;
+    let mut typed_root = false;
+    let mut names = Vec::new();
+    for (i, v) in versions.iter_mut().enumerate() {
+        let at = format!("spec.versions[{i}]");
+        let name = cx
+            .string(v, "name", &format!("{at}.name"))?
+            .ok_or_else(|| cx.err(format!("{at}.name is missing")))?
+            .to_string();
+        if super::set_default(v, "served", json!(true)) {
+            defaulted_served.push(name.clone());
+        }
+        match v.get("storage") {
+            None | Some(Value::Null) => {
+                v.insert("storage".to_string(), json!(false));
+            }
+            Some(Value::Bool(true)) => storage.push(i),
+            Some(Value::Bool(false)) => {}
+            Some(other) => {
+                return Err(cx.err(format!(
+                    "{at}.storage must be a boolean, not {}",
+                    type_name(other)
+                )));
+            }
+        }
+
+        // Per-version settings win over the top-level ones (v1beta1 allowed only one
+        // of the two, but a per-version value is the more specific statement).
+        if let (None, Some(s)) = (v.get("schema"), &top_schema) {
+            v.insert("schema".to_string(), json!({"openAPIV3Schema": s}));
+        }
+        if let (None, Some(s)) = (v.get("subresources"), &top_subresources) {
+            v.insert("subresources".to_string(), s.clone());
+        }
+        if let (None, Some(c)) = (v.get("additionalPrinterColumns"), &top_columns) {
+            v.insert("additionalPrinterColumns".to_string(), c.clone());
+        }
+        for (c, column) in cx
+            .objects(
+                v,
+                "additionalPrinterColumns",
+                &format!("{at}.additionalPrinterColumns"),
+            )?
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(path) = column.remove("JSONPath") {
+                if column.contains_key("jsonPath") {
+                    return Err(cx.err(format!(
+                        "{at}.additionalPrinterColumns[{c}] has both JSONPath and jsonPath"
+                    )));
+                }
+                column.insert("jsonPath".to_string(), path);
+            }
+        }
+
+        let schema = cx.object_entry(v, "schema", &format!("{at}.schema"))?;
+        match cx.object(
+            schema,
+            "openAPIV3Schema",
+            &format!("{at}.schema.openAPIV3Schema"),
+        )? {
+            None => {
+                schema.insert(
+                    "openAPIV3Schema".to_string(),
+                    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+                );
+                missing_schema = true;
+            }
+            Some(root_schema) => {
+                if super::set_default(root_schema, "type", json!("object")) {
+                    typed_root = true;
+                }
+                if preserve {
+                    super::set_default(
+                        root_schema,
+                        "x-kubernetes-preserve-unknown-fields",
+                        json!(true),
+                    );
+                }
+                find_untyped(root_schema, &name, &mut untyped);
+            }
+        }
+        names.push(name);
+    }
+
+    match storage.len() {
+        1 => {}
+        0 => {
+            // v1beta1 required exactly one as well, but a spec.version-only CRD marks
+            // none: that version (or the only one) is the storage version.
+            let pick = match (&version, names.len()) {
+                (_, 1) => Some(0),
+                (Some(v), _) => names.iter().position(|n| n == v),
+                (None, _) => None,
+            };
+            let Some(pick) = pick else {
+                return Err(cx.err("no version in spec.versions is marked storage: true"));
+            };
+            versions[pick].insert("storage".to_string(), json!(true));
+        }
+        _ => {
+            return Err(cx.err("more than one version in spec.versions is marked storage: true"));
+        }
+    }
+    if let Some(v) = version.as_ref().filter(|v| !names.contains(v)) {
+        cx.note(format!(
+            "spec.version {v} is not among spec.versions; dropped"
+        ));
+    }
+    if !defaulted_served.is_empty() {
+        cx.note(format!(
+            "spec.versions {} had no served flag; wrote served: true",
+            defaulted_served.join(", ")
+        ));
+    }
+    if missing_schema {
+        cx.note(
+            "versions without a schema got {type: object, x-kubernetes-preserve-unknown-fields: \
+             true}, the structural schema v1 requires that accepts any content, as v1beta1 did",
+        );
+    }
+    if typed_root {
+        cx.note("the schema root had no type; wrote type: object, which v1 requires");
+    }
+    if preserve {
+        cx.note(
+            "spec.preserveUnknownFields was true (the v1beta1 default) and v1 forbids it; \
+             wrote x-kubernetes-preserve-unknown-fields: true at each schema root, so \
+             unknown fields are still kept",
+        );
+    }
+    if !untyped.is_empty() {
+        cx.note(format!(
+            "v1 requires a structural schema, but these schema nodes have no type, so the \
+             cluster may reject the CustomResourceDefinition: {}",
+            untyped.join(", ")
+        ));
+    }
+
+    convert_conversion(cx, spec)?;
+
+    let extra: Vec<String> = spec
+        .keys()
+        .filter(|k| !V1_SPEC_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for key in extra {
+        spec.remove(&key);
+        cx.note(format!(
+            "spec.{key} has no apiextensions.k8s.io/v1 equivalent; dropped"
+        ));
+    }
+    Ok(())
+}
+
+/// `spec.conversion`: v1beta1 kept the webhook's client config and review versions
+/// beside `strategy`; v1 nests them under `webhook`, and allows neither for `None`.
+fn convert_conversion(cx: &mut Cx, spec: &mut Map<String, Value>) -> Result<(), ConvertError> {
+    let Some(conversion) = cx.object(spec, "conversion", "spec.conversion")? else {
+        return Ok(());
+    };
+    let strategy = cx
+        .string(conversion, "strategy", "spec.conversion.strategy")?
+        .unwrap_or("None")
+        .to_string();
+    let client_config = conversion
+        .remove("webhookClientConfig")
+        .filter(|v| !v.is_null());
+    let review_versions = conversion
+        .remove("conversionReviewVersions")
+        .filter(|v| !v.is_null());
+    let mut notes = Vec::new();
+    if strategy == "Webhook" {
+        let Some(client_config) = client_config else {
+            return Err(
+                cx.err("spec.conversion.strategy is Webhook but webhookClientConfig is not set")
+            );
+        };
+        let review_versions = review_versions.unwrap_or_else(|| {
+            notes.push(
+                "spec.conversion.conversionReviewVersions was not set; wrote [v1beta1], the \
+                 v1beta1 default, which v1 requires explicitly"
+                    .to_string(),
+            );
+            json!(["v1beta1"])
+        });
+        conversion.insert(
+            "webhook".to_string(),
+            json!({"clientConfig": client_config, "conversionReviewVersions": review_versions}),
+        );
+    } else if client_config.is_some() || review_versions.is_some() {
+        notes.push(format!(
+            "spec.conversion webhook settings are not used with strategy {strategy} and v1 \
+             does not allow them; dropped"
+        ));
+    }
+    for note in notes {
+        cx.note(note);
+    }
+    Ok(())
+}
+
+/// Paths of schema nodes below `properties`, `items` or `additionalProperties` that
+/// have no `type` and none of the extensions that stand in for one.
+fn find_untyped(schema: &Map<String, Value>, path: &str, out: &mut Vec<String>) {
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (name, child) in props {
+            check_node(child, &format!("{path}.{name}"), out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        check_node(items, &format!("{path}[]"), out);
+    }
+    if let Some(extra @ Value::Object(_)) = schema.get("additionalProperties") {
+        check_node(extra, &format!("{path}.*"), out);
+    }
+}
+
+fn check_node(node: &Value, path: &str, out: &mut Vec<String>) {
+    let Some(node) = node.as_object() else {
+        return;
+    };
+    let has = |k: &str| {
+        node.get(k)
+            .is_some_and(|v| v != &Value::Bool(false) && !v.is_null())
+    };
+    if !has("type")
+        && !has("x-kubernetes-int-or-string")
+        && !has("x-kubernetes-preserve-unknown-fields")
+    {
+        out.push(path.to_string());
+    }
+    find_untyped(node, path, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::convert;
+    use serde_json::{Value, json};
+
+    /// The shape of the spark operator's v1beta1 CRD (KUDO spark operator, 2019):
+    /// `spec.version`, top-level `validation` without a root type, printer columns
+    /// with `JSONPath`, a status subresource, preserveUnknownFields unset.
+    fn spark_application_crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1beta1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "sparkapplications.sparkoperator.k8s.io"},
+            "spec": {
+                "group": "sparkoperator.k8s.io",
+                "version": "v1beta2",
+                "scope": "Namespaced",
+                "names": {"kind": "SparkApplication", "listKind": "SparkApplicationList",
+                          "plural": "sparkapplications", "singular": "sparkapplication",
+                          "shortNames": ["sparkapp"]},
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "Status", "type": "string", "JSONPath": ".status.applicationState.state"},
+                    {"name": "Attempts", "type": "string", "JSONPath": ".status.executionAttempts"},
+                    {"name": "Age", "type": "date", "JSONPath": ".metadata.creationTimestamp"}
+                ],
+                "validation": {"openAPIV3Schema": {"properties": {
+                    "metadata": {"properties": {"name": {"type": "string", "minLength": 1, "maxLength": 63}}},
+                    "spec": {"properties": {
+                        "image": {"type": "string"},
+                        "mode": {"enum": ["cluster", "client"]},
+                        "sparkConf": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "driver": {"type": "object", "properties": {
+                            "cores": {"type": "integer", "minimum": 1},
+                            "memory": {"type": "string"}}}
+                    }}
+                }}}
+            }
+        })
+    }
+
+    // CustomResourceDefinition apiextensions.k8s.io/v1beta1 (version, validation, subresources, additionalPrinterColumns
+    // with JSONPath, preserveUnknownFields default true): kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#customresourcedefinitionspec-v1beta1-apiextensions-k8s-io;
+    // v1 (versions[].schema/subresources/additionalPrinterColumns with jsonPath, preserveUnknownFields must not be true):
+    // kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#customresourcedefinitionspec-v1-apiextensions-k8s-io
+    #[test]
+    fn spark_operator_crd_moves_into_versions() {
+        let crd = spark_application_crd();
+        let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
+        let spec = &out.object["spec"];
+        assert_eq!(out.object["metadata"], crd["metadata"]);
+        assert_eq!(spec["group"], "sparkoperator.k8s.io");
+        for gone in [
+            "version",
+            "validation",
+            "subresources",
+            "additionalPrinterColumns",
+            "preserveUnknownFields",
+        ] {
+            assert!(spec.get(gone).is_none(), "{gone}");
+        }
+        let versions = spec["versions"].as_array().unwrap();
+        assert_eq!(versions.len(), 1);
+        let v = &versions[0];
+        assert_eq!(v["name"], "v1beta2");
+        assert_eq!(v["served"], true);
+        assert_eq!(v["storage"], true);
+        assert_eq!(v["subresources"], json!({"status": {}}));
+        assert_eq!(
+            v["additionalPrinterColumns"][0],
+            json!({"name": "Status", "type": "string", "jsonPath": ".status.applicationState.state"})
+        );
+        let schema = &v["schema"]["openAPIV3Schema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["driver"],
+            crd["spec"]["validation"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["driver"]
+        );
+        // Notes: root type written, preserveUnknownFields, untyped nested nodes.
+        assert_eq!(out.notes.len(), 3, "{:#?}", out.notes);
+        let untyped = &out.notes[2];
+        assert!(untyped.contains("v1beta2.spec.mode"), "{untyped}");
+        assert!(untyped.contains("v1beta2.metadata"), "{untyped}");
+        assert!(!untyped.contains("driver"), "{untyped}");
+    }
+
+    // Same pages (CustomResourceDefinitionVersion v1beta1 / v1).
+    #[test]
+    fn per_version_settings_win_and_one_version_is_storage() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1beta1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "zookeeperclusters.zookeeper.example.com"},
+            "spec": {
+                "group": "zookeeper.example.com",
+                "names": {"kind": "ZookeeperCluster", "plural": "zookeeperclusters"},
+                "preserveUnknownFields": false,
+                "validation": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "JSONPath": ".spec.size"}],
+                "versions": [
+                    {"name": "v1alpha1", "served": true, "storage": false,
+                     "additionalPrinterColumns": [{"name": "Replicas", "type": "integer", "JSONPath": ".spec.replicas", "priority": 1}]},
+                    {"name": "v1beta1", "served": true, "storage": true,
+                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}
+                ]
+            }
+        });
+        let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
+        let spec = &out.object["spec"];
+        assert_eq!(spec["scope"], "Namespaced");
+        let v = spec["versions"].as_array().unwrap();
+        assert_eq!(
+            v[0]["additionalPrinterColumns"],
+            json!([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas", "priority": 1}])
+        );
+        assert_eq!(
+            v[1]["additionalPrinterColumns"],
+            json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}])
+        );
+        assert_eq!(
+            v[0]["schema"]["openAPIV3Schema"],
+            crd["spec"]["validation"]["openAPIV3Schema"]
+        );
+        assert_eq!(v[1]["schema"], crd["spec"]["versions"][1]["schema"]);
+        // preserveUnknownFields false: no preserve marker, nothing but scope to note.
+        assert!(
+            v[1]["schema"]["openAPIV3Schema"]
+                .get("x-kubernetes-preserve-unknown-fields")
+                .is_none()
+        );
+        assert_eq!(
+            (v[0]["storage"].clone(), v[1]["storage"].clone()),
+            (json!(false), json!(true))
+        );
+        assert_eq!(out.notes.len(), 1, "{:#?}", out.notes);
+    }
+
+    // v1 CustomResourceConversion (webhook.clientConfig, conversionReviewVersions required):
+    // kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#customresourceconversion-v1-apiextensions-k8s-io;
+    // v1beta1 (webhookClientConfig, conversionReviewVersions default [v1beta1]):
+    // kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#customresourceconversion-v1beta1-apiextensions-k8s-io
+    #[test]
+    fn webhook_conversion_and_missing_schema() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1beta1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "instances.kudo.dev"},
+            "spec": {
+                "group": "kudo.dev", "scope": "Namespaced",
+                "names": {"kind": "Instance", "plural": "instances"},
+                "versions": [{"name": "v1beta1", "served": true, "storage": true},
+                             {"name": "v1alpha1", "served": false, "storage": false}],
+                "conversion": {"strategy": "Webhook",
+                    "webhookClientConfig": {"service": {"namespace": "kudo-system", "name": "kudo-webhook", "path": "/convert"}, "caBundle": "Q0E="}}
+            }
+        });
+        let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
+        let spec = &out.object["spec"];
+        assert_eq!(
+            spec["conversion"],
+            json!({"strategy": "Webhook", "webhook": {
+                "clientConfig": crd["spec"]["conversion"]["webhookClientConfig"],
+                "conversionReviewVersions": ["v1beta1"]}})
+        );
+        for v in spec["versions"].as_array().unwrap() {
+            assert_eq!(
+                v["schema"]["openAPIV3Schema"],
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+            );
+        }
+        assert_eq!(out.notes.len(), 3, "{:#?}", out.notes);
+    }
+
+    #[test]
+    fn storage_must_be_unambiguous_and_unknown_fields_are_dropped() {
+        let mut crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1beta1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com", "scope": "Cluster",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true},
+                             {"name": "v2", "served": true, "storage": true}]
+            }
+        });
+        let err = convert(&crd, "apiextensions.k8s.io/v1").unwrap_err();
+        assert!(err.message.contains("more than one"), "{err}");
+
+        crd["spec"]["versions"][1]["storage"] = json!(false);
+        crd["spec"]["conversion"] =
+            json!({"strategy": "None", "conversionReviewVersions": ["v1beta1"]});
+        crd["spec"]["futureField"] = json!(1);
+        let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
+        assert!(out.object["spec"].get("futureField").is_none());
+        assert_eq!(
+            out.object["spec"]["conversion"],
+            json!({"strategy": "None"})
+        );
+        assert!(
+            out.notes.iter().any(|n| n.contains("spec.futureField")),
+            "{:#?}",
+            out.notes
+        );
+
+        crd["spec"]["versions"] = json!("v1");
+        assert!(convert(&crd, "apiextensions.k8s.io/v1").is_err());
+    }
+}
