@@ -468,4 +468,51 @@ mod tests {
             assert_eq!(out.object, obj, "{kind}");
         }
     }
+
+    // CSINode, VolumeAttachment, CSIStorageCapacity storage.k8s.io/v1beta1:
+    // kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#csinode-v1beta1-storage-k8s-io,
+    // #volumeattachment-v1beta1-storage-k8s-io, #csistoragecapacity-v1beta1-storage-k8s-io;
+    // v1: kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#csinode-v1-storage-k8s-io,
+    // #volumeattachment-v1-storage-k8s-io, #csistoragecapacity-v1-storage-k8s-io
+    #[test]
+    fn other_storage_kinds_only_change_api_version() {
+        for obj in [
+            json!({"apiVersion": "storage.k8s.io/v1beta1", "kind": "CSINode", "metadata": {"name": "node-1"},
+                   "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0abc", "topologyKeys": ["topology.ebs.csi.aws.com/zone"]}]}}),
+            json!({"apiVersion": "storage.k8s.io/v1beta1", "kind": "VolumeAttachment", "metadata": {"name": "csi-123"},
+                   "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}}}),
+            json!({"apiVersion": "storage.k8s.io/v1beta1", "kind": "CSIStorageCapacity", "metadata": {"name": "cap-1", "namespace": "kube-system"},
+                   "storageClassName": "fast", "capacity": "100Gi",
+                   "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}}}),
+        ] {
+            let out = convert(&obj, "storage.k8s.io/v1").unwrap();
+            let mut expected = obj.clone();
+            expected["apiVersion"] = json!("storage.k8s.io/v1");
+            assert_eq!(out.object, expected);
+            assert!(out.notes.is_empty());
+        }
+    }
+
+    // PriorityClass scheduling.k8s.io/v1alpha1: kubernetes.io/docs/reference/generated/kubernetes-api/v1.16/#priorityclass-v1alpha1-scheduling-k8s-io;
+    // v1: kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#priorityclass-v1-scheduling-k8s-io
+    #[test]
+    fn v1alpha1_priority_class_converts_too() {
+        let pc = json!({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "PriorityClass",
+                        "metadata": {"name": "low"}, "value": -10, "preemptionPolicy": "Never"});
+        let out = convert(&pc, "scheduling.k8s.io/v1").unwrap();
+        assert_eq!(out.object["preemptionPolicy"], "Never");
+        assert_eq!(out.object["apiVersion"], "scheduling.k8s.io/v1");
+    }
+
+    // ClusterRole rbac v1beta1 (aggregationRule): kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#clusterrole-v1beta1-rbac-authorization-k8s-io;
+    // v1: kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#clusterrole-v1-rbac-authorization-k8s-io
+    #[test]
+    fn aggregated_cluster_role_keeps_its_rule() {
+        let cr = json!({"apiVersion": "rbac.authorization.k8s.io/v1beta1", "kind": "ClusterRole",
+                        "metadata": {"name": "kudo-view"},
+                        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"rbac.kudo.dev/aggregate-to-view": "true"}}]},
+                        "rules": []});
+        let out = convert(&cr, "rbac.authorization.k8s.io/v1").unwrap();
+        assert_eq!(out.object["aggregationRule"], cr["aggregationRule"]);
+    }
 }

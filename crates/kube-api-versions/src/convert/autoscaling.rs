@@ -223,4 +223,22 @@ mod tests {
         let err = convert(&hpa, "autoscaling/v2").unwrap_err();
         assert!(err.message.contains("spec.metrics[0].resource"), "{err}");
     }
+
+    // ContainerResourceMetricSource autoscaling/v2beta1: kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#containerresourcemetricsource-v2beta1-autoscaling;
+    // v2: kubernetes.io/docs/reference/generated/kubernetes-api/v1.36/#containerresourcemetricsource-v2-autoscaling
+    #[test]
+    fn container_resource_metric_keeps_the_container() {
+        let hpa = json!({
+            "apiVersion": "autoscaling/v2beta1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"maxReplicas": 4, "metrics": [{"type": "ContainerResource", "containerResource":
+                {"name": "cpu", "container": "app", "targetAverageUtilization": 60}}]}
+        });
+        let out = convert(&hpa, "autoscaling/v2").unwrap();
+        assert_eq!(
+            out.object["spec"]["metrics"][0]["containerResource"],
+            json!({"name": "cpu", "container": "app",
+                   "target": {"type": "Utilization", "averageUtilization": 60}})
+        );
+    }
 }

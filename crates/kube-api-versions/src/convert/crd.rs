@@ -166,7 +166,7 @@ pub(super) fn custom_resource_definition(
                         json!(true),
                     );
                 }
-                find_untyped(root_schema, &name, &mut untyped);
+                walk_schema(root_schema, &name, true, preserve, &mut untyped);
             }
         }
         names.push(name);
@@ -214,8 +214,9 @@ pub(super) fn custom_resource_definition(
     if preserve {
         cx.note(
             "spec.preserveUnknownFields was true (the v1beta1 default) and v1 forbids it; \
-             wrote x-kubernetes-preserve-unknown-fields: true at each schema root, so \
-             unknown fields are still kept",
+             wrote x-kubernetes-preserve-unknown-fields: true at each schema root and \
+             on every object that lists properties, so unknown fields are still kept at \
+             every depth",
         );
     }
     if !untyped.is_empty() {
@@ -289,37 +290,53 @@ fn convert_conversion(cx: &mut Cx, spec: &mut Map<String, Value>) -> Result<(), 
     Ok(())
 }
 
-/// Paths of schema nodes below `properties`, `items` or `additionalProperties` that
-/// have no `type` and none of the extensions that stand in for one.
-fn find_untyped(schema: &Map<String, Value>, path: &str, out: &mut Vec<String>) {
-    if let Some(Value::Object(props)) = schema.get("properties") {
-        for (name, child) in props {
-            check_node(child, &format!("{path}.{name}"), out);
+/// Walks the nodes below `properties`, `items` and `additionalProperties`:
+/// - collects the paths of nodes that have no `type` and none of the extensions that
+///   stand in for one (v1 rejects such a schema; the type cannot be guessed);
+/// - with `preserve`, marks every node that lists `properties` with
+///   `x-kubernetes-preserve-unknown-fields: true`, because the marker on the root stops
+///   applying below a node that lists properties, while v1beta1's
+///   `preserveUnknownFields: true` kept unknown fields at every depth.
+fn walk_schema(
+    schema: &mut Map<String, Value>,
+    path: &str,
+    root: bool,
+    preserve: bool,
+    out: &mut Vec<String>,
+) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, child) in props.iter_mut() {
+            // v1 allows only name/generateName restrictions under the root metadata.
+            let mark = preserve && !(root && name == "metadata");
+            walk_node(child, &format!("{path}.{name}"), mark, out);
         }
     }
-    if let Some(items) = schema.get("items") {
-        check_node(items, &format!("{path}[]"), out);
+    if let Some(items) = schema.get_mut("items") {
+        walk_node(items, &format!("{path}[]"), preserve, out);
     }
-    if let Some(extra @ Value::Object(_)) = schema.get("additionalProperties") {
-        check_node(extra, &format!("{path}.*"), out);
+    if let Some(extra @ Value::Object(_)) = schema.get_mut("additionalProperties") {
+        walk_node(extra, &format!("{path}.*"), preserve, out);
     }
 }
 
-fn check_node(node: &Value, path: &str, out: &mut Vec<String>) {
-    let Some(node) = node.as_object() else {
+fn walk_node(node: &mut Value, path: &str, preserve: bool, out: &mut Vec<String>) {
+    let Some(node) = node.as_object_mut() else {
         return;
     };
-    let has = |k: &str| {
+    let has = |node: &Map<String, Value>, k: &str| {
         node.get(k)
             .is_some_and(|v| v != &Value::Bool(false) && !v.is_null())
     };
-    if !has("type")
-        && !has("x-kubernetes-int-or-string")
-        && !has("x-kubernetes-preserve-unknown-fields")
+    if !has(node, "type")
+        && !has(node, "x-kubernetes-int-or-string")
+        && !has(node, "x-kubernetes-preserve-unknown-fields")
     {
         out.push(path.to_string());
     }
-    find_untyped(node, path, out);
+    if preserve && has(node, "properties") {
+        super::set_default(node, "x-kubernetes-preserve-unknown-fields", json!(true));
+    }
+    walk_schema(node, path, false, preserve, out);
 }
 
 #[cfg(test)]
@@ -397,9 +414,23 @@ mod tests {
         let schema = &v["schema"]["openAPIV3Schema"];
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+        let driver = &schema["properties"]["spec"]["properties"]["driver"];
         assert_eq!(
-            schema["properties"]["spec"]["properties"]["driver"],
-            crd["spec"]["validation"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["driver"]
+            driver["properties"]["cores"],
+            json!({"type": "integer", "minimum": 1})
+        );
+        // Objects that list properties keep unknown fields too, as in v1beta1.
+        assert_eq!(driver["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            schema["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        let conf = &schema["properties"]["spec"]["properties"]["sparkConf"];
+        assert!(conf.get("x-kubernetes-preserve-unknown-fields").is_none());
+        assert!(
+            schema["properties"]["metadata"]
+                .get("x-kubernetes-preserve-unknown-fields")
+                .is_none()
         );
         // Notes: root type written, preserveUnknownFields, untyped nested nodes.
         assert_eq!(out.notes.len(), 3, "{:#?}", out.notes);
