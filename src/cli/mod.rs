@@ -5,6 +5,7 @@
 //! line itself is wrong. Results go to stdout, problems to stderr, so that
 //! `render ... > all.yaml` keeps only manifests.
 
+mod api_versions;
 mod archive;
 mod args;
 mod render;

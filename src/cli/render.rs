@@ -24,6 +24,7 @@ const FLAGS: &[Flag] = &[
     Flag::value("--step"),
     Flag::value("--pipe").repeated(),
     Flag::value("--output-dir"),
+    Flag::value("--kubernetes-version"),
 ];
 
 const DEFAULT_PLAN: &str = "deploy";
@@ -44,6 +45,14 @@ pub fn run(argv: &[String]) -> ExitCode {
         Err(code) => return code,
     };
     let path = path.as_str();
+    let release = match parsed
+        .value("--kubernetes-version")
+        .map(str::parse)
+        .transpose()
+    {
+        Ok(r) => r,
+        Err(e) => return super::usage_error("render", &format!("--kubernetes-version: {e}")),
+    };
     let values = match pairs(&parsed, "--param", "-p") {
         Ok(v) => v,
         Err(e) => return super::usage_error("render", &e),
@@ -56,50 +65,95 @@ pub fn run(argv: &[String]) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&format!("cannot load the package: {e}")),
     };
-    let effective = match pkg.effective_params(&values) {
+    let options = Options {
+        values: &values,
+        pipes: &user_pipes,
+        plan: parsed.value("--plan").unwrap_or(DEFAULT_PLAN),
+        phase: parsed.value("--phase"),
+        step: parsed.value("--step"),
+        name: parsed.value("--name"),
+        namespace: parsed.value("--namespace"),
+    };
+    let mut results = match render_templates(&pkg, &options) {
+        Ok(r) => r,
+        Err(message) => return fail(&message),
+    };
+    // As a cluster of that release will get them: converted where it no longer serves
+    // the version a template writes (the provider's default translation rule).
+    let mut problems = Vec::new();
+    if let Some(release) = release {
+        let translator = kube_api_versions::Translator::default();
+        for (file, result) in results.iter_mut() {
+            let Ok(text) = result else { continue };
+            let (converted, notes) =
+                super::api_versions::for_release(release, &translator, file, text);
+            for note in notes {
+                match note {
+                    super::api_versions::Note::Converted(line) => eprintln!("warning: {line}"),
+                    super::api_versions::Note::NotServed(line) => problems.push(line),
+                }
+            }
+            *text = converted;
+        }
+    }
+    match parsed.value("--output-dir") {
+        Some(out) => write_dir(Path::new(out), &results, problems),
+        None => print_manifests(&results, problems),
+    }
+}
+
+/// What to render with: the `render` flags.
+struct Options<'a> {
+    values: &'a BTreeMap<String, String>,
+    pipes: &'a BTreeMap<String, String>,
+    plan: &'a str,
+    phase: Option<&'a str>,
+    step: Option<&'a str>,
+    name: Option<&'a str>,
+    namespace: Option<&'a str>,
+}
+
+/// Every template of the package rendered as the `render` flags say. `Err` is the final
+/// error line (parameter errors are printed before it).
+fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Vec<Rendered<'p>>, String> {
+    let effective = match pkg.effective_params(o.values) {
         Ok(p) => p,
         Err(errors) => {
             for e in &errors {
                 eprintln!("error: {e}");
             }
-            return fail(&format!(
+            return Err(format!(
                 "{} parameter error{}; fix the -p values or the defaults in params.yaml",
                 errors.len(),
                 if errors.len() == 1 { "" } else { "s" }
             ));
         }
     };
-    let params = match pkg.template_params(&effective) {
-        Ok(p) => p,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let plan_name = parsed.value("--plan").unwrap_or(DEFAULT_PLAN);
+    let params = pkg.template_params(&effective).map_err(|e| e.to_string())?;
+    let plan_name = o.plan;
     let Some(plan) = pkg.operator.plans.get(plan_name) else {
         let known: Vec<&str> = pkg.operator.plans.keys().map(String::as_str).collect();
-        return fail(&format!(
+        return Err(format!(
             "plan {plan_name:?} is not in operator.yaml; it has: {}",
             known.join(", ")
         ));
     };
     // Only a warning: rendering with names the plan does not have is legitimate (for
     // example to reproduce a case), but usually it is a typo.
-    if let Err(e) = check_location(plan, parsed.value("--phase"), parsed.value("--step")) {
+    if let Err(e) = check_location(plan, o.phase, o.step) {
         eprintln!("warning: plan {plan_name:?}: {e}");
     }
-    let name = parsed
-        .value("--name")
+    let name = o
+        .name
         .map(str::to_string)
         // KUDO's default instance name (`kubectl kudo install`).
         .unwrap_or_else(|| format!("{}-instance", pkg.operator.name));
-    let mut pipes = plan_pipes(&pkg, &name, plan_name, plan);
-    pipes.extend(user_pipes);
+    let mut pipes = plan_pipes(pkg, &name, plan_name, plan);
+    pipes.extend(o.pipes.clone());
     let base = Vars {
         operator_name: pkg.operator.name.clone(),
         name,
-        namespace: parsed
-            .value("--namespace")
-            .unwrap_or(DEFAULT_NAMESPACE)
-            .to_string(),
+        namespace: o.namespace.unwrap_or(DEFAULT_NAMESPACE).to_string(),
         operator_version: pkg.operator.operator_version.clone(),
         app_version: pkg.operator.app_version.clone().unwrap_or_default(),
         plan_name: plan_name.to_string(),
@@ -108,21 +162,38 @@ pub fn run(argv: &[String]) -> ExitCode {
         params,
         pipes,
     };
-    let used_at = template_locations(&pkg, plan);
+    let used_at = template_locations(pkg, plan);
     let mut results = Vec::new();
     for (file, text) in &pkg.templates {
         let mut vars = base.clone();
         // A template sees the phase and step that use it, as during a real plan run,
         // unless the user asked for another location.
         let (phase, step) = used_at.get(file.as_str()).copied().unwrap_or(("", ""));
-        vars.phase_name = parsed.value("--phase").unwrap_or(phase).to_string();
-        vars.step_name = parsed.value("--step").unwrap_or(step).to_string();
+        vars.phase_name = o.phase.unwrap_or(phase).to_string();
+        vars.step_name = o.step.unwrap_or(step).to_string();
         results.push((file.as_str(), kudo_template::render(file, text, &vars)));
     }
-    match parsed.value("--output-dir") {
-        Some(out) => write_dir(Path::new(out), &results),
-        None => print_manifests(&results),
-    }
+    Ok(results)
+}
+
+/// Every template as `render PATH` renders it without flags (defaults, plan `deploy`);
+/// empty when the defaults do not render at all.
+pub(super) fn render_defaults(
+    pkg: &Package,
+) -> BTreeMap<&str, Result<String, kudo_template::RenderError>> {
+    let none = BTreeMap::new();
+    let options = Options {
+        values: &none,
+        pipes: &none,
+        plan: DEFAULT_PLAN,
+        phase: None,
+        step: None,
+        name: None,
+        namespace: None,
+    };
+    render_templates(pkg, &options)
+        .map(|r| r.into_iter().collect())
+        .unwrap_or_default()
 }
 
 /// Print a final error line and exit 1.
@@ -234,9 +305,8 @@ fn artifact_name(parts: &[&str]) -> String {
 type Rendered<'a> = (&'a str, Result<String, kudo_template::RenderError>);
 
 /// stdout: every manifest with its `# Source:`; stderr: every problem. Exit 1 if any.
-fn print_manifests(results: &[Rendered<'_>]) -> ExitCode {
+fn print_manifests(results: &[Rendered<'_>], mut problems: Vec<String>) -> ExitCode {
     let mut out = String::new();
-    let mut problems = Vec::new();
     for (file, result) in results {
         match result {
             Ok(text) => {
@@ -291,8 +361,7 @@ fn check_manifest(doc: &str) -> Result<(), String> {
 }
 
 /// `--output-dir OUT`: each template's raw rendered text at `OUT/templates/<file>`.
-fn write_dir(out_dir: &Path, results: &[Rendered<'_>]) -> ExitCode {
-    let mut problems = Vec::new();
+fn write_dir(out_dir: &Path, results: &[Rendered<'_>], mut problems: Vec<String>) -> ExitCode {
     let mut written = String::new();
     for (file, result) in results {
         let text = match result {

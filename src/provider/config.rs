@@ -2,6 +2,7 @@
 
 use tfplugin::{AttributePath, Diagnostic, Value};
 
+use kube_api_versions::{Mapping, Translator};
 use kudo_engine::cluster::ConnectionSettings;
 
 /// A `repository` block.
@@ -16,6 +17,8 @@ pub struct RepositoryConfig {
 pub struct ProviderConfig {
     pub connection: ConnectionSettings,
     pub repositories: Vec<RepositoryConfig>,
+    /// `translate_api_versions` and the `api_version_mapping` blocks.
+    pub translator: Translator,
 }
 
 fn optional_string(config: &Value, name: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
@@ -96,12 +99,78 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             priority,
         });
     }
+    let translator = parse_translator(config, &mut diags);
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
     Ok(ProviderConfig {
         connection,
         repositories,
+        translator,
+    })
+}
+
+/// `translate_api_versions` (default true) and `api_version_mapping` blocks.
+fn parse_translator(config: &Value, diags: &mut Vec<Diagnostic>) -> Translator {
+    let mut translator = Translator {
+        enabled: config
+            .get("translate_api_versions")
+            .as_bool()
+            .unwrap_or(true),
+        mappings: Vec::new(),
+    };
+    for (i, block) in config
+        .get("api_version_mapping")
+        .as_slice()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let path = AttributePath::attribute("api_version_mapping").index(i as i64);
+        let mut field = |name: &str, required: bool| -> Option<String> {
+            let v = block.get(name);
+            let text = v.as_str().map(str::trim).filter(|s| !s.is_empty());
+            let problem = if !v.is_known() {
+                Some("must be known when Terraform plans".to_string())
+            } else if required && text.is_none() {
+                Some("is required".to_string())
+            } else if name != "kind" && text.is_some_and(|t| !is_group_version(t)) {
+                Some(format!(
+                    "is {:?}; write an API version as `group/version` (for example `example.com/v1`)",
+                    text.unwrap_or_default()
+                ))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid api_version_mapping",
+                        format!("`{name}` {problem}."),
+                    )
+                    .with_attribute(path.clone().attr(name)),
+                );
+                return None;
+            }
+            text.map(str::to_string)
+        };
+        let (from, kind, to) = (field("from", true), field("kind", false), field("to", true));
+        if let (Some(from_api_version), Some(to_api_version)) = (from, to) {
+            translator.mappings.push(Mapping {
+                from_api_version,
+                kind,
+                to_api_version,
+            });
+        }
+    }
+    translator
+}
+
+/// `group/version` with both parts present (third-party kinds are never in the core
+/// group).
+fn is_group_version(s: &str) -> bool {
+    s.split_once('/').is_some_and(|(g, v)| {
+        !g.is_empty() && !v.is_empty() && !v.contains('/') && !s.contains(char::is_whitespace)
     })
 }
 
@@ -141,6 +210,60 @@ mod tests {
         assert_eq!(
             diags[0].attribute,
             Some(AttributePath::attribute("client_key"))
+        );
+    }
+
+    #[test]
+    fn translation_is_on_by_default_and_mappings_are_read() {
+        let parsed = parse(&Value::object(Vec::<(String, Value)>::new())).expect("valid config");
+        assert!(parsed.translator.enabled);
+        assert!(parsed.translator.mappings.is_empty());
+
+        let config = Value::object([
+            ("translate_api_versions", Value::bool(false)),
+            (
+                "api_version_mapping",
+                Value::list([Value::object([
+                    ("from", Value::string("example.com/v1alpha1")),
+                    ("kind", Value::string("Widget")),
+                    ("to", Value::string("example.com/v1")),
+                ])]),
+            ),
+        ]);
+        let parsed = parse(&config).expect("valid config");
+        assert!(!parsed.translator.enabled);
+        assert_eq!(
+            parsed.translator.mappings,
+            vec![Mapping {
+                from_api_version: "example.com/v1alpha1".into(),
+                kind: Some("Widget".into()),
+                to_api_version: "example.com/v1".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_mapping_without_a_group_names_the_attribute() {
+        let config = Value::object([(
+            "api_version_mapping",
+            Value::list([Value::object([
+                ("from", Value::string("v1alpha1")),
+                ("to", Value::string("example.com/v1")),
+            ])]),
+        )]);
+        let diags = parse(&config).expect_err("must fail");
+        assert!(
+            diags[0].detail.contains("group/version"),
+            "{}",
+            diags[0].detail
+        );
+        assert_eq!(
+            diags[0].attribute,
+            Some(
+                AttributePath::attribute("api_version_mapping")
+                    .index(0)
+                    .attr("from")
+            )
         );
     }
 

@@ -53,6 +53,10 @@ fn advice(
         Trouble::Cancelled => format!(
             "If the work needs longer, raise the resource's `timeouts`; otherwise check why the object named above does not become ready (kubectl describe), {AGAIN}"
         ),
+        Trouble::ApiVersion => format!(
+            "Write an apiVersion the cluster serves in {}, or set `translate_api_versions = true` in the provider block so the provider converts it, {AGAIN}",
+            template.unwrap_or("the template named above")
+        ),
         Trouble::Content => match (fatal, template) {
             (true, Some(t)) => {
                 format!("Fix {t} in the operator package, or the parameter value it uses, {AGAIN}")
@@ -166,6 +170,7 @@ mod tests {
             Trouble::Unreachable,
             Trouble::Denied,
             Trouble::Cancelled,
+            Trouble::ApiVersion,
         ] {
             for fatal in [true, false] {
                 let a = advice(trouble, fatal, None, &settings);

@@ -706,7 +706,7 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             )
             .await
         }
-        _ => (Value::Unknown, None),
+        _ => (Value::Unknown, Vec::new()),
     };
     diagnostics.extend(warning);
     planned.set_attr(super::preview::ATTR, preview);
@@ -721,8 +721,10 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
     )
 }
 
-/// The `preview` attribute and a warning when it cannot be computed. Unknown, without
-/// a warning, when the package, parameters or cluster are not available yet.
+/// The `preview` attribute and its diagnostics: a warning per translated object, a
+/// warning when it cannot be computed, an error when the apply could never send an
+/// object. Unknown, without a warning, when the package, parameters or cluster are not
+/// available yet.
 #[allow(clippy::too_many_arguments)]
 async fn plan_preview(
     session: &Session,
@@ -733,15 +735,15 @@ async fn plan_preview(
     plan_name: &str,
     prior: &Value,
     seed: Option<&str>,
-) -> (Value, Option<Diagnostic>) {
+) -> (Value, Vec<Diagnostic>) {
     let (Some(pkg), Some(name), Some(params)) = (pkg, name, params) else {
-        return (Value::Unknown, None);
+        return (Value::Unknown, Vec::new());
     };
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => {
             tracing::debug!(detail = %d.detail, "no preview: cluster not reachable while planning");
-            return (Value::Unknown, None);
+            return (Value::Unknown, Vec::new());
         }
     };
     let previous = objects_of(prior);
@@ -763,8 +765,8 @@ async fn plan_preview(
     )
     .await
     {
-        Ok(v) => (v, None),
-        Err(d) => (Value::Unknown, Some(d)),
+        Ok((v, warnings)) => (v, warnings),
+        Err(d) => (Value::Unknown, vec![d]),
     }
 }
 

@@ -44,7 +44,11 @@ struct Session {
 impl Session {
     async fn cluster(&self) -> Result<Cluster, Diagnostic> {
         self.cluster
-            .get_or_try_init(|| async { Cluster::connect(&self.config.connection).await })
+            .get_or_try_init(|| async {
+                Cluster::connect(&self.config.connection)
+                    .await
+                    .map(|c| c.with_translator(self.config.translator.clone()))
+            })
             .await
             .cloned()
             .map_err(|e| self.cluster_error("Cannot reach the Kubernetes cluster", &e))

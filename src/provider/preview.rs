@@ -51,13 +51,44 @@ pub struct Prior<'a> {
     pub render_seed: Option<&'a str>,
 }
 
+/// One plan-time warning per object a template writes for an API version the cluster
+/// no longer serves, naming the template, the object and both versions.
+pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic> {
+    planned
+        .iter()
+        .filter_map(|p| {
+            let t = p.translation.as_ref()?;
+            let mut detail = format!(
+                "{} renders {} {} with apiVersion {}, which this cluster no longer serves. It will be applied as {}, converted field by field.",
+                p.template,
+                p.object.kind,
+                label(&p.object),
+                t.from_api_version,
+                t.to_api_version
+            );
+            for note in &t.notes {
+                detail.push_str("\n- ");
+                detail.push_str(note);
+            }
+            detail.push_str("\nTo stop this warning, write the new apiVersion in the template; to fail instead, set `translate_api_versions = false` in the provider block.");
+            Some(Diagnostic::warning(
+                format!("{} converted to {}", t.from_api_version, t.to_api_version),
+                detail,
+            ))
+        })
+        .collect()
+}
+
 /// What running `plan` with `parameters` (sensitive ones included; only object names
 /// come out) would create, update and delete. The server-side dry-run checks the
 /// objects and names them; which of them change is decided from the Terraform state
 /// and the templates alone, never from what the cluster holds: Terraform plans again
 /// during the apply (after the destroy half of a replacement, after other resources
-/// changed the cluster) and the two plans must agree. `Err` carries a warning: the
-/// preview is then unknown, and the apply reports real problems itself.
+/// changed the cluster) and the two plans must agree. `Ok` carries the plan-time
+/// warnings about translated API versions. `Err` carries a warning (the preview is then
+/// unknown, and the apply reports real problems itself) or, for an object the apply
+/// could never send (an API version the cluster does not serve, translation off), an
+/// error that fails the plan.
 pub async fn compute(
     cluster: &Cluster,
     pkg: &Package,
@@ -66,7 +97,7 @@ pub async fn compute(
     parameters: &BTreeMap<String, String>,
     plan: &str,
     prior: &Prior<'_>,
-) -> Result<Value, Diagnostic> {
+) -> Result<(Value, Vec<Diagnostic>), Diagnostic> {
     let warn = |e: &dyn std::fmt::Display| {
         Diagnostic::warning(
             "No preview",
@@ -90,7 +121,20 @@ pub async fn compute(
     };
     let planned = engine::preview_plan(cluster, request)
         .await
-        .map_err(|e| warn(&e))?;
+        .map_err(|e| match e.is_translation() {
+            true => Diagnostic::error(
+                "API version not served",
+                super::diag::with_advice(
+                    e.to_string(),
+                    &format!(
+                        "Write the apiVersion the message names in the template, or set `translate_api_versions = true` in the provider block, {}",
+                        super::diag::AGAIN
+                    ),
+                ),
+            ),
+            false => warn(&e),
+        })?;
+    let warnings = translation_warnings(&planned);
     let this_plan =
         engine::render_plan(pkg, instance, namespace, parameters, plan).map_err(|e| warn(&e))?;
     let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
@@ -114,14 +158,16 @@ pub async fn compute(
         None => None,
     };
 
-    let known: BTreeSet<&ObjectRef> = prior.objects.iter().collect();
+    // Compared by stored object: after a cluster upgrade the state may name an object
+    // under the version it was applied as, the plan under the version served now.
+    let known = |r: &ObjectRef| prior.objects.iter().any(|k| k.same_object(r));
     let (mut create, mut update, mut delete) = (Vec::new(), Vec::new(), Vec::new());
     let mut applied = BTreeSet::new();
     for p in &planned {
         if !applied.insert(p.object.clone()) {
             continue;
         }
-        if !known.contains(&p.object) {
+        if !known(&p.object) {
             create.push(label(&p.object));
             continue;
         }
@@ -141,16 +187,16 @@ pub async fn compute(
             prior
                 .objects
                 .iter()
-                .filter(|r| r.kind != "Instance" && !rendered.contains_key(*r))
+                .filter(|r| r.kind != "Instance" && !rendered.keys().any(|k| k.same_object(r)))
                 .cloned(),
         );
     }
     for r in gone {
-        if known.contains(&r) && !applied.contains(&r) {
+        if known(&r) && !applied.iter().any(|a| a.same_object(&r)) {
             delete.push(label(&r));
         }
     }
-    Ok(value(&create, &update, &delete))
+    Ok((value(&create, &update, &delete), warnings))
 }
 
 /// Every object any plan applies with `parameters`, as rendered; `plan`'s version wins
@@ -187,7 +233,9 @@ async fn renders(
 
 /// Rendered objects without a namespace land in the instance's, unless their kind is
 /// cluster-scoped (the inventory records those without one).
-async fn with_namespace(cluster: &Cluster, mut r: ObjectRef, namespace: &str) -> ObjectRef {
+async fn with_namespace(cluster: &Cluster, r: ObjectRef, namespace: &str) -> ObjectRef {
+    // Under the version the run applies it as (see Cluster::served_form).
+    let mut r = cluster.served_ref(&r).await.unwrap_or(r);
     if r.namespace.is_none()
         && cluster
             .is_namespaced(&r.api_version, &r.kind)

@@ -20,6 +20,11 @@ pub fn provider() -> Schema {
                 .optional()
                 .description("When several repositories hold a package, the lowest priority wins (default 0); ties go to the first listed."),
         );
+    let api_version_mapping = Block::new()
+        .description("A translation for a third-party kind (for example a CRD group that moved from `v1alpha1` to `v1`): objects written for `from` are applied as `to` when the cluster does not serve `from`. Only `apiVersion` changes.")
+        .attribute(string("from").required().description("The API version templates write, as `group/version`."))
+        .attribute(string("kind").optional().description("The kind the mapping is for; every kind of `from` when unset."))
+        .attribute(string("to").required().description("The API version to apply such objects as, as `group/version`."));
     Schema::new(
         0,
         Block::new()
@@ -32,7 +37,9 @@ pub fn provider() -> Schema {
             .attribute(string("client_certificate").optional().description("PEM-encoded client certificate for TLS client authentication."))
             .attribute(string("client_key").optional().sensitive().description("PEM-encoded private key of `client_certificate`."))
             .attribute(Attribute::new("insecure", Type::Bool).optional().description("Skip verification of the API server's certificate. For test clusters only."))
-            .block(NestedBlock::new("repository", NestingMode::List, repository)),
+            .attribute(Attribute::new("translate_api_versions", Type::Bool).optional().description("When a template writes an API version the cluster no longer serves (`policy/v1beta1`, `rbac.authorization.k8s.io/v1beta1`, `apiextensions.k8s.io/v1beta1`, ...), convert the object to a served successor and say so in a plan warning. Default `true`; with `false` such a plan fails, naming the template and the version to write instead. See the API version translation guide."))
+            .block(NestedBlock::new("repository", NestingMode::List, repository))
+            .block(NestedBlock::new("api_version_mapping", NestingMode::List, api_version_mapping)),
     )
 }
 

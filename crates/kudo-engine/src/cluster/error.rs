@@ -26,6 +26,10 @@ pub enum ClusterError {
         kind: String,
     },
 
+    /// The object's apiVersion is not served and cannot (or may not) be translated.
+    #[error("{0}")]
+    Translate(kube_api_versions::TranslateError),
+
     #[error("{verb} {object}: {message} (HTTP {code} {reason})")]
     Api {
         verb: &'static str,
@@ -92,6 +96,9 @@ pub enum Trouble {
     Denied,
     /// The Terraform timeout expired or the run was interrupted.
     Cancelled,
+    /// A template writes an API version the cluster does not serve, and translation is
+    /// off or cannot convert it: change the template or the provider setting.
+    ApiVersion,
 }
 
 impl ClusterError {
@@ -103,6 +110,7 @@ impl ClusterError {
                 code: 401 | 403, ..
             } => Trouble::Denied,
             ClusterError::Cancelled { .. } => Trouble::Cancelled,
+            ClusterError::Translate(_) => Trouble::ApiVersion,
             _ => Trouble::Content,
         }
     }

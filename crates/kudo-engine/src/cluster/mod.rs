@@ -17,6 +17,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Scope};
 use kube::{Client, Discovery};
+use kube_api_versions::{TranslateError, Translation, Translator};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +38,18 @@ pub struct Cluster {
     client: Client,
     url: String,
     discovery: Arc<Mutex<DiscoveryCache>>,
+    /// How objects written for API versions the cluster no longer serves are moved to
+    /// a served successor (provider settings `translate_api_versions`,
+    /// `api_version_mapping`).
+    translator: Arc<Translator>,
+}
+
+/// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedObject {
+    pub object: Value,
+    /// Set when the manifest was converted from a version the cluster does not serve.
+    pub translation: Option<Translation>,
 }
 
 /// (apiVersion, kind) -> served resource and scope.
@@ -93,6 +106,7 @@ impl Cluster {
             client,
             url: url.clone(),
             discovery: Arc::new(Mutex::new(HashMap::new())),
+            translator: Arc::new(Translator::default()),
         };
         let version = with_retry("server version", None, || {
             cluster.client.apiserver_version()
@@ -101,6 +115,17 @@ impl Cluster {
         .map_err(|e| cluster.error("connect to", &url, e))?;
         tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
         Ok(cluster)
+    }
+
+    /// Uses `translator` for objects written for API versions the cluster does not serve.
+    pub fn with_translator(mut self, translator: Translator) -> Cluster {
+        self.translator = Arc::new(translator);
+        self
+    }
+
+    /// The translation settings in force.
+    pub fn translator(&self) -> &Translator {
+        &self.translator
     }
 
     /// The API server URL (for messages).
@@ -185,16 +210,114 @@ impl Cluster {
         }
     }
 
-    /// Whether objects of this kind live in a namespace.
+    /// Whether objects of this kind live in a namespace (asked of the served successor
+    /// when the cluster no longer serves `api_version`).
     pub async fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<bool, ClusterError> {
         Ok(matches!(
-            self.resolve(api_version, kind).await?.1,
+            self.resolve_addressable(api_version, kind).await?.1,
             Scope::Namespaced
         ))
     }
 
+    /// The first of `candidates` the cluster serves for `kind`.
+    async fn first_served(
+        &self,
+        candidates: &[String],
+        kind: &str,
+    ) -> Result<Option<String>, ClusterError> {
+        for candidate in candidates {
+            match self.resolve(candidate, kind).await {
+                Ok(_) => return Ok(Some(candidate.clone())),
+                Err(ClusterError::UnknownKind { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Like [`Cluster::resolve`], but an object stored under a version the cluster no
+    /// longer serves is addressed through a served version of its group: Kubernetes
+    /// stores an object once and serves it under every version of the group, so reading
+    /// and deleting need no conversion. This holds even with translation switched off,
+    /// so that objects recorded before a cluster upgrade can still be read and removed.
+    async fn resolve_addressable(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, Scope), ClusterError> {
+        match self.resolve(api_version, kind).await {
+            Err(ClusterError::UnknownKind { .. }) => {
+                let addressing = Translator {
+                    enabled: true,
+                    mappings: self.translator.mappings.clone(),
+                };
+                match self
+                    .first_served(&addressing.candidates(api_version, kind), kind)
+                    .await?
+                {
+                    Some(served) => self.resolve(&served, kind).await,
+                    None => Err(self.unknown(api_version, kind)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// `r` under the version the cluster serves it as (itself when served).
+    pub async fn served_ref(&self, r: &ObjectRef) -> Result<ObjectRef, ClusterError> {
+        let (ar, _) = self.resolve_addressable(&r.api_version, &r.kind).await?;
+        Ok(r.with_api_version(&ar.api_version))
+    }
+
+    /// `manifest` as it must be sent to this cluster: unchanged when the cluster serves
+    /// its apiVersion; converted to a served successor otherwise (when translation is
+    /// on and a conversion is known). The one place that decides translation, for
+    /// applies, dry-runs, the inventory and pruning alike.
+    pub async fn served_form(&self, manifest: &Value) -> Result<ServedObject, ClusterError> {
+        let r = ObjectRef::from_object(manifest)?;
+        match self.resolve(&r.api_version, &r.kind).await {
+            Ok(_) => {
+                return Ok(ServedObject {
+                    object: manifest.clone(),
+                    translation: None,
+                });
+            }
+            Err(ClusterError::UnknownKind { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let candidates = self.translator.candidates(&r.api_version, &r.kind);
+        let Some(to) = self.first_served(&candidates, &r.kind).await? else {
+            if !self.translator.enabled {
+                let builtin = Translator::default().candidates(&r.api_version, &r.kind);
+                if let Some(use_instead) = self.first_served(&builtin, &r.kind).await? {
+                    return Err(ClusterError::Translate(TranslateError::NotServed {
+                        kind: r.kind.clone(),
+                        name: r.name.clone(),
+                        api_version: r.api_version.clone(),
+                        use_instead: Some(use_instead),
+                        disabled: true,
+                    }));
+                }
+            }
+            return Err(self.unknown(&r.api_version, &r.kind));
+        };
+        let translation = self
+            .translator
+            .convert(manifest, &to)
+            .map_err(|e| ClusterError::Translate(e.into()))?;
+        tracing::info!(
+            object = %r,
+            to = %translation.to_api_version,
+            "converted to an API version the cluster serves"
+        );
+        Ok(ServedObject {
+            object: translation.object.clone(),
+            translation: Some(translation),
+        })
+    }
+
     async fn api_for(&self, r: &ObjectRef) -> Result<Api<DynamicObject>, ClusterError> {
-        let (ar, scope) = self.resolve(&r.api_version, &r.kind).await?;
+        let (ar, scope) = self.resolve_addressable(&r.api_version, &r.kind).await?;
         match (scope, r.namespace.as_deref()) {
             (Scope::Namespaced, Some(ns)) if !ns.is_empty() => {
                 Ok(Api::namespaced_with(self.client.clone(), ns, &ar))
@@ -233,9 +356,11 @@ impl Cluster {
         dry_run: bool,
         owned: bool,
     ) -> Result<Value, ClusterError> {
-        let mut r = ObjectRef::from_object(obj)?;
+        // Callers normally pass the served form already; converting here too keeps a
+        // manifest for a removed version from ever reaching the server.
+        let mut body = self.served_form(obj).await?.object;
+        let mut r = ObjectRef::from_object(&body)?;
         let (_, scope) = self.resolve(&r.api_version, &r.kind).await?;
-        let mut body = obj.clone();
         if matches!(scope, Scope::Cluster) {
             // A namespace on a cluster-scoped object is rejected by some servers.
             r.namespace = None;

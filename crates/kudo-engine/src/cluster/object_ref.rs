@@ -48,6 +48,32 @@ impl ObjectRef {
     }
 }
 
+impl ObjectRef {
+    /// The API group (`""` for the core group).
+    pub fn group(&self) -> &str {
+        kube_api_versions::split_api_version(&self.api_version).0
+    }
+
+    /// Whether both name the same stored object. Kubernetes stores an object once per
+    /// group and resource and serves it under every version of the group, so refs that
+    /// differ only in the version (`policy/v1beta1` and `policy/v1` PodDisruptionBudget
+    /// `x`) are one object: deleting one deletes the other.
+    pub fn same_object(&self, other: &ObjectRef) -> bool {
+        self.kind == other.kind
+            && self.name == other.name
+            && self.namespace == other.namespace
+            && self.group() == other.group()
+    }
+
+    /// This ref under another version of its group.
+    pub fn with_api_version(&self, api_version: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: api_version.to_string(),
+            ..self.clone()
+        }
+    }
+}
+
 impl std::fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.namespace {

@@ -122,6 +122,11 @@ impl EngineError {
     }
 
     /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
+    /// An object's API version is not served and translation is off or cannot help.
+    pub fn is_translation(&self) -> bool {
+        self.trouble == Trouble::ApiVersion
+    }
+
     pub fn is_cancelled(&self) -> bool {
         self.trouble == Trouble::Cancelled || self.message.starts_with(CANCELLED_PREFIX)
     }
@@ -143,7 +148,9 @@ pub struct Location {
 impl From<ClusterError> for EngineError {
     fn from(e: ClusterError) -> Self {
         let fatal = match &e {
-            ClusterError::UnknownKind { .. } | ClusterError::InvalidObject { .. } => true,
+            ClusterError::UnknownKind { .. }
+            | ClusterError::InvalidObject { .. }
+            | ClusterError::Translate(_) => true,
             // Another manager keeps the fields until someone acts; retrying cannot help.
             ClusterError::FieldConflict { .. } => true,
             ClusterError::Api { code, .. } => {

@@ -10,7 +10,7 @@ use super::EngineError;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::render::RenderContext;
-use super::run::{RunRequest, parse_bool};
+use super::run::{RunRequest, in_inventory, parse_bool};
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
 
 /// One object the plan would apply, with KUDO metadata (no owner reference: the Instance
@@ -22,6 +22,11 @@ pub struct PlannedObject {
     /// False when the server could not judge it yet: its kind comes from a CRD the same
     /// plan creates, or its namespace does not exist yet.
     pub checked: bool,
+    /// The template that renders it (`templates/pdb.yaml`).
+    pub template: String,
+    /// Set when the template writes an API version the cluster no longer serves and the
+    /// object will be applied converted (see [`Cluster::served_form`]).
+    pub translation: Option<kube_api_versions::Translation>,
 }
 
 /// Renders every Apply (and enabled Toggle) task of `req.plan` in plan order and
@@ -69,30 +74,38 @@ pub async fn preview_plan(
                     ))
                     .at(&loc)
                 })?;
-                let (objects, resources) = match &task.spec {
+                let objects = match &task.spec {
                     TaskSpec::Apply { resources, patches } => {
-                        (render.render_task(&loc, resources, patches), resources)
+                        render.render_task_sourced(&loc, resources, patches)
                     }
                     TaskSpec::Toggle {
                         parameter,
                         resources,
                     } if effective.get(parameter).and_then(|v| parse_bool(v)) == Some(true) => {
-                        (render.render_task(&loc, resources, &[]), resources)
+                        render.render_task_sourced(&loc, resources, &[])
                     }
                     _ => continue,
                 };
                 let objects = objects.map_err(|e| e.with_task(task_name))?;
-                for mut manifest in objects {
+                for (template, manifest) in objects {
                     let r = ObjectRef::from_object(&manifest)
                         .map_err(|e| EngineError::from(e).at(&loc).with_task(task_name))?;
                     let fail = |e: ClusterError| {
-                        let e = EngineError::from(e)
+                        EngineError::from(e)
                             .at(&loc)
                             .with_task(task_name)
-                            .with_object(&r);
-                        render.locate(&loc, resources, e)
+                            .with_object(&r)
+                            .with_template(template.clone())
                     };
                     let key = (r.api_version.clone(), r.kind.clone());
+                    // The same translation rule as the run (Run::prepare).
+                    let (mut manifest, translation) = match cluster.served_form(&manifest).await {
+                        Ok(served) => (served.object, served.translation),
+                        Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
+                            (manifest, None)
+                        }
+                        Err(e) => return Err(fail(e)),
+                    };
                     let namespaced = match cluster.is_namespaced(&r.api_version, &r.kind).await {
                         Ok(n) => Some(n),
                         Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
@@ -106,7 +119,7 @@ pub async fn preview_plan(
                     if namespaced.is_some() {
                         // The same ownership rule as the run (see Run::apply_all).
                         let owned = ObjectRef::from_object(&manifest)
-                            .is_ok_and(|o| req.previous_inventory.contains(&o));
+                            .is_ok_and(|o| in_inventory(req.previous_inventory, &o));
                         let checked_apply = match owned {
                             true => cluster.apply_owned(&manifest, true).await,
                             false => cluster.apply(&manifest, true).await,
@@ -124,6 +137,8 @@ pub async fn preview_plan(
                         object,
                         manifest,
                         checked,
+                        template,
+                        translation,
                     });
                 }
             }

@@ -100,16 +100,37 @@ impl RenderContext<'_> {
         resources: &[String],
         patches: &[String],
     ) -> Result<Vec<Value>, EngineError> {
+        Ok(self
+            .render_task_sourced(loc, resources, patches)?
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect())
+    }
+
+    /// Like [`RenderContext::render_task`], each object with the package path of the
+    /// template that rendered it (`templates/pdb.yaml`), for messages about it.
+    pub(crate) fn render_task_sourced(
+        &self,
+        loc: &Location,
+        resources: &[String],
+        patches: &[String],
+    ) -> Result<Vec<(String, Value)>, EngineError> {
         let vars = self.vars(loc);
         let mut objects = Vec::new();
         for file in resources {
-            objects.extend(self.render_file(loc, file, &vars)?);
+            let path = package_path(file);
+            objects.extend(
+                self.render_file(loc, file, &vars)?
+                    .into_iter()
+                    .map(|o| (path.clone(), o)),
+            );
         }
         for file in patches {
             for patch in self.render_file(loc, file, &vars)? {
                 let target =
                     objects
                         .iter_mut()
+                        .map(|(_, o)| o)
                         .find(|o| same_object(o, &patch))
                         .ok_or_else(|| {
                             EngineError::fatal(format!(

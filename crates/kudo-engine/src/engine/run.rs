@@ -905,11 +905,15 @@ impl<'a> Run<'a> {
     }
 
     /// Adds namespace/labels/owner to a rendered object and returns its reference.
-    async fn prepare(
-        &self,
-        loc: &Location,
-        mut obj: Value,
-    ) -> Result<(ObjectRef, Value), EngineError> {
+    async fn prepare(&self, loc: &Location, obj: Value) -> Result<(ObjectRef, Value), EngineError> {
+        let written = ObjectRef::from_object(&obj)?;
+        // The version the cluster serves decides the ref the inventory records.
+        let mut obj = self
+            .cluster
+            .served_form(&obj)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&written))?
+            .object;
         let r = ObjectRef::from_object(&obj)?;
         let namespaced = self
             .cluster
@@ -932,7 +936,7 @@ impl<'a> Run<'a> {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
             // what KUDO's manager wrote); others only if we applied them before.
-            let apply = match self.req.previous_inventory.contains(&r) {
+            let apply = match in_inventory(self.req.previous_inventory, &r) {
                 true => self.cluster.apply_owned(&obj, false).boxed(),
                 false => self.cluster.apply(&obj, false).boxed(),
             };
@@ -942,7 +946,7 @@ impl<'a> Run<'a> {
                 applied.insert(r.clone());
             }
             if let Ok(mut deleted) = self.deleted.lock() {
-                deleted.remove(&r);
+                deleted.retain(|d| !d.same_object(&r));
             }
             refs.push(r);
         }
@@ -981,7 +985,7 @@ impl<'a> Run<'a> {
                 deleted.insert(r.clone());
             }
             if let Ok(mut applied) = self.applied.lock() {
-                applied.remove(&r);
+                applied.retain(|a| !a.same_object(&r));
             }
         }
         Ok(())
@@ -1099,14 +1103,17 @@ impl<'a> Run<'a> {
     fn inventory(&self) -> BTreeSet<ObjectRef> {
         let applied = self.applied.lock().map(|a| a.clone()).unwrap_or_default();
         let deleted = self.deleted.lock().map(|d| d.clone()).unwrap_or_default();
-        let mut inventory: BTreeSet<ObjectRef> = self
+        // An object applied under a newer version of its group replaces the ref an
+        // earlier run recorded under the old one: it is the same stored object.
+        let kept: Vec<ObjectRef> = self
             .req
             .previous_inventory
             .iter()
+            .filter(|r| !in_inventory(&applied, r))
             .cloned()
-            .chain(applied)
             .collect();
-        inventory.retain(|r| !deleted.contains(r));
+        let mut inventory: BTreeSet<ObjectRef> = kept.into_iter().chain(applied).collect();
+        inventory.retain(|r| !in_inventory(&deleted, r));
         inventory
     }
 
@@ -1118,13 +1125,15 @@ impl<'a> Run<'a> {
             .req
             .previous_inventory
             .iter()
-            .filter(|r| inventory.contains(*r) && !applied.contains(*r))
+            .filter(|r| inventory.contains(*r) && !in_inventory(&applied, r))
             .cloned()
             .collect();
         if !stale.is_empty()
             && let Some(desired) = self.desired_objects().await
         {
-            for r in stale.iter().filter(|r| !desired.contains(*r)) {
+            // By stored object, not by ref: deleting `policy/v1beta1` PDB x would delete
+            // the `policy/v1` PDB x the run just applied.
+            for r in stale.iter().filter(|r| !in_inventory(&desired, r)) {
                 tracing::info!(object = %r, "pruning object no longer rendered");
                 self.cluster
                     .delete_and_wait(r, cancel)
@@ -1135,6 +1144,14 @@ impl<'a> Run<'a> {
         }
         Ok(inventory.into_iter().collect())
     }
+}
+
+/// Whether `refs` holds the stored object `r` names, under any version of its group.
+pub(crate) fn in_inventory<'a>(
+    refs: impl IntoIterator<Item = &'a ObjectRef>,
+    r: &ObjectRef,
+) -> bool {
+    refs.into_iter().any(|o| o.same_object(r))
 }
 
 /// Go's strconv.ParseBool, which KUDO uses for Toggle parameters.
