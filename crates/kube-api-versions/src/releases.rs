@@ -88,7 +88,9 @@ impl FromStr for Release {
     type Err = ParseReleaseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ParseReleaseError { input: s.to_string() };
+        let err = || ParseReleaseError {
+            input: s.to_string(),
+        };
         let t = s.trim().trim_start_matches('v');
         let mut parts = t.split(['.', '-', '+']);
         let major = parts.next().ok_or_else(err)?;
@@ -96,10 +98,7 @@ impl FromStr for Release {
         if major != "1" {
             return Err(err());
         }
-        let minor: u32 = minor
-            .trim_end_matches('+')
-            .parse()
-            .map_err(|_| err())?;
+        let minor: u32 = minor.trim_end_matches('+').parse().map_err(|_| err())?;
         Ok(Release { minor })
     }
 }
