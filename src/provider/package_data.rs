@@ -187,7 +187,10 @@ fn parameter(p: &Parameter) -> Value {
     Value::object([
         ("name", Value::string(&p.name)),
         ("type", Value::string(p.value_type.as_str())),
-        ("default", Value::opt_string(p.default.clone())),
+        (
+            "default",
+            Value::opt_string(p.default_value().map(str::to_string)),
+        ),
         ("required", Value::bool(p.required)),
         ("description", Value::opt_string(p.description.clone())),
         ("trigger", Value::opt_string(p.trigger.clone())),

@@ -921,3 +921,102 @@ fn parallel_phase_takes_as_long_as_its_slowest_step() {
         noop.as_secs_f64()
     );
 }
+
+// 10. Array and map parameters without a default default to YAML null (KUDO's
+// `WrapParamValue`), so a package with such parameters installs with its defaults.
+#[test]
+fn array_and_map_parameters_without_default_install_as_null() {
+    let ctx = TestContext::new("nullcoll");
+    let ns = ctx.namespace.as_str();
+    let pkg = path_str(&own_operator("null-collections"));
+    ctx.write("main.tf", &config(&pkg, "coll", &[], &[]));
+    apply_expecting(&ctx, "deploy");
+    completed_plan_status(&ctx, "coll", "deploy");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    let summary = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(ns), "coll-summary");
+    assert_eq!(
+        summary["data"],
+        json!({"tolerations": "none", "extraEnv": "none", "podLabels": "none"}),
+        "{summary:#}"
+    );
+    let deploy = ctx
+        .kube()
+        .must_get("apps/v1", "Deployment", Some(ns), "coll-app");
+    let pod = &deploy["spec"]["template"]["spec"];
+    assert!(pod.get("tolerations").is_none(), "{deploy:#}");
+    assert_eq!(
+        pod["containers"][0]["env"].as_array().map(Vec::len),
+        Some(1)
+    );
+
+    // Now with values: a YAML list, a JSON list, and a map.
+    ctx.write(
+        "main.tf",
+        &config(
+            &pkg,
+            "coll",
+            &[
+                (
+                    "TOLERATIONS",
+                    "- key: dedicated\n  operator: Exists\n  effect: NoSchedule\n",
+                ),
+                ("EXTRA_ENV", r#"[{"name": "MODE", "value": "fast"}]"#),
+                ("POD_LABELS", "{tier: backend}"),
+            ],
+            &[],
+        ),
+    );
+    apply_expecting(&ctx, "deploy");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    let summary = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(ns), "coll-summary");
+    assert_eq!(
+        summary["data"],
+        json!({"tolerations": "1", "extraEnv": "1", "podLabels": "1"}),
+        "{summary:#}"
+    );
+    let deploy = ctx
+        .kube()
+        .must_get("apps/v1", "Deployment", Some(ns), "coll-app");
+    let template = &deploy["spec"]["template"];
+    assert_eq!(
+        template["metadata"]["labels"]["tier"], "backend",
+        "{deploy:#}"
+    );
+    assert_eq!(
+        template["spec"]["tolerations"],
+        json!([{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]),
+        "{deploy:#}"
+    );
+    assert_eq!(
+        template["spec"]["containers"][0]["env"][1],
+        json!({"name": "MODE", "value": "fast"}),
+        "{deploy:#}"
+    );
+
+    // And back to null explicitly: the value "null" is valid for arrays and maps.
+    ctx.write(
+        "main.tf",
+        &config(&pkg, "coll", &[("TOLERATIONS", "null")], &[]),
+    );
+    apply_expecting(&ctx, "deploy");
+    let deploy = ctx
+        .kube()
+        .must_get("apps/v1", "Deployment", Some(ns), "coll-app");
+    assert!(
+        deploy["spec"]["template"]["spec"]
+            .get("tolerations")
+            .is_none(),
+        "{deploy:#}"
+    );
+    destroy_leaves_nothing(&ctx, "coll");
+}

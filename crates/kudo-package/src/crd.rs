@@ -141,8 +141,9 @@ fn parameter_json(p: &Parameter) -> Value {
         put(&mut m, "description", v.as_str());
     }
     put(&mut m, "required", p.required);
-    if let Some(v) = &p.default {
-        put(&mut m, "default", v.as_str());
+    // As KUDO's `ParametersToCRDType`: an array/map without a default gets "null".
+    if let Some(v) = p.default_value() {
+        put(&mut m, "default", v);
     }
     if let Some(v) = &p.trigger {
         put(&mut m, "trigger", v.as_str());

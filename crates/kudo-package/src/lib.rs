@@ -24,7 +24,7 @@ pub use error::{PackageError, ParamError};
 pub use fetch::http_get;
 pub use load::{Files, MAX_FILES, MAX_TOTAL_BYTES};
 pub use model::*;
-pub use params::{check_value, parse_bool};
+pub use params::{check_default, check_value, parse_bool};
 pub use repo::{Index, IndexEntry, index_dir, parse_index, sort_entries, write_index};
 pub use source::{
     LoadContext, Repository, Resolved, fetch_index, load, load_dependency, load_entry,

@@ -499,11 +499,19 @@ fn parameter(p: At<'_>, index: usize) -> Result<Parameter, PackageError> {
             ),
         )
     })?;
+    // Enum items are stringified like defaults: KUDO's `ParametersToCRDType`
+    // (pkg/kudoctl/packages/convert/parameters.go) runs each through `WrapParamValue`,
+    // so list/map items of array/map parameters become YAML text.
     let enum_values = match p.get("enum") {
         None => None,
         Some(e) => Some(
-            p.string_list("enum", &format!("{f}.enum"))
-                .map_err(|_| e.err(&format!("{f}.enum"), "expected a list of values"))?,
+            e.node
+                .as_sequence()
+                .ok_or_else(|| e.err(&format!("{f}.enum"), "expected a list of values"))?
+                .iter()
+                .map(default_text)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|err| e.err(&format!("{f}.enum"), err.message))?,
         ),
     };
     Ok(Parameter {
@@ -537,10 +545,18 @@ fn parameter(p: At<'_>, index: usize) -> Result<Parameter, PackageError> {
     })
 }
 
-/// Scalars keep their literal text; lists and maps become YAML text, as KUDO stores them.
+/// A default (or enum item) as the string KUDO stores. KUDO's `WrapParamValue`
+/// (pkg/util/convert/convert.go) formats the decoded YAML value with `%v` for scalars
+/// and `yaml.Marshal`s lists and maps. We follow it except for numbers, which keep their
+/// literal text (**[better]**: KUDO turned `1000000` into "1e+06" and `0755` into "493").
+/// YAML 1.1 booleans (`yes`, `on`, `True`) become "true"/"false" as in KUDO, so a
+/// boolean default written `yes` passes Go's `ParseBool`.
 pub(crate) fn default_text(node: &Node) -> Result<String, kudo_yaml::YamlError> {
     match &node.value {
-        NodeValue::Scalar(s) => Ok(s.text.clone()),
+        NodeValue::Scalar(s) => Ok(match s.resolve() {
+            kudo_yaml::Resolved::Bool(b) => b.to_string(),
+            _ => s.text.clone(),
+        }),
         _ => Ok(kudo_yaml::to_yaml(&node.to_json()?)),
     }
 }

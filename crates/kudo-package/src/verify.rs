@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::model::{Package, ParamType, TaskSpec};
-use crate::params::check_value;
+use crate::params::check_default;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -119,8 +119,10 @@ fn parameters(pkg: &Package, out: &mut Out) {
                 format!("parameter {n:?} triggers plan {t:?}, which operator.yaml does not define; name an existing plan"),
             );
         }
+        // KUDO's `paramDefaults` (pkg/kudoctl/packages/verifier/template/verify_parameters.go):
+        // only a written default is checked; an array/map without one defaults to null.
         if let Some(d) = &p.default
-            && let Err(m) = check_value(p, d)
+            && let Err(m) = check_default(p, d)
         {
             out.error(PARAMS, format!("parameter {n:?}: default {m}"));
         }
@@ -133,19 +135,12 @@ fn parameters(pkg: &Package, out: &mut Out) {
                     ),
                 );
             }
-            if matches!(p.value_type, ParamType::Array | ParamType::Map) {
-                out.error(
-                    PARAMS,
-                    format!(
-                        "parameter {n:?}: enum is not supported for type {}",
-                        p.value_type.as_str()
-                    ),
-                );
-            }
+            // KUDO's `enumParams`: every allowed value must have the parameter's type
+            // (array/map enums are allowed; items compare as YAML text).
             let mut typed = p.clone();
             typed.enum_values = None;
             for v in e {
-                if let Err(m) = check_value(&typed, v) {
+                if let Err(m) = check_default(&typed, v) {
                     out.error(
                         PARAMS,
                         format!("parameter {n:?} has an invalid enum value: {m}"),

@@ -114,7 +114,7 @@ fn crd_round_trip_for_every_fixture() {
         assert_eq!(back.operator.plans, pkg.operator.plans, "{name}");
         assert_eq!(back.parameters.len(), pkg.parameters.len(), "{name}");
         for (a, b) in back.parameters.iter().zip(&pkg.parameters) {
-            assert_eq!(a.default, b.default, "{name} {}", a.name);
+            assert_eq!(a.default_value(), b.default_value(), "{name} {}", a.name);
             assert_eq!(a.required, b.required, "{name} {}", a.name);
         }
         assert_eq!(back.templates, pkg.templates, "{name}");
@@ -151,4 +151,29 @@ fn every_fixture_verifies_without_errors() {
             .collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");
     }
+}
+
+/// Our `null-collections` package: array/map parameters without a default load,
+/// verify, default to `null` and reach templates as JSON null (docs/parameters.md).
+#[test]
+fn null_collections_default_to_null() {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/operators/null-collections"
+    ));
+    let pkg = kudo_package::load(
+        &dir.display().to_string(),
+        &kudo_package::LoadContext::default(),
+    )
+    .expect("loads and verifies");
+    let eff = pkg
+        .effective_params(&BTreeMap::new())
+        .expect("defaults suffice");
+    for name in ["TOLERATIONS", "EXTRA_ENV", "POD_LABELS"] {
+        assert_eq!(eff[name], "null", "{name}");
+    }
+    let tp = pkg.template_params(&eff).expect("template params");
+    assert!(tp.values().all(serde_json::Value::is_null), "{tp:?}");
+    let ov = crd::operator_version_spec(&pkg);
+    assert_eq!(ov["parameters"][0]["default"], "null", "{ov:#}");
 }

@@ -15,7 +15,7 @@ fn value_or_default<'a>(
     values
         .get(name)
         .map(String::as_str)
-        .or_else(|| pkg.parameter(name).and_then(|p| p.default.as_deref()))
+        .or_else(|| pkg.parameter(name).and_then(|p| p.default_value()))
 }
 
 fn first_plan(pkg: &Package, candidates: &[&str]) -> Result<String, EngineError> {
