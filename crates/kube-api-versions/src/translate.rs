@@ -30,7 +30,7 @@ impl Mapping {
 pub struct Translator {
     /// The provider setting `translate_api_versions`.
     pub enabled: bool,
-    /// The provider setting `api_version_mappings`, in the order written.
+    /// The provider blocks `api_version_mapping`, in the order written.
     pub mappings: Vec<Mapping>,
 }
 
@@ -100,7 +100,7 @@ fn not_served_message(
              translate_api_versions)",
         );
     } else if use_instead.is_none() {
-        msg.push_str(", or add an api_version_mappings entry");
+        msg.push_str(", or add an api_version_mapping block");
     }
     msg
 }
@@ -306,7 +306,7 @@ mod tests {
             err.to_string(),
             "Widget \"w\" uses example.com/v1alpha1, which this cluster no longer serves and no \
              served version is known to convert it to: update the template to a version the \
-             cluster serves, or add an api_version_mappings entry"
+             cluster serves, or add an api_version_mapping block"
         );
         // A built-in kind whose successor is not served either.
         let none = |_: &str, _: &str| false;

@@ -168,6 +168,16 @@ impl Kube {
         })
     }
 
+    /// Whether the server serves `kind` at `api_version` (its discovery says so).
+    #[track_caller]
+    pub fn serves(&self, api_version: &str, kind: &str) -> bool {
+        match self.resource(api_version, kind) {
+            Ok(_) => true,
+            Err(e) if is_unknown_kind(&e) => false,
+            Err(e) => panic!("discovery of {api_version} {kind}: {e:#}"),
+        }
+    }
+
     /// The KUDO Instance object.
     pub fn instance(&self, namespace: &str, name: &str) -> Option<Value> {
         self.get("kudo.dev/v1beta1", "Instance", Some(namespace), name)

@@ -85,7 +85,7 @@ pub(super) fn custom_resource_definition(
 
     let mut storage = Vec::new();
     let mut defaulted_served = Vec::new();
-    let mut untyped = Vec::new();
+    let mut untyped = Untyped::default();
     let mut missing_schema = false;
     let mut typed_root = false;
     let mut names = Vec::new();
@@ -219,11 +219,18 @@ pub(super) fn custom_resource_definition(
              every depth",
         );
     }
-    if !untyped.is_empty() {
+    if !untyped.inferred.is_empty() {
+        cx.note(format!(
+            "v1 requires a structural schema; these schema nodes had no type and got the \
+             one their properties or items imply: {}",
+            untyped.inferred.join(", ")
+        ));
+    }
+    if !untyped.unknown.is_empty() {
         cx.note(format!(
             "v1 requires a structural schema, but these schema nodes have no type, so the \
              cluster may reject the CustomResourceDefinition: {}",
-            untyped.join(", ")
+            untyped.unknown.join(", ")
         ));
     }
 
@@ -290,9 +297,20 @@ fn convert_conversion(cx: &mut Cx, spec: &mut Map<String, Value>) -> Result<(), 
     Ok(())
 }
 
+/// Schema nodes without a `type`, by path.
+#[derive(Default)]
+struct Untyped {
+    /// Given the type their keywords imply: `object` for a node with `properties` or
+    /// an `additionalProperties` schema, `array` for one with `items` (those keywords
+    /// describe nothing else, so the schema means the same).
+    inferred: Vec<String>,
+    /// Left as written: nothing says what they hold, and v1 may reject them.
+    unknown: Vec<String>,
+}
+
 /// Walks the nodes below `properties`, `items` and `additionalProperties`:
-/// - collects the paths of nodes that have no `type` and none of the extensions that
-///   stand in for one (v1 rejects such a schema; the type cannot be guessed);
+/// - types nodes whose keywords imply a type and collects the paths of the others that
+///   have no `type` and none of the extensions that stand in for one;
 /// - with `preserve`, marks every node that lists `properties` with
 ///   `x-kubernetes-preserve-unknown-fields: true`, because the marker on the root stops
 ///   applying below a node that lists properties, while v1beta1's
@@ -302,7 +320,7 @@ fn walk_schema(
     path: &str,
     root: bool,
     preserve: bool,
-    out: &mut Vec<String>,
+    out: &mut Untyped,
 ) {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         for (name, child) in props.iter_mut() {
@@ -319,7 +337,7 @@ fn walk_schema(
     }
 }
 
-fn walk_node(node: &mut Value, path: &str, preserve: bool, out: &mut Vec<String>) {
+fn walk_node(node: &mut Value, path: &str, preserve: bool, out: &mut Untyped) {
     let Some(node) = node.as_object_mut() else {
         return;
     };
@@ -331,7 +349,24 @@ fn walk_node(node: &mut Value, path: &str, preserve: bool, out: &mut Vec<String>
         && !has(node, "x-kubernetes-int-or-string")
         && !has(node, "x-kubernetes-preserve-unknown-fields")
     {
-        out.push(path.to_string());
+        let implied = if has(node, "properties")
+            || node
+                .get("additionalProperties")
+                .is_some_and(Value::is_object)
+        {
+            Some("object")
+        } else if has(node, "items") {
+            Some("array")
+        } else {
+            None
+        };
+        match implied {
+            Some(t) => {
+                node.insert("type".to_string(), json!(t));
+                out.inferred.push(path.to_string());
+            }
+            None => out.unknown.push(path.to_string()),
+        }
     }
     if preserve && has(node, "properties") {
         super::set_default(node, "x-kubernetes-preserve-unknown-fields", json!(true));
@@ -432,11 +467,21 @@ mod tests {
                 .get("x-kubernetes-preserve-unknown-fields")
                 .is_none()
         );
-        // Notes: root type written, preserveUnknownFields, untyped nested nodes.
-        assert_eq!(out.notes.len(), 3, "{:#?}", out.notes);
-        let untyped = &out.notes[2];
+        // Nodes with properties are objects, whatever the old schema left out.
+        assert_eq!(schema["properties"]["spec"]["type"], "object");
+        assert_eq!(schema["properties"]["metadata"]["type"], "object");
+        // Notes: root type written, preserveUnknownFields, types implied by keywords,
+        // nodes whose type nothing implies.
+        assert_eq!(out.notes.len(), 4, "{:#?}", out.notes);
+        let inferred = &out.notes[2];
+        assert!(inferred.contains("v1beta2.metadata"), "{inferred}");
+        assert!(
+            inferred.contains("v1beta2.spec,") || inferred.ends_with("v1beta2.spec"),
+            "{inferred}"
+        );
+        let untyped = &out.notes[3];
         assert!(untyped.contains("v1beta2.spec.mode"), "{untyped}");
-        assert!(untyped.contains("v1beta2.metadata"), "{untyped}");
+        assert!(!untyped.contains("metadata"), "{untyped}");
         assert!(!untyped.contains("driver"), "{untyped}");
     }
 
