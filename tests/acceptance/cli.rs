@@ -427,3 +427,86 @@ fn resolve_explains_missing_versions_and_resolves_with_overrides() {
     };
     assert!(order.ends_with("flink-demo"), "root goes last: {order}");
 }
+
+/// `package verify --kubernetes-version`: what a release no longer serves, with the
+/// conversion that will apply; nothing to report where the release still serves it.
+#[test]
+fn verify_lists_versions_a_release_no_longer_serves() {
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/operators/legacy-apis");
+    let out = run(&[
+        "package",
+        "verify",
+        path_str(&legacy),
+        "--kubernetes-version",
+        "1.36",
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "warning: templates/pdb.yaml: PodDisruptionBudget",
+        "uses policy/v1beta1, which Kubernetes 1.36 does not serve (removed in 1.25); it will be applied as policy/v1",
+        "warning: templates/crd.yaml: CustomResourceDefinition \"gadgets.legacy.kudo.dev\" uses apiextensions.k8s.io/v1beta1",
+        "warning: templates/ingress.yaml: Ingress",
+        "warning: templates/cronjob.yaml: CronJob",
+        "warning: templates/role.yaml: RoleBinding",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "lacks {needle:?}:\n{}",
+            describe(&out)
+        );
+    }
+    // 1.24 still serves policy/v1beta1, batch/v1beta1 and autoscaling/v2beta1.
+    let out = run(&[
+        "package",
+        "verify",
+        path_str(&legacy),
+        "--kubernetes-version",
+        "1.24",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("templates/pdb.yaml"), "{}", describe(&out));
+    assert!(stdout.contains("templates/role.yaml"), "{}", describe(&out));
+
+    let out = run(&[
+        "package",
+        "verify",
+        path_str(&legacy),
+        "--kubernetes-version",
+        "2.0",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--kubernetes-version"),
+        "{}",
+        describe(&out)
+    );
+}
+
+/// `render --kubernetes-version`: the manifests as such a cluster gets them.
+#[test]
+fn render_shows_manifests_as_a_release_gets_them() {
+    let Some(dir) = operators() else { return };
+    let zk = dir.join("zookeeper");
+    let out = run(&["render", path_str(&zk), "--kubernetes-version", "1.36"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("apiVersion: policy/v1\nkind: PodDisruptionBudget"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stdout.contains("policy/v1beta1"), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("warning: templates/pdb.yaml: PodDisruptionBudget"),
+        "{}",
+        describe(&out)
+    );
+    // Without the flag the package is printed as written.
+    let out = run(&["render", path_str(&zk)]);
+    assert!(
+        text(&out.stdout).contains("apiVersion: policy/v1beta1"),
+        "{}",
+        describe(&out)
+    );
+}
