@@ -81,16 +81,25 @@ impl ApiError {
         )
     }
 
-    pub fn invalid(kind: &str, name: &str, field: &str, why: &str) -> Self {
+    /// `qualified_kind` is `Kind[.group]`, as validation messages name the kind
+    /// (`Deployment.apps "web" is invalid: ...`).
+    pub fn invalid(qualified_kind: &str, name: &str, field: &str, why: &str) -> Self {
+        let (kind, group) = qualified_kind
+            .split_once('.')
+            .unwrap_or((qualified_kind, ""));
+        let mut details = json!({
+            "name": name, "kind": kind,
+            "causes": [{"reason": "FieldValueInvalid", "message": why, "field": field}]
+        });
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
         ApiError::new(
             422,
             "Invalid",
-            format!("{kind} \"{name}\" is invalid: {field}: {why}"),
+            format!("{qualified_kind} \"{name}\" is invalid: {field}: {why}"),
         )
-        .with_details(json!({
-            "name": name, "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": why, "field": field}]
-        }))
+        .with_details(details)
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {

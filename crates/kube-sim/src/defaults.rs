@@ -177,7 +177,7 @@ fn default_crd(obj: &mut Value) -> ApiResult<()> {
         .to_string();
     if group.is_empty() || plural.is_empty() || obj["spec"]["names"]["kind"].as_str().is_none() {
         return Err(ApiError::invalid(
-            "CustomResourceDefinition",
+            "CustomResourceDefinition.apiextensions.k8s.io",
             &name,
             "spec.names",
             "Required value: group, names.plural and names.kind are required",
@@ -185,7 +185,7 @@ fn default_crd(obj: &mut Value) -> ApiResult<()> {
     }
     if name != format!("{plural}.{group}") {
         return Err(ApiError::invalid(
-            "CustomResourceDefinition",
+            "CustomResourceDefinition.apiextensions.k8s.io",
             &name,
             "metadata.name",
             "Invalid value: must be spec.names.plural+\".\"+spec.group",
@@ -202,7 +202,7 @@ fn default_crd(obj: &mut Value) -> ApiResult<()> {
         .collect();
     if versions.is_empty() || storage.len() != 1 {
         return Err(ApiError::invalid(
-            "CustomResourceDefinition",
+            "CustomResourceDefinition.apiextensions.k8s.io",
             &name,
             "spec.versions",
             "Invalid value: must have exactly one version marked as storage version",
@@ -288,7 +288,7 @@ pub fn validate_name(rt: &ResourceType, name: &str) -> ApiResult<()> {
                 "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
             };
             return Err(ApiError::invalid(
-                &rt.kind,
+                &rt.qualified_kind(),
                 name,
                 "metadata.name",
                 &format!("Invalid value: \"{name}\": {rule}"),
@@ -313,7 +313,7 @@ pub fn validate_name(rt: &ResourceType, name: &str) -> ApiResult<()> {
         Ok(())
     } else {
         Err(ApiError::invalid(
-            &rt.kind,
+            &rt.qualified_kind(),
             name,
             "metadata.name",
             &format!(
@@ -355,7 +355,7 @@ pub fn validate_metadata(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             };
             if !valid_qualified_name(k) {
                 return Err(ApiError::invalid(
-                    &rt.kind,
+                    &rt.qualified_kind(),
                     name,
                     "metadata.labels",
                     &format!(
@@ -365,7 +365,7 @@ pub fn validate_metadata(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             }
             if !valid_label_value(vs) {
                 return Err(ApiError::invalid(
-                    &rt.kind,
+                    &rt.qualified_kind(),
                     name,
                     "metadata.labels",
                     &format!(
@@ -387,7 +387,7 @@ pub fn validate_metadata(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             .sum();
         if total > 256 * 1024 {
             return Err(ApiError::invalid(
-                &rt.kind,
+                &rt.qualified_kind(),
                 name,
                 "metadata.annotations",
                 "Too long: must have at most 262144 bytes",

@@ -282,18 +282,24 @@ fn discovery(ctx: &Ctx, route: Route, accept: &str) -> ApiResult<Resp> {
         .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
     let aggregated_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     let not_found = || {
+        // The real server sends empty details for an unserved path.
         ApiError::new(
             404,
             "NotFound",
             "the server could not find the requested resource",
         )
+        .with_details(json!({}))
     };
     let doc = match route {
-        Route::Version => json!({
-            "major": "1", "minor": "34", "gitVersion": "v1.34.0-kube-sim", "gitCommit": "0000000000000000000000000000000000000000",
-            "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0",
-            "compiler": "gc", "platform": "linux/amd64", "emulationMajor": "1", "emulationMinor": "34",
-        }),
+        Route::Version => {
+            let minor = reg.release().minor.to_string();
+            json!({
+                "major": "1", "minor": minor, "gitVersion": format!("v1.{minor}.0"),
+                "gitCommit": "0000000000000000000000000000000000000000",
+                "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0",
+                "compiler": "gc", "platform": "linux/amd64", "emulationMajor": "1", "emulationMinor": minor,
+            })
+        }
         Route::Health => return Ok(full(StatusCode::OK, "text/plain", "ok")),
         Route::Api if aggregated => {
             return Ok(full(
@@ -345,6 +351,28 @@ fn decode_body(ctx: &Ctx) -> ApiResult<Value> {
     )))
 }
 
+/// `fieldValidation=Strict` refuses fields the kind does not have (the default, Warn,
+/// drops them; see `validate::unknown_fields`).
+fn strict_fields(ctx: &Ctx, rt: &ResourceType, body: &Value) -> ApiResult<()> {
+    if ctx.query.get("fieldValidation") != Some("Strict") {
+        return Ok(());
+    }
+    let unknown = crate::validate::unknown_fields(rt, body);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field {}", json!(f)))
+        .collect();
+    Err(ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+        list.join(", "),
+        kind = rt.kind,
+        version = rt.version
+    )))
+}
+
 fn manager(ctx: &Ctx) -> ApiResult<String> {
     let m = match ctx.query.get("fieldManager") {
         Some(m) => m.to_string(),
@@ -365,11 +393,13 @@ fn manager(ctx: &Ctx) -> ApiResult<String> {
 
 fn resolve(ctx: &Ctx, p: &ResPath) -> ApiResult<ResourceType> {
     let not_found = || {
+        // The real server sends empty details for an unserved path.
         ApiError::new(
             404,
             "NotFound",
             "the server could not find the requested resource",
         )
+        .with_details(json!({}))
     };
     let store = ctx.shared.store();
     let rt = store
@@ -447,6 +477,7 @@ async fn resource(ctx: &Ctx, p: &ResPath) -> ApiResult<Resp> {
                 ));
             }
             let body = decode_body(ctx)?;
+            strict_fields(ctx, &rt, &body)?;
             let opts = WriteOpts {
                 manager: manager(ctx)?,
                 dry_run: dry_run(q)?,
@@ -457,6 +488,7 @@ async fn resource(ctx: &Ctx, p: &ResPath) -> ApiResult<Resp> {
         }
         (&Method::PUT, Some(name)) => {
             let body = decode_body(ctx)?;
+            strict_fields(ctx, &rt, &body)?;
             let opts = WriteOpts {
                 manager: manager(ctx)?,
                 dry_run: dry_run(q)?,

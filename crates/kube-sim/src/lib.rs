@@ -40,6 +40,7 @@ use tracing::info;
 pub use controllers::{ANN_JOB_FAIL, ANN_NEVER_READY, ANN_POD_FAIL, ANN_READY_DELAY};
 pub use exec::ExecFile;
 pub use faults::FaultRule;
+pub use kube_api_versions::{CURRENT, OLDEST, Release};
 
 use shared::{Settings, Shared};
 
@@ -54,6 +55,10 @@ pub struct SimConfig {
     pub ready_delay: Duration,
     /// Fault rules active from the start.
     pub faults: Vec<FaultRule>,
+    /// The Kubernetes release whose built-in API versions are served (and reported by
+    /// `/version`); between [`kube_api_versions::OLDEST`] and
+    /// [`kube_api_versions::CURRENT`].
+    pub kubernetes_version: Release,
 }
 
 impl Default for SimConfig {
@@ -63,6 +68,7 @@ impl Default for SimConfig {
             token: format!("kube-sim-{}", uuid::Uuid::new_v4().simple()),
             ready_delay: Duration::from_millis(100),
             faults: Vec::new(),
+            kubernetes_version: kube_api_versions::CURRENT,
         }
     }
 }
@@ -88,7 +94,7 @@ impl KubeSim {
         let acceptor = tokio_rustls::TlsAcceptor::from(parts.tls.server_config.clone());
         let server = tokio::spawn(http::serve(listener, acceptor, shared.clone(), stop_rx));
         let ctl = tokio::spawn(controllers::run(shared.clone()));
-        info!(%addr, "kube-sim started");
+        info!(%addr, kubernetes_version = %cfg.kubernetes_version, "kube-sim started");
         Ok(KubeSim {
             addr,
             token: cfg.token.clone(),
@@ -206,6 +212,25 @@ impl KubeSim {
         self.shared.exec_files().push(file);
     }
 
+    /// The release whose built-in API versions are served.
+    pub fn kubernetes_version(&self) -> Release {
+        self.shared.store().registry.release()
+    }
+
+    /// Serves the built-in API versions of `release` from now on, keeping every stored
+    /// object and CRD registration: the in-process equivalent of restarting the API
+    /// server on another release with the same etcd (a cluster upgrade). Objects stay
+    /// readable under every version the new release serves for their resource; versions
+    /// it no longer serves answer 404. Open watches on such versions keep running.
+    pub fn set_kubernetes_version(&self, release: Release) -> anyhow::Result<()> {
+        check_release(release)?;
+        let mut store = self.shared.store();
+        let from = store.registry.release();
+        store.registry.set_release(release);
+        info!(%from, to = %release, "kube-sim serves another Kubernetes release");
+        Ok(())
+    }
+
     pub fn set_ready_delay(&self, delay: Duration) {
         self.shared.settings().ready_delay = delay;
     }
@@ -240,17 +265,75 @@ struct Prepared {
     tls: tls::TlsMaterial,
 }
 
+/// Releases the table describes; others would silently serve a guess.
+fn check_release(release: Release) -> anyhow::Result<()> {
+    let (oldest, current) = (kube_api_versions::OLDEST, kube_api_versions::CURRENT);
+    if release < oldest || release > current {
+        anyhow::bail!(
+            "kube-sim cannot emulate Kubernetes {release}: it knows the API versions of {oldest} to {current}"
+        );
+    }
+    Ok(())
+}
+
 async fn prepare(cfg: &SimConfig) -> anyhow::Result<(tokio::net::TcpListener, Prepared)> {
+    check_release(cfg.kubernetes_version)?;
     let tls = tls::generate()?;
     let listener = tokio::net::TcpListener::bind(cfg.bind)
         .await
         .with_context(|| format!("binding {}", cfg.bind))?;
     let shared = Arc::new(Shared::new(
         cfg.token.clone(),
+        cfg.kubernetes_version,
         Settings {
             ready_delay: cfg.ready_delay,
         },
         cfg.faults.clone(),
     ));
     Ok((listener, Prepared { shared, tls }))
+}
+
+/// Runs on `obj` what creating it on a kube-sim serving `release` would run (type checks,
+/// decoding, defaults, validation) without a server, and returns the API server's error
+/// message when it would be refused: tests elsewhere check converted objects with it.
+/// An `apiVersion`/`kind` the release does not serve is an error, worded as kubectl
+/// words it. Namespaced objects are checked in their `metadata.namespace` (default
+/// `default`), which is assumed to exist.
+pub fn check_object(release: Release, obj: &serde_json::Value) -> Result<(), String> {
+    check_release(release).map_err(|e| e.to_string())?;
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+    let kind = obj["kind"].as_str().unwrap_or_default();
+    if api_version.is_empty() || kind.is_empty() {
+        return Err("Object 'apiVersion' and 'kind' must be set".into());
+    }
+    let mut store = store::Store::new(release);
+    controllers::bootstrap(&mut store);
+    let Some(rt) = store.registry.find_kind(api_version, kind).cloned() else {
+        return Err(format!(
+            "no matches for kind {kind:?} in version {api_version:?}"
+        ));
+    };
+    let opts = ops::WriteOpts {
+        manager: "kube-sim-check".into(),
+        dry_run: true,
+    };
+    let ns = obj["metadata"]["namespace"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    if rt.namespaced && store.namespace(&ns).is_none() {
+        // The namespace is the caller's context, not part of what is checked.
+        if let Some(ns_rt) = store.registry.find("", "v1", "namespaces").cloned() {
+            let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            let create = ops::WriteOpts {
+                dry_run: false,
+                ..opts.clone()
+            };
+            ops::create(&mut store, &ns_rt, "", body, &create, None).map_err(|e| e.message)?;
+        }
+    }
+    ops::create(&mut store, &rt, &ns, obj.clone(), &opts, None)
+        .map(|_| ())
+        .map_err(|e| e.message)
 }

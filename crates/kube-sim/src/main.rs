@@ -1,21 +1,25 @@
-//! `kube-sim --kubeconfig-out PATH [--port N] [--ready-delay-ms N] [--faults FILE]`
+//! `kube-sim --kubeconfig-out PATH [--port N] [--ready-delay-ms N] [--faults FILE]
+//! [--kubernetes-version 1.N]`
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use kube_sim::{FaultRule, KubeSim, SimConfig};
+use kube_sim::{FaultRule, KubeSim, Release, SimConfig};
 
 struct Args {
     kubeconfig_out: PathBuf,
     port: u16,
     ready_delay_ms: Option<u64>,
     faults: Option<PathBuf>,
+    kubernetes_version: Option<Release>,
 }
+
+const USAGE: &str = "usage: kube-sim --kubeconfig-out PATH [--port N] [--ready-delay-ms N] [--faults FILE] [--kubernetes-version 1.N]";
 
 fn parse_args() -> anyhow::Result<Args> {
     let mut it = std::env::args().skip(1);
-    let (mut out, mut port, mut delay, mut faults) = (None, 0u16, None, None);
+    let (mut out, mut port, mut delay, mut faults, mut release) = (None, 0u16, None, None, None);
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().with_context(|| format!("{name} needs a value"));
         match a.as_str() {
@@ -33,10 +37,18 @@ fn parse_args() -> anyhow::Result<Args> {
                 )
             }
             "--faults" => faults = Some(PathBuf::from(value("--faults")?)),
+            "--kubernetes-version" => {
+                let r: Release = value("--kubernetes-version")?.parse()?;
+                let (oldest, current) = (kube_sim::OLDEST, kube_sim::CURRENT);
+                if r < oldest || r > current {
+                    bail!(
+                        "--kubernetes-version {r}: kube-sim emulates Kubernetes {oldest} to {current}"
+                    );
+                }
+                release = Some(r);
+            }
             "-h" | "--help" => {
-                println!(
-                    "usage: kube-sim --kubeconfig-out PATH [--port N] [--ready-delay-ms N] [--faults FILE]"
-                );
+                println!("{USAGE}");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?} (see --help)"),
@@ -47,6 +59,7 @@ fn parse_args() -> anyhow::Result<Args> {
         port,
         ready_delay_ms: delay,
         faults,
+        kubernetes_version: release,
     })
 }
 
@@ -66,6 +79,9 @@ async fn main() -> anyhow::Result<()> {
     cfg.bind.set_port(args.port);
     if let Some(ms) = args.ready_delay_ms {
         cfg.ready_delay = Duration::from_millis(ms);
+    }
+    if let Some(r) = args.kubernetes_version {
+        cfg.kubernetes_version = r;
     }
     if let Some(path) = &args.faults {
         let text =

@@ -56,7 +56,7 @@ pub fn matching<'a>(
     fields: &'a FieldSelector,
 ) -> impl Iterator<Item = (&'a ObjKey, &'a Value)> + 'a {
     store.objects.iter().filter(move |(k, v)| {
-        k.group == rt.group
+        k.group == rt.storage_group()
             && k.plural == rt.plural
             && ns.is_none_or(|n| !rt.namespaced || k.namespace == n)
             && labels.matches(v)
@@ -237,7 +237,7 @@ pub fn create(
         (_, Some(g)) if !g.is_empty() => format!("{g}{}", random_suffix()),
         _ => {
             return Err(ApiError::invalid(
-                &rt.kind,
+                &rt.qualified_kind(),
                 "",
                 "metadata.name",
                 "Required value: name or generateName is required",
@@ -271,6 +271,7 @@ pub fn create(
         md.insert("creationTimestamp".into(), json!(now_rfc3339()));
         md.insert("generation".into(), json!(1));
     }
+    crate::validate::drop_unknown_fields(rt, &mut body);
     crate::validate::decode(rt, &body)?;
     if let Some(schema) = crate::schema::for_type(store, rt) {
         crate::schema::apply(&schema, rt, &mut body)?;
@@ -413,6 +414,7 @@ pub fn write_existing(
         }
     };
     body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    crate::validate::drop_unknown_fields(rt, &mut body);
     if let Some(schema) = crate::schema::for_type(store, rt) {
         crate::schema::apply(&schema, rt, &mut body)?;
     }

@@ -1,5 +1,6 @@
 //! The resource types the simulator serves and the discovery documents describing them.
 
+use kube_api_versions::{BuiltinKind, Release};
 use serde_json::{Value, json};
 
 /// One served group/version/resource.
@@ -26,6 +27,26 @@ impl ResourceType {
         }
     }
 
+    /// `Kind.group` as validation messages name the kind (`Deployment.apps`, `Service`).
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// The group whose storage holds these objects. Kubernetes served a few resources
+    /// under two groups from one storage: Ingresses under `extensions` (until 1.22) and
+    /// `networking.k8s.io`, Events under the core group and `events.k8s.io`.
+    pub fn storage_group(&self) -> &str {
+        match (self.group.as_str(), self.plural.as_str()) {
+            ("extensions", "ingresses") => "networking.k8s.io",
+            ("events.k8s.io", "events") => "",
+            _ => &self.group,
+        }
+    }
+
     /// `plural.group` as Kubernetes names a resource in messages (`deployments.apps`).
     pub fn qualified(&self) -> String {
         if self.group.is_empty() {
@@ -49,207 +70,119 @@ impl ResourceType {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn builtin(
-    group: &str,
-    version: &str,
-    plural: &str,
-    kind: &str,
-    namespaced: bool,
-    short: &[&str],
-    has_status: bool,
-) -> ResourceType {
-    ResourceType {
-        group: group.into(),
-        version: version.into(),
-        plural: plural.into(),
-        singular: kind.to_ascii_lowercase(),
-        kind: kind.into(),
-        namespaced,
-        short_names: short.iter().map(|s| s.to_string()).collect(),
-        has_status,
-        from_crd: false,
+impl From<&BuiltinKind> for ResourceType {
+    fn from(k: &BuiltinKind) -> Self {
+        ResourceType {
+            group: k.group.into(),
+            version: k.version.into(),
+            plural: k.plural.into(),
+            singular: k.kind.to_ascii_lowercase(),
+            kind: k.kind.into(),
+            namespaced: k.namespaced,
+            short_names: k.short_names.iter().map(|s| s.to_string()).collect(),
+            has_status: k.has_status,
+            from_crd: false,
+        }
     }
 }
 
-/// Kinds used by the KUDO operator packages and the provider itself.
-pub fn builtins() -> Vec<ResourceType> {
-    vec![
-        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], true),
-        builtin("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
-        builtin("", "v1", "secrets", "Secret", true, &[], false),
-        builtin("", "v1", "services", "Service", true, &["svc"], true),
-        builtin(
-            "",
-            "v1",
-            "serviceaccounts",
-            "ServiceAccount",
-            true,
-            &["sa"],
-            false,
-        ),
-        builtin("", "v1", "pods", "Pod", true, &["po"], true),
-        builtin(
-            "",
-            "v1",
-            "persistentvolumeclaims",
-            "PersistentVolumeClaim",
-            true,
-            &["pvc"],
-            true,
-        ),
-        builtin(
-            "",
-            "v1",
-            "persistentvolumes",
-            "PersistentVolume",
-            false,
-            &["pv"],
-            true,
-        ),
-        builtin("", "v1", "events", "Event", true, &["ev"], false),
-        builtin(
-            "apps",
-            "v1",
-            "deployments",
-            "Deployment",
-            true,
-            &["deploy"],
-            true,
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "statefulsets",
-            "StatefulSet",
-            true,
-            &["sts"],
-            true,
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "replicasets",
-            "ReplicaSet",
-            true,
-            &["rs"],
-            true,
-        ),
-        builtin("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
-        builtin("batch", "v1", "jobs", "Job", true, &[], true),
-        builtin("batch", "v1", "cronjobs", "CronJob", true, &["cj"], true),
-        builtin(
-            "policy",
-            "v1",
-            "poddisruptionbudgets",
-            "PodDisruptionBudget",
-            true,
-            &["pdb"],
-            true,
-        ),
-        // Kubernetes 1.21-1.24 served PDBs at policy/v1 and policy/v1beta1 from one
-        // storage; the KUDO packages (zookeeper, kafka) still write v1beta1. Storage is
-        // keyed without the version, so this is a second view of the same objects, and
-        // v1 stays the group's preferred version because it comes first.
-        builtin(
-            "policy",
-            "v1beta1",
-            "poddisruptionbudgets",
-            "PodDisruptionBudget",
-            true,
-            &["pdb"],
-            true,
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "roles",
-            "Role",
-            true,
-            &[],
-            false,
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "rolebindings",
-            "RoleBinding",
-            true,
-            &[],
-            false,
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "clusterroles",
-            "ClusterRole",
-            false,
-            &[],
-            false,
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "clusterrolebindings",
-            "ClusterRoleBinding",
-            false,
-            &[],
-            false,
-        ),
-        builtin(
-            "apiextensions.k8s.io",
-            "v1",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-            &["crd", "crds"],
-            true,
-        ),
-        builtin(
-            "networking.k8s.io",
-            "v1",
-            "ingresses",
-            "Ingress",
-            true,
-            &["ing"],
-            true,
-        ),
-        builtin(
-            "storage.k8s.io",
-            "v1",
-            "storageclasses",
-            "StorageClass",
-            false,
-            &["sc"],
-            false,
-        ),
-    ]
+/// The built-in kinds `release` serves, every served version of each (a real API server
+/// of that release serves exactly these; several versions of one kind share storage).
+pub fn builtins(release: Release) -> Vec<ResourceType> {
+    release.served().map(ResourceType::from).collect()
 }
 
-/// All served resource types; CRDs add and remove entries at run time.
+/// Order of versions within a group as Kubernetes ranks them: GA before beta before
+/// alpha, higher numbers first; anything else after, alphabetically. The first served
+/// version is the group's preferred one.
+pub fn version_priority(a: &str, b: &str) -> std::cmp::Ordering {
+    // (stability rank, major, pre-release number); lower sorts first.
+    fn key(v: &str) -> Option<(u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (rank, pre) = if tail.is_empty() {
+            (0, 0)
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n.parse().ok()?)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n.parse().ok()?)
+        } else {
+            return None;
+        };
+        Some((rank, std::cmp::Reverse(major), std::cmp::Reverse(pre)))
+    }
+    match (key(a), key(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// All served resource types: the built-ins of one Kubernetes release plus what CRDs
+/// register and remove at run time.
 #[derive(Debug, Clone)]
 pub struct Registry {
+    release: Release,
     types: Vec<ResourceType>,
 }
 
 impl Default for Registry {
     fn default() -> Self {
-        Registry { types: builtins() }
+        Registry::new(kube_api_versions::CURRENT)
     }
 }
 
 impl Registry {
+    pub fn new(release: Release) -> Self {
+        Registry {
+            release,
+            types: builtins(release),
+        }
+    }
+
+    pub fn release(&self) -> Release {
+        self.release
+    }
+
+    /// Serves the built-ins of `release` instead, keeping CRD-registered types (what a
+    /// restarted API server of another release sees with the same storage).
+    pub fn set_release(&mut self, release: Release) {
+        self.types.retain(|t| t.from_crd);
+        self.types.splice(0..0, builtins(release));
+        self.release = release;
+    }
+
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
         self.types
             .iter()
             .find(|t| t.group == group && t.version == version && t.plural == plural)
     }
 
-    /// Any served version of a group/resource (objects are stored once per group/resource).
-    pub fn find_any_version(&self, group: &str, plural: &str) -> Option<&ResourceType> {
+    /// The served type for `kind` at `api_version`.
+    pub fn find_kind(&self, api_version: &str, kind: &str) -> Option<&ResourceType> {
+        let (group, version) = split_api_version(api_version);
         self.types
             .iter()
-            .find(|t| t.group == group && t.plural == plural)
+            .find(|t| t.group == group && t.version == version && t.kind == kind)
+    }
+
+    /// A served type of the storage group/resource (objects are stored once per
+    /// group/resource, see [`ResourceType::storage_group`]), the preferred version first.
+    pub fn find_any_version(&self, storage_group: &str, plural: &str) -> Option<&ResourceType> {
+        self.types
+            .iter()
+            .filter(|t| t.storage_group() == storage_group && t.plural == plural)
+            .min_by(|a, b| {
+                // The resource's own group before one sharing its storage, then priority.
+                (a.group != storage_group)
+                    .cmp(&(b.group != storage_group))
+                    .then_with(|| version_priority(&a.version, &b.version))
+            })
     }
 
     /// Whether `kind` in `api_version` is namespaced (`None` when not served).
@@ -272,7 +205,7 @@ impl Registry {
             .retain(|t| !(t.from_crd && t.group == group && t.plural == plural));
     }
 
-    /// Groups in first-seen order with their versions (first version preferred).
+    /// Groups in first-seen order with their versions in priority order (first preferred).
     fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for t in &self.types {
@@ -287,6 +220,9 @@ impl Registry {
                 }
                 None => out.push((t.group.clone(), vec![t.version.clone()])),
             }
+        }
+        for (_, versions) in &mut out {
+            versions.sort_by(|a, b| version_priority(a, b));
         }
         out
     }
@@ -425,12 +361,7 @@ impl Registry {
     }
 }
 
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
-}
+pub use kube_api_versions::split_api_version;
 
 /// Resource types a CustomResourceDefinition (apiextensions.k8s.io/v1) declares, one per
 /// served version. Returns `None` when the spec lacks what serving needs.

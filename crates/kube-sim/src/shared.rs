@@ -26,8 +26,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub fn new(token: String, settings: Settings, faults: Vec<FaultRule>) -> Shared {
-        let mut store = Store::new();
+    pub fn new(
+        token: String,
+        release: kube_api_versions::Release,
+        settings: Settings,
+        faults: Vec<FaultRule>,
+    ) -> Shared {
+        let mut store = Store::new(release);
         crate::controllers::bootstrap(&mut store);
         Shared {
             token,

@@ -36,6 +36,15 @@ pub fn apply(
         ));
     }
     ops::check_type(rt, &mut applied, true)?;
+    // Apply types the patch against the kind's schema, so unknown fields fail whatever
+    // fieldValidation says (a 500 without reason on the real server).
+    if let Some(field) = crate::validate::unknown_fields(rt, &applied).first() {
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object (/{name}; {}, Kind={}): .{field}: field not declared in schema",
+            rt.api_version(),
+            rt.kind
+        )));
+    }
     strip_nulls(&mut applied);
     match applied["metadata"]["name"].as_str() {
         Some(n) if n == name => {}

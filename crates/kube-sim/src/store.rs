@@ -9,7 +9,8 @@ use tokio::sync::broadcast;
 
 use crate::resources::{Registry, ResourceType};
 
-/// Objects are stored once per group/resource, whatever version wrote them.
+/// Objects are stored once per group/resource, whatever version wrote them (the group is
+/// the storage group, see `ResourceType::storage_group`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjKey {
     pub group: String,
@@ -22,7 +23,7 @@ pub struct ObjKey {
 impl ObjKey {
     pub fn new(rt: &ResourceType, namespace: &str, name: &str) -> ObjKey {
         ObjKey {
-            group: rt.group.clone(),
+            group: rt.storage_group().to_string(),
             plural: rt.plural.clone(),
             namespace: if rt.namespaced {
                 namespace.to_string()
@@ -74,10 +75,10 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new() -> Store {
+    pub fn new(release: kube_api_versions::Release) -> Store {
         let (events_tx, _) = broadcast::channel(4096);
         Store {
-            registry: Registry::default(),
+            registry: Registry::new(release),
             objects: BTreeMap::new(),
             rv: 1,
             events: VecDeque::new(),
@@ -158,7 +159,7 @@ impl Store {
 
 impl Default for Store {
     fn default() -> Self {
-        Store::new()
+        Store::new(kube_api_versions::CURRENT)
     }
 }
 

@@ -51,7 +51,7 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 fn invalid(rt: &ResourceType, obj: &Value, field: &str, why: &str) -> ApiError {
-    ApiError::invalid(&rt.kind, name_of(obj), field, why)
+    ApiError::invalid(&rt.qualified_kind(), name_of(obj), field, why)
 }
 
 /// Checks that decoding would do (run before defaults).
@@ -191,6 +191,46 @@ pub fn object(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             }
         }
         ("", "Pod") => check_pod_spec(rt, obj, &obj["spec"], "spec"),
+        ("batch", "CronJob") => check_cronjob(rt, obj),
+        ("networking.k8s.io", "Ingress") if rt.version == "v1" => check_ingress(rt, obj),
+        ("policy", "PodDisruptionBudget") if rt.version == "v1" => {
+            let spec = &obj["spec"];
+            if !spec["minAvailable"].is_null() && !spec["maxUnavailable"].is_null() {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    "spec",
+                    &format!(
+                        "Invalid value: {spec}: minAvailable and maxUnavailable cannot be both set"
+                    ),
+                ));
+            }
+            Ok(())
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => check_hpa(rt, obj),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            let role_ref = &obj["roleRef"];
+            let kinds: &[&str] = if rt.kind == "RoleBinding" {
+                &["Role", "ClusterRole"]
+            } else {
+                &["ClusterRole"]
+            };
+            let kind = role_ref["kind"].as_str().unwrap_or_default();
+            if !kinds.contains(&kind) {
+                return Err(invalid(rt, obj, "roleRef.kind", &unsupported(kind, kinds)));
+            }
+            if role_ref["name"].as_str().is_none_or(str::is_empty) {
+                return Err(invalid(rt, obj, "roleRef.name", "Required value"));
+            }
+            Ok(())
+        }
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
+        ) if rt.version == "v1" => check_webhooks(rt, obj),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") if rt.version == "v1" => {
+            check_crd_v1(rt, obj)
+        }
         ("", "Service") => {
             let spec = &obj["spec"];
             let headless = spec["clusterIP"] == "None";
@@ -221,6 +261,414 @@ pub fn object(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// `Unsupported value: "x": supported values: "a", "b"`
+fn unsupported(value: &str, supported: &[&str]) -> String {
+    let list: Vec<String> = supported.iter().map(|s| json!(s).to_string()).collect();
+    format!(
+        "Unsupported value: {}: supported values: {}",
+        json!(value),
+        list.join(", ")
+    )
+}
+
+/// batch/v1 CronJob (batch/v1beta1 has the same rules): a five-field schedule (or a
+/// `@` macro, optionally after `TZ=`/`CRON_TZ=`) and a job template with a pod spec.
+fn check_cronjob(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let spec = &obj["spec"];
+    let Some(schedule) = spec["schedule"].as_str().filter(|s| !s.is_empty()) else {
+        return Err(invalid(rt, obj, "spec.schedule", "Required value"));
+    };
+    let mut fields: Vec<&str> = schedule.split_whitespace().collect();
+    if fields
+        .first()
+        .is_some_and(|f| f.starts_with("TZ=") || f.starts_with("CRON_TZ="))
+    {
+        fields.remove(0);
+    }
+    let macro_ok = fields.len() == 1
+        && matches!(
+            fields[0],
+            "@yearly" | "@annually" | "@monthly" | "@weekly" | "@daily" | "@midnight" | "@hourly"
+        );
+    if !macro_ok && fields.len() != 5 {
+        return Err(invalid(
+            rt,
+            obj,
+            "spec.schedule",
+            &format!(
+                "Invalid value: {}: expected exactly 5 fields, found {}: [{}]",
+                json!(schedule),
+                fields.len(),
+                fields.join(" ")
+            ),
+        ));
+    }
+    let tspec = &spec["jobTemplate"]["spec"]["template"]["spec"];
+    check_pod_spec(rt, obj, tspec, "spec.jobTemplate.spec.template.spec")?;
+    match tspec["restartPolicy"].as_str() {
+        Some("Never" | "OnFailure") => Ok(()),
+        None => Err(invalid(
+            rt,
+            obj,
+            "spec.jobTemplate.spec.template.spec.restartPolicy",
+            "Required value: valid values: \"OnFailure\", \"Never\"",
+        )),
+        Some(other) => Err(invalid(
+            rt,
+            obj,
+            "spec.jobTemplate.spec.template.spec.restartPolicy",
+            &unsupported(other, &["OnFailure", "Never"]),
+        )),
+    }
+}
+
+/// networking.k8s.io/v1 Ingress: a default backend or rules, and every path with a
+/// `pathType` and a v1-shaped backend (the v1beta1 `serviceName`/`servicePort` shape is
+/// unknown in v1, so such a backend counts as empty).
+fn check_ingress(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let spec = &obj["spec"];
+    let rules = spec["rules"].as_array().filter(|r| !r.is_empty());
+    if spec["defaultBackend"].is_null() && rules.is_none() {
+        return Err(invalid(
+            rt,
+            obj,
+            "spec",
+            "Invalid value: null: either `defaultBackend` or `rules` must be specified",
+        ));
+    }
+    if !spec["defaultBackend"].is_null() {
+        check_ingress_backend(rt, obj, &spec["defaultBackend"], "spec.defaultBackend")?;
+    }
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        let Some(paths) = rule["http"]["paths"].as_array() else {
+            continue;
+        };
+        for (j, path) in paths.iter().enumerate() {
+            let at = format!("spec.rules[{i}].http.paths[{j}]");
+            match path["pathType"].as_str() {
+                None | Some("") => {
+                    return Err(invalid(
+                        rt,
+                        obj,
+                        &format!("{at}.pathType"),
+                        "Required value: pathType must be specified",
+                    ));
+                }
+                Some("Exact" | "Prefix" | "ImplementationSpecific") => {}
+                Some(other) => {
+                    return Err(invalid(
+                        rt,
+                        obj,
+                        &format!("{at}.pathType"),
+                        &unsupported(other, &["Exact", "ImplementationSpecific", "Prefix"]),
+                    ));
+                }
+            }
+            check_ingress_backend(rt, obj, &path["backend"], &format!("{at}.backend"))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_ingress_backend(rt: &ResourceType, obj: &Value, b: &Value, at: &str) -> ApiResult<()> {
+    let (service, resource) = (&b["service"], &b["resource"]);
+    match (service.is_object(), resource.is_object()) {
+        (false, false) => Err(invalid(
+            rt,
+            obj,
+            at,
+            "Invalid value: \"\": resource or service backend is required",
+        )),
+        (true, true) => Err(invalid(
+            rt,
+            obj,
+            at,
+            "Invalid value: \"\": cannot set both resource and service backends",
+        )),
+        (false, true) => Ok(()),
+        (true, false) => {
+            if service["name"].as_str().is_none_or(str::is_empty) {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    &format!("{at}.service.name"),
+                    "Required value",
+                ));
+            }
+            let port = &service["port"];
+            let has_name = port["name"].as_str().is_some_and(|n| !n.is_empty());
+            let has_number = port["number"].as_u64().is_some_and(|n| n > 0);
+            if !has_name && !has_number {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    at,
+                    "Required value: port name or number is required",
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// HorizontalPodAutoscaler: a scale target and `maxReplicas` in every version; from
+/// autoscaling/v2 (and v2beta2) on, metrics carry a `target` with a type.
+fn check_hpa(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let spec = &obj["spec"];
+    for f in ["kind", "name"] {
+        if spec["scaleTargetRef"][f].as_str().is_none_or(str::is_empty) {
+            return Err(invalid(
+                rt,
+                obj,
+                &format!("spec.scaleTargetRef.{f}"),
+                "Required value",
+            ));
+        }
+    }
+    if spec["maxReplicas"].as_i64().unwrap_or(0) < 1 {
+        return Err(invalid(
+            rt,
+            obj,
+            "spec.maxReplicas",
+            "Required value: must be set and greater than 0",
+        ));
+    }
+    if rt.version != "v2" && rt.version != "v2beta2" {
+        return Ok(());
+    }
+    for (i, m) in spec["metrics"].as_array().into_iter().flatten().enumerate() {
+        let source = match m["type"].as_str() {
+            Some("Resource") => "resource",
+            Some("ContainerResource") => "containerResource",
+            Some("Pods") => "pods",
+            Some("Object") => "object",
+            Some("External") => "external",
+            _ => continue,
+        };
+        let target = &m[source]["target"];
+        match target["type"].as_str() {
+            Some("Utilization" | "Value" | "AverageValue") => {}
+            None | Some("") => {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    &format!("spec.metrics[{i}].{source}.target.type"),
+                    "Required value: must specify a metric target type",
+                ));
+            }
+            Some(other) => {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    &format!("spec.metrics[{i}].{source}.target.type"),
+                    &format!(
+                        "Invalid value: {}: must be either Utilization, Value, or AverageValue",
+                        json!(other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// admissionregistration.k8s.io/v1 webhooks must declare side effects and the
+/// AdmissionReview versions they accept (v1beta1 defaulted both).
+fn check_webhooks(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    for (i, w) in obj["webhooks"].as_array().into_iter().flatten().enumerate() {
+        match w["sideEffects"].as_str() {
+            None | Some("") => {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    &format!("webhooks[{i}].sideEffects"),
+                    "Required value: must specify one of None, NoneOnDryRun",
+                ));
+            }
+            Some("None" | "NoneOnDryRun") => {}
+            Some(other) => {
+                return Err(invalid(
+                    rt,
+                    obj,
+                    &format!("webhooks[{i}].sideEffects"),
+                    &unsupported(other, &["None", "NoneOnDryRun"]),
+                ));
+            }
+        }
+        if w["admissionReviewVersions"]
+            .as_array()
+            .is_none_or(|a| a.is_empty())
+        {
+            return Err(invalid(
+                rt,
+                obj,
+                &format!("webhooks[{i}].admissionReviewVersions"),
+                "Required value: must specify one of v1, v1beta1",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// apiextensions.k8s.io/v1 CRDs: no `preserveUnknownFields: true`, a schema for every
+/// version, and structural schemas. The real server names schema paths
+/// `spec.validation.openAPIV3Schema` when every version has the same schema (its
+/// internal form keeps one shared schema then) and per version otherwise.
+fn check_crd_v1(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let spec = &obj["spec"];
+    if spec["preserveUnknownFields"] == true {
+        return Err(invalid(
+            rt,
+            obj,
+            "spec.preserveUnknownFields",
+            "Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        ));
+    }
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    for (i, v) in versions.iter().enumerate() {
+        if !v["schema"]["openAPIV3Schema"].is_object() {
+            return Err(invalid(
+                rt,
+                obj,
+                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                "Required value",
+            ));
+        }
+    }
+    let shared = versions
+        .windows(2)
+        .all(|w| w[0]["schema"] == w[1]["schema"]);
+    for (i, v) in versions.iter().enumerate() {
+        let at = if shared {
+            "spec.validation.openAPIV3Schema".to_string()
+        } else {
+            format!("spec.versions[{i}].schema.openAPIV3Schema")
+        };
+        let schema = &v["schema"]["openAPIV3Schema"];
+        if let Some((field, why)) = structural_gap(schema, &at, true) {
+            return Err(invalid(rt, obj, &field, why));
+        }
+        if shared {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The first schema node without a `type` where a structural schema needs one.
+fn structural_gap(s: &Value, at: &str, root: bool) -> Option<(String, &'static str)> {
+    let exempt = s["x-kubernetes-int-or-string"] == true
+        || s["x-kubernetes-preserve-unknown-fields"] == true;
+    if s["type"].as_str().is_none_or(str::is_empty) && !exempt {
+        let why = if root {
+            "Required value: must not be empty at the root"
+        } else {
+            "Required value: must not be empty for specified object fields"
+        };
+        return Some((format!("{at}.type"), why));
+    }
+    if let Some(props) = s["properties"].as_object() {
+        for (name, p) in props {
+            if let Some(gap) = structural_gap(p, &format!("{at}.properties[{name}]"), false) {
+                return Some(gap);
+            }
+        }
+    }
+    if s["items"].is_object()
+        && let Some((field, why)) = structural_gap(&s["items"], &format!("{at}.items"), false)
+    {
+        let why = if why.ends_with("object fields") {
+            "Required value: must not be empty for specified array items"
+        } else {
+            why
+        };
+        return Some((field, why));
+    }
+    if let Some(ap) = s["additionalProperties"].as_object()
+        && !ap.is_empty()
+    {
+        return structural_gap(
+            &s["additionalProperties"],
+            &format!("{at}.additionalProperties"),
+            false,
+        );
+    }
+    None
+}
+
+/// Fields an apiextensions.k8s.io/v1 CRD does not have (v1beta1 leftovers such as
+/// `spec.validation`), as dotted paths. The real server drops them with a warning on
+/// create/update, refuses them with `fieldValidation=Strict` and refuses them in
+/// server-side apply.
+pub fn unknown_fields(rt: &ResourceType, obj: &Value) -> Vec<String> {
+    if rt.group != "apiextensions.k8s.io" || rt.version != "v1" {
+        return Vec::new();
+    }
+    const SPEC: &[&str] = &[
+        "group",
+        "names",
+        "scope",
+        "versions",
+        "conversion",
+        "preserveUnknownFields",
+    ];
+    const VERSION: &[&str] = &[
+        "name",
+        "served",
+        "storage",
+        "deprecated",
+        "deprecationWarning",
+        "schema",
+        "subresources",
+        "additionalPrinterColumns",
+        "selectableFields",
+    ];
+    let mut out = Vec::new();
+    if let Some(spec) = obj["spec"].as_object() {
+        out.extend(
+            spec.keys()
+                .filter(|k| !SPEC.contains(&k.as_str()))
+                .map(|k| format!("spec.{k}")),
+        );
+    }
+    for (i, v) in obj["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(v) = v.as_object() {
+            out.extend(
+                v.keys()
+                    .filter(|k| !VERSION.contains(&k.as_str()))
+                    .map(|k| format!("spec.versions[{i}].{k}")),
+            );
+        }
+    }
+    out
+}
+
+/// Removes [`unknown_fields`] (the server's default `fieldValidation=Warn` behaviour).
+pub fn drop_unknown_fields(rt: &ResourceType, obj: &mut Value) {
+    for path in unknown_fields(rt, obj) {
+        tracing::debug!(%path, kind = %rt.kind, "unknown field dropped");
+        if let Some(rest) = path.strip_prefix("spec.versions[") {
+            let Some((i, field)) = rest.split_once("].") else {
+                continue;
+            };
+            if let (Ok(i), Some(v)) = (i.parse::<usize>(), obj["spec"]["versions"].as_array_mut())
+                && let Some(m) = v.get_mut(i).and_then(Value::as_object_mut)
+            {
+                m.remove(field);
+            }
+        } else if let Some(field) = path.strip_prefix("spec.")
+            && let Some(m) = obj["spec"].as_object_mut()
+        {
+            m.remove(field);
+        }
     }
 }
 

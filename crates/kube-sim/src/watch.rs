@@ -56,7 +56,7 @@ pub fn start(
         let rt = rt.clone();
         let (ns, labels, fields) = (p.namespace.clone(), p.labels.clone(), p.fields.clone());
         move |e: &Event| -> Option<&'static str> {
-            let ours = e.key.group == rt.group
+            let ours = e.key.group == rt.storage_group()
                 && e.key.plural == rt.plural
                 && ns
                     .as_deref()

@@ -7,5 +7,6 @@ mod common;
 mod discovery_auth;
 mod lifecycle;
 mod ssa;
+mod versions;
 mod watch_faults_exec;
 mod workloads;

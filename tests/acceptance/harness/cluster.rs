@@ -28,7 +28,8 @@ pub struct TestCluster {
 
 impl TestCluster {
     /// kube-sim, unless `KUDO_TEST_KUBECONFIG` names a real cluster's kubeconfig.
-    /// `dir` receives the stand-in's kubeconfig.
+    /// kube-sim serves the API versions of `KUDO_TEST_KUBE_VERSION` (for example `1.24`;
+    /// default: the newest release it knows). `dir` receives the stand-in's kubeconfig.
     pub fn start(dir: &Path) -> TestCluster {
         if let Some(path) = real_kubeconfig() {
             let kube = Kube::connect(&path);
@@ -38,7 +39,11 @@ impl TestCluster {
                 kube,
             };
         }
-        let sim = kube_sim::KubeSim::spawn(kube_sim::SimConfig::default())
+        let cfg = kube_sim::SimConfig {
+            kubernetes_version: sim_kube_version(),
+            ..kube_sim::SimConfig::default()
+        };
+        let sim = kube_sim::KubeSim::spawn(cfg)
             .unwrap_or_else(|e| panic!("kube-sim did not start: {e:#}"));
         let kubeconfig = dir.join("kubeconfig.yaml");
         std::fs::write(&kubeconfig, sim.kubeconfig_yaml())
@@ -53,6 +58,33 @@ impl TestCluster {
 
     pub fn is_real(&self) -> bool {
         matches!(self.backend, Backend::Real)
+    }
+
+    /// The running kube-sim starts serving `release`'s API versions with every stored
+    /// object kept (a cluster upgrade). Tests that upgrade cannot run on a real cluster:
+    /// check [`TestCluster::is_real`] and skip first; this panics there.
+    #[track_caller]
+    pub fn upgrade_to(&self, release: kube_sim::Release) {
+        match &self.backend {
+            Backend::Sim(sim) => sim
+                .set_kubernetes_version(release)
+                .unwrap_or_else(|e| panic!("upgrade to {release}: {e:#}")),
+            Backend::Real => panic!(
+                "upgrade_to({release}) needs kube-sim; skip this test on a real cluster (is_real())"
+            ),
+        }
+    }
+}
+
+/// `KUDO_TEST_KUBE_VERSION` (`1.24`, `v1.29`, ...), else the newest release kube-sim
+/// knows. A value kube-sim cannot emulate fails the test run rather than silently
+/// testing another release.
+pub fn sim_kube_version() -> kube_sim::Release {
+    match std::env::var("KUDO_TEST_KUBE_VERSION") {
+        Ok(v) if !v.trim().is_empty() => v
+            .parse()
+            .unwrap_or_else(|e| panic!("KUDO_TEST_KUBE_VERSION: {e}")),
+        _ => kube_sim::CURRENT,
     }
 }
 
