@@ -21,6 +21,7 @@ mod dependencies;
 mod errors;
 mod examples;
 mod faults;
+mod kubernetes_versions;
 mod logging;
 mod mirror;
 mod olm_dependencies;

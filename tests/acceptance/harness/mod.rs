@@ -122,6 +122,30 @@ impl TestContext {
         }
     }
 
+    /// A context whose kube-sim serves Kubernetes `release` (`"1.24"`) instead of the
+    /// suite's profile; `None` on a real cluster, whose version a test cannot choose.
+    /// Nothing but the test namespace exists yet when the profile is switched, so this
+    /// is the same as starting kube-sim on that release.
+    #[track_caller]
+    pub fn on_kubernetes(test_name: &str, release: &str) -> Option<TestContext> {
+        if cluster::real_kubeconfig().is_some() {
+            return None;
+        }
+        let ctx = TestContext::new(test_name);
+        ctx.upgrade_cluster(release);
+        Some(ctx)
+    }
+
+    /// kube-sim starts serving `release` with every stored object kept: the API server
+    /// upgraded (or downgraded) over the same storage. kube-sim only.
+    #[track_caller]
+    pub fn upgrade_cluster(&self, release: &str) {
+        let release = release
+            .parse()
+            .unwrap_or_else(|e| panic!("release {release:?}: {e}"));
+        self.cluster.upgrade_to(release);
+    }
+
     pub fn kube(&self) -> &Kube {
         &self.cluster.kube
     }
