@@ -59,9 +59,8 @@ pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic
         .filter_map(|p| {
             let t = p.translation.as_ref()?;
             let mut detail = format!(
-                "{} renders {} {} with apiVersion {}, which this cluster no longer serves. It will be applied as {}, converted field by field.",
+                "{} renders {} with apiVersion {}, which this cluster no longer serves. It will be applied as {}, converted field by field.",
                 p.template,
-                p.object.kind,
                 label(&p.object),
                 t.from_api_version,
                 t.to_api_version
@@ -71,8 +70,15 @@ pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic
                 detail.push_str(note);
             }
             detail.push_str("\nTo stop this warning, write the new apiVersion in the template; to fail instead, set `translate_api_versions = false` in the provider block.");
+            // The object in the summary too: Terraform folds warnings with one summary
+            // into "and N more similar warnings", and each object deserves its line.
             Some(Diagnostic::warning(
-                format!("{} converted to {}", t.from_api_version, t.to_api_version),
+                format!(
+                    "{}: {} converted to {}",
+                    label(&p.object),
+                    t.from_api_version,
+                    t.to_api_version
+                ),
                 detail,
             ))
         })
