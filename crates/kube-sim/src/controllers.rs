@@ -83,10 +83,19 @@ fn reconcile(
     finish_crds(store);
 }
 
+/// The served type of a stored object: the version it was written as while that is
+/// served (kube-sim keeps each object in the shape it was written in and does not
+/// convert between versions, so validating it as another version could reject a valid
+/// object), else any served version of its group and resource.
 fn rt_of(store: &Store, key: &ObjKey) -> Option<ResourceType> {
-    store
-        .registry
-        .find_any_version(&key.group, &key.plural)
+    let written = store
+        .objects
+        .get(key)
+        .and_then(|o| o["apiVersion"].as_str())
+        .map(crate::resources::split_api_version)
+        .and_then(|(_, version)| store.registry.find(&key.group, version, &key.plural));
+    written
+        .or_else(|| store.registry.find_any_version(&key.group, &key.plural))
         .cloned()
 }
 
