@@ -276,7 +276,8 @@ mod tests {
     use super::*;
     use crate::model::Origin;
 
-    fn pkg(params: &str) -> Package {
+    /// A package with only `params.yaml` (shared with the `rules` tests).
+    pub(super) fn pkg(params: &str) -> Package {
         let mut files = crate::load::Files::new();
         files.insert(
             "operator.yaml".into(),
@@ -391,20 +392,8 @@ mod tests {
 #[cfg(test)]
 mod rules {
     use super::*;
-    use crate::model::Origin;
 
-    fn pkg(params: &str) -> Package {
-        let mut files = crate::load::Files::new();
-        files.insert(
-            "operator.yaml".into(),
-            b"name: t\noperatorVersion: 1.0.0\nplans: {}\n".to_vec(),
-        );
-        files.insert("params.yaml".into(), params.as_bytes().to_vec());
-        match Package::from_files(&files, "t/", Origin::Memory) {
-            Ok(p) => p,
-            Err(e) => panic!("{e}"),
-        }
-    }
+    use super::tests::pkg;
 
     fn param(p: &Package, name: &str) -> Parameter {
         p.parameter(name).cloned().expect("declared")
