@@ -3,6 +3,7 @@
 //! which costs minutes and gigabytes on a two-core CI machine.
 
 mod common;
+mod conversions;
 
 mod discovery_auth;
 mod lifecycle;
