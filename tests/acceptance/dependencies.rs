@@ -418,6 +418,12 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
     let order = ["zk", "kafka", "flink", "demo"];
     let versions = completed_instances(&ctx, &order);
     assert_increasing("plan completions", &order, &versions);
+    // Settled: the whole tree plans empty (on the current profile its PDBs were
+    // converted from policy/v1beta1, which must not show as a change either).
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
 
     ctx.tf.destroy(&[]).assert_success();
     ctx.mark_cleaned();
@@ -426,6 +432,8 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
             ctx.kube().instance(&ctx.namespace, name).is_none(),
             "{name}"
         );
+        let left = ctx.instance_objects(name);
+        assert!(left.is_empty(), "objects of {name} left: {left:#?}");
     }
 }
 
