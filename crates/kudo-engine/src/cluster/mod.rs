@@ -468,9 +468,13 @@ impl Cluster {
         }
         let mut backoff = Backoff::new();
         loop {
-            let present = with_retry("get", Some(cancel), || api.get_opt(&r.name))
-                .await
-                .map_err(|e| self.error("wait for deletion of", &r.to_string(), e))?;
+            let present = match with_retry("get", Some(cancel), || api.get_opt(&r.name)).await {
+                Ok(p) => p,
+                // The kind itself went away meanwhile (its CRD was deleted): the server
+                // answers 404 for the whole resource, and the object is gone with it.
+                Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => None,
+                Err(e) => return Err(self.error("wait for deletion of", &r.to_string(), e)),
+            };
             if present.is_none() {
                 tracing::debug!(object = %r, "deleted");
                 return Ok(());

@@ -147,7 +147,23 @@ fn is_instance(o: &Value) -> bool {
         && o.get("apiVersion").and_then(Value::as_str) == Some(KUDO_API_VERSION)
 }
 
+/// Deletes `objects` and waits for them: everything else first, then the
+/// CustomResourceDefinitions, so that no custom resource is still being deleted (and
+/// waited for) when its kind disappears with its CRD.
 async fn delete_concurrently(
+    cluster: &Cluster,
+    objects: &[ObjectRef],
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    let (crds, others): (Vec<ObjectRef>, Vec<ObjectRef>) = objects
+        .iter()
+        .cloned()
+        .partition(|r| r.kind == "CustomResourceDefinition" && r.group() == "apiextensions.k8s.io");
+    delete_wave(cluster, &others, cancel).await?;
+    delete_wave(cluster, &crds, cancel).await
+}
+
+async fn delete_wave(
     cluster: &Cluster,
     objects: &[ObjectRef],
     cancel: &CancellationToken,
