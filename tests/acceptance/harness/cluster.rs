@@ -222,7 +222,7 @@ impl Kube {
     pub fn list_namespace(&self, namespace: &str, selector: Option<&str>) -> BTreeSet<ObjRef> {
         self.rt
             .block_on(async {
-                let discovery = Discovery::new(self.client.clone()).run().await?;
+                let discovery = discover_all(&self.client).await?;
                 let mut found = BTreeSet::new();
                 for group in discovery.groups() {
                     for (ar, caps) in group.recommended_resources() {
@@ -263,7 +263,7 @@ impl Kube {
     pub fn list_cluster(&self, selector: &str) -> BTreeSet<ObjRef> {
         self.rt
             .block_on(async {
-                let discovery = Discovery::new(self.client.clone()).run().await?;
+                let discovery = discover_all(&self.client).await?;
                 let mut found = BTreeSet::new();
                 for group in discovery.groups() {
                     for (ar, caps) in group.recommended_resources() {
@@ -409,5 +409,17 @@ fn is_unknown_kind(e: &anyhow::Error) -> bool {
         Some(kube::Error::Discovery(_)) => true,
         Some(kube::Error::Api(status)) => status.code == 404,
         _ => false,
+    }
+}
+
+/// Full discovery, started again when a group listed by `/apis` vanished before its
+/// versions were read (a test on the same cluster deleted its CRD meanwhile: 404).
+async fn discover_all(client: &kube::Client) -> anyhow::Result<Discovery> {
+    let mut attempt = 1;
+    loop {
+        match Discovery::new(client.clone()).run().await {
+            Err(kube::Error::Api(s)) if s.code == 404 && attempt < 5 => attempt += 1,
+            other => return Ok(other?),
+        }
     }
 }

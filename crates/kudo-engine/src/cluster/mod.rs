@@ -494,11 +494,7 @@ impl Cluster {
         namespace: &str,
         label_selector: &str,
     ) -> Result<Vec<Value>, ClusterError> {
-        let discovery = with_retry("discovery", None, || {
-            Discovery::new(self.client.clone()).run()
-        })
-        .await
-        .map_err(|e| self.error("discover", "API groups", e))?;
+        let discovery = self.discover_all().await?;
         let lp = ListParams::default().labels(label_selector);
         let mut found = Vec::new();
         for group in discovery.groups() {
@@ -537,6 +533,32 @@ impl Cluster {
             }
         }
         Ok(found)
+    }
+
+    /// Full discovery of every served group. A group listed by `/apis` can vanish
+    /// before its versions are read (another instance's CRD deleted meanwhile), which
+    /// the server answers with 404: discovery then starts again, a few times.
+    async fn discover_all(&self) -> Result<Discovery, ClusterError> {
+        const ATTEMPTS: usize = 5;
+        let mut attempt = 1;
+        loop {
+            match with_retry("discovery", None, || {
+                Discovery::new(self.client.clone()).run()
+            })
+            .await
+            {
+                Err(RetryError::Kube(kube::Error::Api(s)))
+                    if s.code == 404 && attempt < ATTEMPTS =>
+                {
+                    tracing::debug!(
+                        attempt,
+                        "an API group vanished during discovery; discovering again"
+                    );
+                    attempt += 1;
+                }
+                other => return other.map_err(|e| self.error("discover", "API groups", e)),
+            }
+        }
     }
 
     /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
