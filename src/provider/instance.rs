@@ -766,7 +766,11 @@ async fn plan_preview(
     .await
     {
         Ok((v, warnings)) => (v, warnings),
-        Err(d) => (Value::Unknown, vec![d]),
+        Err(super::preview::PreviewError::Unknown(d)) => (Value::Unknown, vec![d]),
+        Err(super::preview::PreviewError::NotServed(e)) => (
+            Value::Unknown,
+            vec![session.engine_error("API version not served", &e)],
+        ),
     }
 }
 

@@ -51,6 +51,16 @@ pub struct Prior<'a> {
     pub render_seed: Option<&'a str>,
 }
 
+/// Why there is no preview.
+pub enum PreviewError {
+    /// The dry-run failed; the warning says why. The preview is unknown and the apply
+    /// reports real problems itself.
+    Unknown(Diagnostic),
+    /// An object the apply could never send: its API version is not served and
+    /// translation is off or cannot convert it. The plan must fail.
+    NotServed(engine::EngineError),
+}
+
 /// One plan-time warning per object a template writes for an API version the cluster
 /// no longer serves, naming the template, the object and both versions.
 pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic> {
@@ -91,10 +101,7 @@ pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic
 /// and the templates alone, never from what the cluster holds: Terraform plans again
 /// during the apply (after the destroy half of a replacement, after other resources
 /// changed the cluster) and the two plans must agree. `Ok` carries the plan-time
-/// warnings about translated API versions. `Err` carries a warning (the preview is then
-/// unknown, and the apply reports real problems itself) or, for an object the apply
-/// could never send (an API version the cluster does not serve, translation off), an
-/// error that fails the plan.
+/// warnings about translated API versions; see [`PreviewError`] for the failures.
 pub async fn compute(
     cluster: &Cluster,
     pkg: &Package,
@@ -103,7 +110,7 @@ pub async fn compute(
     parameters: &BTreeMap<String, String>,
     plan: &str,
     prior: &Prior<'_>,
-) -> Result<(Value, Vec<Diagnostic>), Diagnostic> {
+) -> Result<(Value, Vec<Diagnostic>), PreviewError> {
     let warn = |e: &dyn std::fmt::Display| {
         Diagnostic::warning(
             "No preview",
@@ -125,24 +132,16 @@ pub async fn compute(
         // tells changes apart as well as the secret one would.
         render_seed: prior.render_seed,
     };
-    let planned = engine::preview_plan(cluster, request)
-        .await
-        .map_err(|e| match e.is_translation() {
-            true => Diagnostic::error(
-                "API version not served",
-                super::diag::with_advice(
-                    e.to_string(),
-                    &format!(
-                        "Write the apiVersion the message names in the template, or set `translate_api_versions = true` in the provider block, {}",
-                        super::diag::AGAIN
-                    ),
-                ),
-            ),
-            false => warn(&e),
-        })?;
+    let planned =
+        engine::preview_plan(cluster, request)
+            .await
+            .map_err(|e| match e.is_translation() {
+                true => PreviewError::NotServed(e),
+                false => PreviewError::Unknown(warn(&e)),
+            })?;
     let warnings = translation_warnings(&planned);
-    let this_plan =
-        engine::render_plan(pkg, instance, namespace, parameters, plan).map_err(|e| warn(&e))?;
+    let this_plan = engine::render_plan(pkg, instance, namespace, parameters, plan)
+        .map_err(|e| PreviewError::Unknown(warn(&e)))?;
     let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
     let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
     for o in this_plan {

@@ -123,11 +123,6 @@ impl Cluster {
         self
     }
 
-    /// The translation settings in force.
-    pub fn translator(&self) -> &Translator {
-        &self.translator
-    }
-
     /// The API server URL (for messages).
     pub fn url(&self) -> &str {
         &self.url

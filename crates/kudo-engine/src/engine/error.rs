@@ -121,12 +121,12 @@ impl EngineError {
         self
     }
 
-    /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     /// An object's API version is not served and translation is off or cannot help.
     pub fn is_translation(&self) -> bool {
         self.trouble == Trouble::ApiVersion
     }
 
+    /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     pub fn is_cancelled(&self) -> bool {
         self.trouble == Trouble::Cancelled || self.message.starts_with(CANCELLED_PREFIX)
     }

@@ -106,7 +106,10 @@ pub async fn preview_plan(
                         }
                         Err(e) => return Err(fail(e)),
                     };
-                    let namespaced = match cluster.is_namespaced(&r.api_version, &r.kind).await {
+                    // Scope of the version the object is sent as (no second discovery
+                    // miss for a version the cluster does not serve).
+                    let api_version = manifest["apiVersion"].as_str().unwrap_or(&r.api_version);
+                    let namespaced = match cluster.is_namespaced(api_version, &r.kind).await {
                         Ok(n) => Some(n),
                         Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
                             None
