@@ -57,6 +57,9 @@ fn advice(
             "Write an apiVersion the cluster serves in {}, or set `translate_api_versions = true` in the provider block so the provider converts it, {AGAIN}",
             template.unwrap_or("the template named above")
         ),
+        Trouble::Taken => format!(
+            "The provider never takes over what another instance or configuration manages. Choose names as the message says, or, if this configuration should manage that instance, import it instead (an `import` block or `terraform import kudo_instance.<resource> <namespace>/<name>`); {AGAIN}"
+        ),
         Trouble::Content => match (fatal, template) {
             (true, Some(t)) => {
                 format!("Fix {t} in the operator package, or the parameter value it uses, {AGAIN}")
@@ -171,6 +174,7 @@ mod tests {
             Trouble::Denied,
             Trouble::Cancelled,
             Trouble::ApiVersion,
+            Trouble::Taken,
         ] {
             for fatal in [true, false] {
                 let a = advice(trouble, fatal, None, &settings);

@@ -147,8 +147,35 @@ async fn objects_value(cluster: &Cluster, objects: &[ObjectRef]) -> Value {
     )
 }
 
+/// `crd_deletion`, unset meaning the default. An invalid value is reported by
+/// [`validate`]; where it reaches here anyway the default (which loses nothing) applies.
+fn crd_deletion_of(v: &Value) -> engine::CrdDeletion {
+    v.get("crd_deletion")
+        .as_str()
+        .and_then(engine::CrdDeletion::parse)
+        .unwrap_or_default()
+}
+
 pub fn validate(config: &Value) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
+    if let Some(v) = config.get("crd_deletion").as_str()
+        && engine::CrdDeletion::parse(v).is_none()
+    {
+        diags.push(
+            Diagnostic::error(
+                "Invalid crd_deletion",
+                format!(
+                    "{v:?} is not a choice; set `crd_deletion` to one of {}, or leave it unset for \"when-unused\".",
+                    engine::CrdDeletion::VALUES
+                        .iter()
+                        .map(|c| format!("{c:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )
+            .with_attribute(AttributePath::attribute("crd_deletion")),
+        );
+    }
     if let Some(id) = config.get("operator").as_str()
         && parse_operator_id(id).is_none()
     {
@@ -463,6 +490,19 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             Value::string(format!("{namespace}/{n}"))
         }),
     );
+
+    // A new resource must not find its Instance there already (someone else's). Checked
+    // whenever the cluster can be reached while planning; the apply checks again.
+    if prior.is_null()
+        && let Some(name) = &name
+        && let Ok(cluster) = session.cluster().await
+        && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, name).await
+    {
+        return PlanResponse {
+            diagnostics: vec![d],
+            ..Default::default()
+        };
+    }
 
     let mut diagnostics = Vec::new();
     let operator = proposed.get("operator").as_str().map(str::to_string);
@@ -926,6 +966,11 @@ async fn apply_inner(
 
     let namespace = namespace_of(&planned);
     let name = planned.get("name").as_str().unwrap_or_default().to_string();
+    if prior.is_null()
+        && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
+    {
+        return fail(prior, d);
+    }
     let operator = planned
         .get("operator")
         .as_str()
@@ -1010,6 +1055,7 @@ async fn apply_inner(
             plan: &plan_name,
             previous_inventory: &previous,
             render_seed: seed,
+            crd_deletion: crd_deletion_of(&planned),
         },
         &secret,
         &deadline.token,
@@ -1042,6 +1088,7 @@ async fn apply_inner(
             state.set_attr("objects", objects_value(&cluster, &outcome.inventory).await);
             ApplyResponse {
                 new_state: state,
+                diagnostics: kept_warnings(&outcome.kept),
                 ..Default::default()
             }
         }
@@ -1125,12 +1172,16 @@ async fn destroy(
             render_seed: seed,
             dependencies: tree.as_ref().map(|t| &t.packages),
         }),
+        crd_deletion_of(&prior),
         &deadline.token,
     )
     .await;
     deadline.explain(cancel, "uninstall", &mut work);
     match work {
-        Ok(()) => ApplyResponse::default(),
+        Ok(kept) => ApplyResponse {
+            diagnostics: kept_warnings(&kept),
+            ..Default::default()
+        },
         Err(e) => ApplyResponse {
             new_state: prior,
             diagnostics: vec![engine_diagnostic(
@@ -1141,6 +1192,14 @@ async fn destroy(
             ..Default::default()
         },
     }
+}
+
+/// One warning per object left in place for another instance or its data.
+fn kept_warnings(kept: &[engine::Kept]) -> Vec<Diagnostic> {
+    kept.iter()
+        .filter(|k| k.is_notable())
+        .map(|k| Diagnostic::warning(format!("{} kept", k.object), k.to_string()))
+        .collect()
 }
 
 fn instance_status(instance: &serde_json::Value, plan: &str) -> Option<String> {

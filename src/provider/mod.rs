@@ -7,6 +7,7 @@ mod children;
 mod config;
 mod dependencies_data;
 mod diag;
+mod existing;
 mod instance;
 mod operator;
 mod package_data;

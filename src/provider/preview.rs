@@ -131,6 +131,8 @@ pub async fn compute(
         // The old and new renders below are compared with one seed (the public one), which
         // tells changes apart as well as the secret one would.
         render_seed: prior.render_seed,
+        // A preview deletes nothing.
+        crd_deletion: engine::CrdDeletion::default(),
     };
     let planned =
         engine::preview_plan(cluster, request)

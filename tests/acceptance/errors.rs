@@ -2,6 +2,7 @@
 //! non-zero exit, an `Error:` diagnostic naming the culprit, no crash.
 
 use crate::harness::TestContext;
+use crate::harness::flat;
 
 /// The quickstart operator with a configuration of our own around it.
 fn quickstart_with(ctx: &TestContext, provider_block: &str, parameters: &str) {
@@ -39,15 +40,6 @@ resource "kudo_instance" "web" {{
 "#
         ),
     );
-}
-
-/// Terraform's output with the diagnostic frame (`│`) and its wrapping at 80 columns
-/// undone, so assertions can look for whole sentences.
-fn flat(text: &str) -> String {
-    text.replace('│', " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The line of the working folder's main.tf that starts with `prefix` (after

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::harness::flat;
 use crate::harness::{State, TestContext, fixture_operator, own_operator};
 use crate::skip;
 
@@ -50,12 +51,6 @@ resource "kudo_instance" "this" {{
 "#,
         package = package.display().to_string(),
     )
-}
-
-/// Terraform wraps diagnostics at word boundaries: compare with runs of whitespace as
-/// one space.
-fn flat(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `(template file, apiVersion, kind)` of every document of the package's templates, as

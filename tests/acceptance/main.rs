@@ -34,4 +34,5 @@ mod randomness;
 mod resolve_data;
 mod semantics;
 mod sensitive;
+mod sharing;
 mod smoke;

@@ -158,9 +158,17 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
     assert!(r.pointer("/metadata/ownerReferences").is_none());
     assert!(r.pointer("/metadata/namespace").is_none());
 
-    engine::uninstall_instance(&cluster, "team", "c1", &out.inventory, None, &cancel)
-        .await
-        .expect("uninstall");
+    engine::uninstall_instance(
+        &cluster,
+        "team",
+        "c1",
+        &out.inventory,
+        None,
+        engine::CrdDeletion::default(),
+        &cancel,
+    )
+    .await
+    .expect("uninstall");
     assert!(
         cluster.get(&role).await.unwrap().is_none(),
         "cluster-scoped object removed"

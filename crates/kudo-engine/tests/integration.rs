@@ -7,3 +7,4 @@ mod common;
 mod cluster;
 mod plans;
 mod sensitive;
+mod sharing;

@@ -150,6 +150,7 @@ async fn first_operator_deploys_labelled_owned_objects() {
         "fo1",
         &out.inventory,
         None,
+        engine::CrdDeletion::default(),
         &CancellationToken::new(),
     )
     .await
@@ -221,6 +222,7 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
         "zk1",
         &out.inventory,
         None,
+        engine::CrdDeletion::default(),
         &CancellationToken::new(),
     )
     .await
@@ -648,6 +650,7 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
             parameters: &off,
             render_seed: None,
         }),
+        engine::CrdDeletion::default(),
         &cancel,
     )
     .await
@@ -660,9 +663,17 @@ async fn toggle_applies_and_deletes_and_cleanup_failure_stops_uninstall() {
             .unwrap()
             .is_some()
     );
-    engine::uninstall_instance(&cluster, "default", "t", &out.inventory, None, &cancel)
-        .await
-        .expect("uninstall");
+    engine::uninstall_instance(
+        &cluster,
+        "default",
+        "t",
+        &out.inventory,
+        None,
+        engine::CrdDeletion::default(),
+        &cancel,
+    )
+    .await
+    .expect("uninstall");
     assert!(
         cluster
             .get(&instance_ref("default", "t"))
@@ -1495,6 +1506,7 @@ async fn cleanup_runs_dependencies_from_the_resolved_tree() {
         "c",
         &out.inventory,
         Some(cleanup(None)),
+        engine::CrdDeletion::default(),
         &cancel,
     )
     .await
@@ -1512,6 +1524,7 @@ async fn cleanup_runs_dependencies_from_the_resolved_tree() {
         "c",
         &out.inventory,
         Some(cleanup(Some(&deps))),
+        engine::CrdDeletion::default(),
         &cancel,
     )
     .await

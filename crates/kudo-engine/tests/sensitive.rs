@@ -137,6 +137,7 @@ async fn sensitive_values_render_from_the_secret_and_never_reach_the_instance() 
             parameters: &bob,
             render_seed: None,
         }),
+        engine::CrdDeletion::default(),
         &cancel,
     )
     .await

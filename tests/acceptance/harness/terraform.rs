@@ -87,6 +87,12 @@ impl TfRun {
 
     /// stdout and stderr together: Terraform prints diagnostics on stderr but plan
     /// summaries on stdout, and assertions usually care about "somewhere".
+    /// [`TfRun::output`] with Terraform's line wrapping and box drawing undone, for
+    /// matching sentences of a diagnostic whatever the terminal width.
+    pub fn flat_output(&self) -> String {
+        flat(&self.output())
+    }
+
     pub fn output(&self) -> String {
         format!("{}\n{}", self.stdout, self.stderr)
     }
@@ -382,4 +388,13 @@ impl State {
     pub fn is_empty(&self) -> bool {
         self.resources().is_empty()
     }
+}
+
+/// `text` with every run of whitespace (and Terraform's `│` diagnostic frame) turned
+/// into one space: Terraform wraps diagnostics at its own width.
+pub fn flat(text: &str) -> String {
+    text.replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -99,6 +99,9 @@ pub enum Trouble {
     /// A template writes an API version the cluster does not serve, and translation is
     /// off or cannot convert it: change the template or the provider setting.
     ApiVersion,
+    /// The object belongs to another instance (or another configuration's instance):
+    /// choose other names, or import it.
+    Taken,
 }
 
 impl ClusterError {

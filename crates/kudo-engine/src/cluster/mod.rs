@@ -5,6 +5,7 @@ mod conflict;
 mod crds;
 mod error;
 mod exec;
+mod guarded;
 mod object_ref;
 mod retry;
 mod settings;
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble};
+pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
 
@@ -447,6 +449,18 @@ impl Cluster {
         r: &ObjectRef,
         cancel: &CancellationToken,
     ) -> Result<(), ClusterError> {
+        self.delete_with_and_wait(r, &DeleteParams::foreground(), cancel)
+            .await
+    }
+
+    /// [`Cluster::delete_and_wait`] with the caller's delete options (preconditions).
+    /// A failed precondition is returned as the server's 409.
+    async fn delete_with_and_wait(
+        &self,
+        r: &ObjectRef,
+        dp: &DeleteParams,
+        cancel: &CancellationToken,
+    ) -> Result<(), ClusterError> {
         let api = match self.api_for(r).await {
             Ok(api) => api,
             Err(ClusterError::UnknownKind { .. }) => {
@@ -455,8 +469,7 @@ impl Cluster {
             }
             Err(e) => return Err(e),
         };
-        let dp = DeleteParams::foreground();
-        match with_retry("delete", Some(cancel), || api.delete(&r.name, &dp)).await {
+        match with_retry("delete", Some(cancel), || api.delete(&r.name, dp)).await {
             Ok(_) => {}
             Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(()),
             Err(e) => return Err(self.error("delete", &r.to_string(), e)),

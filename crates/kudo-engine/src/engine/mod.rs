@@ -6,12 +6,15 @@ mod error;
 mod health;
 mod metadata;
 mod operator;
+mod ownership;
 mod pipe;
 mod preview;
+mod removal;
 mod render;
 mod run;
 mod select;
 mod sensitive;
+mod sharing;
 mod status;
 mod uninstall;
 
@@ -26,11 +29,13 @@ pub use operator::{
     install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
 };
 pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
+pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use select::{changed_parameters, check_immutable, select_plan};
 pub use sensitive::{
     ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
 };
+pub use sharing::{ANNOTATION_USED_BY, user_id};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
 pub use uninstall::{Cleanup, uninstall_instance};
 

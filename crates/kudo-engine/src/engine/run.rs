@@ -14,6 +14,7 @@ use super::error::{CANCELLED_PREFIX, Location};
 use super::health::{Health, health};
 use super::metadata::{Owner, decorate};
 use super::pipe;
+use super::removal::{CrdDeletion, Kept, Remover};
 use super::render::RenderContext;
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 use super::{EngineError, instance_ref};
@@ -38,6 +39,9 @@ pub struct RunRequest<'a> {
     /// dependency instance below it. `None`: only folder dependencies next to a
     /// folder-loaded package can run.
     pub dependencies: Option<&'a dependency::DependencyPackages>,
+    /// Whether CRDs this run prunes or deletes may go (`kudo_instance.crd_deletion`);
+    /// dependency instances inherit it.
+    pub crd_deletion: CrdDeletion,
 }
 
 /// The result of a successful run.
@@ -48,6 +52,9 @@ pub struct RunOutcome {
     /// Every object this instance now owns: earlier ones still rendered plus those
     /// applied by this run, minus deleted and pruned ones. Sorted.
     pub inventory: Vec<ObjectRef>,
+    /// Cluster-scoped objects the run stopped using but left in place for other
+    /// instances or their data (see [`super::removal`]).
+    pub kept: Vec<Kept>,
 }
 
 /// The plan, the effective parameters (instance values over defaults, checked) and
@@ -218,6 +225,7 @@ async fn run_plan_impl(
         publish_lock: tokio::sync::Mutex::new(()),
         applied: Mutex::new(BTreeSet::new()),
         deleted: Mutex::new(BTreeSet::new()),
+        kept: Mutex::new(Vec::new()),
     };
     run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
         .await;
@@ -248,9 +256,11 @@ async fn run_plan_impl(
 
     let inventory = run.prune(cancel).await.map_err(|e| e.with_plan(req.plan))?;
     let plan_status = run.snapshot(req.plan);
+    let kept = run.kept.lock().map(|k| k.clone()).unwrap_or_default();
     Ok(RunOutcome {
         plan_status,
         inventory,
+        kept,
     })
 }
 
@@ -309,6 +319,7 @@ struct Run<'a> {
     publish_lock: tokio::sync::Mutex<()>,
     applied: Mutex<BTreeSet<ObjectRef>>,
     deleted: Mutex<BTreeSet<ObjectRef>>,
+    kept: Mutex<Vec<Kept>>,
 }
 
 /// A phase or step, started with the cancellation token it must honour.
@@ -625,10 +636,23 @@ impl<'a> Run<'a> {
         let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
         let child_ref = super::instance_ref(self.req.namespace, &child);
         if !dependency::enabled(self.effective, dep)? {
-            if self.cluster.get(&child_ref).await?.is_some() {
+            let live = self.cluster.get(&child_ref).await?;
+            // Only a child of ours goes; another's instance of that name is not ours to remove.
+            if let Some(obj) = &live
+                && let Err(e) = super::ownership::check_child(&child_ref, obj, self.req.instance)
+            {
+                tracing::warn!(instance = %child, reason = %e, "dependency disabled, but the instance of its name is not ours; leaving it");
+            } else if live.is_some() {
                 tracing::info!(instance = %child, "dependency disabled; removing it");
-                super::uninstall::uninstall_boxed(self.cluster, self.req.namespace, &child, cancel)
-                    .await?;
+                let kept = super::uninstall::uninstall_boxed(
+                    self.cluster,
+                    self.req.namespace,
+                    &child,
+                    self.req.crd_deletion,
+                    cancel,
+                )
+                .await?;
+                self.note_kept(kept);
             }
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.insert(child_ref);
@@ -641,12 +665,15 @@ impl<'a> Run<'a> {
             }
             None => BTreeMap::new(),
         };
-        let existing = self
+        let live = self
             .cluster
             .get(&child_ref)
             .await
-            .map_err(|e| EngineError::from(e).with_object(&child_ref))?
-            .map(|obj| dependency::ExistingChild::from_instance(&obj));
+            .map_err(|e| EngineError::from(e).with_object(&child_ref))?;
+        if let Some(obj) = &live {
+            super::ownership::check_child(&child_ref, obj, self.req.instance)?;
+        }
+        let existing = live.as_ref().map(dependency::ExistingChild::from_instance);
         let in_child = |e: EngineError| {
             EngineError::new(
                 format!("dependency instance {child}: {}", e.message),
@@ -689,8 +716,9 @@ impl<'a> Run<'a> {
             previous_inventory: &previous,
             dependencies: self.req.dependencies,
             render_seed: child_seed.as_deref(),
+            crd_deletion: self.req.crd_deletion,
         };
-        run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
+        let outcome = run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
             .map_err(|e| {
                 let detail = format!("dependency instance {child}: {}", e.located());
@@ -706,8 +734,23 @@ impl<'a> Run<'a> {
                 wrapped.trouble = trouble;
                 wrapped
             })?;
+        self.note_kept(outcome.kept);
         self.keep_child(&child_ref);
         Ok(vec![child_ref])
+    }
+
+    fn remover(&self) -> Remover<'_> {
+        Remover {
+            cluster: self.cluster,
+            user: super::sharing::user_id(self.req.namespace, self.req.instance),
+            crd_deletion: self.req.crd_deletion,
+        }
+    }
+
+    fn note_kept(&self, kept: impl IntoIterator<Item = Kept>) {
+        if let Ok(mut all) = self.kept.lock() {
+            all.extend(kept);
+        }
     }
 
     /// A child this run ensured (ran or found settled) is part of our inventory and must
@@ -936,12 +979,27 @@ impl<'a> Run<'a> {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
             // what KUDO's manager wrote); others only if we applied them before.
-            let apply = match in_inventory(self.req.previous_inventory, &r) {
+            let known = in_inventory(self.req.previous_inventory, &r);
+            if !known && r.namespace.is_some() {
+                let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
+                super::ownership::check_not_taken(&r, live.as_ref(), self.req.instance)?;
+            }
+            let apply = match known {
                 true => self.cluster.apply_owned(&obj, false).boxed(),
                 false => self.cluster.apply(&obj, false).boxed(),
             };
-            or_cancel(cancel, &r, apply).await?;
+            let live = or_cancel(cancel, &r, apply).await?;
             tracing::info!(object = %r, "applied");
+            if r.namespace.is_none() {
+                // Cluster-scoped objects can be shared; say that this instance uses it.
+                let user = super::sharing::user_id(self.req.namespace, self.req.instance);
+                or_cancel(
+                    cancel,
+                    &r,
+                    super::sharing::record_user(self.cluster, &r, &live, &user),
+                )
+                .await?;
+            }
             if let Ok(mut applied) = self.applied.lock() {
                 applied.insert(r.clone());
             }
@@ -976,11 +1034,8 @@ impl<'a> Run<'a> {
                 }
             }
             let r = ObjectRef::from_object(&obj)?;
-            self.cluster
-                .delete_and_wait(&r, cancel)
-                .await
-                .map_err(|e| EngineError::from(e).with_object(&r))?;
-            tracing::info!(object = %r, "deleted");
+            let kept = self.remover().remove(&r, cancel).await?;
+            self.note_kept(kept);
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.insert(r.clone());
             }
@@ -1133,12 +1188,16 @@ impl<'a> Run<'a> {
         {
             // By stored object, not by ref: deleting `policy/v1beta1` PDB x would delete
             // the `policy/v1` PDB x the run just applied.
-            for r in stale.iter().filter(|r| !in_inventory(&desired, r)) {
+            let unwanted: Vec<ObjectRef> = stale
+                .into_iter()
+                .filter(|r| !in_inventory(&desired, r))
+                .collect();
+            for r in &unwanted {
                 tracing::info!(object = %r, "pruning object no longer rendered");
-                self.cluster
-                    .delete_and_wait(r, cancel)
-                    .await
-                    .map_err(|e| EngineError::from(e).with_object(r))?;
+            }
+            let kept = self.remover().remove_all(&unwanted, cancel).await?;
+            self.note_kept(kept);
+            for r in &unwanted {
                 inventory.remove(r);
             }
         }

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use futures::future::join_all;
 use kudo_package::Package;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::metadata::{LABEL_INSTANCE, LABEL_OPERATOR};
+use super::removal::{CrdDeletion, Kept, Remover};
 use super::run::{RunRequest, run_plan};
 use super::{DependencyPackages, EngineError, instance_ref};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
@@ -25,17 +25,20 @@ pub struct Cleanup<'a> {
     pub dependencies: Option<&'a DependencyPackages>,
 }
 
-/// Deletes the instance and everything it owns, and waits until all of it is gone.
-/// When `cleanup` is given and the operator has a `cleanup` plan, it runs first; its
-/// failure stops the uninstall (nothing is deleted) so the user can fix or skip it.
+/// Deletes the instance and everything it owns, and waits until all of it is gone;
+/// returns the cluster-scoped objects it left for other instances or their data (see
+/// [`super::removal`]). When `cleanup` is given and the operator has a `cleanup` plan,
+/// it runs first; its failure stops the uninstall (nothing is deleted) so the user can
+/// fix or skip it.
 pub async fn uninstall_instance(
     cluster: &Cluster,
     namespace: &str,
     name: &str,
     inventory: &[ObjectRef],
     cleanup: Option<Cleanup<'_>>,
+    crd_deletion: CrdDeletion,
     cancel: &CancellationToken,
-) -> Result<(), EngineError> {
+) -> Result<Vec<Kept>, EngineError> {
     tracing::info!(instance = %name, namespace = %namespace, "uninstall started");
     let mut objects: Vec<ObjectRef> = inventory.to_vec();
     if let Some(c) = cleanup
@@ -53,12 +56,19 @@ pub async fn uninstall_instance(
                 plan: "cleanup",
                 previous_inventory: inventory,
                 render_seed: c.render_seed,
+                crd_deletion,
             },
             cancel,
         )
         .await?;
         objects = outcome.inventory;
     }
+    let remover = Remover {
+        cluster,
+        user: super::sharing::user_id(namespace, name),
+        crd_deletion,
+    };
+    let mut kept = Vec::new();
 
     // Dependency instances (KudoOperator tasks) hang off this one by owner reference.
     // Removing them here, subtree by subtree, rather than leaving them to the garbage
@@ -66,10 +76,10 @@ pub async fn uninstall_instance(
     // garbage collector (or with orphaning deletes) do not keep them.
     for child in owned_instances(cluster, namespace, name).await? {
         tracing::info!(instance = %child, parent = %name, "removing dependency instance");
-        uninstall_boxed(cluster, namespace, &child, cancel).await?;
+        kept.extend(uninstall_boxed(cluster, namespace, &child, crd_deletion, cancel).await?);
     }
 
-    delete_concurrently(cluster, &objects, cancel).await?;
+    kept.extend(remover.remove_all(&objects, cancel).await?);
 
     // Objects our inventory does not know (lost state, a failed first run) and PVCs
     // created from StatefulSet claim templates carry the instance label.
@@ -81,7 +91,7 @@ pub async fn uninstall_instance(
         .filter(|o| !is_instance(o))
         .filter_map(|o| ObjectRef::from_object(o).ok())
         .collect();
-    delete_concurrently(cluster, &leftovers, cancel).await?;
+    kept.extend(remover.remove_all(&leftovers, cancel).await?);
 
     // Owned by the Instance, but not every cluster collects garbage (nor quickly).
     super::sensitive::remove_sensitive(cluster, namespace, name, cancel).await?;
@@ -92,7 +102,7 @@ pub async fn uninstall_instance(
         .await
         .map_err(|e| EngineError::from(e).with_object(&r))?;
     tracing::info!(instance = %name, namespace = %namespace, "uninstall complete");
-    Ok(())
+    Ok(kept)
 }
 
 /// `uninstall_instance` without cleanup or inventory (the label sweep finds the objects),
@@ -101,14 +111,16 @@ pub(crate) fn uninstall_boxed<'a>(
     cluster: &'a Cluster,
     namespace: &'a str,
     name: &'a str,
+    crd_deletion: CrdDeletion,
     cancel: &'a CancellationToken,
-) -> futures::future::BoxFuture<'a, Result<(), EngineError>> {
+) -> futures::future::BoxFuture<'a, Result<Vec<Kept>, EngineError>> {
     Box::pin(uninstall_instance(
         cluster,
         namespace,
         name,
         &[],
         None,
+        crd_deletion,
         cancel,
     ))
 }
@@ -145,37 +157,4 @@ async fn owned_instances(
 fn is_instance(o: &Value) -> bool {
     o.get("kind").and_then(Value::as_str) == Some("Instance")
         && o.get("apiVersion").and_then(Value::as_str) == Some(KUDO_API_VERSION)
-}
-
-/// Deletes `objects` and waits for them: everything else first, then the
-/// CustomResourceDefinitions, so that no custom resource is still being deleted (and
-/// waited for) when its kind disappears with its CRD.
-async fn delete_concurrently(
-    cluster: &Cluster,
-    objects: &[ObjectRef],
-    cancel: &CancellationToken,
-) -> Result<(), EngineError> {
-    let (crds, others): (Vec<ObjectRef>, Vec<ObjectRef>) = objects
-        .iter()
-        .cloned()
-        .partition(|r| r.kind == "CustomResourceDefinition" && r.group() == "apiextensions.k8s.io");
-    delete_wave(cluster, &others, cancel).await?;
-    delete_wave(cluster, &crds, cancel).await
-}
-
-async fn delete_wave(
-    cluster: &Cluster,
-    objects: &[ObjectRef],
-    cancel: &CancellationToken,
-) -> Result<(), EngineError> {
-    let results = join_all(objects.iter().map(|r| async move {
-        cluster
-            .delete_and_wait(r, cancel)
-            .await
-            .map_err(|e| EngineError::from(e).with_object(r))?;
-        tracing::info!(object = %r, "deleted");
-        Ok::<(), EngineError>(())
-    }))
-    .await;
-    results.into_iter().collect()
 }

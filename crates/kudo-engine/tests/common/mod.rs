@@ -150,6 +150,7 @@ pub fn request<'a>(
         previous_inventory: &[],
         dependencies: None,
         render_seed: None,
+        crd_deletion: engine::CrdDeletion::default(),
     }
 }
 

@@ -1,0 +1,116 @@
+//! Nothing is taken from another instance: a namespaced object another Instance
+//! controls, or an Instance that is not a dependency of ours, is never applied over.
+//! Every instance applies with the same field manager, so server-side apply alone would
+//! hand such an object to whoever applied last (and the other's owner reference with it).
+
+use serde_json::Value;
+
+use super::EngineError;
+use crate::cluster::{KUDO_API_VERSION, ObjectRef, Trouble};
+
+/// The Instance named by the object's controller reference, if any.
+fn controlling_instance(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        .filter(|r| {
+            r.get("kind").and_then(Value::as_str) == Some("Instance")
+                && r.get("apiVersion").and_then(Value::as_str) == Some(KUDO_API_VERSION)
+        })
+        .and_then(|r| r.get("name").and_then(Value::as_str))
+}
+
+/// The error for an object that belongs to `holder`.
+pub(crate) fn taken(r: &ObjectRef, holder: &str, advice: &str) -> EngineError {
+    let mut e = EngineError::fatal(format!(
+        "{r} already exists and belongs to {holder}; two instances cannot manage one object. {advice}"
+    ))
+    .with_object(r);
+    e.trouble = Trouble::Taken;
+    e
+}
+
+/// Fails when the namespaced object `r` (`live`, as just read; None when it does not
+/// exist) is controlled by another Instance than `instance`. Objects of ours (same
+/// Instance name: the uid changes when an Instance is re-created, the identity does
+/// not) and objects no Instance controls pass; the latter are still protected field by
+/// field by server-side apply's conflicts.
+pub(crate) fn check_not_taken(
+    r: &ObjectRef,
+    live: Option<&Value>,
+    instance: &str,
+) -> Result<(), EngineError> {
+    match live.and_then(controlling_instance) {
+        Some(holder) if holder != instance => Err(taken(
+            r,
+            &format!("instance {holder}"),
+            "Give the objects of this instance other names (templates usually derive them from the instance name, so another instance name does it), or remove the other instance first.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Fails when the dependency instance `child` exists but is not ours to run: a
+/// top-level instance (no controller) or one another parent controls.
+pub(crate) fn check_child(
+    child: &ObjectRef,
+    existing: &Value,
+    parent: &str,
+) -> Result<(), EngineError> {
+    let advice = "Set `instanceName` of the KudoOperator task (or this instance's name) so the dependency gets a name of its own, or remove the other instance first.";
+    match controlling_instance(existing) {
+        Some(p) if p == parent => Ok(()),
+        Some(p) => Err(taken(
+            child,
+            &format!("instance {p} (as its dependency)"),
+            advice,
+        )),
+        None => Err(taken(
+            child,
+            "no parent instance (it was installed on its own)",
+            advice,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn owned_by(name: &str) -> Value {
+        json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "1"},
+            {"apiVersion": KUDO_API_VERSION, "kind": "Instance", "name": name, "uid": "2", "controller": true}
+        ]}})
+    }
+
+    #[test]
+    fn controller_instance_is_found() {
+        assert_eq!(controlling_instance(&owned_by("wb")), Some("wb"));
+        assert_eq!(controlling_instance(&json!({"metadata": {}})), None);
+    }
+
+    #[test]
+    fn an_object_of_another_instance_is_refused() {
+        let cm = ObjectRef::new("v1", "ConfigMap", Some("b"), "settings");
+        let e = check_not_taken(&cm, Some(&owned_by("x")), "y").unwrap_err();
+        assert!(e.message.contains("belongs to instance x"), "{e}");
+        assert!(check_not_taken(&cm, Some(&owned_by("y")), "y").is_ok());
+        assert!(check_not_taken(&cm, Some(&json!({"metadata": {}})), "y").is_ok());
+        assert!(check_not_taken(&cm, None, "y").is_ok());
+    }
+
+    #[test]
+    fn a_child_of_another_parent_or_of_none_is_refused() {
+        let child = ObjectRef::new(KUDO_API_VERSION, "Instance", Some("b"), "zk");
+        assert!(check_child(&child, &owned_by("kafka"), "kafka").is_ok());
+        let e = check_child(&child, &owned_by("other"), "kafka").unwrap_err();
+        assert!(e.message.contains("instance other"), "{e}");
+        assert_eq!(e.trouble, Trouble::Taken);
+        let e = check_child(&child, &json!({"metadata": {}}), "kafka").unwrap_err();
+        assert!(e.message.contains("installed on its own"), "{e}");
+    }
+}
