@@ -491,10 +491,15 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
         }),
     );
 
+    if let Some(prior_name) = prior.get("name").as_str() {
+        session.remember_instance(&namespace_of(&prior), prior_name);
+    }
     // A new resource must not find its Instance there already (someone else's). Checked
-    // whenever the cluster can be reached while planning; the apply checks again.
+    // whenever the cluster can be reached while planning, except for an instance this
+    // run's state holds (the create half of a replacement); the apply checks again.
     if prior.is_null()
         && let Some(name) = &name
+        && !session.knows_instance(&namespace, name)
         && let Ok(cluster) = session.cluster().await
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, name).await
     {
@@ -1221,6 +1226,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     let Some(name) = state.get("name").as_str().map(str::to_string) else {
         return keep(state, Vec::new());
     };
+    session.remember_instance(&namespace, &name);
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => return keep(state, vec![d]),

@@ -40,9 +40,28 @@ struct Session {
     // Connecting is deferred to the first call that needs the cluster, so that
     // validation and plans of resources that do not need it work without one.
     cluster: OnceCell<Cluster>,
+    /// `namespace/name` of every `kudo_instance` this Terraform run has in its state, as
+    /// seen by refreshes, updates and imports in this process. A replacement (tainted,
+    /// or a changed `name`) plans its create with no prior state while the old Instance
+    /// still exists; this tells it apart from another configuration's instance.
+    known_instances: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Session {
+    /// Records that this run's state holds the instance.
+    fn remember_instance(&self, namespace: &str, name: &str) {
+        if let Ok(mut known) = self.known_instances.lock() {
+            known.insert(format!("{namespace}/{name}"));
+        }
+    }
+
+    /// Whether this run's state holds the instance (see `known_instances`).
+    fn knows_instance(&self, namespace: &str, name: &str) -> bool {
+        self.known_instances
+            .lock()
+            .is_ok_and(|known| known.contains(&format!("{namespace}/{name}")))
+    }
+
     async fn cluster(&self) -> Result<Cluster, Diagnostic> {
         self.cluster
             .get_or_try_init(|| async {
@@ -149,6 +168,7 @@ impl Provider for KudoProvider {
                 *self.session.write().await = Some(Arc::new(Session {
                     config,
                     cluster: OnceCell::new(),
+                    known_instances: Default::default(),
                 }));
                 Vec::new()
             }
