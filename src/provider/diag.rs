@@ -90,6 +90,15 @@ pub fn engine_error(summary: &str, e: &EngineError, settings: &ConnectionSetting
     )
 }
 
+/// One warning per object a removal left in place for another instance or its data
+/// (a setting the user chose is no news).
+pub fn kept_warnings(kept: &[kudo_engine::engine::Kept]) -> Vec<Diagnostic> {
+    kept.iter()
+        .filter(|k| k.is_notable())
+        .map(|k| Diagnostic::warning(format!("{} kept", k.object), k.to_string()))
+        .collect()
+}
+
 /// A failed call to the cluster outside a plan run (reads, imports, CRD installs).
 pub fn cluster_error(summary: &str, e: &ClusterError, settings: &ConnectionSettings) -> Diagnostic {
     let advice = match e {

@@ -812,10 +812,9 @@ async fn plan_preview(
     {
         Ok((v, warnings)) => (v, warnings),
         Err(super::preview::PreviewError::Unknown(d)) => (Value::Unknown, vec![d]),
-        Err(super::preview::PreviewError::NotServed(e)) => (
-            Value::Unknown,
-            vec![session.engine_error("API version not served", &e)],
-        ),
+        Err(super::preview::PreviewError::Refused { summary, error }) => {
+            (Value::Unknown, vec![session.engine_error(summary, &error)])
+        }
     }
 }
 
@@ -1093,7 +1092,7 @@ async fn apply_inner(
             state.set_attr("objects", objects_value(&cluster, &outcome.inventory).await);
             ApplyResponse {
                 new_state: state,
-                diagnostics: kept_warnings(&outcome.kept),
+                diagnostics: super::diag::kept_warnings(&outcome.kept),
                 ..Default::default()
             }
         }
@@ -1184,7 +1183,7 @@ async fn destroy(
     deadline.explain(cancel, "uninstall", &mut work);
     match work {
         Ok(kept) => ApplyResponse {
-            diagnostics: kept_warnings(&kept),
+            diagnostics: super::diag::kept_warnings(&kept),
             ..Default::default()
         },
         Err(e) => ApplyResponse {
@@ -1197,14 +1196,6 @@ async fn destroy(
             ..Default::default()
         },
     }
-}
-
-/// One warning per object left in place for another instance or its data.
-fn kept_warnings(kept: &[engine::Kept]) -> Vec<Diagnostic> {
-    kept.iter()
-        .filter(|k| k.is_notable())
-        .map(|k| Diagnostic::warning(format!("{} kept", k.object), k.to_string()))
-        .collect()
 }
 
 fn instance_status(instance: &serde_json::Value, plan: &str) -> Option<String> {

@@ -228,8 +228,18 @@ pub async fn apply(
     for (name, old_ov) in &stale {
         tracing::info!(operator = %name, operator_version = %old_ov, "removing an OperatorVersion no longer used");
         if let Err(e) =
-            engine::uninstall_operator(&cluster, &namespace_of(&prior), name, old_ov, false, cancel)
-                .await
+            // Not kept while used: this configuration's instances move to the new
+            // version later in the same apply.
+            engine::uninstall_operator(
+                &cluster,
+                &namespace_of(&prior),
+                name,
+                old_ov,
+                false,
+                false,
+                cancel,
+            )
+            .await
         {
             diagnostics.push(Diagnostic::warning(
                 "Previous OperatorVersion not removed",
@@ -332,16 +342,30 @@ async fn destroy(
     let namespace = namespace_of(&prior);
     // Everything it installed for its dependencies goes too, so nothing is left behind
     // the way KUDO left it.
+    // This configuration's instances are gone by now (they depend on this resource);
+    // versions other instances still run stay, with a warning.
     let removals = removal_order(&prior);
-    let mut result = Ok(());
+    let mut result = Ok(Vec::new());
     for (name, ov_name) in &removals {
-        result = engine::uninstall_operator(cluster, &namespace, name, ov_name, true, cancel).await;
-        if result.is_err() {
-            break;
+        match engine::uninstall_operator(cluster, &namespace, name, ov_name, true, true, cancel)
+            .await
+        {
+            Ok(kept) => {
+                if let Ok(all) = &mut result {
+                    all.extend(kept);
+                }
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
         }
     }
     match result {
-        Ok(()) => ApplyResponse::default(),
+        Ok(kept) => ApplyResponse {
+            diagnostics: super::diag::kept_warnings(&kept),
+            ..Default::default()
+        },
         Err(e) => ApplyResponse {
             new_state: prior,
             diagnostics: vec![session.engine_error("Cannot remove the operator", &e)],

@@ -56,9 +56,13 @@ pub enum PreviewError {
     /// The dry-run failed; the warning says why. The preview is unknown and the apply
     /// reports real problems itself.
     Unknown(Diagnostic),
-    /// An object the apply could never send: its API version is not served and
-    /// translation is off or cannot convert it. The plan must fail.
-    NotServed(engine::EngineError),
+    /// The apply would certainly fail, so the plan must: an object whose API version is
+    /// not served (translation off or unable to convert it), or one that belongs to
+    /// another instance. `summary` heads the diagnostic.
+    Refused {
+        summary: &'static str,
+        error: engine::EngineError,
+    },
 }
 
 /// One plan-time warning per object a template writes for an API version the cluster
@@ -134,13 +138,19 @@ pub async fn compute(
         // A preview deletes nothing.
         crd_deletion: engine::CrdDeletion::default(),
     };
-    let planned =
-        engine::preview_plan(cluster, request)
-            .await
-            .map_err(|e| match e.is_translation() {
-                true => PreviewError::NotServed(e),
-                false => PreviewError::Unknown(warn(&e)),
-            })?;
+    let planned = engine::preview_plan(cluster, request)
+        .await
+        .map_err(|e| match e.trouble {
+            kudo_engine::cluster::Trouble::ApiVersion => PreviewError::Refused {
+                summary: "API version not served",
+                error: e,
+            },
+            kudo_engine::cluster::Trouble::Taken => PreviewError::Refused {
+                summary: "Object belongs to another instance",
+                error: e,
+            },
+            _ => PreviewError::Unknown(warn(&e)),
+        })?;
     let warnings = translation_warnings(&planned);
     let this_plan = engine::render_plan(pkg, instance, namespace, parameters, plan)
         .map_err(|e| PreviewError::Unknown(warn(&e)))?;

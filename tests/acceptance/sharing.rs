@@ -327,12 +327,90 @@ fn a_second_configuration_cannot_take_over_an_existing_instance() {
         "the Instance was written to"
     );
     assert_eq!(objects_before, ctx.instance_objects("wb"));
+
+    // c installing the operator alone (the same OperatorVersion b's instance runs)
+    // and then going away leaves that version to b.
+    let full = config("wb", &ns, &group, &role, "");
+    let operator_only = &full[..full
+        .find("resource \"kudo_instance\"")
+        .expect("instance block")];
+    write_config(&tf_c.workdir, operator_only);
+    tf_c.apply(&[]).assert_success();
+    let destroy_c = tf_c.destroy(&[]).assert_success();
+    assert!(
+        destroy_c
+            .flat_output()
+            .contains(&format!("still used by {ns}/wb")),
+        "{destroy_c}"
+    );
+    assert!(
+        kube.get(
+            "kudo.dev/v1beta1",
+            "OperatorVersion",
+            Some(&ns),
+            "shared-api-0.1.0"
+        )
+        .is_some(),
+        "b's OperatorVersion was deleted"
+    );
     let plan_b = ctx.tf.plan(&["-detailed-exitcode"]);
     assert_eq!(plan_b.code, Some(0), "{plan_b}");
 
     // Import is the way to adopt it.
+    write_config(&tf_c.workdir, &full);
     tf_c.import("kudo_instance.this", &format!("{ns}/wb"), &[])
         .assert_success();
+    ctx.tf.destroy(&[]).assert_success();
+    remove_crd(&ctx, &group);
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn an_object_of_another_instance_fails_the_plan_and_is_left_alone() {
+    let ctx = TestContext::new("share-taken");
+    let (group, role) = names(&ctx);
+    let ns = ctx.namespace.clone();
+    // Both instances name their ConfigMap the same.
+    let fixed = |name: &str| {
+        config(name, &ns, &group, &role, "").replace(
+            "    ROLE_NAME = ",
+            "    SETTINGS_NAME = \"shared-settings\"\n    ROLE_NAME = ",
+        )
+    };
+    ctx.write("main.tf", &fixed("wb"));
+    ctx.tf.apply(&[]).assert_success();
+    let cm_before = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ns), "shared-settings");
+
+    let tf_c = other_configuration(&ctx, "team-c", &fixed("wc"));
+    let plan = tf_c.plan(&[]).assert_clean_error();
+    let out = plan.flat_output();
+    for part in [
+        "Object belongs to another instance".to_string(),
+        format!("ConfigMap {ns}/shared-settings"),
+        "belongs to instance wb".to_string(),
+        "templates/configmap.yaml".to_string(),
+    ] {
+        assert!(out.contains(&part), "missing {part:?}:\n{out}");
+    }
+    let apply = tf_c.apply(&[]).assert_clean_error();
+    assert!(
+        apply.flat_output().contains("belongs to instance wb"),
+        "{apply}"
+    );
+    let cm_after = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ns), "shared-settings");
+    assert_eq!(
+        cm_before.pointer("/metadata/resourceVersion"),
+        cm_after.pointer("/metadata/resourceVersion"),
+        "wb's ConfigMap was written to"
+    );
+    assert!(
+        ctx.kube().instance(&ns, "wc").is_none(),
+        "nothing of wc was created"
+    );
     ctx.tf.destroy(&[]).assert_success();
     remove_crd(&ctx, &group);
     ctx.mark_cleaned();

@@ -1,11 +1,9 @@
 //! Changes that must not race with another writer: an annotation edit or a deletion
 //! that only goes through if the object is still the version we decided on
-//! (optimistic concurrency on `metadata.resourceVersion`), and the cluster-wide listing
-//! of a custom resource kind that decides whether a CRD may go.
+//! (optimistic concurrency on `metadata.resourceVersion`), and the custom resources
+//! that decide whether a CRD may go.
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
-use kube::core::GroupVersionKind;
-use kube::discovery::ApiResource;
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -78,15 +76,11 @@ impl Cluster {
     }
 
     /// Every object of a custom resource kind, in all namespaces, as `Kind ns/name`
-    /// (or `Kind name`). `crd` is the CustomResourceDefinition as the server returns it.
-    /// Empty when the CRD serves no version (nothing can be stored then).
+    /// (or `Kind name`), those being deleted left out. `crd` is the
+    /// CustomResourceDefinition as the server returns it.
     pub async fn custom_resources_of(&self, crd: &Value) -> Result<Vec<String>, ClusterError> {
         let field = |p: &str| crd.pointer(p).and_then(Value::as_str).unwrap_or_default();
-        let (group, kind, plural) = (
-            field("/spec/group"),
-            field("/spec/names/kind"),
-            field("/spec/names/plural"),
-        );
+        let (group, kind) = (field("/spec/group"), field("/spec/names/kind"));
         // Any served version lists every stored object of the kind.
         let version = crd
             .pointer("/spec/versions")
@@ -98,24 +92,16 @@ impl Cluster {
         let Some(version) = version else {
             return Ok(Vec::new());
         };
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
-        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
-        let lp = ListParams::default();
-        let what = format!("{kind} objects");
-        let list = match with_retry("list", None, || api.list(&lp)).await {
-            Ok(l) => l,
-            // The kind is no longer (or not yet) served: nothing is stored under it.
-            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(Vec::new()),
-            Err(e) => return Err(self.error("list", &what, e)),
-        };
-        let mut names: Vec<String> = list
-            .items
+        let objects = self
+            .list_kind(&format!("{group}/{version}"), kind, None)
+            .await?;
+        let mut names: Vec<String> = objects
             .iter()
-            .filter(|o| o.metadata.deletion_timestamp.is_none())
+            .filter(|o| o.pointer("/metadata/deletionTimestamp").is_none())
             .map(|o| {
-                let name = o.metadata.name.clone().unwrap_or_default();
-                match o.metadata.namespace.as_deref() {
+                let meta = |k: &str| o.pointer(&format!("/metadata/{k}")).and_then(Value::as_str);
+                let name = meta("name").unwrap_or_default();
+                match meta("namespace") {
                     Some(ns) => format!("{kind} {ns}/{name}"),
                     None => format!("{kind} {name}"),
                 }

@@ -6,6 +6,7 @@ mod crds;
 mod error;
 mod exec;
 mod guarded;
+mod listing;
 mod object_ref;
 mod retry;
 mod settings;

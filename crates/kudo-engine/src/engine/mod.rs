@@ -26,7 +26,8 @@ pub use metadata::{
     LABEL_OPERATOR,
 };
 pub use operator::{
-    install_operator, load_operator, operator_ref, operator_version_ref, uninstall_operator,
+    install_operator, instances_using, load_operator, operator_ref, operator_version_ref,
+    uninstall_operator,
 };
 pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
 pub use removal::{CrdDeletion, Kept, KeptReason};

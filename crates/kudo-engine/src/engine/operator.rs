@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
+use super::removal::{Kept, KeptReason};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 
 pub fn operator_ref(namespace: &str, name: &str) -> ObjectRef {
@@ -87,26 +88,81 @@ pub async fn load_operator(
         })
 }
 
-/// Removes the OperatorVersion and, when `remove_operator` is set (no other version
-/// left), the Operator; waits until they are gone.
+/// Instances in `namespace` that run `ov_name` (their `spec.operatorVersion.name`), as
+/// `namespace/name`.
+pub async fn instances_using(
+    cluster: &Cluster,
+    namespace: &str,
+    ov_name: &str,
+) -> Result<Vec<String>, EngineError> {
+    let instances = cluster
+        .list_kind(KUDO_API_VERSION, "Instance", Some(namespace))
+        .await
+        .map_err(EngineError::from)?;
+    Ok(instances
+        .iter()
+        .filter(|i| {
+            i.pointer("/spec/operatorVersion/name")
+                .and_then(Value::as_str)
+                == Some(ov_name)
+        })
+        .filter_map(|i| i.pointer("/metadata/name").and_then(Value::as_str))
+        .map(|n| super::sharing::user_id(namespace, n))
+        .collect())
+}
+
+/// Removes the OperatorVersion and, when `remove_operator` is set, the Operator (only
+/// once no version of it is left: another configuration may have installed one); waits
+/// until they are gone. With `keep_used`, an OperatorVersion that Instances still run
+/// (another configuration's, or dependencies of other instances) stays, and so does the
+/// Operator; what was kept is returned.
 pub async fn uninstall_operator(
     cluster: &Cluster,
     namespace: &str,
     operator_name: &str,
     ov_name: &str,
     remove_operator: bool,
+    keep_used: bool,
+    cancel: &CancellationToken,
+) -> Result<Vec<Kept>, EngineError> {
+    let ov = operator_version_ref(namespace, ov_name);
+    if keep_used {
+        let users = instances_using(cluster, namespace, ov_name).await?;
+        if !users.is_empty() {
+            return Ok(vec![Kept {
+                object: ov,
+                reason: KeptReason::UsedBy(users),
+            }]);
+        }
+    }
+    delete(cluster, &ov, cancel).await?;
+    if remove_operator {
+        let versions = cluster
+            .list_kind(KUDO_API_VERSION, "OperatorVersion", Some(namespace))
+            .await
+            .map_err(EngineError::from)?;
+        let other_version = versions.iter().any(|v| {
+            v.pointer("/spec/operator/name").and_then(Value::as_str) == Some(operator_name)
+        });
+        match other_version {
+            true => {
+                tracing::info!(operator = %operator_name, "other versions of the operator remain; keeping the Operator")
+            }
+            false => delete(cluster, &operator_ref(namespace, operator_name), cancel).await?,
+        }
+    }
+    Ok(Vec::new())
+}
+
+async fn delete(
+    cluster: &Cluster,
+    r: &ObjectRef,
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
-    let mut refs = vec![operator_version_ref(namespace, ov_name)];
-    if remove_operator {
-        refs.push(operator_ref(namespace, operator_name));
-    }
-    for r in refs {
-        cluster
-            .delete_and_wait(&r, cancel)
-            .await
-            .map_err(|e| EngineError::from(e).with_object(&r))?;
-        tracing::info!(object = %r, "deleted");
-    }
+    cluster
+        .delete_and_wait(r, cancel)
+        .await
+        .map_err(|e| EngineError::from(e).with_object(r))?;
+    tracing::info!(object = %r, "deleted");
     Ok(())
 }

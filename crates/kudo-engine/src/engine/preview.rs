@@ -123,6 +123,16 @@ pub async fn preview_plan(
                         // The same ownership rule as the run (see Run::apply_all).
                         let owned = ObjectRef::from_object(&manifest)
                             .is_ok_and(|o| in_inventory(req.previous_inventory, &o));
+                        if !owned && namespaced == Some(true) {
+                            let target = ObjectRef::from_object(&manifest).map_err(fail)?;
+                            let live = cluster.get(&target).await.map_err(fail)?;
+                            super::ownership::check_not_taken(&target, live.as_ref(), req.instance)
+                                .map_err(|e| {
+                                    e.at(&loc)
+                                        .with_task(task_name)
+                                        .with_template(template.clone())
+                                })?;
+                        }
                         let checked_apply = match owned {
                             true => cluster.apply_owned(&manifest, true).await,
                             false => cluster.apply(&manifest, true).await,

@@ -1,0 +1,55 @@
+//! Listing every object of one kind, for decisions that depend on who else uses a
+//! shared object (custom resources of a CRD, Instances of an OperatorVersion).
+
+use kube::api::{Api, DynamicObject, ListParams};
+use serde_json::Value;
+
+use super::retry::{RetryError, with_retry};
+use super::{Cluster, ClusterError};
+
+impl Cluster {
+    /// Every object of `kind` in `api_version`, in `namespace` (all namespaces when
+    /// None or for cluster-scoped kinds), with apiVersion and kind filled in. Empty
+    /// when the cluster does not serve the kind.
+    pub async fn list_kind(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let (ar, scope) = match self.resolve(api_version, kind).await {
+            Ok(found) => found,
+            Err(ClusterError::UnknownKind { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let api: Api<DynamicObject> = match (scope, namespace) {
+            (kube::discovery::Scope::Namespaced, Some(ns)) => {
+                Api::namespaced_with(self.client.clone(), ns, &ar)
+            }
+            _ => Api::all_with(self.client.clone(), &ar),
+        };
+        let lp = ListParams::default();
+        let what = format!("{kind} objects");
+        let list = match with_retry("list", None, || api.list(&lp)).await {
+            Ok(l) => l,
+            // The kind went away between discovery and the list (its CRD deleted).
+            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(Vec::new()),
+            Err(e) => return Err(self.error("list", &what, e)),
+        };
+        list.items
+            .iter()
+            .map(|item| {
+                let mut v = serde_json::to_value(item).map_err(|e| ClusterError::Other {
+                    verb: "list",
+                    object: what.clone(),
+                    message: e.to_string(),
+                })?;
+                if let Some(m) = v.as_object_mut() {
+                    m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
+                    m.insert("kind".into(), Value::String(ar.kind.clone()));
+                }
+                Ok(v)
+            })
+            .collect()
+    }
+}
