@@ -61,7 +61,7 @@ pub enum PreviewError {
     /// another instance. `summary` heads the diagnostic.
     Refused {
         summary: &'static str,
-        error: engine::EngineError,
+        error: Box<engine::EngineError>,
     },
 }
 
