@@ -2,14 +2,36 @@
 //!
 //! Failures of the cluster and of plan runs all go through here, so every one of them
 //! ends with the same kind of advice: which setting, file or object to look at, then
-//! "run terraform apply again".
+//! which Terraform command to run again (the one that failed: a failed destroy is
+//! finished by `terraform destroy`, not by an apply).
 
-use kudo_engine::cluster::{ClusterError, ConnectionSettings, Trouble};
+use kudo_engine::cluster::{ClusterError, ConnectionSettings, ObjectRef, Trouble};
 use kudo_engine::engine::EngineError;
 use tfplugin::Diagnostic;
 
 /// How every piece of advice ends: Terraform resumes where the failure stopped it.
 pub const AGAIN: &str = "then run terraform apply again.";
+
+/// [`AGAIN`] for a failed destroy.
+pub const AGAIN_DESTROY: &str = "then run terraform destroy again.";
+
+/// The Terraform command that failed, so the advice names the one to run again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// `terraform apply` (and plan, refresh, import: apply is what resumes them).
+    Apply,
+    /// `terraform destroy`, or the delete half of a replacement.
+    Destroy,
+}
+
+impl Command {
+    pub fn again(self) -> &'static str {
+        match self {
+            Command::Apply => AGAIN,
+            Command::Destroy => AGAIN_DESTROY,
+        }
+    }
+}
 
 /// `detail`, then a blank line and `advice` (which should end with [`AGAIN`] when
 /// running Terraform again is the next step).
@@ -25,7 +47,7 @@ pub fn package_advice() -> String {
 }
 
 /// Which connection settings the user should check, given the ones in use.
-pub fn connection_advice(settings: &ConnectionSettings) -> String {
+fn connection_advice(settings: &ConnectionSettings, command: Command) -> String {
     let what = match (&settings.host, &settings.config_path) {
         (Some(host), _) => format!(
             "Check the provider's `host` setting ({host}) and that the Kubernetes API server is running there"
@@ -35,40 +57,68 @@ pub fn connection_advice(settings: &ConnectionSettings) -> String {
         ),
         (None, None) => "Check the kubeconfig the provider uses (`KUBE_CONFIG_PATH`, `KUBECONFIG` or ~/.kube/config; or set `host` or `config_path` in the provider block) and that the Kubernetes API server it names is running".to_string(),
     };
-    format!("{what}, {AGAIN}")
+    format!("{what}, {}", command.again())
 }
 
-/// What to do about a kind of trouble; `template` names the package file at fault.
-fn advice(
+/// What a piece of advice is about: the failure's kind and what the error names.
+struct Case<'a> {
     trouble: Trouble,
     fatal: bool,
-    template: Option<&str>,
-    settings: &ConnectionSettings,
-) -> String {
-    match trouble {
-        Trouble::Unreachable => connection_advice(settings),
+    /// The package file at fault.
+    template: Option<&'a str>,
+    /// The object the failure is about, when the error names one.
+    object: Option<&'a ObjectRef>,
+    command: Command,
+}
+
+/// What to do about a kind of trouble.
+fn advice(case: &Case<'_>, settings: &ConnectionSettings) -> String {
+    let again = case.command.again();
+    match case.trouble {
+        Trouble::Unreachable => connection_advice(settings, case.command),
         Trouble::Denied => format!(
-            "Check the credentials the provider uses (`token`, `client_certificate`/`client_key` or the kubeconfig user) and that their RBAC permissions allow this, {AGAIN}"
+            "Check the credentials the provider uses (`token`, `client_certificate`/`client_key` or the kubeconfig user) and that their RBAC permissions allow this, {again}"
         ),
-        Trouble::Cancelled => format!(
-            "If the work needs longer, raise the resource's `timeouts`; otherwise check why the object named above does not become ready (kubectl describe), {AGAIN}"
-        ),
+        Trouble::Cancelled => {
+            let stuck = match case.object {
+                Some(o) => format!("why {o} does not become ready (kubectl describe)"),
+                None => "what the message above says was still in progress".to_string(),
+            };
+            format!(
+                "If the work needs longer, raise the resource's `timeouts`; otherwise check {stuck}, {again}"
+            )
+        }
         Trouble::ApiVersion => format!(
-            "Write an apiVersion the cluster serves in {}, or set `translate_api_versions = true` in the provider block so the provider converts it, {AGAIN}",
-            template.unwrap_or("the template named above")
+            "Write an apiVersion the cluster serves in {}, or set `translate_api_versions = true` in the provider block so the provider converts it, {again}",
+            case.template.unwrap_or("the template named above")
         ),
         Trouble::Taken => format!(
-            "The provider never takes over what another instance or configuration manages. Choose names as the message says, or, if this configuration should manage that instance, import it instead (an `import` block or `terraform import kudo_instance.<resource> <namespace>/<name>`); {AGAIN}"
+            "The provider never takes over what another instance or configuration manages. Choose names as the message says, or, if this configuration should manage that instance, import it instead (an `import` block or `terraform import kudo_instance.<resource> <namespace>/<name>`); {again}"
         ),
-        Trouble::Content => match (fatal, template) {
-            (true, Some(t)) => {
-                format!("Fix {t} in the operator package, or the parameter value it uses, {AGAIN}")
-            }
-            (true, None) => format!(
-                "Fix the operator package or the instance's parameters as the message says, {AGAIN}"
+        // The provider already retried with backoff; what is left is to try later.
+        Trouble::Transient => format!(
+            "This is a transient failure of the API server or the network to it (HTTP 429/5xx or a dropped connection, still failing after the provider's retries), not a problem with the configuration or the package. Nothing needs fixing unless it keeps happening (then check the API server's health and load), {again}"
+        ),
+        Trouble::Namespace => match case.command {
+            Command::Apply => format!(
+                "The namespace named above was deleted (or is being deleted) while the provider worked in it. Wait until it is gone and create it again (kubectl create namespace), or point the instance at another namespace, {again}"
             ),
-            (false, _) => format!(
-                "Check the object named above in the cluster (kubectl describe, its events), {AGAIN}"
+            Command::Destroy => format!(
+                "The namespace named above was deleted (or is being deleted) while the provider worked in it, and what was in it goes with it. Wait until the namespace is gone, {again}"
+            ),
+        },
+        Trouble::Content => match (case.fatal, case.template, case.object) {
+            (true, Some(t), _) => {
+                format!("Fix {t} in the operator package, or the parameter value it uses, {again}")
+            }
+            (true, None, _) => format!(
+                "Fix the operator package or the instance's parameters as the message says, {again}"
+            ),
+            (false, _, Some(o)) => {
+                format!("Check {o} in the cluster (kubectl describe, its events), {again}")
+            }
+            (false, _, None) => format!(
+                "Check what the message above names in the cluster (kubectl describe, events), {again}"
             ),
         },
     }
@@ -76,18 +126,29 @@ fn advice(
 
 /// A failed plan run, operator install or uninstall.
 pub fn engine_error(summary: &str, e: &EngineError, settings: &ConnectionSettings) -> Diagnostic {
+    engine_error_for(summary, e, settings, Command::Apply)
+}
+
+/// [`engine_error`] with the advice for `command`.
+pub fn engine_error_for(
+    summary: &str,
+    e: &EngineError,
+    settings: &ConnectionSettings,
+    command: Command,
+) -> Diagnostic {
     // The engine also stops on its own (not only through a cluster call) when cancelled.
     let trouble = match e.is_cancelled() {
         true => Trouble::Cancelled,
         false => e.trouble,
     };
-    Diagnostic::error(
-        summary,
-        with_advice(
-            e,
-            &advice(trouble, e.fatal, e.template.as_deref(), settings),
-        ),
-    )
+    let case = Case {
+        trouble,
+        fatal: e.fatal,
+        template: e.template.as_deref(),
+        object: e.object.as_ref(),
+        command,
+    };
+    Diagnostic::error(summary, with_advice(e, &advice(&case, settings)))
 }
 
 /// One warning per object a removal left in place for another instance or its data
@@ -101,12 +162,36 @@ pub fn kept_warnings(kept: &[kudo_engine::engine::Kept]) -> Vec<Diagnostic> {
 
 /// A failed call to the cluster outside a plan run (reads, imports, CRD installs).
 pub fn cluster_error(summary: &str, e: &ClusterError, settings: &ConnectionSettings) -> Diagnostic {
+    cluster_error_for(summary, e, settings, Command::Apply)
+}
+
+/// [`cluster_error`] with the advice for `command`.
+pub fn cluster_error_for(
+    summary: &str,
+    e: &ClusterError,
+    settings: &ConnectionSettings,
+    command: Command,
+) -> Diagnostic {
     let advice = match e {
         // The message itself says what to change.
         ClusterError::FieldConflict { .. } | ClusterError::Settings { .. } => {
-            "Then run terraform apply again.".to_string()
+            let again = command.again();
+            let mut first = again.chars();
+            match first.next() {
+                Some(c) => format!("{}{}", c.to_uppercase(), first.as_str()),
+                None => again.to_string(),
+            }
         }
-        _ => advice(e.trouble(), false, None, settings),
+        _ => advice(
+            &Case {
+                trouble: e.trouble(),
+                fatal: false,
+                template: None,
+                object: None,
+                command,
+            },
+            settings,
+        ),
     };
     Diagnostic::error(summary, with_advice(e, &advice))
 }
@@ -184,10 +269,21 @@ mod tests {
             Trouble::Cancelled,
             Trouble::ApiVersion,
             Trouble::Taken,
+            Trouble::Transient,
+            Trouble::Namespace,
         ] {
             for fatal in [true, false] {
-                let a = advice(trouble, fatal, None, &settings);
-                assert!(a.ends_with(AGAIN), "{trouble:?}: {a}");
+                for command in [Command::Apply, Command::Destroy] {
+                    let case = Case {
+                        trouble,
+                        fatal,
+                        template: None,
+                        object: None,
+                        command,
+                    };
+                    let a = advice(&case, &settings);
+                    assert!(a.ends_with(command.again()), "{trouble:?}: {a}");
+                }
             }
         }
         let d = cluster_error(
@@ -202,5 +298,116 @@ mod tests {
             &settings,
         );
         assert!(d.detail.contains("RBAC"), "{}", d.detail);
+    }
+    fn lost() -> ClusterError {
+        ClusterError::ConnectionLost {
+            url: "https://10.0.0.1:6443".into(),
+            verb: "read",
+            object: "ConfigMap ns/c".into(),
+            message: "connection closed before message completed".into(),
+        }
+    }
+
+    #[test]
+    fn a_failed_destroy_is_told_to_run_destroy_again() {
+        let settings = host("https://10.0.0.1:6443");
+        let e = EngineError::from(lost());
+        let d = engine_error_for("Cannot remove instance zk", &e, &settings, Command::Destroy);
+        assert!(
+            d.detail.ends_with("then run terraform destroy again."),
+            "{}",
+            d.detail
+        );
+        assert!(!d.detail.contains("terraform apply"), "{}", d.detail);
+        // The engine's own verdict does not name a command either.
+        assert!(!d.detail.contains("applied again"), "{}", d.detail);
+        let c = cluster_error_for("Cannot reach", &lost(), &settings, Command::Destroy);
+        assert!(c.detail.ends_with(AGAIN_DESTROY), "{}", c.detail);
+        let c = cluster_error_for(
+            "Cannot reach",
+            &ClusterError::Unreachable {
+                url: "https://10.0.0.1:6443".into(),
+                message: "connection refused".into(),
+            },
+            &settings,
+            Command::Destroy,
+        );
+        assert!(c.detail.ends_with(AGAIN_DESTROY), "{}", c.detail);
+    }
+
+    #[test]
+    fn advice_names_an_object_only_when_the_error_has_one() {
+        let settings = ConnectionSettings::default();
+        let bare = EngineError::transient("the plan stopped");
+        for e in [bare.clone(), {
+            let mut c = bare.clone();
+            c.trouble = Trouble::Cancelled;
+            c
+        }] {
+            let d = engine_error("Plan failed", &e, &settings);
+            assert!(!d.detail.contains("object named above"), "{}", d.detail);
+            assert!(!d.detail.contains("the object"), "{}", d.detail);
+        }
+        let r = ObjectRef::new("apps/v1", "StatefulSet", Some("ns"), "zk-zookeeper");
+        for trouble in [Trouble::Content, Trouble::Cancelled] {
+            let mut e = bare.clone().with_object(&r);
+            e.trouble = trouble;
+            let d = engine_error("Plan failed", &e, &settings);
+            let advice = d.detail.rsplit("\n\n").next().unwrap_or_default();
+            assert!(
+                advice.contains("StatefulSet ns/zk-zookeeper"),
+                "{trouble:?}: {advice}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_dropped_connection_is_transient_not_a_kubeconfig_problem() {
+        let settings = ConnectionSettings {
+            config_path: Some("/k/config".into()),
+            ..Default::default()
+        };
+        let e = EngineError::from(lost());
+        assert!(!e.fatal);
+        let d = engine_error("Plan deploy failed", &e, &settings);
+        assert!(d.detail.contains("transient"), "{}", d.detail);
+        for wrong in ["kubeconfig", "config_path", "`host`", "Fix the"] {
+            assert!(!d.detail.contains(wrong), "{wrong}: {}", d.detail);
+        }
+        // Server errors left after the retries are transient too.
+        let e = EngineError::from(ClusterError::Api {
+            verb: "apply",
+            object: "Service ns/web".into(),
+            code: 503,
+            reason: "ServiceUnavailable".into(),
+            message: "overloaded".into(),
+        });
+        let d = engine_error("Plan deploy failed", &e, &settings);
+        assert!(d.detail.contains("transient"), "{}", d.detail);
+        assert!(!d.detail.contains("kubectl describe"), "{}", d.detail);
+    }
+
+    #[test]
+    fn a_namespace_deleted_under_the_run_gets_namespace_advice() {
+        let settings = ConnectionSettings::default();
+        let e = EngineError::from(ClusterError::NamespaceGone {
+            verb: "apply",
+            object: "ConfigMap team-a/c".into(),
+            namespace: "team-a".into(),
+            code: 404,
+            message: "namespaces \"team-a\" not found".into(),
+        });
+        assert!(
+            !e.fatal,
+            "no FATAL_ERROR verdict telling to fix the package"
+        );
+        for command in [Command::Apply, Command::Destroy] {
+            let d = engine_error_for("Plan deploy failed", &e, &settings, command);
+            assert!(d.detail.contains("namespace team-a"), "{}", d.detail);
+            assert!(d.detail.contains("create it again") || command == Command::Destroy);
+            assert!(!d.detail.contains("Fix the"), "{}", d.detail);
+            assert!(!d.detail.contains("package"), "{}", d.detail);
+            assert!(d.detail.ends_with(command.again()), "{}", d.detail);
+        }
     }
 }

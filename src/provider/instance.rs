@@ -867,7 +867,15 @@ fn finish_plan(
 }
 
 fn engine_diagnostic(session: &Session, summary: &str, e: &engine::EngineError) -> Diagnostic {
-    let d = session.engine_error(summary, e);
+    with_template_attribute(session.engine_error(summary, e), e)
+}
+
+/// [`engine_diagnostic`] of a failed destroy.
+fn destroy_diagnostic(session: &Session, summary: &str, e: &engine::EngineError) -> Diagnostic {
+    with_template_attribute(session.destroy_error(summary, e), e)
+}
+
+fn with_template_attribute(d: Diagnostic, e: &engine::EngineError) -> Diagnostic {
     // A rendered object the cluster rejected: its values come from the parameters.
     match &e.template {
         Some(_) => d.with_attribute(AttributePath::attribute("parameters")),
@@ -960,7 +968,11 @@ async fn apply_inner(
         diagnostics: vec![d],
         ..Default::default()
     };
-    let cluster = match session.cluster().await {
+    let command = match planned.is_null() {
+        true => super::diag::Command::Destroy,
+        false => super::diag::Command::Apply,
+    };
+    let cluster = match session.cluster_for(command).await {
         Ok(c) => c,
         Err(d) => return fail(prior, d),
     };
@@ -1188,7 +1200,7 @@ async fn destroy(
         },
         Err(e) => ApplyResponse {
             new_state: prior,
-            diagnostics: vec![engine_diagnostic(
+            diagnostics: vec![destroy_diagnostic(
                 session,
                 &format!("Cannot remove instance {name}"),
                 &e,

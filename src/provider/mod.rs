@@ -63,6 +63,11 @@ impl Session {
     }
 
     async fn cluster(&self) -> Result<Cluster, Diagnostic> {
+        self.cluster_for(diag::Command::Apply).await
+    }
+
+    /// [`Session::cluster`] for `command`, whose name the advice of a failure gives.
+    async fn cluster_for(&self, command: diag::Command) -> Result<Cluster, Diagnostic> {
         self.cluster
             .get_or_try_init(|| async {
                 Cluster::connect(&self.config.connection)
@@ -71,7 +76,14 @@ impl Session {
             })
             .await
             .cloned()
-            .map_err(|e| self.cluster_error("Cannot reach the Kubernetes cluster", &e))
+            .map_err(|e| {
+                diag::cluster_error_for(
+                    "Cannot reach the Kubernetes cluster",
+                    &e,
+                    &self.config.connection,
+                    command,
+                )
+            })
     }
 
     /// A failed cluster call, with advice that names the connection settings in use.
@@ -82,6 +94,11 @@ impl Session {
     /// A failed plan run, install or uninstall, with what to do about it.
     fn engine_error(&self, summary: &str, e: &kudo_engine::engine::EngineError) -> Diagnostic {
         diag::engine_error(summary, e, &self.config.connection)
+    }
+
+    /// A failed destroy: the advice ends with `terraform destroy`, which resumes it.
+    fn destroy_error(&self, summary: &str, e: &kudo_engine::engine::EngineError) -> Diagnostic {
+        diag::engine_error_for(summary, e, &self.config.connection, diag::Command::Destroy)
     }
 }
 

@@ -125,7 +125,11 @@ pub async fn apply(
         diagnostics: vec![d],
         ..Default::default()
     };
-    let cluster = match session.cluster().await {
+    let command = match planned.is_null() {
+        true => super::diag::Command::Destroy,
+        false => super::diag::Command::Apply,
+    };
+    let cluster = match session.cluster_for(command).await {
         Ok(c) => c,
         Err(d) => return fail(prior, d),
     };
@@ -368,7 +372,7 @@ async fn destroy(
         },
         Err(e) => ApplyResponse {
             new_state: prior,
-            diagnostics: vec![session.engine_error("Cannot remove the operator", &e)],
+            diagnostics: vec![session.destroy_error("Cannot remove the operator", &e)],
             ..Default::default()
         },
     }

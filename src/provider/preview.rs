@@ -143,11 +143,11 @@ pub async fn compute(
         .map_err(|e| match e.trouble {
             kudo_engine::cluster::Trouble::ApiVersion => PreviewError::Refused {
                 summary: "API version not served",
-                error: e,
+                error: Box::new(e),
             },
             kudo_engine::cluster::Trouble::Taken => PreviewError::Refused {
                 summary: "Object belongs to another instance",
-                error: e,
+                error: Box::new(e),
             },
             _ => PreviewError::Unknown(warn(&e)),
         })?;

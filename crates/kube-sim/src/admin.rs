@@ -41,6 +41,11 @@ pub fn handle(shared: &Shared, method: &Method, rest: &[String], body: &[u8]) ->
             shared.faults().clear();
             ok()
         }
+        (&Method::GET, ["stats"]) => Ok(json_response(StatusCode::OK, &json!(*shared.stats()))),
+        (&Method::DELETE, ["stats"]) => {
+            *shared.stats() = Default::default();
+            ok()
+        }
         (&Method::GET, ["exec-files"]) => {
             Ok(json_response(StatusCode::OK, &json!(*shared.exec_files())))
         }

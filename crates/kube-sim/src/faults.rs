@@ -42,6 +42,12 @@ pub struct FaultRule {
     pub probability: Option<f64>,
 }
 
+/// The `resource` discovery requests (`/version`, `/api`, `/api/v1`, `/apis`,
+/// `/apis/<group>`, `/apis/<group>/<version>`) match as, with verb `get` and the request
+/// path as `name`: a client discovers before it does anything else, so faults there
+/// must be as injectable as anywhere.
+pub const DISCOVERY: &str = "discovery";
+
 /// What a request is, for matching.
 #[derive(Debug, Clone)]
 pub struct RequestInfo {
@@ -50,6 +56,34 @@ pub struct RequestInfo {
     pub subresource: Option<String>,
     pub namespace: Option<String>,
     pub name: Option<String>,
+}
+
+/// How many API requests went through fault matching and how many a rule fired on
+/// (`/_sim/stats`; `KubeSim::request_stats`). Admin requests are not counted.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestStats {
+    pub requests: u64,
+    /// Requests a rule fired on, whatever its action (latency alone included).
+    pub faulted: u64,
+    /// Of `faulted`: those answered with an error status, dropped or hung.
+    pub failed: u64,
+    /// Discovery requests (see [`DISCOVERY`]), and how many of them a rule fired on.
+    pub discovery_requests: u64,
+    pub discovery_faulted: u64,
+}
+
+impl RequestStats {
+    pub(crate) fn record(&mut self, r: &RequestInfo, fired: Option<&Triggered>) {
+        let discovery = r.resource == DISCOVERY;
+        self.requests += 1;
+        self.discovery_requests += u64::from(discovery);
+        if let Some(t) = fired {
+            self.faulted += 1;
+            self.failed += u64::from(t.action != Action::Delay);
+            self.discovery_faulted += u64::from(discovery);
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,5 +199,40 @@ mod tests {
         ));
         assert!(rules.is_empty());
         assert_eq!(check(&mut rules, &info), None);
+    }
+
+    #[test]
+    fn stats_count_faulted_and_failed_requests_and_discovery_apart() {
+        let mut stats = RequestStats::default();
+        let discovery = RequestInfo {
+            verb: "get".into(),
+            resource: DISCOVERY.into(),
+            subresource: None,
+            namespace: None,
+            name: Some("/apis".into()),
+        };
+        let delay = Triggered {
+            latency: Duration::from_millis(5),
+            action: Action::Delay,
+        };
+        let drop = Triggered {
+            latency: Duration::ZERO,
+            action: Action::Drop,
+        };
+        stats.record(&discovery, Some(&delay));
+        stats.record(&discovery, None);
+        let mut cm = discovery.clone();
+        cm.resource = "configmaps".into();
+        stats.record(&cm, Some(&drop));
+        assert_eq!(
+            stats,
+            RequestStats {
+                requests: 3,
+                faulted: 2,
+                failed: 1,
+                discovery_requests: 2,
+                discovery_faulted: 1,
+            }
+        );
     }
 }

@@ -142,6 +142,34 @@ fn verb_of(method: &Method, p: &ResPath, q: &Query) -> &'static str {
     }
 }
 
+/// What fault rules match a request against: resource requests by verb and resource,
+/// discovery as verb `get` on [`faults::DISCOVERY`] named by its path. Health checks and
+/// the admin endpoint are never faulted.
+fn request_info(route: &Route, method: &Method, query: &Query, path: &str) -> Option<RequestInfo> {
+    match route {
+        Route::Resource(p) => Some(RequestInfo {
+            verb: verb_of(method, p, query).to_string(),
+            resource: p.plural.clone(),
+            subresource: p.sub.clone(),
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+        }),
+        Route::Version
+        | Route::Api
+        | Route::CoreVersion(_)
+        | Route::Apis
+        | Route::Group(_)
+        | Route::GroupVersion(..) => Some(RequestInfo {
+            verb: "get".to_string(),
+            resource: faults::DISCOVERY.to_string(),
+            subresource: None,
+            namespace: None,
+            name: Some(path.to_string()),
+        }),
+        Route::Health | Route::Admin(_) | Route::Unknown => None,
+    }
+}
+
 async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp, Dropped> {
     if !authorized(&req, &shared.token) {
         return Ok(error_response(&ApiError::unauthorized()));
@@ -150,15 +178,9 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
     let query = Query::parse(req.uri().query());
     debug!(method = %req.method(), uri = %req.uri(), "request");
 
-    if let Route::Resource(p) = &route {
-        let info = RequestInfo {
-            verb: verb_of(req.method(), p, &query).to_string(),
-            resource: p.plural.clone(),
-            subresource: p.sub.clone(),
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
-        };
+    if let Some(info) = request_info(&route, req.method(), &query, req.uri().path()) {
         let fired = faults::check(&mut shared.faults(), &info);
+        shared.stats().record(&info, fired.as_ref());
         if let Some(t) = fired {
             debug!(?t, ?info, "fault injected");
             if !t.latency.is_zero() {
@@ -196,11 +218,14 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
                 Action::Delay => {}
             }
         }
-        if p.sub.as_deref() == Some("exec") && p.plural == "pods" {
-            return Ok(
-                exec_request(&shared, p, &query, &mut req).unwrap_or_else(|e| error_response(&e))
-            );
-        }
+    }
+    if let Route::Resource(p) = &route
+        && p.sub.as_deref() == Some("exec")
+        && p.plural == "pods"
+    {
+        return Ok(
+            exec_request(&shared, p, &query, &mut req).unwrap_or_else(|e| error_response(&e))
+        );
     }
 
     let (parts, body) = req.into_parts();

@@ -39,7 +39,7 @@ use tracing::info;
 
 pub use controllers::{ANN_JOB_FAIL, ANN_NEVER_READY, ANN_POD_FAIL, ANN_READY_DELAY};
 pub use exec::ExecFile;
-pub use faults::FaultRule;
+pub use faults::{DISCOVERY, FaultRule, RequestStats};
 pub use kube_api_versions::{CURRENT, OLDEST, Release};
 
 use shared::{Settings, Shared};
@@ -205,6 +205,12 @@ impl KubeSim {
 
     pub fn clear_faults(&self) {
         self.shared.faults().clear();
+    }
+
+    /// Requests served so far and how many of them a fault rule fired on (same as
+    /// `GET {admin_url}/stats`).
+    pub fn request_stats(&self) -> RequestStats {
+        *self.shared.stats()
     }
 
     /// Registers a file exec commands can read (same as `POST {admin_url}/exec-files`).

@@ -4,7 +4,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::exec::ExecFile;
-use crate::faults::FaultRule;
+use crate::faults::{FaultRule, RequestStats};
 use crate::store::Store;
 
 #[derive(Debug, Clone)]
@@ -17,6 +17,7 @@ pub struct Shared {
     store: Mutex<Store>,
     settings: Mutex<Settings>,
     faults: Mutex<Vec<FaultRule>>,
+    stats: Mutex<RequestStats>,
     exec_files: Mutex<Vec<ExecFile>>,
 }
 
@@ -39,6 +40,7 @@ impl Shared {
             store: Mutex::new(store),
             settings: Mutex::new(settings),
             faults: Mutex::new(faults),
+            stats: Mutex::new(RequestStats::default()),
             exec_files: Mutex::new(Vec::new()),
         }
     }
@@ -53,6 +55,10 @@ impl Shared {
 
     pub fn faults(&self) -> MutexGuard<'_, Vec<FaultRule>> {
         lock(&self.faults)
+    }
+
+    pub fn stats(&self) -> MutexGuard<'_, RequestStats> {
+        lock(&self.stats)
     }
 
     pub fn exec_files(&self) -> MutexGuard<'_, Vec<ExecFile>> {

@@ -150,6 +150,54 @@ async fn injected_faults_fail_the_next_matching_requests_only() {
         .expect("faults expired");
 }
 
+// The simulator's fault injection (not a Kubernetes page): discovery paths match as
+// verb `get`, resource `discovery`, named by their path, and the request counters say
+// how many requests a rule fired on.
+#[tokio::test]
+async fn discovery_requests_are_faulted_and_counted() {
+    let (sim, client) = start().await;
+    sim.add_faults([FaultRule {
+        verb: Some("get".into()),
+        resource: Some(kube_sim::DISCOVERY.into()),
+        name: Some("/apis/apps/v1".into()),
+        status: Some(500),
+        count: Some(1),
+        ..Default::default()
+    }]);
+    let before = sim.request_stats();
+    let Err(err) = kube::Discovery::new(client.clone()).run().await else {
+        panic!("the injected 500 on /apis/apps/v1 fails discovery");
+    };
+    assert!(format!("{err:?}").contains("500"), "{err:?}");
+    assert!(
+        sim.faults().is_empty(),
+        "the rule fired on the discovery request"
+    );
+    let after = sim.request_stats();
+    assert_eq!(after.faulted - before.faulted, 1, "{after:?}");
+    assert_eq!(after.failed - before.failed, 1, "{after:?}");
+    assert_eq!(
+        after.discovery_faulted - before.discovery_faulted,
+        1,
+        "{after:?}"
+    );
+    assert!(
+        after.discovery_requests - before.discovery_requests >= 2,
+        "/apis and /apis/apps/v1 at least: {after:?}"
+    );
+    kube::Discovery::new(client.clone())
+        .run()
+        .await
+        .expect("discovery passes once the fault is used up");
+    // Resource requests are counted too, but not as discovery.
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mid = sim.request_stats();
+    api.list(&ListParams::default()).await.expect("list");
+    let end = sim.request_stats();
+    assert_eq!(end.requests - mid.requests, 1);
+    assert_eq!(end.discovery_requests, mid.discovery_requests);
+}
+
 // kubernetes.io/docs/tasks/debug/debug-application/get-shell-running-container/ (exec)
 #[tokio::test]
 async fn exec_cat_returns_registered_file_content() {

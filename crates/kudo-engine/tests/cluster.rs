@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use kube_sim::FaultRule;
-use kudo_engine::cluster::ClusterError;
+use kudo_engine::cluster::{ClusterError, Trouble};
 use kudo_engine::engine::{self, LABEL_INSTANCE, instance_ref};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -61,6 +61,82 @@ async fn transient_failures_are_retried_permanent_ones_are_not() {
         .expect_err("403 is not retried");
     assert!(matches!(err, ClusterError::Api { code: 403, .. }), "{err}");
     assert!(err.to_string().contains("ConfigMap default/c"), "{err}");
+}
+
+/// Connections that keep dropping after the provider connected are a transient
+/// failure, not wrong settings; a namespace deleted under the run is named as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_connections_and_a_deleted_namespace_are_told_apart() {
+    let (sim, cluster) = sim().await;
+    let r = oref("v1", "ConfigMap", Some("default"), "c");
+    sim.add_faults([FaultRule {
+        verb: Some("get".into()),
+        resource: Some("configmaps".into()),
+        drop: true,
+        ..Default::default()
+    }]);
+    let err = cluster.get(&r).await.expect_err("every attempt dropped");
+    assert!(
+        matches!(err, ClusterError::ConnectionLost { .. }),
+        "{err:?}"
+    );
+    assert_eq!(err.trouble(), Trouble::Transient);
+    assert!(err.to_string().contains("ConfigMap default/c"), "{err}");
+    sim.clear_faults();
+
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "gone"}});
+    let err = cluster
+        .apply(&cm, false)
+        .await
+        .expect_err("namespace does not exist");
+    match &err {
+        ClusterError::NamespaceGone { namespace, .. } => assert_eq!(namespace, "gone"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.trouble(), Trouble::Namespace);
+    let engine_err = kudo_engine::engine::EngineError::from(err);
+    assert!(!engine_err.fatal, "not the package's fault: {engine_err}");
+}
+
+/// The label sweep discovers every kind: under faults on discovery paths (each request
+/// failing once, in turn) it still finds the labelled objects, and a second sweep in
+/// the same process asks no discovery at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_sweep_survives_discovery_faults_and_discovers_once() {
+    let (sim, cluster) = sim().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default", "labels": {"sweep": "me"}}});
+    cluster.apply(&cm, false).await.expect("apply");
+    let faults = ["/api", "/apis", "/api/v1"].map(|path| FaultRule {
+        verb: Some("get".into()),
+        resource: Some(kube_sim::DISCOVERY.into()),
+        name: Some(path.into()),
+        status: Some(500),
+        count: Some(1),
+        ..Default::default()
+    });
+    sim.add_faults(faults.into_iter().chain([FaultRule {
+        verb: Some("get".into()),
+        resource: Some(kube_sim::DISCOVERY.into()),
+        drop: true,
+        count: Some(1),
+        ..Default::default()
+    }]));
+    let found = cluster
+        .list_labelled("default", "sweep=me")
+        .await
+        .expect("discovery retried request by request");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let before = sim.request_stats();
+    cluster
+        .list_labelled("default", "sweep=me")
+        .await
+        .expect("second sweep");
+    let after = sim.request_stats();
+    assert_eq!(
+        after.discovery_requests, before.discovery_requests,
+        "the second sweep reuses the discovery"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,6 +16,34 @@ pub enum ClusterError {
     )]
     Unreachable { url: String, message: String },
 
+    /// A request failed to reach the server (connection reset, dropped, timed out) after
+    /// the provider had connected, and every retry failed too: a network or server
+    /// hiccup rather than wrong settings, which would have failed the connection.
+    #[error(
+        "{verb} {object}: the connection to the Kubernetes API server at {url} failed \
+         (transient; still failing after the provider's retries): {message}"
+    )]
+    ConnectionLost {
+        url: String,
+        verb: &'static str,
+        object: String,
+        message: String,
+    },
+
+    /// The namespace an object belongs in does not exist or is being deleted (someone
+    /// deleted it during the run, or it never existed).
+    #[error(
+        "{verb} {object}: namespace {namespace} does not exist or is being deleted: {message} \
+         (HTTP {code})"
+    )]
+    NamespaceGone {
+        verb: &'static str,
+        object: String,
+        namespace: String,
+        code: u16,
+        message: String,
+    },
+
     #[error(
         "the cluster at {url} does not serve kind {kind} in {api_version} (is the CRD installed, \
          or is the apiVersion right for this Kubernetes version?)"
@@ -102,6 +130,11 @@ pub enum Trouble {
     /// The object belongs to another instance (or another configuration's instance):
     /// choose other names, or import it.
     Taken,
+    /// The server kept answering 429 / 5xx, or connections kept dropping, beyond the
+    /// retries: nothing to fix on the user's side; running Terraform again usually passes.
+    Transient,
+    /// The namespace was deleted (or is being deleted) under the run.
+    Namespace,
 }
 
 impl ClusterError {
@@ -112,6 +145,9 @@ impl ClusterError {
             ClusterError::Api {
                 code: 401 | 403, ..
             } => Trouble::Denied,
+            ClusterError::Api { code, .. } if *code == 429 || *code >= 500 => Trouble::Transient,
+            ClusterError::ConnectionLost { .. } => Trouble::Transient,
+            ClusterError::NamespaceGone { .. } => Trouble::Namespace,
             ClusterError::Cancelled { .. } => Trouble::Cancelled,
             ClusterError::Translate(_) => Trouble::ApiVersion,
             _ => Trouble::Content,
@@ -121,7 +157,9 @@ impl ClusterError {
     /// The HTTP status code of an API error, if this is one.
     pub fn code(&self) -> Option<u16> {
         match self {
-            ClusterError::Api { code, .. } => Some(*code),
+            ClusterError::Api { code, .. } | ClusterError::NamespaceGone { code, .. } => {
+                Some(*code)
+            }
             ClusterError::FieldConflict { .. } => Some(409),
             _ => None,
         }

@@ -5,6 +5,7 @@ use kube::api::{Api, AttachParams};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::retry::with_retry;
 use super::{Cluster, ClusterError};
 
 impl Cluster {
@@ -30,10 +31,13 @@ impl Cluster {
             .stdout(true)
             .stderr(true);
         let read = async {
-            let mut process = api
-                .exec(pod, vec!["cat", path], &params)
-                .await
-                .map_err(|e| fail(format!("exec failed: {e}")))?;
+            // Starting the exec is a request like any other (the upgrade to a
+            // WebSocket), and `cat` reads without side effects: retried as such.
+            let mut process = with_retry("exec", Some(cancel), || {
+                api.exec(pod, vec!["cat", path], &params)
+            })
+            .await
+            .map_err(|e| self.error("exec in", &what, e))?;
             let status = process.take_status();
             let mut stdout = process
                 .stdout()

@@ -3,6 +3,7 @@
 
 mod conflict;
 mod crds;
+mod discovery;
 mod error;
 mod exec;
 mod guarded;
@@ -15,10 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Scope};
-use kube::{Client, Discovery};
 use kube_api_versions::{TranslateError, Translation, Translator};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,7 @@ pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
 
+use discovery::ServedKind;
 use retry::{RetryError, with_retry};
 
 /// Field manager for every server-side apply this provider makes.
@@ -41,6 +43,10 @@ pub struct Cluster {
     client: Client,
     url: String,
     discovery: Arc<Mutex<DiscoveryCache>>,
+    /// Every served kind, for the label sweep: discovered once per provider process (one
+    /// Terraform command) and again after we create a CRD. The async lock makes
+    /// concurrent sweeps share one discovery instead of each making its own.
+    served_kinds: Arc<tokio::sync::Mutex<Option<Arc<Vec<ServedKind>>>>>,
     /// How objects written for API versions the cluster no longer serves are moved to
     /// a served successor (provider settings `translate_api_versions`,
     /// `api_version_mapping`).
@@ -88,6 +94,33 @@ impl Backoff {
     }
 }
 
+/// The verb of the first request, whose failure means the settings or the server are
+/// wrong rather than a connection that faltered.
+const CONNECT: &str = "connect to";
+
+/// The namespace named by a Status saying the request's namespace does not exist (404
+/// with details of kind `namespaces`) or is being deleted (403 with the cause
+/// `NamespaceTerminating`).
+fn namespace_gone(status: &kube::core::Status) -> Option<String> {
+    let details = status.details.as_ref()?;
+    match status.code {
+        404 if details.kind == "namespaces" => Some(details.name.clone()),
+        403 => details
+            .causes
+            .iter()
+            .find(|c| c.reason == "NamespaceTerminating")
+            .map(|c| {
+                // "namespace <name> is being terminated"
+                c.message
+                    .strip_prefix("namespace ")
+                    .and_then(|m| m.split_whitespace().next())
+                    .unwrap_or("of the object")
+                    .to_string()
+            }),
+        _ => None,
+    }
+}
+
 fn gvk_of(api_version: &str, kind: &str) -> GroupVersionKind {
     match api_version.split_once('/') {
         Some((group, version)) => GroupVersionKind::gvk(group, version, kind),
@@ -109,13 +142,14 @@ impl Cluster {
             client,
             url: url.clone(),
             discovery: Arc::new(Mutex::new(HashMap::new())),
+            served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             translator: Arc::new(Translator::default()),
         };
         let version = with_retry("server version", None, || {
             cluster.client.apiserver_version()
         })
         .await
-        .map_err(|e| cluster.error("connect to", &url, e))?;
+        .map_err(|e| cluster.error(CONNECT, &url, e))?;
         tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
         Ok(cluster)
     }
@@ -141,15 +175,34 @@ impl Cluster {
             RetryError::Cancelled => ClusterError::Cancelled {
                 what: format!("{verb} {object}"),
             },
-            RetryError::Kube(kube::Error::Api(status)) => ClusterError::Api {
+            RetryError::Kube(kube::Error::Api(status)) => match namespace_gone(&status) {
+                Some(namespace) => ClusterError::NamespaceGone {
+                    verb,
+                    object: object.to_string(),
+                    namespace,
+                    code: status.code,
+                    message: status.message.clone(),
+                },
+                None => ClusterError::Api {
+                    verb,
+                    object: object.to_string(),
+                    code: status.code,
+                    reason: status.reason.clone(),
+                    message: status.message.clone(),
+                },
+            },
+            // Only the first contact says whether the settings point at a server at all;
+            // after that a failed connection is the network or the server faltering.
+            RetryError::Kube(e) if retry::is_connection_error(&e) && verb == CONNECT => {
+                ClusterError::Unreachable {
+                    url: self.url.clone(),
+                    message: e.to_string(),
+                }
+            }
+            RetryError::Kube(e) if retry::is_connection_error(&e) => ClusterError::ConnectionLost {
+                url: self.url.clone(),
                 verb,
                 object: object.to_string(),
-                code: status.code,
-                reason: status.reason.clone(),
-                message: status.message.clone(),
-            },
-            RetryError::Kube(e) if retry::is_connection_error(&e) => ClusterError::Unreachable {
-                url: self.url.clone(),
                 message: e.to_string(),
             },
             RetryError::Kube(e) => ClusterError::Other {
@@ -380,6 +433,9 @@ impl Cluster {
         let conflicts = match with_retry("apply", None, || api.patch(&r.name, &pp, &patch)).await {
             Ok(applied) => {
                 tracing::debug!(object = %r, dry_run, "applied");
+                if !dry_run && is_crd(&r) {
+                    self.forget_served_kinds().await;
+                }
                 return to_json(&applied, &r);
             }
             Err(RetryError::Kube(kube::Error::Api(status)))
@@ -413,6 +469,9 @@ impl Cluster {
             .await
             .map_err(|e| self.error("apply", &r.to_string(), e))?;
         tracing::debug!(object = %r, dry_run, "applied (forced)");
+        if !dry_run && is_crd(&r) {
+            self.forget_served_kinds().await;
+        }
         to_json(&applied, &r)
     }
 
@@ -503,71 +562,63 @@ impl Cluster {
         namespace: &str,
         label_selector: &str,
     ) -> Result<Vec<Value>, ClusterError> {
-        let discovery = self.discover_all().await?;
+        let kinds = self.served_kinds().await?;
         let lp = ListParams::default().labels(label_selector);
         let mut found = Vec::new();
-        for group in discovery.groups() {
-            for (ar, caps) in group.recommended_resources() {
-                if !matches!(caps.scope, Scope::Namespaced)
-                    || !caps.supports_operation("list")
-                    || !caps.supports_operation("delete")
-                {
+        for served in kinds.iter() {
+            if !served.namespaced || !served.supports("list") || !served.supports("delete") {
+                continue;
+            }
+            let ar = &served.ar;
+            let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, ar);
+            let list = match with_retry("list", None, || api.list(&lp)).await {
+                Ok(list) => list,
+                // Forbidden or oddly served kinds cannot hold our objects in any way we
+                // could remove; skip them rather than fail the uninstall. So are kinds
+                // gone since discovery (404: their CRD was deleted).
+                Err(RetryError::Kube(kube::Error::Api(s))) => {
+                    tracing::debug!(kind = %ar.kind, code = s.code, "cannot list kind; skipped");
                     continue;
                 }
-                let api: Api<DynamicObject> =
-                    Api::namespaced_with(self.client.clone(), namespace, &ar);
-                let list = match with_retry("list", None, || api.list(&lp)).await {
-                    Ok(list) => list,
-                    // Forbidden or oddly served kinds cannot hold our objects in any way we
-                    // could remove; skip them rather than fail the uninstall.
-                    Err(RetryError::Kube(kube::Error::Api(s))) => {
-                        tracing::debug!(kind = %ar.kind, code = s.code, "cannot list kind; skipped");
-                        continue;
-                    }
-                    Err(e) => return Err(self.error("list", &ar.kind, e)),
-                };
-                for item in list.items {
-                    let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
-                        verb: "list",
-                        object: ar.kind.clone(),
-                        message: e.to_string(),
-                    })?;
-                    // List items come without type information.
-                    if let Some(m) = v.as_object_mut() {
-                        m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
-                        m.insert("kind".into(), Value::String(ar.kind.clone()));
-                    }
-                    found.push(v);
+                Err(e) => return Err(self.error("list", &ar.kind, e)),
+            };
+            for item in list.items {
+                let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
+                    verb: "list",
+                    object: ar.kind.clone(),
+                    message: e.to_string(),
+                })?;
+                // List items come without type information.
+                if let Some(m) = v.as_object_mut() {
+                    m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
+                    m.insert("kind".into(), Value::String(ar.kind.clone()));
                 }
+                found.push(v);
             }
         }
         Ok(found)
     }
 
-    /// Full discovery of every served group. A group listed by `/apis` can vanish
-    /// before its versions are read (another instance's CRD deleted meanwhile), which
-    /// the server answers with 404: discovery then starts again, a few times.
-    async fn discover_all(&self) -> Result<Discovery, ClusterError> {
-        const ATTEMPTS: usize = 5;
-        let mut attempt = 1;
-        loop {
-            match with_retry("discovery", None, || {
-                Discovery::new(self.client.clone()).run()
-            })
-            .await
-            {
-                Err(RetryError::Kube(kube::Error::Api(s)))
-                    if s.code == 404 && attempt < ATTEMPTS =>
-                {
-                    tracing::debug!(
-                        attempt,
-                        "an API group vanished during discovery; discovering again"
-                    );
-                    attempt += 1;
-                }
-                other => return other.map_err(|e| self.error("discover", "API groups", e)),
-            }
+    /// Every kind the server serves (see [`discovery`]), from the cache when this
+    /// process discovered them before and has created no CRD since.
+    async fn served_kinds(&self) -> Result<Arc<Vec<ServedKind>>, ClusterError> {
+        let mut cached = self.served_kinds.lock().await;
+        if let Some(kinds) = cached.as_ref() {
+            return Ok(kinds.clone());
         }
+        let kinds = Arc::new(
+            discovery::served_kinds(&self.client, None)
+                .await
+                .map_err(|e| self.error("discover", "API groups", e))?,
+        );
+        tracing::debug!(kinds = kinds.len(), "discovered the served kinds");
+        *cached = Some(kinds.clone());
+        Ok(kinds)
+    }
+
+    /// A CRD we created adds a kind the cached discovery does not know yet.
+    async fn forget_served_kinds(&self) {
+        *self.served_kinds.lock().await = None;
     }
 
     /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
@@ -576,6 +627,10 @@ impl Cluster {
     pub async fn ensure_kudo_crds(&self) -> Result<(), ClusterError> {
         crds::ensure(self).await
     }
+}
+
+fn is_crd(r: &ObjectRef) -> bool {
+    r.kind == "CustomResourceDefinition" && r.group() == "apiextensions.k8s.io"
 }
 
 fn to_json(obj: &DynamicObject, r: &ObjectRef) -> Result<Value, ClusterError> {

@@ -28,7 +28,7 @@ impl EngineError {
         let verdict = if self.fatal {
             "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
         } else {
-            "ERROR: may pass when applied again"
+            "ERROR: may pass when run again"
         };
         format!("{} [{verdict}]", self.located())
     }
@@ -158,6 +158,9 @@ impl From<ClusterError> for EngineError {
             }
             ClusterError::Settings { .. } => true,
             ClusterError::Unreachable { .. }
+            | ClusterError::ConnectionLost { .. }
+            // Not the package's fault: the namespace can be created again.
+            | ClusterError::NamespaceGone { .. }
             | ClusterError::Other { .. }
             | ClusterError::Cancelled { .. } => false,
         };
