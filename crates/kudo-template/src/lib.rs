@@ -83,7 +83,7 @@ pub fn render_with(
 ) -> Result<String, RenderError> {
     let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
         .and_then(|p| p.parse())
-        .map_err(|e| RenderError::from_parse(template_name, e))?;
+        .map_err(|e| RenderError::from_parse(template_name, text, e))?;
 
     if let Some((line, message)) = blocks::block_error(text) {
         return Err(RenderError::new(template_name, Some(line), None, message));
