@@ -70,7 +70,7 @@ fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) 
         if n > 0 {
             pad(out, indent);
         }
-        out.push_str(&string_scalar(key, indent));
+        out.push_str(&key_scalar(key, indent));
         out.push(':');
         let Some(value) = m.get(key) else { continue };
         match value {
@@ -127,8 +127,22 @@ fn inline(value: &Value, indent: usize) -> String {
     }
 }
 
+/// A mapping key: as a value, except that a multi-line key cannot be a block literal
+/// (`|-` starts a value, not a key), so it is double-quoted.
+fn key_scalar(s: &str, indent: usize) -> String {
+    if s.contains('\n') {
+        double_quoted(s)
+    } else {
+        string_scalar(s, indent)
+    }
+}
+
 fn string_scalar(s: &str, indent: usize) -> String {
-    if s.contains('\n') && s.chars().all(|c| c == '\n' || !c.is_control() || c == '\t') {
+    // A literal block needs some content: one of only line breaks reads back empty.
+    if s.contains('\n')
+        && s.chars().any(|c| c != '\n')
+        && s.chars().all(|c| c == '\n' || !c.is_control() || c == '\t')
+    {
         return literal(s, indent);
     }
     if resolve_plain(s) != Resolved::String || is_base60(s) || is_timestamp(s) {
@@ -297,6 +311,19 @@ fn literal(s: &str, indent: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by the `yaml` fuzz target (`? a-, B]\n\n d`): a key with a line break
+    /// was written as a `|-` block literal, which does not read back as a key; and a
+    /// value of only line breaks as a literal with no content, which reads back empty.
+    #[test]
+    fn multi_line_keys_read_back() {
+        for key in ["a-, B]\nd", "x\n", "\n", "a\n\nb: c"] {
+            let v = json!({ key: null, "other": {key: [key]} });
+            let text = to_yaml(&v);
+            let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back, v, "{text}");
+        }
+    }
 
     #[test]
     fn yaml_v2_layout() {
