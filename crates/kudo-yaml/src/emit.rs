@@ -139,9 +139,11 @@ fn key_scalar(s: &str, indent: usize) -> String {
 
 fn string_scalar(s: &str, indent: usize) -> String {
     // A literal block needs some content: one of only line breaks reads back empty.
+    // A byte order mark may not appear raw inside a document at all.
     if s.contains('\n')
         && s.chars().any(|c| c != '\n')
-        && s.chars().all(|c| c == '\n' || !c.is_control() || c == '\t')
+        && s.chars()
+            .all(|c| (c == '\n' || !c.is_control() || c == '\t') && c != '\u{feff}')
     {
         return literal(s, indent);
     }
@@ -314,10 +316,11 @@ mod tests {
 
     /// Found by the `yaml` fuzz target (`? a-, B]\n\n d`): a key with a line break
     /// was written as a `|-` block literal, which does not read back as a key; and a
-    /// value of only line breaks as a literal with no content, which reads back empty.
+    /// value of only line breaks as a literal with no content, which reads back empty;
+    /// and a multi-line value with a byte order mark raw in a literal.
     #[test]
     fn multi_line_keys_read_back() {
-        for key in ["a-, B]\nd", "x\n", "\n", "a\n\nb: c"] {
+        for key in ["a-, B]\nd", "x\n", "\n", "a\n\nb: c", "a\n\u{feff}b"] {
             let v = json!({ key: null, "other": {key: [key]} });
             let text = to_yaml(&v);
             let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
