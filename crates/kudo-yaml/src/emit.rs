@@ -241,7 +241,8 @@ fn plain_allowed(s: &str) -> bool {
     if s.starts_with(' ') || s.ends_with(' ') || s.starts_with('\t') || s.ends_with('\t') {
         return false;
     }
-    let second_is_blank = s.chars().nth(1).is_none_or(|c| c == ' ');
+    // A tab separates indicators just as a space does (`-\tx` is a sequence entry).
+    let second_is_blank = s.chars().nth(1).is_none_or(|c| c == ' ' || c == '\t');
     match first {
         '[' | ']' | '{' | '}' | ',' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
         | '@' | '`' => return false,
@@ -251,7 +252,11 @@ fn plain_allowed(s: &str) -> bool {
     if s.starts_with("---") || s.starts_with("...") {
         return false;
     }
-    !(s.contains(": ") || s.contains(" #") || s.ends_with(':'))
+    !(s.contains(": ")
+        || s.contains(":\t")
+        || s.contains(" #")
+        || s.contains("\t#")
+        || s.ends_with(':'))
 }
 
 fn double_quoted(s: &str) -> String {
@@ -317,10 +322,21 @@ mod tests {
     /// Found by the `yaml` fuzz target (`? a-, B]\n\n d`): a key with a line break
     /// was written as a `|-` block literal, which does not read back as a key; and a
     /// value of only line breaks as a literal with no content, which reads back empty;
-    /// and a multi-line value with a byte order mark raw in a literal.
+    /// a multi-line value with a byte order mark raw in a literal; and plain scalars
+    /// where a tab follows an indicator (`-\tx` reads back as a sequence).
     #[test]
     fn multi_line_keys_read_back() {
-        for key in ["a-, B]\nd", "x\n", "\n", "a\n\nb: c", "a\n\u{feff}b"] {
+        for key in [
+            "-\t->\t--",
+            "a:\tb",
+            "a\t#b",
+            "?\tx",
+            "a-, B]\nd",
+            "x\n",
+            "\n",
+            "a\n\nb: c",
+            "a\n\u{feff}b",
+        ] {
             let v = json!({ key: null, "other": {key: [key]} });
             let text = to_yaml(&v);
             let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
