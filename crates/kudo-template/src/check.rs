@@ -205,10 +205,12 @@ pub(crate) fn locate_exec_error(
                 _ => None,
             })
         }
-        _ if message.contains("range over") => found.iter().find_map(|u| match u {
-            Use::Range(pos) => Some((*pos, message.clone())),
-            _ => None,
-        }),
+        _ if message.contains("range over") || message.contains("range iteration budget") => {
+            found.iter().find_map(|u| match u {
+                Use::Range(pos) => Some((*pos, message.clone())),
+                _ => None,
+            })
+        }
         _ if message.contains("argument to non-function") => found.iter().find_map(|u| match u {
             Use::NonFunction(pos) => Some((*pos, message.clone())),
             _ => None,

@@ -101,6 +101,47 @@ const ROWS: &[(&str, &str, &str)] = &[
         "a: 1\nb: {{ (fromJson \"{\").x.y }}\n",
         "t.yaml:2",
     ),
+    // Resource limits (found by fuzzing: each of these exhausted memory or time).
+    (
+        "repeat too large",
+        "a: 1\nb: {{ repeat 1000000000 \"x\" }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "repeat overflowing",
+        "a: {{ repeat 9223372036854775807 \"xy\" }}\n",
+        "t.yaml:1",
+    ),
+    (
+        "until too long",
+        "a: 1\nb: {{ until 1000000000 }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "untilStep too long",
+        "a: 1\nb: {{ untilStep 0 1000000000 1 }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "indent too wide",
+        "a: 1\nb: {{ indent 1000000000 \"x\" }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "nindent too wide",
+        "a: 1\nb: {{ nindent 9223372036854775807 \"x\" }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "random string too long",
+        "a: 1\nb: {{ randAlphaNum 9223372036854775807 }}\n",
+        "t.yaml:2",
+    ),
+    (
+        "nested ranges beyond the budget",
+        "a: 1\n{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n",
+        "t.yaml:2",
+    ),
 ];
 
 fn vars() -> Vars {
