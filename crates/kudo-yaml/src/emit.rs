@@ -70,7 +70,17 @@ fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) 
         if n > 0 {
             pad(out, indent);
         }
-        out.push_str(&key_scalar(key, indent));
+        // libyaml (and so yaml.v2) writes keys longer than 128 bytes as explicit
+        // `? key` / `: value` pairs; an implicit key may not exceed 1024 characters.
+        let explicit = key.len() > 128;
+        if explicit {
+            out.push_str("? ");
+            out.push_str(&key_scalar(key, indent + 2));
+            out.push('\n');
+            pad(out, indent);
+        } else {
+            out.push_str(&key_scalar(key, indent));
+        }
         out.push(':');
         let Some(value) = m.get(key) else { continue };
         match value {
@@ -80,9 +90,11 @@ fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) 
                 mapping(child, indent + 2, out);
             }
             Value::Array(items) if !items.is_empty() => {
+                // After `:` of an explicit pair the sequence must be indented.
+                let at = if explicit { indent + 2 } else { indent };
                 out.push('\n');
-                pad(out, indent);
-                sequence(items, indent, out);
+                pad(out, at);
+                sequence(items, at, out);
             }
             other => {
                 out.push(' ');
@@ -318,6 +330,23 @@ fn literal(s: &str, indent: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by the `yaml` fuzz target: a key of 1100 characters written as an
+    /// implicit key, which YAML limits to 1024.
+    #[test]
+    fn long_keys_are_explicit_and_read_back() {
+        let long = "k".repeat(1100);
+        let quoted = "\u{1c}".repeat(400);
+        for key in [long.as_str(), quoted.as_str(), "a\nb"] {
+            let key = format!("{key}{}", "x".repeat(129));
+            let v = json!({ &key: {"a": [1, {&key: [key.clone()]}]}, "b": 1, "c": [key.clone()] });
+            let text = to_yaml(&v);
+            let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back, v, "{text}");
+        }
+        assert!(to_yaml(&json!({ "k".repeat(129): 1 })).starts_with("? "));
+        assert!(!to_yaml(&json!({ "k".repeat(128): 1 })).starts_with("? "));
+    }
 
     /// Found by the `yaml` fuzz target (`? a-, B]\n\n d`): a key with a line break
     /// was written as a `|-` block literal, which does not read back as a key; and a
