@@ -4,7 +4,8 @@
 #      tests at it, so the no-terraform-on-PATH path is the one being tested;
 #   2. cargo fmt --check, clippy with warnings denied, terraform fmt of the examples;
 #   3. cargo test for the whole workspace, acceptance tests included, then a subset of
-#      the acceptance tests again on kube-sim's Kubernetes 1.24 profile.
+#      the acceptance tests again on kube-sim's Kubernetes 1.24 profile;
+#   4. a short run of every fuzz target in fuzz/ (scripts/fuzz.sh).
 # Real KUDO packages are read from ../shared/fixtures; tests that need them skip with
 # a message when that folder is absent.
 set -euo pipefail
@@ -50,5 +51,11 @@ step "cargo test: acceptance subset on the Kubernetes 1.24 profile"
 # nothing needs converting.
 KUDO_TEST_KUBE_VERSION=1.24 cargo test --test acceptance --no-fail-fast -- \
   kubernetes_versions:: operators:: quickstart:: preview::
+
+step "fuzz: every target briefly, from its committed corpus"
+# Stable toolchain only (see scripts/fuzz.sh); libFuzzer is compiled by libfuzzer-sys
+# with the system C++ compiler. About 45 s per target after the build; a crash, hang
+# or memory blow-up fails the run and leaves the input under target/fuzz-runs/.
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-45}"
 
 step "all checks passed"

@@ -273,4 +273,145 @@ mod tests {
         let diags = parse(&config).expect_err("must fail");
         assert!(diags[0].detail.contains("`host`"));
     }
+
+    /// Broken provider blocks, table-driven: each must be refused with a diagnostic
+    /// on the attribute at fault. docs/testing.md ("Bad input, counted") counts the
+    /// rows.
+    #[test]
+    fn every_broken_provider_block_names_the_attribute() {
+        let mapping = |from: Value, kind: Value, to: Value| {
+            Value::object([(
+                "api_version_mapping",
+                Value::list([Value::object([("from", from), ("kind", kind), ("to", to)])]),
+            )])
+        };
+        let repository = |name: Value, url: Value| Value::object([("name", name), ("url", url)]);
+        let gv = |s: &str| Value::string(s);
+        let mapping_attr = |name: &str| {
+            AttributePath::attribute("api_version_mapping")
+                .index(0)
+                .attr(name)
+        };
+        let mut rows: Vec<(&str, Value, AttributePath)> = [
+            "config_path",
+            "config_context",
+            "host",
+            "token",
+            "cluster_ca_certificate",
+            "client_certificate",
+            "client_key",
+        ]
+        .into_iter()
+        .map(|name| {
+            (
+                name,
+                Value::object([(name, Value::Unknown)]),
+                AttributePath::attribute(name),
+            )
+        })
+        .collect();
+        rows.extend([
+            (
+                "certificate without key",
+                Value::object([("client_certificate", gv("PEM"))]),
+                AttributePath::attribute("client_key"),
+            ),
+            (
+                "key without certificate",
+                Value::object([("client_key", gv("PEM"))]),
+                AttributePath::attribute("client_key"),
+            ),
+            (
+                "repository name unknown",
+                Value::object([(
+                    "repository",
+                    Value::list([repository(Value::Unknown, gv("http://x/"))]),
+                )]),
+                AttributePath::attribute("repository").index(0),
+            ),
+            (
+                "repository url unknown",
+                Value::object([(
+                    "repository",
+                    Value::list([repository(gv("a"), Value::Unknown)]),
+                )]),
+                AttributePath::attribute("repository").index(0),
+            ),
+            (
+                "duplicate repository",
+                Value::object([(
+                    "repository",
+                    Value::list([
+                        repository(gv("a"), gv("http://x/")),
+                        repository(gv("a"), gv("http://y/")),
+                    ]),
+                )]),
+                AttributePath::attribute("repository").index(1).attr("name"),
+            ),
+            (
+                "mapping from missing",
+                mapping(Value::Null, Value::Null, gv("example.com/v1")),
+                mapping_attr("from"),
+            ),
+            (
+                "mapping from blank",
+                mapping(gv("  "), Value::Null, gv("example.com/v1")),
+                mapping_attr("from"),
+            ),
+            (
+                "mapping to missing",
+                mapping(gv("example.com/v1beta1"), Value::Null, Value::Null),
+                mapping_attr("to"),
+            ),
+            (
+                "mapping from without group",
+                mapping(gv("v1beta1"), Value::Null, gv("example.com/v1")),
+                mapping_attr("from"),
+            ),
+            (
+                "mapping to with spaces",
+                mapping(
+                    gv("example.com/v1beta1"),
+                    Value::Null,
+                    gv("example.com/ v1"),
+                ),
+                mapping_attr("to"),
+            ),
+            (
+                "mapping to with two slashes",
+                mapping(gv("example.com/v1beta1"), Value::Null, gv("a/b/c")),
+                mapping_attr("to"),
+            ),
+            (
+                "mapping from unknown",
+                mapping(Value::Unknown, Value::Null, gv("example.com/v1")),
+                mapping_attr("from"),
+            ),
+            (
+                "mapping kind unknown",
+                mapping(
+                    gv("example.com/v1beta1"),
+                    Value::Unknown,
+                    gv("example.com/v1"),
+                ),
+                mapping_attr("kind"),
+            ),
+        ]);
+        let mut problems = Vec::new();
+        for (what, config, attribute) in &rows {
+            match parse(config) {
+                Ok(_) => problems.push(format!("{what}: accepted")),
+                Err(diags) => {
+                    if !diags
+                        .iter()
+                        .any(|d| d.attribute.as_ref() == Some(attribute))
+                    {
+                        problems.push(format!("{what}: no diagnostic on {attribute}: {diags:?}"));
+                    }
+                }
+            }
+        }
+        println!("bad_input: {} broken provider blocks", rows.len());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

@@ -1,7 +1,8 @@
 //! Building a package from its files (a folder, or the entries of an archive).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use crate::error::PackageError;
 use crate::model::{Origin, Package};
@@ -110,8 +111,7 @@ pub(crate) fn collect_dir(path: &Path, files: &mut Files) -> Result<(), PackageE
     for name in ["operator.yaml", "params.yaml"] {
         let p = path.join(name);
         if p.is_file() {
-            let bytes = std::fs::read(&p).map_err(|e| PackageError::io(&p, e))?;
-            total += bytes.len() as u64;
+            let bytes = read_bounded(&p, &mut total)?;
             files.insert(name.to_string(), bytes);
         }
     }
@@ -139,19 +139,98 @@ fn walk(dir: &Path, rel: &str, files: &mut Files, total: &mut u64) -> Result<(),
         if file_type.is_dir() {
             walk(&path, &child, files, total)?;
         } else if is_package_file(&child) && path.is_file() {
-            let bytes = std::fs::read(&path).map_err(|e| PackageError::io(&path, e))?;
-            *total += bytes.len() as u64;
-            if files.len() >= MAX_FILES || *total > MAX_TOTAL_BYTES {
-                return Err(PackageError::Io {
-                    path,
-                    message: format!(
-                        "package too large (limit {MAX_FILES} files, {MAX_TOTAL_BYTES} bytes); remove unneeded templates"
-                    ),
-                    source: None,
-                });
+            if files.len() >= MAX_FILES {
+                return Err(too_large(path));
             }
+            let bytes = read_bounded(&path, total)?;
             files.insert(child, bytes);
         }
     }
     Ok(())
+}
+
+fn too_large(path: PathBuf) -> PackageError {
+    PackageError::Io {
+        path,
+        message: format!(
+            "package too large (limit {MAX_FILES} files, {MAX_TOTAL_BYTES} bytes); remove unneeded templates"
+        ),
+        source: None,
+    }
+}
+
+/// Read a package file, adding its size to `total` and failing once the package
+/// exceeds [`MAX_TOTAL_BYTES`]. The limit is checked before and while reading: a file
+/// (or a symbolic link to one, say `/proc/kcore` or a multi-GB log) must not be
+/// loaded whole into memory just to be refused, and a size that changes while reading
+/// (a growing file, `/proc` entries reporting 0) is bounded too.
+fn read_bounded(path: &Path, total: &mut u64) -> Result<Vec<u8>, PackageError> {
+    let file = std::fs::File::open(path).map_err(|e| PackageError::io(path, e))?;
+    let claimed = file
+        .metadata()
+        .map_err(|e| PackageError::io(path, e))?
+        .len();
+    let room = MAX_TOTAL_BYTES.saturating_sub(*total);
+    if claimed > room {
+        return Err(too_large(path.to_path_buf()));
+    }
+    let mut bytes = Vec::new();
+    file.take(room.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| PackageError::io(path, e))?;
+    *total = total.saturating_add(bytes.len() as u64);
+    if *total > MAX_TOTAL_BYTES {
+        return Err(too_large(path.to_path_buf()));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package_folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let op = "name: big\noperatorVersion: 0.1.0\nplans: {}\n";
+        std::fs::write(dir.path().join("operator.yaml"), op).expect("write");
+        std::fs::create_dir(dir.path().join("templates")).expect("mkdir");
+        dir
+    }
+
+    /// A sparse file larger than the whole package limit: refused by its size, before
+    /// its bytes are read (reading it would take 64 MB; a link to /proc/kcore, far more).
+    fn huge_file(path: &Path) {
+        let f = std::fs::File::create(path).expect("create");
+        f.set_len(MAX_TOTAL_BYTES + 1).expect("set_len");
+    }
+
+    #[test]
+    fn oversize_template_is_refused_before_reading() {
+        let dir = package_folder();
+        let big = dir.path().join("templates/big.yaml");
+        huge_file(&big);
+        let err = Package::load_dir(dir.path()).expect_err("must be refused");
+        let message = err.to_string();
+        assert!(message.contains("big.yaml"), "{message}");
+        assert!(message.contains("package too large"), "{message}");
+    }
+
+    #[test]
+    fn symlink_to_an_oversize_file_is_refused() {
+        let dir = package_folder();
+        let outside = tempfile::tempdir().expect("tempdir");
+        let big = outside.path().join("huge.log");
+        huge_file(&big);
+        std::os::unix::fs::symlink(&big, dir.path().join("templates/link.yaml")).expect("link");
+        let err = Package::load_dir(dir.path()).expect_err("must be refused");
+        assert!(err.to_string().contains("link.yaml"), "{err}");
+    }
+
+    #[test]
+    fn oversize_params_yaml_is_refused() {
+        let dir = package_folder();
+        huge_file(&dir.path().join("params.yaml"));
+        let err = Package::load_dir(dir.path()).expect_err("must be refused");
+        assert!(err.to_string().contains("params.yaml"), "{err}");
+    }
 }

@@ -18,6 +18,13 @@ enum Use {
     Func(String, Pos),
     /// A field chain, with its variable if any (`$root.Params.X` -> Some("$root")).
     Fields(Option<String>, Vec<String>, Pos),
+    /// `{{template "name"}}`: gotmpl's "undefined template" error names no position.
+    Template(String, Pos),
+    /// `{{range}}`: for "cannot range over ...".
+    Range(Pos),
+    /// A field or variable given arguments (`{{.A 1}}`, `{{x | .A}}`): Go's "can't give
+    /// argument to non-function".
+    NonFunction(Pos),
 }
 
 fn collect(list: &ListNode, out: &mut Vec<Use>) {
@@ -26,6 +33,9 @@ fn collect(list: &ListNode, out: &mut Vec<Use>) {
             Node::List(l) => collect(l, out),
             Node::Action(a) => pipe(&a.pipe, out),
             Node::If(b) | Node::Range(b) | Node::With(b) => {
+                if matches!(node, Node::Range(_)) {
+                    out.push(Use::Range(b.pos));
+                }
                 pipe(&b.pipe, out);
                 collect(&b.body, out);
                 if let Some(e) = &b.else_body {
@@ -33,6 +43,7 @@ fn collect(list: &ListNode, out: &mut Vec<Use>) {
                 }
             }
             Node::Template(t) => {
+                out.push(Use::Template(t.name.to_string(), t.pos));
                 if let Some(p) = &t.pipe {
                     pipe(p, out);
                 }
@@ -44,7 +55,15 @@ fn collect(list: &ListNode, out: &mut Vec<Use>) {
 }
 
 fn pipe(p: &PipeNode, out: &mut Vec<Use>) {
-    for c in &p.commands {
+    for (i, c) in p.commands.iter().enumerate() {
+        // A later command of a pipeline gets the previous result as an argument.
+        let gets_arguments = i > 0 || c.args.len() > 1;
+        if gets_arguments
+            && let Some(Expr::Field(pos, _) | Expr::Variable(pos, _, _) | Expr::Chain(pos, _, _)) =
+                c.args.first()
+        {
+            out.push(Use::NonFunction(*pos));
+        }
         command(c, out);
     }
 }
@@ -162,6 +181,38 @@ pub(crate) fn locate_exec_error(
         }),
         TemplateError::UndefinedVariable(name) => found.iter().find_map(|u| match u {
             Use::Fields(Some(var), _, pos) if var == name => Some((*pos, message.clone())),
+            _ => None,
+        }),
+        _ if message.contains("can't evaluate field ") => {
+            let field = message
+                .split("can't evaluate field ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_default();
+            found.iter().find_map(|u| match u {
+                Use::Fields(var, fields, pos) if fields.iter().any(|f| f == field) => Some((
+                    *pos,
+                    format!("executing at <{}>: {message}", describe(var, fields)),
+                )),
+                _ => None,
+            })
+        }
+        _ if message.contains("undefined template") || message.contains("no such template") => {
+            found.iter().find_map(|u| match u {
+                Use::Template(name, pos) if message.contains(name.as_str()) => {
+                    Some((*pos, message.clone()))
+                }
+                _ => None,
+            })
+        }
+        _ if message.contains("range over") || message.contains("range iteration budget") => {
+            found.iter().find_map(|u| match u {
+                Use::Range(pos) => Some((*pos, message.clone())),
+                _ => None,
+            })
+        }
+        _ if message.contains("argument to non-function") => found.iter().find_map(|u| match u {
+            Use::NonFunction(pos) => Some((*pos, message.clone())),
             _ => None,
         }),
         _ => {

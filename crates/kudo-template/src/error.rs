@@ -39,8 +39,21 @@ impl RenderError {
     }
 
     /// gotmpl's lex/parse errors already carry a position; keep it, drop its prefix.
-    pub(crate) fn from_parse(template: &str, e: TemplateError) -> Self {
+    pub(crate) fn from_parse(template: &str, text: &str, e: TemplateError) -> Self {
         match e {
+            TemplateError::Lex {
+                line, col, message, ..
+            } if unclosed(&message) => {
+                // gotmpl reports these where the input ends, often the line after the
+                // last one; the author needs the action that was left open.
+                let (line, col) = last_open_action(text, line, col).unwrap_or((line, col));
+                RenderError::new(
+                    template,
+                    (line > 0).then_some(line),
+                    (col > 0).then_some(col),
+                    message,
+                )
+            }
             TemplateError::Parse {
                 line, col, message, ..
             }
@@ -55,6 +68,36 @@ impl RenderError {
             other => RenderError::new(template, None, None, other.to_string()),
         }
     }
+}
+
+/// Lexer errors about an action, comment or quoted string that never ends.
+fn unclosed(message: &str) -> bool {
+    message.starts_with("unclosed") || message.starts_with("unterminated")
+}
+
+/// 1-based line and byte column of the last `{{` at or before the reported position.
+fn last_open_action(text: &str, line: usize, col: usize) -> Option<(usize, usize)> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2).map(|(i, _)| i + 1)?
+    };
+    let end = line_start
+        .saturating_add(col.saturating_sub(1))
+        .min(text.len());
+    let open = text.as_bytes()[..end]
+        .windows(2)
+        .rposition(|w| w == b"{{")?;
+    let open_line = text.as_bytes()[..open]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1;
+    let open_line_start = text.as_bytes()[..open]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    Some((open_line, open - open_line_start + 1))
 }
 
 #[cfg(test)]

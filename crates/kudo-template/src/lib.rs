@@ -83,7 +83,7 @@ pub fn render_with(
 ) -> Result<String, RenderError> {
     let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
         .and_then(|p| p.parse())
-        .map_err(|e| RenderError::from_parse(template_name, e))?;
+        .map_err(|e| RenderError::from_parse(template_name, text, e))?;
 
     if let Some((line, message)) = blocks::block_error(text) {
         return Err(RenderError::new(template_name, Some(line), None, message));
@@ -105,8 +105,20 @@ pub fn render_with(
     let _ctx = sprig::random::RenderContext::enter(&seed, template_name, options.now.unwrap_or(0));
 
     let data = data::cached_vars_value(vars);
-    tmpl.execute_template_to_string(template_name, &data)
+    let mut out = BoundedOutput::default();
+    tmpl.execute_template_fmt(&mut out, template_name, &data)
+        .map(|()| out.text.clone())
         .map_err(|e| {
+            if out.exceeded {
+                return RenderError::new(
+                    template_name,
+                    None,
+                    None,
+                    format!(
+                        "renders more than {MAX_OUTPUT_BYTES} bytes; a template renders Kubernetes objects, which are limited to about 1.5 MiB"
+                    ),
+                );
+            }
             tracing::debug!(template = template_name, error = %e, "template execution failed");
             // The file's own body first, then its {{define}}s.
             let mut trees: Vec<&gotmpl::parse::ListNode> =
@@ -119,6 +131,34 @@ pub fn render_with(
             );
             check::locate_exec_error(template_name, text, &trees, e)
         })
+}
+
+/// The most a single template may render. Without a bound, a loop such as
+/// `{{ range until 1000000 }}{{ repeat 1000000 "x" }}{{ end }}` fills memory long before
+/// anything could be applied.
+pub const MAX_OUTPUT_BYTES: usize = 64 << 20;
+
+/// Range iterations per render (gotmpl's default is 10 million). Nested ranges
+/// multiply, and a million iterations is far beyond any package's template while a
+/// budget of ten million can keep a plan busy for many seconds.
+const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
+
+/// Rendered text, refusing to grow beyond [`MAX_OUTPUT_BYTES`].
+#[derive(Default)]
+struct BoundedOutput {
+    text: String,
+    exceeded: bool,
+}
+
+impl std::fmt::Write for BoundedOutput {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.text.len().saturating_add(s.len()) > MAX_OUTPUT_BYTES {
+            self.exceeded = true;
+            return Err(std::fmt::Error);
+        }
+        self.text.push_str(s);
+        Ok(())
+    }
 }
 
 /// Names every template may call: Go's builtins, the Sprig set KUDO keeps, `toYaml`.
@@ -134,6 +174,7 @@ static FUNCTION_NAMES: LazyLock<std::collections::BTreeSet<String>> = LazyLock::
 static PROTOTYPE: LazyLock<Template> = LazyLock::new(|| {
     Template::new("")
         .missing_key(MissingKey::Error)
+        .max_range_iters(MAX_RANGE_ITERATIONS)
         .funcs(sprig::functions())
 });
 

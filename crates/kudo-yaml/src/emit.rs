@@ -70,7 +70,17 @@ fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) 
         if n > 0 {
             pad(out, indent);
         }
-        out.push_str(&string_scalar(key, indent));
+        // libyaml (and so yaml.v2) writes keys longer than 128 bytes as explicit
+        // `? key` / `: value` pairs; an implicit key may not exceed 1024 characters.
+        let explicit = key.len() > 128;
+        if explicit {
+            out.push_str("? ");
+            out.push_str(&key_scalar(key, indent + 2));
+            out.push('\n');
+            pad(out, indent);
+        } else {
+            out.push_str(&key_scalar(key, indent));
+        }
         out.push(':');
         let Some(value) = m.get(key) else { continue };
         match value {
@@ -80,9 +90,11 @@ fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) 
                 mapping(child, indent + 2, out);
             }
             Value::Array(items) if !items.is_empty() => {
+                // After `:` of an explicit pair the sequence must be indented.
+                let at = if explicit { indent + 2 } else { indent };
                 out.push('\n');
-                pad(out, indent);
-                sequence(items, indent, out);
+                pad(out, at);
+                sequence(items, at, out);
             }
             other => {
                 out.push(' ');
@@ -127,8 +139,24 @@ fn inline(value: &Value, indent: usize) -> String {
     }
 }
 
+/// A mapping key: as a value, except that a multi-line key cannot be a block literal
+/// (`|-` starts a value, not a key), so it is double-quoted.
+fn key_scalar(s: &str, indent: usize) -> String {
+    if s.contains('\n') {
+        double_quoted(s)
+    } else {
+        string_scalar(s, indent)
+    }
+}
+
 fn string_scalar(s: &str, indent: usize) -> String {
-    if s.contains('\n') && s.chars().all(|c| c == '\n' || !c.is_control() || c == '\t') {
+    // A literal block needs some content: one of only line breaks reads back empty.
+    // A byte order mark may not appear raw inside a document at all.
+    if s.contains('\n')
+        && s.chars().any(|c| c != '\n')
+        && s.chars()
+            .all(|c| (c == '\n' || !c.is_control() || c == '\t') && c != '\u{feff}')
+    {
         return literal(s, indent);
     }
     if resolve_plain(s) != Resolved::String || is_base60(s) || is_timestamp(s) {
@@ -225,7 +253,8 @@ fn plain_allowed(s: &str) -> bool {
     if s.starts_with(' ') || s.ends_with(' ') || s.starts_with('\t') || s.ends_with('\t') {
         return false;
     }
-    let second_is_blank = s.chars().nth(1).is_none_or(|c| c == ' ');
+    // A tab separates indicators just as a space does (`-\tx` is a sequence entry).
+    let second_is_blank = s.chars().nth(1).is_none_or(|c| c == ' ' || c == '\t');
     match first {
         '[' | ']' | '{' | '}' | ',' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
         | '@' | '`' => return false,
@@ -235,7 +264,11 @@ fn plain_allowed(s: &str) -> bool {
     if s.starts_with("---") || s.starts_with("...") {
         return false;
     }
-    !(s.contains(": ") || s.contains(" #") || s.ends_with(':'))
+    !(s.contains(": ")
+        || s.contains(":\t")
+        || s.contains(" #")
+        || s.contains("\t#")
+        || s.ends_with(':'))
 }
 
 fn double_quoted(s: &str) -> String {
@@ -297,6 +330,48 @@ fn literal(s: &str, indent: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by the `yaml` fuzz target: a key of 1100 characters written as an
+    /// implicit key, which YAML limits to 1024.
+    #[test]
+    fn long_keys_are_explicit_and_read_back() {
+        let long = "k".repeat(1100);
+        let quoted = "\u{1c}".repeat(400);
+        for key in [long.as_str(), quoted.as_str(), "a\nb"] {
+            let key = format!("{key}{}", "x".repeat(129));
+            let v = json!({ &key: {"a": [1, {&key: [key.clone()]}]}, "b": 1, "c": [key.clone()] });
+            let text = to_yaml(&v);
+            let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back, v, "{text}");
+        }
+        assert!(to_yaml(&json!({ "k".repeat(129): 1 })).starts_with("? "));
+        assert!(!to_yaml(&json!({ "k".repeat(128): 1 })).starts_with("? "));
+    }
+
+    /// Found by the `yaml` fuzz target (`? a-, B]\n\n d`): a key with a line break
+    /// was written as a `|-` block literal, which does not read back as a key; and a
+    /// value of only line breaks as a literal with no content, which reads back empty;
+    /// a multi-line value with a byte order mark raw in a literal; and plain scalars
+    /// where a tab follows an indicator (`-\tx` reads back as a sequence).
+    #[test]
+    fn multi_line_keys_read_back() {
+        for key in [
+            "-\t->\t--",
+            "a:\tb",
+            "a\t#b",
+            "?\tx",
+            "a-, B]\nd",
+            "x\n",
+            "\n",
+            "a\n\nb: c",
+            "a\n\u{feff}b",
+        ] {
+            let v = json!({ key: null, "other": {key: [key]} });
+            let text = to_yaml(&v);
+            let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(back, v, "{text}");
+        }
+    }
 
     #[test]
     fn yaml_v2_layout() {

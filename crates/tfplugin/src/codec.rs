@@ -194,8 +194,8 @@ fn mp_number(mp: &Mp) -> Option<Number> {
             .as_i64()
             .map(Number::from)
             .or_else(|| i.as_u64().map(Number::from)),
-        Mp::F64(f) => Number::from_f64(*f),
-        Mp::F32(f) => Number::from_f64(f64::from(*f)),
+        Mp::F64(f) => float_number(*f),
+        Mp::F32(f) => float_number(f64::from(*f)),
         Mp::String(s) => s.as_str().and_then(parse_number),
         _ => None,
     }
@@ -209,7 +209,30 @@ fn parse_number(s: &str) -> Option<Number> {
     if let Ok(u) = s.parse::<u64>() {
         return Some(Number::from(u));
     }
-    s.parse::<f64>().ok().and_then(Number::from_f64)
+    s.parse::<f64>().ok().and_then(float_number)
+}
+
+/// A float as a [`Number`] in the form the encoder writes: whole numbers that fit an
+/// i64 become integers, as cty writes them. Without this `3.0` decoded from one
+/// encoding and `3` from another (or from our own output) compare unequal, and a value
+/// changes across a decode/encode round trip.
+fn float_number(f: f64) -> Option<Number> {
+    if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+        Some(Number::from(f as i64))
+    } else {
+        Number::from_f64(f)
+    }
+}
+
+/// A JSON number in the encoder's form (see [`float_number`]).
+fn json_number(n: &Number) -> Number {
+    if n.is_f64() {
+        n.as_f64()
+            .and_then(float_number)
+            .unwrap_or_else(|| n.clone())
+    } else {
+        n.clone()
+    }
 }
 
 fn to_mp(v: &Value, ty: &Type, path: &mut Vec<PathStep>) -> Result<Mp, ValueError> {
@@ -294,11 +317,10 @@ fn number_to_mp(n: &Number) -> Mp {
         return Mp::from(u);
     }
     let f = n.as_f64().unwrap_or(f64::NAN);
-    if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
-        // cty writes whole numbers as integers; match it so values compare equal.
-        Mp::from(f as i64)
-    } else {
-        Mp::F64(f)
+    // cty writes whole numbers as integers; match it so values compare equal.
+    match float_number(f).and_then(|n| n.as_i64()) {
+        Some(i) => Mp::from(i),
+        None => Mp::F64(f),
     }
 }
 
@@ -351,7 +373,7 @@ fn from_js(js: &Json, ty: &Type, path: &mut Vec<PathStep>) -> Result<Value, Valu
             _ => Err(err(path, "expected a string")),
         },
         Type::Number => match js {
-            Json::Number(n) => Ok(Value::Number(n.clone())),
+            Json::Number(n) => Ok(Value::Number(json_number(n))),
             Json::String(s) => parse_number(s)
                 .map(Value::Number)
                 .ok_or_else(|| err(path, format!("{s:?} is not a number"))),
@@ -493,5 +515,41 @@ fn to_js(v: &Value, ty: &Type, path: &mut Vec<PathStep>) -> Result<Json, ValueEr
             path,
             format!("value {} does not fit type {}", kind_name(v), ty.to_json()),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `codec` fuzz target: a whole float64 decoded as a float Number,
+    /// was written back as an integer and then decoded as a different Number.
+    #[test]
+    fn whole_float64_round_trips_to_the_same_value() {
+        let bytes = [0xcb, 0x41, 0x7f, 0xf0, 0, 0, 0, 0, 0]; // float64 33488896.0
+        let v = Value::from_msgpack(&bytes, &Type::Number).expect("decodes");
+        let again = Value::from_msgpack(
+            &v.to_msgpack(&Type::Number).expect("encodes"),
+            &Type::Number,
+        )
+        .expect("decodes again");
+        assert_eq!(v, again);
+        assert_eq!(v, Value::int(33_488_896));
+    }
+
+    #[test]
+    fn whole_numbers_compare_equal_from_every_encoding() {
+        let from_json = Value::from_json_bytes(b"3.0", &Type::Number).expect("json");
+        let from_string = Value::from_json_bytes(b"\"3.0\"", &Type::Number).expect("string");
+        let from_float = Value::from_msgpack(&[0xcb, 0x40, 0x08, 0, 0, 0, 0, 0, 0], &Type::Number)
+            .expect("float64");
+        assert_eq!(from_json, Value::int(3));
+        assert_eq!(from_string, Value::int(3));
+        assert_eq!(from_float, Value::int(3));
+        // Fractions and numbers beyond i64 stay floats.
+        let half = Value::from_json_bytes(b"2.5", &Type::Number).expect("json");
+        assert_eq!(half.as_f64(), Some(2.5));
+        let big = Value::from_json_bytes(b"1e300", &Type::Number).expect("json");
+        assert_eq!(big.as_f64(), Some(1e300));
     }
 }

@@ -15,6 +15,27 @@ pub(crate) fn fail(name: &str, msg: impl std::fmt::Display) -> TemplateError {
     TemplateError::Exec(format!("error calling {name}: {msg}"))
 }
 
+/// The largest string a template function may build, and the most items a list may
+/// have. Go has no such limits, but no template needs more: Kubernetes refuses objects
+/// above about 1.5 MiB, and without a bound `{{ repeat 1000000000 "x" }}` or
+/// `{{ until 1000000000 }}` in a package exhausts the provider's memory.
+pub(crate) const MAX_RESULT_BYTES: usize = 16 << 20;
+pub(crate) const MAX_LIST_ITEMS: usize = 1 << 20;
+
+/// Refuse a string result of `size` bytes (computed with saturating arithmetic) before
+/// it is built.
+pub(crate) fn check_size(name: &str, size: usize) -> Result<(), TemplateError> {
+    if size > MAX_RESULT_BYTES {
+        return Err(fail(
+            name,
+            format!(
+                "the result would be {size} bytes, more than the {MAX_RESULT_BYTES} a template function may produce"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn arity(name: &str, args: &[Value], n: usize) -> Result<(), TemplateError> {
     if args.len() != n {
         return Err(fail(

@@ -1,34 +1,46 @@
 //! Integer and float math. Integer functions return int64 and accept anything
 //! `toInt64` accepts ("3", 2.9, true); `until`/`untilStep` take Go `int` parameters.
 
-use gotmpl::Value;
+use gotmpl::{TemplateError, Value};
 
 use super::Reg;
-use super::args::{arity, arity_min, fail, int};
+use super::args::{MAX_LIST_ITEMS, arity, arity_min, fail, int};
 use super::conv::{to_float64, to_int64};
 
-pub(crate) fn until_step(start: i64, stop: i64, step: i64) -> Vec<Value> {
+pub(crate) fn until_step(
+    name: &str,
+    start: i64,
+    stop: i64,
+    step: i64,
+) -> Result<Vec<Value>, TemplateError> {
+    let counts_down = stop < start;
+    if step == 0 || (step > 0) == counts_down {
+        return Ok(Vec::new());
+    }
+    // Items = ceil(|stop - start| / |step|), in i128 so no i64 range overflows.
+    let span = (i128::from(stop) - i128::from(start)).unsigned_abs();
+    let stride = i128::from(step).unsigned_abs();
+    let items = span.div_ceil(stride);
+    if items > MAX_LIST_ITEMS as u128 {
+        return Err(fail(
+            name,
+            format!(
+                "the list would have {items} items, more than the {MAX_LIST_ITEMS} a template function may produce"
+            ),
+        ));
+    }
     let mut v = Vec::new();
-    if stop < start {
-        if step >= 0 {
-            return v;
-        }
-        let mut i = start;
-        while i > stop {
-            v.push(Value::Int(i));
-            i += step;
-        }
-        return v;
-    }
-    if step <= 0 {
-        return v;
-    }
     let mut i = start;
-    while i < stop {
+    while (counts_down && i > stop) || (!counts_down && i < stop) {
         v.push(Value::Int(i));
-        i += step;
+        // Go wraps around at the end of int64 and would loop on; the count above
+        // already bounds the list, so stop where the next item would not fit.
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
-    v
+    Ok(v)
 }
 
 pub(super) fn register(m: &mut Reg) {
@@ -119,7 +131,7 @@ pub(super) fn register(m: &mut Reg) {
         arity("until", a, 1)?;
         let count = int("until", &a[0])?;
         let step = if count < 0 { -1 } else { 1 };
-        Ok(Value::List(until_step(0, count, step).into()))
+        Ok(Value::List(until_step("until", 0, count, step)?.into()))
     });
     m.add("untilStep", |a| {
         arity("untilStep", a, 3)?;
@@ -128,13 +140,31 @@ pub(super) fn register(m: &mut Reg) {
             int("untilStep", &a[1])?,
             int("untilStep", &a[2])?,
         );
-        Ok(Value::List(until_step(start, stop, step).into()))
+        Ok(Value::List(
+            until_step("untilStep", start, stop, step)?.into(),
+        ))
     });
 }
 
 #[cfg(test)]
 mod tests {
     use crate::sprig::test_util::{err, r, rp};
+
+    /// Found by fuzzing: `untilStep` near the end of int64 overflowed `i += step`
+    /// (a panic with overflow checks, an endless loop filling memory without).
+    #[test]
+    fn until_step_stops_at_the_end_of_int64() {
+        let list = super::until_step("untilStep", i64::MAX - 5, i64::MAX, 4).expect("small list");
+        assert_eq!(list.len(), 2);
+        let list = super::until_step("untilStep", i64::MIN + 5, i64::MIN, -4).expect("small list");
+        assert_eq!(list.len(), 2);
+        assert!(super::until_step("untilStep", i64::MIN, i64::MAX, 1).is_err());
+        assert!(
+            super::until_step("untilStep", 0, 10, 0)
+                .expect("empty")
+                .is_empty()
+        );
+    }
 
     #[test]
     fn integer_math_casts_like_sprig_v2() {

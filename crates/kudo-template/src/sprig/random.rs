@@ -11,10 +11,11 @@
 
 use std::cell::RefCell;
 
+use gotmpl::TemplateError;
 use sha2::{Digest, Sha256};
 
 use super::Reg;
-use super::args::{arity, int, s, string};
+use super::args::{arity, check_size, int, s, string};
 
 struct Ctx {
     seed: Vec<u8>,
@@ -97,15 +98,16 @@ fn pick(stream: &mut impl Iterator<Item = u8>, n: usize) -> usize {
     }
 }
 
-fn random_string(count: i64, alphabet: &[u8]) -> String {
+fn random_string(name: &str, count: i64, alphabet: &[u8]) -> Result<String, TemplateError> {
     let count = usize::try_from(count).unwrap_or(0);
+    check_size(name, count)?;
     // Rejection can discard bytes: ask for plenty.
     let mut stream = bytes(count * 2 + 64)
         .into_iter()
         .chain(std::iter::repeat_with(|| 0));
-    (0..count)
+    Ok((0..count)
         .map(|_| alphabet[pick(&mut stream, alphabet.len())] as char)
-        .collect()
+        .collect())
 }
 
 pub(crate) fn uuid_v4() -> String {
@@ -130,20 +132,36 @@ pub(super) fn register(m: &mut Reg) {
     m.add("randAlphaNum", |a| {
         arity("randAlphaNum", a, 1)?;
         let alphabet = [ALPHA, DIGITS].concat();
-        Ok(s(random_string(int("randAlphaNum", &a[0])?, &alphabet)))
+        Ok(s(random_string(
+            "randAlphaNum",
+            int("randAlphaNum", &a[0])?,
+            &alphabet,
+        )?))
     });
     m.add("randAlpha", |a| {
         arity("randAlpha", a, 1)?;
-        Ok(s(random_string(int("randAlpha", &a[0])?, ALPHA)))
+        Ok(s(random_string(
+            "randAlpha",
+            int("randAlpha", &a[0])?,
+            ALPHA,
+        )?))
     });
     m.add("randNumeric", |a| {
         arity("randNumeric", a, 1)?;
-        Ok(s(random_string(int("randNumeric", &a[0])?, DIGITS)))
+        Ok(s(random_string(
+            "randNumeric",
+            int("randNumeric", &a[0])?,
+            DIGITS,
+        )?))
     });
     m.add("randAscii", |a| {
         arity("randAscii", a, 1)?;
         let printable: Vec<u8> = (32u8..=126).collect();
-        Ok(s(random_string(int("randAscii", &a[0])?, &printable)))
+        Ok(s(random_string(
+            "randAscii",
+            int("randAscii", &a[0])?,
+            &printable,
+        )?))
     });
     m.add("uuidv4", |a| {
         arity("uuidv4", a, 0)?;

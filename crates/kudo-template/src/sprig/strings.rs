@@ -2,10 +2,10 @@
 //! does; a cut inside a multi-byte character or out of range is an error here where Go
 //! would panic (text/template turns that panic into an error too).
 
-use gotmpl::Value;
+use gotmpl::{TemplateError, Value};
 
 use super::Reg;
-use super::args::{R, arity, arity_min, fail, int, s, string, strings};
+use super::args::{R, arity, arity_min, check_size, fail, int, s, string, strings};
 use super::conv::strval;
 
 fn byte_slice(name: &str, st: &str, from: i64, to: i64) -> R {
@@ -244,9 +244,12 @@ fn wrap(st: &str, width: i64, sep: &str, long_words: bool) -> String {
     out
 }
 
-fn indent(spaces: i64, v: &str) -> String {
-    let pad = " ".repeat(spaces.max(0) as usize);
-    format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
+fn indent(name: &str, spaces: i64, v: &str) -> Result<String, TemplateError> {
+    let spaces = usize::try_from(spaces.max(0)).unwrap_or(usize::MAX);
+    let lines = v.matches('\n').count().saturating_add(1);
+    check_size(name, spaces.saturating_mul(lines).saturating_add(v.len()))?;
+    let pad = " ".repeat(spaces);
+    Ok(format!("{pad}{}", v.replace('\n', &format!("\n{pad}"))))
 }
 
 fn go_quote(st: &str) -> String {
@@ -384,6 +387,7 @@ pub(super) fn register(m: &mut Reg) {
         arity("repeat", a, 2)?;
         let (n, st) = (int("repeat", &a[0])?, string("repeat", &a[1])?);
         let n = usize::try_from(n).map_err(|_| fail("repeat", "strings: negative Repeat count"))?;
+        check_size("repeat", n.saturating_mul(st.len()))?;
         Ok(s(st.repeat(n)))
     });
     m.add("wrap", |a| {
@@ -430,13 +434,21 @@ pub(super) fn register(m: &mut Reg) {
     });
     m.add("indent", |a| {
         arity("indent", a, 2)?;
-        Ok(s(indent(int("indent", &a[0])?, &string("indent", &a[1])?)))
+        Ok(s(indent(
+            "indent",
+            int("indent", &a[0])?,
+            &string("indent", &a[1])?,
+        )?))
     });
     m.add("nindent", |a| {
         arity("nindent", a, 2)?;
         Ok(s(format!(
             "\n{}",
-            indent(int("nindent", &a[0])?, &string("nindent", &a[1])?)
+            indent(
+                "nindent",
+                int("nindent", &a[0])?,
+                &string("nindent", &a[1])?
+            )?
         )))
     });
     m.add("replace", |a| {
