@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use futures::future::join_all;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
@@ -256,7 +255,7 @@ impl Remover<'_> {
                     }));
                 }
                 None => {
-                    let rv = resource_version(&obj);
+                    let rv = sharing::resource_version(&obj);
                     match self.cluster.delete_at_and_wait(r, rv, cancel).await? {
                         Guarded::Stale => continue,
                         Guarded::Done(()) | Guarded::Gone => return Ok(None),
@@ -272,12 +271,6 @@ impl Remover<'_> {
             ),
         })
     }
-}
-
-fn resource_version(obj: &Value) -> &str {
-    obj.pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

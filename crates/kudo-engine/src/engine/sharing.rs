@@ -58,7 +58,8 @@ pub(crate) fn legacy_users(obj: &Value, user: &str) -> BTreeSet<String> {
     }
 }
 
-fn resource_version(obj: &Value) -> &str {
+/// The version of `obj` a guarded change is computed from.
+pub(crate) fn resource_version(obj: &Value) -> &str {
     obj.pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .unwrap_or_default()
