@@ -239,7 +239,8 @@ async fn find_package(
     }
 }
 
-fn parameter_diagnostics(
+/// Also what `provider::kudo::validate_parameters` returns (see `functions`).
+pub(super) fn parameter_diagnostics(
     pkg: &Package,
     params: &BTreeMap<String, String>,
     secret: &BTreeMap<String, String>,
@@ -468,8 +469,20 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             req.prior_private.clone(),
         )
     };
+    // Write-only values join the sensitive ones for planning (see `write_only`).
+    let (req, restore) = match super::write_only::for_plan(session, req).await {
+        Ok(r) => r,
+        Err(diagnostics) => {
+            return PlanResponse {
+                diagnostics,
+                ..Default::default()
+            };
+        }
+    };
     let mut resp = plan_inner(session, req, &seed).await;
     resp.planned_private = planned_private;
+    resp.planned_state = restore.state(resp.planned_state);
+    restore.diagnostics(&mut resp.diagnostics);
     resp
 }
 
@@ -933,6 +946,7 @@ pub async fn apply(
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
+    let restore_prior = req.prior_state.clone();
     let seed = match render_seed::for_apply(req.prior_state.is_null(), &req.planned_private) {
         Ok(s) => s,
         Err(d) => {
@@ -943,7 +957,19 @@ pub async fn apply(
             };
         }
     };
+    let (req, restore) = match super::write_only::for_apply(session, req).await {
+        Ok(r) => r,
+        Err(diagnostics) => {
+            return ApplyResponse {
+                new_state: restore_prior,
+                diagnostics,
+                ..Default::default()
+            };
+        }
+    };
     let mut resp = apply_inner(session, req, seed.as_deref(), cancel).await;
+    resp.new_state = restore.state(resp.new_state);
+    restore.diagnostics(&mut resp.diagnostics);
     // Every outcome that leaves an instance in state keeps the seed, failures included:
     // a lost seed would change generated passwords on the next run.
     if !resp.new_state.is_null() {
@@ -1176,6 +1202,14 @@ async fn destroy(
         _ => None,
     };
     let inventory = objects_of(&prior);
+    let mut diagnostics = Vec::new();
+    let claim_sources = match super::volumes::sources(cluster, &inventory).await {
+        Ok(s) => s,
+        Err(d) => {
+            diagnostics.push(d);
+            Vec::new()
+        }
+    };
     let deadline = Deadline::new(cancel, limit);
     let mut work = engine::uninstall_instance(
         cluster,
@@ -1194,10 +1228,29 @@ async fn destroy(
     .await;
     deadline.explain(cancel, "uninstall", &mut work);
     match work {
-        Ok(kept) => ApplyResponse {
-            diagnostics: super::diag::kept_warnings(&kept),
-            ..Default::default()
-        },
+        Ok(kept) => {
+            diagnostics.extend(super::diag::kept_warnings(&kept));
+            // The instance is gone; the claims are what its StatefulSets leave behind.
+            let deadline = Deadline::new(cancel, limit);
+            let volumes = super::volumes::settle(
+                session,
+                cluster,
+                &name,
+                &claim_sources,
+                super::volumes::delete_of(&prior),
+                &deadline.token,
+            )
+            .await;
+            deadline.timer.abort();
+            match volumes {
+                Ok(d) => diagnostics.extend(d),
+                Err(d) => diagnostics.push(d),
+            }
+            ApplyResponse {
+                diagnostics,
+                ..Default::default()
+            }
+        }
         Err(e) => ApplyResponse {
             new_state: prior,
             diagnostics: vec![destroy_diagnostic(
@@ -1474,6 +1527,11 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         ),
         ("timeouts", Value::Null),
         ("children", children),
+        // Write-only values are never in state; an imported instance's Secret shows
+        // as `sensitive_parameters` above.
+        (super::write_only::ATTR, Value::Null),
+        (super::write_only::VERSION_ATTR, Value::Null),
+        ("delete_volumes_on_destroy", Value::Null),
     ]);
     ImportResponse {
         imported: vec![ImportedResource {

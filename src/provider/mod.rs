@@ -8,6 +8,7 @@ mod config;
 mod dependencies_data;
 mod diag;
 mod existing;
+mod functions;
 mod instance;
 mod operator;
 mod package_data;
@@ -18,14 +19,16 @@ mod resolve;
 pub mod schema;
 mod sensitive;
 mod timeouts;
+mod volumes;
+mod write_only;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, Diagnostic, ImportResponse, PlanRequest, PlanResponse, Provider,
-    ProviderSchemas, ReadRequest, ReadResponse, Value,
+    ApplyRequest, ApplyResponse, ClientCapabilities, Diagnostic, ImportResponse, PlanRequest,
+    PlanResponse, Provider, ProviderSchemas, ReadRequest, ReadResponse, Value,
 };
 use tokio::sync::{OnceCell, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -193,10 +196,19 @@ impl Provider for KudoProvider {
         }
     }
 
-    async fn validate_resource_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+    async fn validate_resource_config(
+        &self,
+        type_name: &str,
+        config: Value,
+        client: ClientCapabilities,
+    ) -> Vec<Diagnostic> {
         match type_name {
             schema::OPERATOR => Vec::new(),
-            schema::INSTANCE => instance::validate(&config),
+            schema::INSTANCE => {
+                let mut diags = write_only::validate(&config, client);
+                diags.extend(instance::validate(&config));
+                diags
+            }
             other => vec![unknown_type(other)],
         }
     }
@@ -318,6 +330,18 @@ impl Provider for KudoProvider {
                     )],
                 )
             })
+    }
+
+    fn functions(&self) -> BTreeMap<String, tfplugin::Function> {
+        functions::all()
+    }
+
+    async fn call_function(
+        &self,
+        name: &str,
+        arguments: Vec<Value>,
+    ) -> Result<Value, tfplugin::FunctionError> {
+        functions::call(name, arguments).await
     }
 
     fn stop(&self) {

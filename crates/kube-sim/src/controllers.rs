@@ -78,6 +78,7 @@ fn reconcile(
     now: Instant,
 ) {
     simulate_workloads(store, tracks, delay, now);
+    crate::claims::create_missing(store);
     collect_garbage(store);
     finish_namespaces(store);
     finish_crds(store);

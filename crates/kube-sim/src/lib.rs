@@ -7,6 +7,7 @@
 
 mod admin;
 mod api_error;
+mod claims;
 mod controllers;
 mod defaults;
 mod exec;

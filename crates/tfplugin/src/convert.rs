@@ -58,7 +58,7 @@ fn attribute_to_proto(a: &Attribute) -> pb::schema::Attribute {
         sensitive: a.sensitive,
         description_kind: pb::StringKind::Markdown as i32,
         deprecated: a.deprecated,
-        write_only: false,
+        write_only: a.write_only,
     }
 }
 

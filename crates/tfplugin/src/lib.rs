@@ -47,6 +47,7 @@
 mod codec;
 mod convert;
 mod diag;
+mod function;
 mod logging;
 pub mod proto;
 mod provider;
@@ -58,13 +59,14 @@ mod value;
 pub use codec::ValueError;
 pub use convert::{decode_dynamic, encode_dynamic};
 pub use diag::{AttributePath, Diagnostic, PathStep, Severity, has_errors};
+pub use function::{Function, FunctionError, FunctionParameter};
 pub use logging::{
     HclogLayer, hclog_line, hclog_timestamp, init_logging, level_from_env, level_from_env_values,
     log_filter,
 };
 pub use provider::{
-    ApplyRequest, ApplyResponse, ImportResponse, ImportedResource, PlanRequest, PlanResponse,
-    Provider, ReadRequest, ReadResponse,
+    ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, ImportedResource, PlanRequest,
+    PlanResponse, Provider, ReadRequest, ReadResponse,
 };
 pub use schema::{
     Attribute, Block, NestedAttributes, NestedBlock, NestingMode, ObjectNesting, ProviderSchemas,

@@ -4,8 +4,19 @@
 use async_trait::async_trait;
 
 use crate::diag::{AttributePath, Diagnostic};
+use crate::function::{Function, FunctionError};
 use crate::schema::ProviderSchemas;
 use crate::value::Value;
+
+/// What the Terraform (or OpenTofu) calling the provider says it supports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCapabilities {
+    /// Deferred actions (Terraform 1.9+ experiments).
+    pub deferral_allowed: bool,
+    /// Write-only attributes (protocol 6.9: Terraform 1.11+, OpenTofu 1.11+). A client
+    /// without them would store a write-only attribute's value in state like any other.
+    pub write_only_attributes_allowed: bool,
+}
 
 /// `ReadResource`: refresh the prior state from the real world.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +104,14 @@ pub trait Provider: Send + Sync + 'static {
 
     async fn configure(&self, config: Value, terraform_version: String) -> Vec<Diagnostic>;
 
-    async fn validate_resource_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+    /// `client` is what the calling Terraform supports; a configuration that sets a
+    /// write-only attribute needs `write_only_attributes_allowed`.
+    async fn validate_resource_config(
+        &self,
+        _type_name: &str,
+        _config: Value,
+        _client: ClientCapabilities,
+    ) -> Vec<Diagnostic> {
         Vec::new()
     }
 
@@ -148,6 +166,24 @@ pub trait Provider: Send + Sync + 'static {
 
     /// Returns the data source's state (config with computed attributes filled).
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>);
+
+    /// Provider-defined functions by name. Default: none.
+    fn functions(&self) -> std::collections::BTreeMap<String, Function> {
+        std::collections::BTreeMap::new()
+    }
+
+    /// `CallFunction`: `arguments` are decoded against the declared parameter types
+    /// (always known; null only where the parameter allows it) and the result is
+    /// encoded against the declared return type.
+    async fn call_function(
+        &self,
+        name: &str,
+        _arguments: Vec<Value>,
+    ) -> Result<Value, FunctionError> {
+        Err(FunctionError::new(format!(
+            "This provider has no function {name:?}."
+        )))
+    }
 
     /// `StopProvider`: Terraform was interrupted; cancel work in flight so the
     /// running RPCs return soon (with errors). Must not block.

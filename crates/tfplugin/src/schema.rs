@@ -56,6 +56,10 @@ pub struct Attribute {
     pub computed: bool,
     pub sensitive: bool,
     pub deprecated: bool,
+    /// Write-only (protocol 6.9, Terraform/OpenTofu 1.11+): Terraform sends the
+    /// configured value to plan and apply but never stores it; plans and new states
+    /// must hold null here. Cannot be combined with `computed`.
+    pub write_only: bool,
     /// A change of this attribute forces a new resource; not sent to Terraform.
     pub requires_replace: bool,
 }
@@ -100,6 +104,7 @@ impl Attribute {
             computed: false,
             sensitive: false,
             deprecated: false,
+            write_only: false,
             requires_replace: false,
         }
     }
@@ -138,6 +143,10 @@ impl Attribute {
     }
     pub fn requires_replace(mut self) -> Self {
         self.requires_replace = true;
+        self
+    }
+    pub fn write_only(mut self) -> Self {
+        self.write_only = true;
         self
     }
     pub fn description(mut self, markdown: impl Into<String>) -> Self {
@@ -268,6 +277,19 @@ impl Schema {
             })
             .map(|a| AttributePath::attribute(a.name.clone()))
             .collect()
+    }
+
+    /// `v` with every top-level write-only attribute null, as Terraform requires of
+    /// planned and new states: the server applies it to every state it returns, so a
+    /// provider cannot leak a write-only value into a plan or state by mistake.
+    pub fn without_write_only(&self, mut v: Value) -> Value {
+        if !matches!(v, Value::Object(_)) {
+            return v;
+        }
+        for a in self.block.attributes.iter().filter(|a| a.write_only) {
+            v.set_attr(a.name.clone(), Value::Null);
+        }
+        v
     }
 
     /// The usual planned value for a create/update: `proposed` with every

@@ -17,6 +17,7 @@ mod sensitive;
 mod sharing;
 mod status;
 mod uninstall;
+mod volumes;
 
 pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
@@ -39,6 +40,7 @@ pub use sensitive::{
 pub use sharing::{ANNOTATION_USED_BY, user_id};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
 pub use uninstall::{Cleanup, uninstall_instance};
+pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};
 

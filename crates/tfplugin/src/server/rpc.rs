@@ -1,16 +1,17 @@
 //! The tfplugin6 `Provider` gRPC service: decodes requests against the
 //! schemas, calls the [`Provider`] trait and encodes the answers.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use tonic::{Request, Response, Status};
 
 use crate::convert::{decode_dynamic, diags_to_proto, encode_dynamic};
 use crate::diag::Diagnostic;
+use crate::function::{Function, FunctionError};
 use crate::proto::tfplugin6 as pb;
 use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
-use crate::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use crate::provider::{ApplyRequest, ClientCapabilities, PlanRequest, Provider, ReadRequest};
 use crate::schema::{ProviderSchemas, Schema};
 use crate::types::Type;
 use crate::value::Value;
@@ -20,6 +21,7 @@ type RpcResult<T> = Result<Response<T>, Status>;
 pub(crate) struct ProviderService<P> {
     provider: Arc<P>,
     schemas: Arc<OnceLock<Arc<ProviderSchemas>>>,
+    functions: Arc<OnceLock<Arc<BTreeMap<String, Function>>>>,
 }
 
 impl<P: Provider> ProviderService<P> {
@@ -27,6 +29,7 @@ impl<P: Provider> ProviderService<P> {
         ProviderService {
             provider,
             schemas: Arc::new(OnceLock::new()),
+            functions: Arc::new(OnceLock::new()),
         }
     }
 
@@ -36,6 +39,19 @@ impl<P: Provider> ProviderService<P> {
         self.schemas
             .get_or_init(|| Arc::new(self.provider.schemas()))
             .clone()
+    }
+
+    fn functions(&self) -> Arc<BTreeMap<String, Function>> {
+        self.functions
+            .get_or_init(|| Arc::new(self.provider.functions()))
+            .clone()
+    }
+
+    fn function_protos(&self) -> HashMap<String, pb::Function> {
+        self.functions()
+            .iter()
+            .map(|(k, f)| (k.clone(), f.to_proto()))
+            .collect()
     }
 
     fn resource(&self, type_name: &str) -> Result<(Schema, Type), Vec<pb::Diagnostic>> {
@@ -179,7 +195,11 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
                     type_name: k.clone(),
                 })
                 .collect(),
-            functions: Vec::new(),
+            functions: self
+                .functions()
+                .keys()
+                .map(|name| pb::get_metadata::FunctionMetadata { name: name.clone() })
+                .collect(),
             ephemeral_resources: Vec::new(),
         }))
     }
@@ -205,7 +225,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             diagnostics: Vec::new(),
             provider_meta: None,
             server_capabilities: Some(capabilities()),
-            functions: HashMap::new(),
+            functions: self.function_protos(),
             ephemeral_resource_schemas: HashMap::new(),
         }))
     }
@@ -245,9 +265,16 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             "resource configuration",
             pb::validate_resource_config::Response
         );
+        let client = r
+            .client_capabilities
+            .map(|c| ClientCapabilities {
+                deferral_allowed: c.deferral_allowed,
+                write_only_attributes_allowed: c.write_only_attributes_allowed,
+            })
+            .unwrap_or_default();
         let diags = self
             .provider
-            .validate_resource_config(&r.type_name, config)
+            .validate_resource_config(&r.type_name, config, client)
             .await;
         Ok(Response::new(pb::validate_resource_config::Response {
             diagnostics: diags_to_proto(&diags),
@@ -363,7 +390,8 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::read_resource::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "ReadResource", type_name = %r.type_name);
-        let (_, ty) = schema_or_return!(self.resource(&r.type_name), pb::read_resource::Response);
+        let (schema, ty) =
+            schema_or_return!(self.resource(&r.type_name), pb::read_resource::Response);
         let current_state = decode_or_return!(
             r.current_state.as_ref(),
             &ty,
@@ -379,7 +407,8 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let new_state = encode_into(&out.new_state, &ty, "new state", &mut diagnostics);
+        let new_state = schema.without_write_only(out.new_state);
+        let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::read_resource::Response {
             new_state,
             diagnostics,
@@ -395,7 +424,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::plan_resource_change::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "PlanResourceChange", type_name = %r.type_name);
-        let (_, ty) = schema_or_return!(
+        let (schema, ty) = schema_or_return!(
             self.resource(&r.type_name),
             pb::plan_resource_change::Response
         );
@@ -428,7 +457,8 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let planned_state = encode_into(&out.planned_state, &ty, "planned state", &mut diagnostics);
+        let planned_state = schema.without_write_only(out.planned_state);
+        let planned_state = encode_into(&planned_state, &ty, "planned state", &mut diagnostics);
         Ok(Response::new(pb::plan_resource_change::Response {
             planned_state,
             requires_replace: out.requires_replace.iter().map(|p| p.to_proto()).collect(),
@@ -446,7 +476,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::apply_resource_change::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "ApplyResourceChange", type_name = %r.type_name);
-        let (_, ty) = schema_or_return!(
+        let (schema, ty) = schema_or_return!(
             self.resource(&r.type_name),
             pb::apply_resource_change::Response
         );
@@ -479,7 +509,8 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let new_state = encode_into(&out.new_state, &ty, "new state", &mut diagnostics);
+        let new_state = schema.without_write_only(out.new_state);
+        let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::apply_resource_change::Response {
             new_state,
             private: out.private,
@@ -503,8 +534,9 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let mut imported_resources = Vec::new();
         for res in out.imported {
             match self.resource(&res.type_name) {
-                Ok((_, ty)) => {
-                    let state = encode_into(&res.state, &ty, "imported state", &mut diagnostics);
+                Ok((schema, ty)) => {
+                    let state = schema.without_write_only(res.state);
+                    let state = encode_into(&state, &ty, "imported state", &mut diagnostics);
                     imported_resources.push(pb::import_resource_state::ImportedResource {
                         type_name: res.type_name,
                         state,
@@ -606,21 +638,69 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         _r: Request<pb::get_functions::Request>,
     ) -> RpcResult<pb::get_functions::Response> {
-        Ok(Response::new(pb::get_functions::Response::default()))
+        tracing::debug!(rpc = "GetFunctions");
+        Ok(Response::new(pb::get_functions::Response {
+            functions: self.function_protos(),
+            diagnostics: Vec::new(),
+        }))
     }
 
     async fn call_function(
         &self,
         r: Request<pb::call_function::Request>,
     ) -> RpcResult<pb::call_function::Response> {
-        let name = r.into_inner().name;
-        Ok(Response::new(pb::call_function::Response {
-            result: None,
-            error: Some(pb::FunctionError {
-                text: format!("This provider has no function {name:?}."),
-                function_argument: None,
-            }),
-        }))
+        let r = r.into_inner();
+        // Arguments are not logged: they may hold secrets (parameter values).
+        tracing::debug!(rpc = "CallFunction", name = %r.name);
+        let failed = |e: FunctionError| {
+            Ok(Response::new(pb::call_function::Response {
+                result: None,
+                error: Some(e.to_proto()),
+            }))
+        };
+        let functions = self.functions();
+        let Some(function) = functions.get(&r.name) else {
+            return failed(FunctionError::new(format!(
+                "This provider has no function {:?}.",
+                r.name
+            )));
+        };
+        if r.arguments.len() != function.parameters.len() {
+            return failed(FunctionError::new(format!(
+                "{} takes {} arguments, not {}.",
+                r.name,
+                function.parameters.len(),
+                r.arguments.len()
+            )));
+        }
+        let mut arguments = Vec::with_capacity(r.arguments.len());
+        for (i, (dv, p)) in r.arguments.iter().zip(&function.parameters).enumerate() {
+            match decode_dynamic(Some(dv), &p.ty) {
+                Ok(v) => arguments.push(v),
+                Err(e) => {
+                    return failed(
+                        FunctionError::new(format!(
+                            "Argument {} could not be decoded: {e}.",
+                            p.name
+                        ))
+                        .at_argument(i),
+                    );
+                }
+            }
+        }
+        match self.provider.call_function(&r.name, arguments).await {
+            Ok(v) => match encode_dynamic(&v, &function.return_type) {
+                Ok(dv) => Ok(Response::new(pb::call_function::Response {
+                    result: Some(dv),
+                    error: None,
+                })),
+                Err(e) => failed(FunctionError::new(format!(
+                    "The result of {} does not match its declared type: {e}. This is a bug in the provider.",
+                    r.name
+                ))),
+            },
+            Err(e) => failed(e),
+        }
     }
 
     async fn stop_provider(

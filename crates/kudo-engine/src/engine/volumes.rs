@@ -1,0 +1,178 @@
+//! PersistentVolumeClaims an instance's StatefulSets created from their
+//! `volumeClaimTemplates`. The package never renders them, so they are not in the
+//! inventory, and Kubernetes keeps them when the StatefulSet goes (its data outlives the
+//! workload unless `persistentVolumeClaimRetentionPolicy.whenDeleted` says `Delete`).
+//! Destroy keeps them too by default and names them; on request it deletes them.
+//!
+//! The StatefulSet controller names each claim `<template>-<statefulset>-<ordinal>` and
+//! labels it with the StatefulSet's `selector.matchLabels`, which is how they are found:
+//! by those labels and that name pattern, so claims of other StatefulSets (or made by
+//! hand) are never taken.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::EngineError;
+use crate::cluster::{Cluster, ObjectRef};
+
+/// What a StatefulSet's claims look like; read before the StatefulSet is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimSource {
+    pub namespace: String,
+    pub statefulset: String,
+    pub templates: Vec<String>,
+    /// `selector.matchLabels`, which the controller puts on every claim.
+    pub selector: BTreeMap<String, String>,
+}
+
+impl ClaimSource {
+    /// `None` for a StatefulSet without claim templates or selector labels.
+    pub fn of(sts: &Value) -> Option<ClaimSource> {
+        let namespace = sts.pointer("/metadata/namespace")?.as_str()?.to_string();
+        let statefulset = sts.pointer("/metadata/name")?.as_str()?.to_string();
+        let templates: Vec<String> = sts
+            .pointer("/spec/volumeClaimTemplates")?
+            .as_array()?
+            .iter()
+            .filter_map(|t| t.pointer("/metadata/name")?.as_str().map(str::to_string))
+            .collect();
+        let labels = sts.pointer("/spec/selector/matchLabels")?.as_object()?;
+        let selector: BTreeMap<String, String> = labels
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect();
+        (!templates.is_empty() && !selector.is_empty()).then_some(ClaimSource {
+            namespace,
+            statefulset,
+            templates,
+            selector,
+        })
+    }
+
+    /// Whether `claim` carries the selector labels and is named like one of ours.
+    fn made(&self, claim: &Value) -> bool {
+        let labelled = self.selector.iter().all(|(k, v)| {
+            claim
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(k))
+                .and_then(Value::as_str)
+                == Some(v.as_str())
+        });
+        labelled
+            && claim
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| self.names(n))
+    }
+
+    /// Whether `name` is one of this StatefulSet's claims: `<template>-<sts>-<ordinal>`.
+    pub fn names(&self, name: &str) -> bool {
+        self.templates.iter().any(|t| {
+            name.strip_prefix(t.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .and_then(|rest| rest.strip_prefix(self.statefulset.as_str()))
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|ordinal| {
+                    !ordinal.is_empty() && ordinal.bytes().all(|b| b.is_ascii_digit())
+                })
+        })
+    }
+}
+
+/// The claim sources of the StatefulSets among `inventory` that still exist.
+pub async fn claim_sources(
+    cluster: &Cluster,
+    inventory: &[ObjectRef],
+) -> Result<Vec<ClaimSource>, EngineError> {
+    let mut out = Vec::new();
+    for r in inventory.iter().filter(|r| r.kind == "StatefulSet") {
+        let found = cluster
+            .get(r)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(r))?;
+        out.extend(found.as_ref().and_then(ClaimSource::of));
+    }
+    Ok(out)
+}
+
+/// The claims of `sources` that exist now and would outlive their StatefulSet: a
+/// claim the StatefulSet owns (retention policy `Delete`) goes with it.
+pub async fn claims(
+    cluster: &Cluster,
+    sources: &[ClaimSource],
+) -> Result<Vec<ObjectRef>, EngineError> {
+    let mut out = Vec::new();
+    for s in sources {
+        let listed = cluster
+            .list_kind("v1", "PersistentVolumeClaim", Some(&s.namespace))
+            .await
+            .map_err(EngineError::from)?;
+        for claim in listed {
+            let Some(name) = claim.pointer("/metadata/name").and_then(Value::as_str) else {
+                continue;
+            };
+            let owned_by_sts = claim
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| refs.iter().any(|o| o["kind"] == "StatefulSet"));
+            let deleting = claim.pointer("/metadata/deletionTimestamp").is_some();
+            if s.made(&claim) && !owned_by_sts && !deleting {
+                out.push(ObjectRef::new(
+                    "v1",
+                    "PersistentVolumeClaim",
+                    Some(&s.namespace),
+                    name,
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Deletes the claims and waits until each is gone.
+pub async fn delete_claims(
+    cluster: &Cluster,
+    claims: &[ObjectRef],
+    cancel: &CancellationToken,
+) -> Result<(), EngineError> {
+    for r in claims {
+        cluster
+            .delete_and_wait(r, cancel)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(r))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn claim_names_follow_the_controller_pattern() {
+        let sts = json!({
+            "metadata": {"name": "zk", "namespace": "ns"},
+            "spec": {"selector": {"matchLabels": {"app": "zk"}},
+                     "volumeClaimTemplates": [{"metadata": {"name": "zk-datadir"}}]},
+        });
+        let s = ClaimSource::of(&sts).expect("source");
+        assert!(s.made(
+            &json!({"metadata": {"name": "zk-datadir-zk-1", "labels": {"app": "zk", "x": "y"}}})
+        ));
+        assert!(
+            !s.made(&json!({"metadata": {"name": "zk-datadir-zk-1", "labels": {"app": "other"}}}))
+        );
+        assert!(s.names("zk-datadir-zk-0"));
+        assert!(s.names("zk-datadir-zk-12"));
+        assert!(!s.names("zk-datadir-zk-"));
+        assert!(!s.names("zk-datadir-zk2-0"));
+        assert!(!s.names("other-zk-0"));
+        let none = json!({"metadata": {"name": "a", "namespace": "n"}, "spec": {}});
+        assert_eq!(ClaimSource::of(&none), None);
+    }
+}

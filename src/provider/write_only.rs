@@ -1,0 +1,380 @@
+//! `kudo_instance.parameters_wo` and `parameters_wo_version`: parameter values Terraform
+//! sends to the provider but never stores (write-only attributes, protocol 6.9).
+//!
+//! Terraform keeps nothing of a write-only value, so the provider cannot compare it with
+//! an earlier one. `parameters_wo_version` is the signal instead: on create, and whenever
+//! the version changes, the configured values are taken; otherwise the values the
+//! instance already has are read back from its Secret. That way a change of another
+//! attribute re-runs plans with the values the instance was given, rather than losing
+//! them (the failure mode of write-only values that are only sent on a version bump).
+//!
+//! The values travel the `sensitive_parameters` path inside the provider: they are added
+//! to that map of the values `instance.rs` plans and applies with (never to what goes
+//! back to Terraform), so they are stored in the same Secret, left out of the Instance
+//! object, `effective_parameters`, messages and logs, and read back by cleanup plans.
+//! Which keys of the Secret are write-only follows from the state: every key that is not
+//! in the prior `sensitive_parameters`.
+
+use std::collections::BTreeMap;
+
+use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
+
+use super::sensitive;
+
+pub const ATTR: &str = "parameters_wo";
+pub const VERSION_ATTR: &str = "parameters_wo_version";
+
+/// The configured `parameters_wo` (null = empty); `None` while unknown.
+pub fn configured(config: &Value) -> Option<BTreeMap<String, String>> {
+    match config.get(ATTR) {
+        Value::Unknown => None,
+        v if !v.is_fully_known() => None,
+        v => Some(v.to_string_map().ok().flatten().unwrap_or_default()),
+    }
+}
+
+/// Whether this change takes the configured values: a create, or a new
+/// `parameters_wo_version` (adding or removing it counts).
+pub fn takes_configured(prior: &Value, planned: &Value) -> bool {
+    prior.is_null() || prior.get(VERSION_ATTR) != planned.get(VERSION_ATTR)
+}
+
+/// The write-only values among what the instance's Secret holds: the keys the prior
+/// state does not list in `sensitive_parameters`.
+pub fn stored(secret: BTreeMap<String, String>, prior: &Value) -> BTreeMap<String, String> {
+    let listed = sensitive::sensitive_of(prior).unwrap_or_default();
+    secret
+        .into_iter()
+        .filter(|(k, _)| !listed.contains_key(k))
+        .collect()
+}
+
+/// `state` with `values` added to its `sensitive_parameters`, for the plan and apply code
+/// to see them as sensitive values; `None` values make that map unknown. A name also in
+/// `parameters` or `sensitive_parameters` is an error (which value would win?).
+pub fn with_values(
+    state: &Value,
+    values: Option<&BTreeMap<String, String>>,
+) -> Result<Value, Vec<Diagnostic>> {
+    if state.is_null() {
+        return Ok(state.clone());
+    }
+    let mut out = state.clone();
+    let Some(values) = values else {
+        out.set_attr(sensitive::ATTR, Value::Unknown);
+        return Ok(out);
+    };
+    if values.is_empty() {
+        return Ok(out);
+    }
+    let public = state
+        .get("parameters")
+        .to_string_map()
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let Some(mut secret) = sensitive::sensitive_of(state) else {
+        return Ok(out);
+    };
+    let twice: Vec<Diagnostic> = values
+        .keys()
+        .filter_map(|k| {
+            let other = if public.contains_key(k) {
+                "parameters"
+            } else if secret.contains_key(k) {
+                sensitive::ATTR
+            } else {
+                return None;
+            };
+            Some(
+                Diagnostic::error(
+                    format!("Parameter {k} set twice"),
+                    format!("{k:?} is in both `{other}` and `{ATTR}`; set it in one of them."),
+                )
+                // Pointing at the other entry: Terraform quotes the configuration line a
+                // diagnostic points at, and the write-only one holds the secret.
+                .with_attribute(AttributePath::attribute(other).key(k.clone())),
+            )
+        })
+        .collect();
+    if !twice.is_empty() {
+        return Err(twice);
+    }
+    secret.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out.set_attr(
+        sensitive::ATTR,
+        Value::string_map(secret.iter().map(|(k, v)| (k.clone(), v.clone()))),
+    );
+    Ok(out)
+}
+
+/// Diagnostics about a write-only value point at `parameters_wo`, not at the map the
+/// value travelled in.
+pub fn retarget(diagnostics: &mut [Diagnostic], keys: &BTreeMap<String, String>) {
+    for d in diagnostics {
+        let Some(path) = &mut d.attribute else {
+            continue;
+        };
+        if let [PathStep::Attribute(a), PathStep::ElementKeyString(k), ..] = path.0.as_mut_slice()
+            && a == sensitive::ATTR
+            && keys.contains_key(k.as_str())
+        {
+            *a = ATTR.to_string();
+        }
+    }
+}
+
+/// A configuration setting `parameters_wo` on a Terraform that does not know write-only
+/// attributes would have the values stored in its state: refuse it, saying what to use.
+pub fn validate(config: &Value, client: ClientCapabilities) -> Vec<Diagnostic> {
+    let set = match config.get(ATTR) {
+        Value::Null => false,
+        Value::Map(m) => !m.is_empty(),
+        _ => true,
+    };
+    if !set || client.write_only_attributes_allowed {
+        return Vec::new();
+    }
+    vec![
+        Diagnostic::error(
+            "Write-only parameters need Terraform 1.11 or OpenTofu 1.11",
+            format!(
+                "`{ATTR}` is a write-only attribute, and this Terraform client does not support write-only attributes: it would store the values in its state. Upgrade to Terraform 1.11 / OpenTofu 1.11 or later, or move the values to `sensitive_parameters` (hidden in plans and kept out of the Instance object, but stored in the state)."
+            ),
+        )
+        .with_attribute(AttributePath::attribute(ATTR)),
+    ]
+}
+
+/// Undoes [`for_plan`] / [`for_apply`] on what goes back to Terraform.
+pub struct Restore {
+    /// `sensitive_parameters` as configured, and as handed to `instance.rs`.
+    sensitive: Value,
+    injected: Option<Value>,
+    /// The write-only values used (only the keys matter, for diagnostics).
+    keys: BTreeMap<String, String>,
+}
+
+impl Restore {
+    fn none() -> Restore {
+        Restore {
+            sensitive: Value::Null,
+            injected: None,
+            keys: BTreeMap::new(),
+        }
+    }
+
+    /// `state` as Terraform must see it: its own `sensitive_parameters`, no write-only value.
+    pub fn state(&self, mut state: Value) -> Value {
+        // Only a state carrying the values it was given back (not, say, the prior
+        // state an early failure returns) gets the configured map back.
+        if let Some(injected) = &self.injected
+            && !state.is_null()
+            && state.get(sensitive::ATTR) == injected
+        {
+            state.set_attr(sensitive::ATTR, self.sensitive.clone());
+        }
+        if !state.is_null() {
+            state.set_attr(ATTR, Value::Null);
+        }
+        state
+    }
+
+    pub fn diagnostics(&self, diagnostics: &mut [Diagnostic]) {
+        retarget(diagnostics, &self.keys);
+    }
+}
+
+/// Whether the configuration or state uses write-only parameters at all; if not, the
+/// Secret is not read.
+fn in_use(prior: &Value, planned: &Value, config: &Value) -> bool {
+    !config.get(ATTR).is_null()
+        || !prior.get(VERSION_ATTR).is_null()
+        || !planned.get(VERSION_ATTR).is_null()
+}
+
+/// The write-only values the instance has now, from its Secret.
+async fn read_stored(
+    session: &super::Session,
+    prior: &Value,
+) -> Result<BTreeMap<String, String>, Diagnostic> {
+    let cluster = session.cluster().await?;
+    let namespace = super::namespace_of(prior);
+    let name = prior.get("name").as_str().unwrap_or_default();
+    kudo_engine::engine::read_sensitive(&cluster, &namespace, name)
+        .await
+        .map(|secret| stored(secret, prior))
+        .map_err(|e| session.engine_error("Cannot read the write-only parameters", &e))
+}
+
+/// The plan request `instance.rs` plans with: write-only values added to the sensitive
+/// ones of the proposed state (the configured values when the version changes, else the
+/// stored ones) and of the prior state (the stored ones), so that a new version with new
+/// values selects the plan those parameters call for, like any parameter change.
+pub async fn for_plan(
+    session: &super::Session,
+    mut req: tfplugin::PlanRequest,
+) -> Result<(tfplugin::PlanRequest, Restore), Vec<Diagnostic>> {
+    let proposed = &req.proposed_new_state;
+    if proposed.is_null() || !in_use(&req.prior_state, proposed, &req.config) {
+        return Ok((req, Restore::none()));
+    }
+    let restore_sensitive = proposed.get(sensitive::ATTR).clone();
+    let configured = configured(&req.config);
+    // The stored values while planning are a best effort: without the cluster, the plan
+    // compares as if they were the configured ones and the apply reads them again.
+    let stored = match req.prior_state.is_null() {
+        true => None,
+        false => match read_stored(session, &req.prior_state).await {
+            Ok(s) => Some(s),
+            Err(d) => {
+                tracing::debug!(detail = %d.detail, "write-only parameters not read while planning");
+                None
+            }
+        },
+    };
+    let new = if takes_configured(&req.prior_state, proposed) {
+        configured.clone()
+    } else {
+        stored.clone().or(configured.clone())
+    };
+    let old = stored.or(configured);
+    let keys = new.clone().unwrap_or_default();
+    req.proposed_new_state = with_values(&req.proposed_new_state, new.as_ref())?;
+    if let Some(old) = &old {
+        // A prior state that fails the duplicate check (a name moved between maps in
+        // this change) is compared without the write-only values.
+        if let Ok(p) = with_values(&req.prior_state, Some(old)) {
+            req.prior_state = p;
+        }
+    }
+    let injected = Some(req.proposed_new_state.get(sensitive::ATTR).clone());
+    Ok((
+        req,
+        Restore {
+            sensitive: restore_sensitive,
+            injected,
+            keys,
+        },
+    ))
+}
+
+/// The apply request `instance.rs` applies with: the configured values on create or a
+/// new version, else the stored ones (so an unrelated change keeps them).
+pub async fn for_apply(
+    session: &super::Session,
+    mut req: tfplugin::ApplyRequest,
+) -> Result<(tfplugin::ApplyRequest, Restore), Vec<Diagnostic>> {
+    let planned = &req.planned_state;
+    if planned.is_null() || !in_use(&req.prior_state, planned, &req.config) {
+        return Ok((req, Restore::none()));
+    }
+    let restore_sensitive = planned.get(sensitive::ATTR).clone();
+    let values = if takes_configured(&req.prior_state, planned) {
+        configured(&req.config).ok_or_else(|| {
+            vec![
+                Diagnostic::error(
+                    "Write-only parameters unknown",
+                    format!("`{ATTR}` is still unknown while applying; its values must be known when the apply runs."),
+                )
+                .with_attribute(AttributePath::attribute(ATTR)),
+            ]
+        })?
+    } else {
+        read_stored(session, &req.prior_state)
+            .await
+            .map_err(|d| vec![d])?
+    };
+    req.planned_state = with_values(&req.planned_state, Some(&values))?;
+    let injected = Some(req.planned_state.get(sensitive::ATTR).clone());
+    Ok((
+        req,
+        Restore {
+            sensitive: restore_sensitive,
+            injected,
+            keys: values,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn state(public: &[(&str, &str)], secret: &[(&str, &str)], version: Option<&str>) -> Value {
+        Value::object([
+            ("parameters", Value::string_map(map(public))),
+            (sensitive::ATTR, Value::string_map(map(secret))),
+            (VERSION_ATTR, Value::opt_string(version)),
+        ])
+    }
+
+    #[test]
+    fn values_join_the_sensitive_map_and_duplicates_are_errors() {
+        let s = state(&[("A", "1")], &[("S", "x")], None);
+        let out = with_values(&s, Some(&map(&[("W", "w")]))).expect("merge");
+        assert_eq!(
+            sensitive::sensitive_of(&out),
+            Some(map(&[("S", "x"), ("W", "w")]))
+        );
+        let err = with_values(&s, Some(&map(&[("A", "w")]))).expect_err("twice");
+        assert!(err[0].detail.contains("`parameters`"), "{err:?}");
+        assert!(
+            !err[0].detail.contains("\"w\""),
+            "quotes the value: {err:?}"
+        );
+        let unknown = with_values(&s, None).expect("unknown");
+        assert_eq!(unknown.get(sensitive::ATTR), &Value::Unknown);
+    }
+
+    #[test]
+    fn the_version_decides_and_stored_values_are_those_not_listed_as_sensitive() {
+        let prior = state(&[], &[("S", "x")], Some("1"));
+        assert!(!takes_configured(&prior, &state(&[], &[], Some("1"))));
+        assert!(takes_configured(&prior, &state(&[], &[], Some("2"))));
+        assert!(takes_configured(&Value::Null, &prior));
+        assert_eq!(
+            stored(map(&[("S", "x"), ("W", "w")]), &prior),
+            map(&[("W", "w")])
+        );
+    }
+
+    #[test]
+    fn an_old_client_is_refused_only_when_values_are_set() {
+        let with = Value::object([(ATTR, Value::string_map(map(&[("W", "w")])))]);
+        let old = ClientCapabilities::default();
+        let new = ClientCapabilities {
+            write_only_attributes_allowed: true,
+            ..Default::default()
+        };
+        assert_eq!(validate(&with, old).len(), 1);
+        assert!(validate(&with, new).is_empty());
+        assert!(validate(&Value::object([(ATTR, Value::Null)]), old).is_empty());
+    }
+
+    #[test]
+    fn diagnostics_on_write_only_keys_point_at_the_write_only_attribute() {
+        let mut d = vec![
+            Diagnostic::error("x", "y")
+                .with_attribute(AttributePath::attribute(sensitive::ATTR).key("W")),
+            Diagnostic::error("x", "y")
+                .with_attribute(AttributePath::attribute(sensitive::ATTR).key("S")),
+        ];
+        retarget(&mut d, &map(&[("W", "")]));
+        assert_eq!(
+            d[0].attribute,
+            Some(AttributePath::attribute(ATTR).key("W"))
+        );
+        assert_eq!(
+            d[1].attribute,
+            Some(AttributePath::attribute(sensitive::ATTR).key("S"))
+        );
+    }
+}
