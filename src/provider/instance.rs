@@ -1202,16 +1202,11 @@ async fn destroy(
         _ => None,
     };
     let inventory = objects_of(&prior);
-    let mut diagnostics = Vec::new();
-    let claim_sources = match super::volumes::sources(cluster, &inventory).await {
-        Ok(s) => s,
-        Err(d) => {
-            diagnostics.push(d);
-            Vec::new()
-        }
-    };
+    let delete_volumes = super::volumes::delete_of(&prior);
+    let (volumes, warning) = super::volumes::before(cluster, &inventory).await;
+    let mut diagnostics: Vec<Diagnostic> = warning.into_iter().collect();
     let deadline = Deadline::new(cancel, limit);
-    let mut work = engine::uninstall_instance(
+    let mut work = engine::uninstall_instance_keeping(
         cluster,
         &namespace,
         &name,
@@ -1223,6 +1218,7 @@ async fn destroy(
             dependencies: tree.as_ref().map(|t| &t.packages),
         }),
         crd_deletion_of(&prior),
+        volumes.keep(delete_volumes),
         &deadline.token,
     )
     .await;
@@ -1236,8 +1232,8 @@ async fn destroy(
                 session,
                 cluster,
                 &name,
-                &claim_sources,
-                super::volumes::delete_of(&prior),
+                &volumes,
+                delete_volumes,
                 &deadline.token,
             )
             .await;

@@ -15,31 +15,56 @@ pub fn delete_of(state: &Value) -> bool {
     state.get(ATTR).as_bool().unwrap_or(false)
 }
 
-/// Read before the uninstall deletes the StatefulSets. A failed read costs only the
-/// report (and the deletion, which then says so), not the destroy.
-pub async fn sources(
-    cluster: &Cluster,
-    inventory: &[ObjectRef],
-) -> Result<Vec<ClaimSource>, Diagnostic> {
-    engine::claim_sources(cluster, inventory).await.map_err(|e| {
-        Diagnostic::warning(
-            "Volumes not checked",
-            format!("The StatefulSets of the instance could not be read before they were deleted ({e}), so PersistentVolumeClaims they created from volumeClaimTemplates may be left. List them with `kubectl get pvc -n <namespace>`."),
-        )
-    })
+/// The instance's claims as found before the uninstall, while its StatefulSets exist.
+#[derive(Debug, Default)]
+pub struct Volumes {
+    sources: Vec<ClaimSource>,
+    claims: Vec<ObjectRef>,
 }
 
-/// After the uninstall: deletes the claims (and waits) when asked to, else warns
-/// naming each claim kept.
+impl Volumes {
+    /// What the uninstall must leave alone: the claims carry the instance label (KUDO
+    /// labels claim templates), and its sweep for labelled leftovers would take them.
+    pub fn keep(&self, delete: bool) -> &[ObjectRef] {
+        if delete { &[] } else { &self.claims }
+    }
+}
+
+/// Read before the uninstall deletes the StatefulSets. A failed read is a warning, not
+/// a failed destroy; the claims are then handled as the uninstall handles any object
+/// labelled with the instance (deleted).
+pub async fn before(cluster: &Cluster, inventory: &[ObjectRef]) -> (Volumes, Option<Diagnostic>) {
+    let found = async {
+        let sources = engine::claim_sources(cluster, inventory).await?;
+        let claims = engine::claims(cluster, &sources).await?;
+        Ok::<_, engine::EngineError>(Volumes { sources, claims })
+    };
+    match found.await {
+        Ok(v) => (v, None),
+        Err(e) => (
+            Volumes::default(),
+            Some(Diagnostic::warning(
+                "Volumes not checked",
+                format!(
+                    "The StatefulSets of the instance could not be read before they were deleted ({e}), so their PersistentVolumeClaims were not looked for: claims labelled with the instance were deleted with it, others were left. List what is left with `kubectl get pvc`."
+                ),
+            )),
+        ),
+    }
+}
+
+/// After the uninstall, the claims are listed again: with `delete`, those the uninstall
+/// did not take (claims not labelled with the instance) are deleted and waited for;
+/// without it, a warning names each claim still there.
 pub async fn settle(
     session: &super::Session,
     cluster: &Cluster,
     instance: &str,
-    sources: &[ClaimSource],
+    volumes: &Volumes,
     delete: bool,
     cancel: &CancellationToken,
 ) -> Result<Vec<Diagnostic>, Diagnostic> {
-    let claims = engine::claims(cluster, sources)
+    let claims = engine::claims(cluster, &volumes.sources)
         .await
         .map_err(|e| session.destroy_error("Cannot list the instance's volume claims", &e))?;
     if claims.is_empty() {

@@ -119,9 +119,10 @@ fn extension_example_runs_the_base_deploy_and_an_added_plan() {
         "{instance:#}"
     );
 
-    ctx.tf.destroy(&load).assert_success();
+    let destroy = ctx.tf.destroy(&load).assert_success();
     ctx.mark_cleaned();
-    assert!(ctx.instance_objects("db").is_empty());
+    let left = ctx.left_after_destroy("db", &destroy.output());
+    assert!(left.is_empty(), "{left:#?}");
 }
 
 /// `children` of a `kudo_instance` in the state, as (name, operator, version, enabled).

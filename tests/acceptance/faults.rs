@@ -287,6 +287,8 @@ resource "kudo_instance" "zk" {{
   name      = "zk"
   namespace = var.namespace
   operator  = kudo_operator.zookeeper.id
+  # The destroy below must leave nothing, the StatefulSets' volume claims included.
+  delete_volumes_on_destroy = true
   parameters = {{
     NODE_COUNT = "3"
     CPUS       = {zk_cpus:?}
@@ -302,6 +304,7 @@ resource "kudo_instance" "kafka" {{
   name      = "kafka"
   namespace = var.namespace
   operator  = kudo_operator.kafka.id
+  delete_volumes_on_destroy = true
   parameters = {{
     ZOOKEEPER_URI        = "zk-zookeeper-0.zk-hs:2181,zk-zookeeper-1.zk-hs:2181,zk-zookeeper-2.zk-hs:2181"
     MIRROR_MAKER_ENABLED = "{mirror_maker}"

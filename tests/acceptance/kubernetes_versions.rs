@@ -181,10 +181,10 @@ fn installs_with_defaults(name: &str, files: &[(&str, &str)]) {
         .assert_success()
         .assert_output_contains("No changes");
 
-    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
     let selector = format!("kudo.dev/instance={instance}");
-    let left = ctx.instance_objects(&instance);
+    let left = ctx.left_after_destroy(&instance, &destroy.output());
     assert!(left.is_empty(), "objects left after destroy: {left:#?}");
     let left = ctx.kube().list_cluster(&selector);
     assert!(left.is_empty(), "cluster-scoped objects left: {left:#?}");

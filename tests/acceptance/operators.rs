@@ -74,9 +74,9 @@ fn install(ctx: &TestContext, instance: &str) -> State {
 
 /// Destroy, then nothing labelled with the instance may remain.
 fn uninstall(ctx: &TestContext, instance: &str) {
-    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
-    let left = ctx.instance_objects(instance);
+    let left = ctx.left_after_destroy(instance, &destroy.output());
     assert!(left.is_empty(), "objects left after destroy: {left:#?}");
     assert!(ctx.kube().instance(&ctx.namespace, instance).is_none());
 }

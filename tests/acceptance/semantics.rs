@@ -129,9 +129,9 @@ fn completed_plan_status(ctx: &TestContext, instance: &str, plan: &str) -> Value
 /// Destroy; nothing labelled with the instance may remain in the namespace.
 #[track_caller]
 fn destroy_leaves_nothing(ctx: &TestContext, instance: &str) {
-    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
-    let left = ctx.instance_objects(instance);
+    let left = ctx.left_after_destroy(instance, &destroy.output());
     assert!(left.is_empty(), "objects left after destroy: {left:#?}");
     assert!(ctx.kube().instance(&ctx.namespace, instance).is_none());
 }

@@ -189,6 +189,26 @@ impl TestContext {
             .list_namespace(&self.namespace, Some(&format!("kudo.dev/instance={name}")))
     }
 
+    /// Objects labelled with instance `name` that a destroy left, except the volume
+    /// claims the destroy (`destroy_output`) said it kept: StatefulSets' claims stay
+    /// unless `delete_volumes_on_destroy` is set, and the warning names each one.
+    pub fn left_after_destroy(
+        &self,
+        name: &str,
+        destroy_output: &str,
+    ) -> std::collections::BTreeSet<ObjRef> {
+        let out = flat(destroy_output);
+        let warned = out.contains(&format!("Volumes of instance {name} kept"));
+        self.instance_objects(name)
+            .into_iter()
+            .filter(|o| {
+                !(warned
+                    && o.kind == "PersistentVolumeClaim"
+                    && out.contains(&format!(" {}", o.name)))
+            })
+            .collect()
+    }
+
     /// Records that the test destroyed its resources itself.
     pub fn mark_cleaned(&self) {
         self.cleaned.set(true);

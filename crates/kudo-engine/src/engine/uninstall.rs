@@ -39,6 +39,34 @@ pub async fn uninstall_instance(
     crd_deletion: CrdDeletion,
     cancel: &CancellationToken,
 ) -> Result<Vec<Kept>, EngineError> {
+    uninstall_instance_keeping(
+        cluster,
+        namespace,
+        name,
+        inventory,
+        cleanup,
+        crd_deletion,
+        &[],
+        cancel,
+    )
+    .await
+}
+
+/// [`uninstall_instance`] that leaves `keep` alone although those objects carry the
+/// instance label: the volume claims its StatefulSets made (see [`super::volumes`]),
+/// which hold data the user asked to keep. Only the sweep for labelled objects the
+/// inventory does not know consults it.
+#[allow(clippy::too_many_arguments)]
+pub async fn uninstall_instance_keeping(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    inventory: &[ObjectRef],
+    cleanup: Option<Cleanup<'_>>,
+    crd_deletion: CrdDeletion,
+    keep: &[ObjectRef],
+    cancel: &CancellationToken,
+) -> Result<Vec<Kept>, EngineError> {
     tracing::info!(instance = %name, namespace = %namespace, "uninstall started");
     let mut objects: Vec<ObjectRef> = inventory.to_vec();
     if let Some(c) = cleanup
@@ -90,6 +118,7 @@ pub async fn uninstall_instance(
         .iter()
         .filter(|o| !is_instance(o))
         .filter_map(|o| ObjectRef::from_object(o).ok())
+        .filter(|r| !keep.contains(r))
         .collect();
     kept.extend(remover.remove_all(&leftovers, cancel).await?);
 

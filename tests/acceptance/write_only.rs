@@ -1,0 +1,294 @@
+//! `parameters_wo` / `parameters_wo_version`: a write-only value (from an ephemeral
+//! variable) reaches the Secret the package renders, and nothing Terraform keeps or
+//! prints; `parameters_wo_version` is what sends a new value.
+
+use crate::harness::TestContext;
+
+const SECRET: &str = "wr1te-0nly-Hunter2-value";
+const NEW_SECRET: &str = "an0ther-wr1te-0nly-value";
+
+const OPERATOR_YAML: &str = r#"apiVersion: kudo.dev/v1beta1
+name: login
+operatorVersion: 0.1.0
+kudoVersion: 0.19.0
+kubernetesVersion: 1.20.0
+maintainers:
+  - name: tests
+    email: tests@example.com
+url: https://example.com
+tasks:
+  - name: login
+    kind: Apply
+    spec:
+      resources:
+        - secret.yaml
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: login
+            tasks:
+              - login
+"#;
+
+const PARAMS_YAML: &str = r#"apiVersion: kudo.dev/v1beta1
+parameters:
+  - name: USER
+    description: Login name.
+    default: admin
+  - name: PASSWORD
+    description: Login password.
+    required: true
+"#;
+
+const SECRET_YAML: &str = r#"apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Name }}-login
+type: Opaque
+stringData:
+  user: {{ .Params.USER | quote }}
+  password: {{ .Params.PASSWORD | quote }}
+"#;
+
+const MAIN_TF: &str = r#"
+terraform {
+  required_providers {
+    kudo = { source = "kudo/kudo" }
+  }
+}
+variable "namespace" { type = string }
+variable "user" { type = string }
+variable "password_version" { type = number }
+variable "password" {
+  type      = string
+  ephemeral = true
+}
+provider "kudo" {}
+resource "kudo_operator" "op" {
+  package   = "${path.module}/operator"
+  namespace = var.namespace
+}
+resource "kudo_instance" "db" {
+  name      = "db"
+  namespace = var.namespace
+  operator  = kudo_operator.op.id
+  parameters = {
+    USER = var.user
+  }
+  parameters_wo = {
+    PASSWORD = var.password
+  }
+  parameters_wo_version = var.password_version
+}
+output "effective" { value = kudo_instance.db.effective_parameters }
+"#;
+
+/// Standard base64 (the Secret's `data` encoding), so the test reads what a user of the
+/// Secret reads.
+fn base64(text: &str) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn vars<'a>(user: &'a str, password: &'a str, version: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("TF_VAR_user", user),
+        ("TF_VAR_password", password),
+        ("TF_VAR_password_version", version),
+    ]
+}
+
+#[track_caller]
+fn assert_absent(what: &str, text: &str) {
+    for secret in [SECRET, NEW_SECRET] {
+        assert!(
+            !text.contains(secret),
+            "{what} contains a write-only value:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn write_only_value_reaches_the_object_and_nothing_terraform_keeps_and_a_version_sends_a_new_one() {
+    let ctx = TestContext::new("write-only");
+    ctx.write("operator/operator.yaml", OPERATOR_YAML);
+    ctx.write("operator/params.yaml", PARAMS_YAML);
+    ctx.write("operator/templates/secret.yaml", SECRET_YAML);
+    ctx.write("main.tf", MAIN_TF);
+    let ns = ctx.namespace.as_str();
+    let kube = ctx.kube();
+    let trace = |mut v: Vec<(&'static str, &'static str)>| {
+        v.push(("TF_LOG", "TRACE"));
+        v
+    };
+
+    // Plan to a file and apply that file, with Terraform and the provider at TRACE.
+    let plan = ctx.tf.run_with_env(
+        &["plan", "-input=false", "-no-color", "-out=tfplan"],
+        &trace(vars("alice", SECRET, "1")),
+    );
+    let plan = plan.assert_success();
+    assert_absent("plan output", &plan.stdout);
+    assert_absent("TF_LOG=TRACE output of the plan", &plan.stderr);
+    assert!(
+        plan.stdout.contains("parameters_wo") && plan.stdout.contains("write-only"),
+        "the plan does not show the write-only attribute:\n{}",
+        plan.stdout
+    );
+    let plan_file = std::fs::read(ctx.workdir.join("tfplan")).expect("plan file");
+    assert_absent("plan file", &String::from_utf8_lossy(&plan_file));
+    let shown = ctx
+        .tf
+        .run(&["show", "-json", "-no-color", "tfplan"])
+        .assert_success();
+    assert_absent("terraform show -json of the plan file", &shown.stdout);
+
+    let apply = ctx
+        .tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "tfplan"],
+            &trace(vars("alice", SECRET, "1")),
+        )
+        .assert_success();
+    assert_absent("apply output", &apply.stdout);
+    assert_absent("TF_LOG=TRACE output of the apply", &apply.stderr);
+
+    // The object the package renders has it ...
+    let login = kube.must_get("v1", "Secret", Some(ns), "db-login");
+    assert_eq!(login["data"]["password"], base64(SECRET), "{login:#}");
+    assert_eq!(login["data"]["user"], base64("alice"), "{login:#}");
+    // ... the state, `terraform show -json` and the Instance do not.
+    let state_file =
+        std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state file");
+    assert_absent("state file", &state_file);
+    let show = ctx.tf.run(&["show", "-json", "-no-color"]).assert_success();
+    assert_absent("terraform show -json", &show.stdout);
+    let state = ctx.tf.state();
+    let inst = state
+        .resource("kudo_instance.db")
+        .expect("instance in state");
+    assert!(inst["parameters_wo"].is_null(), "{inst:#}");
+    assert_eq!(inst["parameters_wo_version"], "1", "{inst:#}");
+    assert!(
+        inst["effective_parameters"].get("PASSWORD").is_none(),
+        "{inst:#}"
+    );
+    let instance = kube.instance(ns, "db").expect("Instance object");
+    assert_absent("the Instance object", &instance.to_string());
+    assert!(
+        instance["spec"]["parameters"].get("PASSWORD").is_none(),
+        "{instance:#}"
+    );
+
+    // Nothing changed: no plan, even though Terraform sends the value on every plan.
+    ctx.tf
+        .run_with_env(
+            &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+            &vars("alice", SECRET, "1"),
+        )
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    // Another parameter changes: the plan re-runs with the value the instance has,
+    // even when the variable now holds another one (the version did not change).
+    ctx.tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &vars("bob", NEW_SECRET, "1"),
+        )
+        .assert_success();
+    let login = kube.must_get("v1", "Secret", Some(ns), "db-login");
+    assert_eq!(login["data"]["user"], base64("bob"), "{login:#}");
+    assert_eq!(
+        login["data"]["password"],
+        base64(SECRET),
+        "an unrelated change lost or replaced the write-only value: {login:#}"
+    );
+
+    // A new version sends the new value and runs the plan for it.
+    let plan = ctx
+        .tf
+        .run_with_env(
+            &["plan", "-input=false", "-no-color"],
+            &vars("bob", NEW_SECRET, "2"),
+        )
+        .assert_success();
+    assert!(
+        plan.stdout.contains("parameters_wo_version") && plan.stdout.contains("update in-place"),
+        "a new version plans no update:\n{}",
+        plan.stdout
+    );
+    assert_absent("plan output", &plan.stdout);
+    let apply = ctx
+        .tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &vars("bob", NEW_SECRET, "2"),
+        )
+        .assert_success();
+    assert_absent("apply output", &apply.stdout);
+    let login = kube.must_get("v1", "Secret", Some(ns), "db-login");
+    assert_eq!(login["data"]["password"], base64(NEW_SECRET), "{login:#}");
+    let instance = kube.instance(ns, "db").expect("Instance object");
+    assert_absent("the Instance object", &instance.to_string());
+    assert_eq!(
+        instance["status"]["planStatus"]["deploy"]["status"], "COMPLETE",
+        "{instance:#}"
+    );
+    let state_file =
+        std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state file");
+    assert_absent("state file", &state_file);
+
+    ctx.tf
+        .run_with_env(
+            &["destroy", "-input=false", "-no-color", "-auto-approve"],
+            &vars("bob", NEW_SECRET, "2"),
+        )
+        .assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("db").is_empty());
+}
+
+#[test]
+fn a_write_only_name_also_in_parameters_is_an_error_that_does_not_quote_the_value() {
+    let ctx = TestContext::new("write-only-twice");
+    ctx.write("operator/operator.yaml", OPERATOR_YAML);
+    ctx.write("operator/params.yaml", PARAMS_YAML);
+    ctx.write("operator/templates/secret.yaml", SECRET_YAML);
+    ctx.write(
+        "main.tf",
+        &MAIN_TF.replace("USER = var.user", "USER = var.user\n    PASSWORD = \"x\""),
+    );
+    let plan = ctx.tf.run_with_env(
+        &["plan", "-input=false", "-no-color"],
+        &vars("alice", SECRET, "1"),
+    );
+    assert!(!plan.success(), "{plan}");
+    let out = crate::harness::flat(&plan.output());
+    assert!(
+        out.contains("Parameter PASSWORD set twice") && out.contains("`parameters_wo`"),
+        "{out}"
+    );
+    assert_absent("the error", &plan.output());
+    ctx.mark_cleaned();
+}
