@@ -107,3 +107,33 @@ fn the_check_notices_a_gap() {
         "{gaps:?}"
     );
 }
+
+#[test]
+fn every_function_has_a_page_naming_its_arguments() {
+    let functions = terraform_provider_kudo::provider::KudoProvider::new().functions();
+    assert!(!functions.is_empty());
+    let mut problems = Vec::new();
+    for (name, f) in &functions {
+        if f.summary.trim().is_empty() || f.description.trim().is_empty() {
+            problems.push(format!("{name}: no summary or description"));
+        }
+        let text = doc(&format!("docs/functions/{name}.md"));
+        if !text.contains("## Example Usage") || !text.contains(&format!("provider::kudo::{name}("))
+        {
+            problems.push(format!("{name}: no example calling it"));
+        }
+        for p in &f.parameters {
+            if p.description.trim().is_empty() {
+                problems.push(format!("{name}({}): no description", p.name));
+            }
+            if !text.contains(&format!("`{}`", p.name)) {
+                problems.push(format!("{name}({}): not in the docs page", p.name));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "documentation gaps:\n{}",
+        problems.join("\n")
+    );
+}

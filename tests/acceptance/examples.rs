@@ -391,3 +391,41 @@ fn version_ranges_example_picks_the_newest_in_range_and_an_override_pins_another
         assert!(operator_version(&ctx, ov).is_none(), "{ov} removed");
     }
 }
+
+#[test]
+fn write_only_example_takes_the_password_from_an_ephemeral_variable() {
+    const PASSWORD: &str = "example-Passw0rd-never-stored";
+    let ctx = prepare("write-only");
+    let with_password = [("TF_VAR_db_password", PASSWORD)];
+    let apply = ctx
+        .tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &with_password,
+        )
+        .assert_success()
+        .assert_no_crash();
+    assert!(!apply.output().contains(PASSWORD), "{apply}");
+    let secret = ctx.kube().must_get(
+        "v1",
+        "Secret",
+        Some(&ctx.namespace),
+        &text(&ctx.tf.outputs()["credentials_secret"]),
+    );
+    // "example-Passw0rd-never-stored" in base64, as the Secret's data holds it.
+    assert_eq!(
+        secret["data"]["password"], "ZXhhbXBsZS1QYXNzdzByZC1uZXZlci1zdG9yZWQ=",
+        "{secret:#}"
+    );
+    let state = std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state");
+    assert!(!state.contains(PASSWORD), "the state holds the password");
+
+    ctx.tf
+        .run_with_env(
+            &["destroy", "-input=false", "-no-color", "-auto-approve"],
+            &with_password,
+        )
+        .assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("app").is_empty());
+}

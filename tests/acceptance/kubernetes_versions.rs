@@ -479,8 +479,8 @@ fn an_instance_survives_a_cluster_upgrade() {
         .assert_success()
         .assert_output_contains("No changes");
 
-    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
-    let left = ctx.instance_objects("zk");
+    let left = ctx.left_after_destroy("zk", &destroy.output());
     assert!(left.is_empty(), "objects left after destroy: {left:#?}");
 }

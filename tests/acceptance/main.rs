@@ -25,6 +25,7 @@ mod functions;
 mod kubernetes_versions;
 mod logging;
 mod mirror;
+mod module_tests;
 mod olm_dependencies;
 mod operators;
 mod ownership;
