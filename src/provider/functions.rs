@@ -138,7 +138,10 @@ fn render(pkg: &Package, parameters: &BTreeMap<String, String>) -> Result<Value,
                 .iter()
                 .map(|d| format!("{}: {}", d.summary, d.detail))
                 .collect::<Vec<_>>()
-                .join("\n\n"),
+                .join("\n\n")
+                // Terraform ends the message with its own full stop.
+                .trim_end_matches('.')
+                .to_string(),
         )
         .at_argument(1));
     }

@@ -63,6 +63,9 @@ output "status" {
 }
 
 output "rendered" {
-  description = "Kind and name of each object the deploy plan renders (offline, before any apply)."
-  value       = [for m in provider::kudo::render(local.package, var.parameters) : "${m.kind}/${m.metadata.name}"]
+  description = "Kind and name of each object the deploy plan renders (offline, before any apply); empty while the parameters are invalid (the precondition says why)."
+  value = try(
+    [for m in provider::kudo::render(local.package, var.parameters) : "${m.kind}/${m.metadata.name}"],
+    [],
+  )
 }
