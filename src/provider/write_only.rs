@@ -151,6 +151,8 @@ pub struct Restore {
     /// `sensitive_parameters` as configured, and as handed to `instance.rs`.
     sensitive: Value,
     injected: Option<Value>,
+    /// Plan warnings (names only, never values).
+    warnings: Vec<Diagnostic>,
     /// The write-only values used (only the keys matter, for diagnostics).
     keys: BTreeMap<String, String>,
 }
@@ -160,6 +162,7 @@ impl Restore {
         Restore {
             sensitive: Value::Null,
             injected: None,
+            warnings: Vec::new(),
             keys: BTreeMap::new(),
         }
     }
@@ -180,8 +183,9 @@ impl Restore {
         state
     }
 
-    pub fn diagnostics(&self, diagnostics: &mut [Diagnostic]) {
+    pub fn diagnostics(&self, diagnostics: &mut Vec<Diagnostic>) {
         retarget(diagnostics, &self.keys);
+        diagnostics.extend(self.warnings.iter().cloned());
     }
 }
 
@@ -233,7 +237,15 @@ pub async fn for_plan(
             }
         },
     };
-    let new = if takes_configured(&req.prior_state, proposed) {
+    let taken = takes_configured(&req.prior_state, proposed);
+    let mut warnings = Vec::new();
+    if !taken
+        && let (Some(stored), Some(configured)) = (&stored, &configured)
+        && stored != configured
+    {
+        warnings.push(unsent_names(stored, configured));
+    }
+    let new = if taken {
         configured.clone()
     } else {
         stored.clone().or(configured.clone())
@@ -254,9 +266,52 @@ pub async fn for_plan(
         Restore {
             sensitive: restore_sensitive,
             injected,
+            warnings,
             keys,
         },
     ))
+}
+
+/// Names added to, removed from or changed in `parameters_wo` without a new version:
+/// Terraform cannot show that change, so the plan says it is not sent (naming the
+/// parameters, never their values).
+fn unsent_names(
+    stored: &BTreeMap<String, String>,
+    configured: &BTreeMap<String, String>,
+) -> Diagnostic {
+    let added: Vec<&str> = configured
+        .keys()
+        .filter(|k| !stored.contains_key(*k))
+        .map(String::as_str)
+        .collect();
+    let removed: Vec<&str> = stored
+        .keys()
+        .filter(|k| !configured.contains_key(*k))
+        .map(String::as_str)
+        .collect();
+    let changed: Vec<&str> = configured
+        .iter()
+        .filter(|(k, v)| stored.get(*k).is_some_and(|s| s != *v))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let mut what = Vec::new();
+    if !changed.is_empty() {
+        what.push(format!("changes {}", changed.join(", ")));
+    }
+    if !added.is_empty() {
+        what.push(format!("adds {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        what.push(format!("removes {}", removed.join(", ")));
+    }
+    Diagnostic::warning(
+        "Write-only parameters not sent",
+        format!(
+            "`{ATTR}` {} compared with what the instance has, but `{VERSION_ATTR}` did not change, so this apply keeps the instance's values. Change `{VERSION_ATTR}` to send the configured values.",
+            what.join(" and ")
+        ),
+    )
+    .with_attribute(AttributePath::attribute(VERSION_ATTR))
 }
 
 /// The apply request `instance.rs` applies with: the configured values on create or a
@@ -292,6 +347,7 @@ pub async fn for_apply(
         Restore {
             sensitive: restore_sensitive,
             injected,
+            warnings: Vec::new(),
             keys: values,
         },
     ))
@@ -344,6 +400,18 @@ mod tests {
             stored(map(&[("S", "x"), ("W", "w")]), &prior),
             map(&[("W", "w")])
         );
+    }
+
+    #[test]
+    fn values_changed_without_a_version_are_named_but_not_quoted() {
+        let d = unsent_names(
+            &map(&[("A", "old-secret"), ("B", "b")]),
+            &map(&[("A", "new-secret"), ("C", "c")]),
+        );
+        assert!(d.detail.contains("changes A"), "{d:?}");
+        assert!(d.detail.contains("adds C"), "{d:?}");
+        assert!(d.detail.contains("removes B"), "{d:?}");
+        assert!(!d.detail.contains("secret"), "{d:?}");
     }
 
     #[test]

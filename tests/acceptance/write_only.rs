@@ -210,13 +210,21 @@ fn write_only_value_reaches_the_object_and_nothing_terraform_keeps_and_a_version
         .assert_output_contains("No changes");
 
     // Another parameter changes: the plan re-runs with the value the instance has,
-    // even when the variable now holds another one (the version did not change).
-    ctx.tf
+    // even when the variable now holds another one (the version did not change), and
+    // says so without quoting either value.
+    let apply = ctx
+        .tf
         .run_with_env(
             &["apply", "-input=false", "-no-color", "-auto-approve"],
             &vars("bob", NEW_SECRET, "1"),
         )
         .assert_success();
+    let out = crate::harness::flat(&apply.output());
+    assert!(
+        out.contains("Write-only parameters not sent") && out.contains("changes PASSWORD"),
+        "no warning that the changed value is not sent:\n{out}"
+    );
+    assert_absent("apply output", &apply.output());
     let login = kube.must_get("v1", "Secret", Some(ns), "db-login");
     assert_eq!(login["data"]["user"], base64("bob"), "{login:#}");
     assert_eq!(
