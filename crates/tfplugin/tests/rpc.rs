@@ -326,3 +326,145 @@ async fn health_stop_and_shutdown() {
         .expect("stdio stream ends");
     assert!(matches!(end, Ok(None) | Err(_)));
 }
+
+#[tokio::test]
+async fn write_only_attributes_are_flagged_refused_for_old_clients_and_never_returned() {
+    let server = start(crate::common::FeatureProvider, ServeConfig::default())
+        .await
+        .unwrap();
+    let mut c = plain_client(server.address).await;
+    let schema = c
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    let attrs = &schema.resource_schemas["test_secret"]
+        .block
+        .as_ref()
+        .unwrap()
+        .attributes;
+    let wo = attrs.iter().find(|a| a.name == "password_wo").unwrap();
+    assert!(wo.write_only && wo.optional && !wo.computed);
+    assert!(
+        attrs
+            .iter()
+            .find(|a| a.name == "name")
+            .is_some_and(|a| !a.write_only)
+    );
+
+    let ty = crate::common::secret_schema().value_type();
+    let config = Value::object([
+        ("name", Value::string("a")),
+        ("password_wo", Value::string("hunter2")),
+    ]);
+    let validate = |caps: Option<pb::ClientCapabilities>| pb::validate_resource_config::Request {
+        type_name: "test_secret".into(),
+        config: dv(&config, &ty),
+        client_capabilities: caps,
+    };
+    // Terraform before 1.11 sends no capability: the provider is told so.
+    let old = c
+        .validate_resource_config(validate(None))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(old.diagnostics.len(), 1, "{:?}", old.diagnostics);
+    let new = c
+        .validate_resource_config(validate(Some(pb::ClientCapabilities {
+            deferral_allowed: false,
+            write_only_attributes_allowed: true,
+        })))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(new.diagnostics.is_empty(), "{:?}", new.diagnostics);
+
+    let plan = c
+        .plan_resource_change(pb::plan_resource_change::Request {
+            type_name: "test_secret".into(),
+            prior_state: dv(&Value::Null, &ty),
+            proposed_new_state: dv(&config, &ty),
+            config: dv(&config, &ty),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let planned = Value::from_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(planned.get("password_wo"), &Value::Null);
+    assert_eq!(planned.get("name").as_str(), Some("a"));
+}
+
+#[tokio::test]
+async fn functions_are_listed_and_called_with_typed_arguments() {
+    let server = start(crate::common::FeatureProvider, ServeConfig::default())
+        .await
+        .unwrap();
+    let mut c = plain_client(server.address).await;
+    let listed = c
+        .get_functions(pb::get_functions::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    let double = &listed.functions["double"];
+    assert_eq!(double.parameters[0].name, "n");
+    assert_eq!(
+        double.r#return.as_ref().unwrap().r#type,
+        b"\"number\"".to_vec()
+    );
+    let schema = c
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(schema.functions.contains_key("double"));
+    let meta = c
+        .get_metadata(pb::get_metadata::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(meta.functions[0].name, "double");
+
+    let call = |name: &str, args: Vec<Value>| pb::call_function::Request {
+        name: name.into(),
+        arguments: args.iter().map(|a| dv(a, &Type::Number).unwrap()).collect(),
+    };
+    let ok = c
+        .call_function(call("double", vec![Value::int(21)]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ok.error.is_none(), "{:?}", ok.error);
+    let result = Value::from_msgpack(&ok.result.unwrap().msgpack, &Type::Number).unwrap();
+    assert_eq!(result.as_i64(), Some(42));
+
+    let refused = c
+        .call_function(call("double", vec![Value::int(-1)]))
+        .await
+        .unwrap()
+        .into_inner();
+    let e = refused.error.unwrap();
+    assert_eq!(
+        (e.text.as_str(), e.function_argument),
+        ("n must not be negative", Some(0))
+    );
+
+    let arity = c
+        .call_function(call("double", vec![]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(arity.error.unwrap().text.contains("takes 1 arguments"));
+    let unknown = c
+        .call_function(call("triple", vec![Value::int(1)]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        unknown
+            .error
+            .unwrap()
+            .text
+            .contains("no function \"triple\"")
+    );
+}

@@ -263,3 +263,91 @@ pub fn echo_provider_binary() -> std::path::PathBuf {
     );
     bin
 }
+
+/// A resource with a write-only attribute (protocol 6.9) and a function (6.5), served
+/// by [`FeatureProvider`].
+pub fn secret_schema() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .attribute(Attribute::new("name", Type::String).required())
+            .attribute(
+                Attribute::new("password_wo", Type::String)
+                    .optional()
+                    .write_only(),
+            ),
+    )
+}
+
+#[derive(Default)]
+pub struct FeatureProvider;
+
+#[async_trait]
+impl Provider for FeatureProvider {
+    fn schemas(&self) -> ProviderSchemas {
+        let mut s = ProviderSchemas::default();
+        s.resources.insert("test_secret".into(), secret_schema());
+        s
+    }
+    async fn configure(&self, _config: Value, _tf: String) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+    async fn validate_resource_config(
+        &self,
+        _type_name: &str,
+        config: Value,
+        client: tfplugin::ClientCapabilities,
+    ) -> Vec<Diagnostic> {
+        if !config.get("password_wo").is_null() && !client.write_only_attributes_allowed {
+            return vec![Diagnostic::error("Write-only not supported", "upgrade")];
+        }
+        Vec::new()
+    }
+    fn functions(&self) -> std::collections::BTreeMap<String, tfplugin::Function> {
+        std::collections::BTreeMap::from([(
+            "double".to_string(),
+            tfplugin::Function {
+                parameters: vec![tfplugin::FunctionParameter::new("n", Type::Number)],
+                return_type: Type::Number,
+                summary: "Twice n".into(),
+                description: "Returns n + n.".into(),
+            },
+        )])
+    }
+    async fn call_function(
+        &self,
+        name: &str,
+        arguments: Vec<Value>,
+    ) -> Result<Value, tfplugin::FunctionError> {
+        match (name, arguments.first().and_then(Value::as_i64)) {
+            ("double", Some(n)) if n >= 0 => Ok(Value::int(2 * n)),
+            ("double", _) => {
+                Err(tfplugin::FunctionError::new("n must not be negative").at_argument(0))
+            }
+            _ => Err(tfplugin::FunctionError::new("no such function")),
+        }
+    }
+    async fn read_resource(&self, req: ReadRequest) -> ReadResponse {
+        ReadResponse {
+            new_state: req.current_state,
+            private: req.private,
+            diagnostics: Vec::new(),
+        }
+    }
+    async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
+        // Hands the write-only value back on purpose: the server must null it.
+        PlanResponse {
+            planned_state: req.proposed_new_state,
+            ..Default::default()
+        }
+    }
+    async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse {
+        ApplyResponse {
+            new_state: req.planned_state,
+            ..Default::default()
+        }
+    }
+    async fn read_data_source(&self, _t: &str, config: Value) -> (Value, Vec<Diagnostic>) {
+        (config, Vec::new())
+    }
+}
