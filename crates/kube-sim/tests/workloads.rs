@@ -326,3 +326,92 @@ async fn daemonsets_replicasets_claims_and_ingresses_settle() {
     )
     .await;
 }
+
+// kubernetes.io/docs/concepts/workloads/controllers/statefulset/#stable-storage and
+// #persistentvolumeclaim-retention: one claim per ordinal and template, named
+// `<template>-<statefulset>-<ordinal>`, labelled with the selector labels; kept when the
+// StatefulSet goes unless `whenDeleted: Delete` makes the StatefulSet their owner.
+#[tokio::test]
+async fn statefulset_creates_claims_from_its_templates_and_they_outlive_it() {
+    let (_sim, client) = start().await;
+    let (sts, _) = api_for(&client, "apps/v1", "StatefulSet", Some("default")).await;
+    let (pvcs, _) = api_for(&client, "v1", "PersistentVolumeClaim", Some("default")).await;
+    let s = |name: &str, retention: serde_json::Value| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
+               "spec": {"serviceName": name, "replicas": 2, "selector": {"matchLabels": {"app": name}},
+                        "persistentVolumeClaimRetentionPolicy": retention,
+                        "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                        "volumeClaimTemplates": [{"metadata": {"name": "data", "labels": {"tier": "db"}},
+                            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}})
+    };
+    apply(
+        &sts,
+        s("db", json!({"whenDeleted": "Retain"})),
+        MANAGER,
+        true,
+    )
+    .await
+    .expect("create");
+    for ordinal in 0..2 {
+        let name = format!("data-db-{ordinal}");
+        let claim = wait(
+            pvcs.clone(),
+            &name,
+            |o: Option<&kube::api::DynamicObject>| o.is_some(),
+        )
+        .await;
+        let labels = claim.metadata.labels.unwrap_or_default();
+        assert_eq!(labels.get("app").map(String::as_str), Some("db"), "{name}");
+        assert_eq!(labels.get("tier").map(String::as_str), Some("db"), "{name}");
+        assert!(
+            claim
+                .metadata
+                .owner_references
+                .unwrap_or_default()
+                .is_empty()
+        );
+    }
+    let gone = sts.get("db").await.unwrap().metadata.uid.unwrap();
+    sts.delete("db", &kube::api::DeleteParams::foreground())
+        .await
+        .unwrap();
+    timeout(
+        WAIT,
+        await_condition(sts.clone(), "db", conditions::is_deleted(&gone)),
+    )
+    .await
+    .expect("deleted in time")
+    .expect("watch works");
+    assert!(
+        pvcs.get("data-db-0").await.is_ok(),
+        "a retained claim stays"
+    );
+
+    apply(
+        &sts,
+        s("web", json!({"whenDeleted": "Delete"})),
+        MANAGER,
+        true,
+    )
+    .await
+    .expect("create");
+    let claim = wait(
+        pvcs.clone(),
+        "data-web-0",
+        |o: Option<&kube::api::DynamicObject>| o.is_some(),
+    )
+    .await;
+    let owners = claim.metadata.owner_references.unwrap_or_default();
+    assert_eq!(owners[0].kind, "StatefulSet");
+    let uid = claim.metadata.uid.unwrap();
+    sts.delete("web", &kube::api::DeleteParams::background())
+        .await
+        .unwrap();
+    timeout(
+        WAIT,
+        await_condition(pvcs, "data-web-0", conditions::is_deleted(&uid)),
+    )
+    .await
+    .expect("collected with its StatefulSet")
+    .expect("watch works");
+}
