@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, Cleanup, RunRequest};
 use kudo_package::Package;
+use kudo_plan::{Concern, Desired, Inputs, LastRun, Prior, WantedChange};
 
 use super::children;
 use super::packages::{self, PlanCache, parse_operator_id};
@@ -38,18 +39,6 @@ fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
 /// `parameters` and `sensitive_parameters` together, as templates see them.
 fn all_parameters_of(v: &Value) -> Result<Option<BTreeMap<String, String>>, Vec<Diagnostic>> {
     sensitive::merge(parameters_of(v).as_ref(), sensitive_of(v).as_ref())
-}
-
-/// Plans whose `plan_triggers` entry is new or has a new token.
-fn triggered_plans(prior: &Value, proposed: &Value) -> Option<Vec<String>> {
-    let old = string_map_of(prior, "plan_triggers").unwrap_or_default();
-    let new = string_map_of(proposed, "plan_triggers")?;
-    Some(
-        new.into_iter()
-            .filter(|(plan, token)| old.get(plan) != Some(token))
-            .map(|(plan, _)| plan)
-            .collect(),
-    )
 }
 
 fn object_value(r: &ObjectRef, uid: Option<&str>) -> Value {
@@ -602,112 +591,45 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
     };
 
     let replacing = !schema.requires_replace(&prior, &planned).is_empty();
-    let plan_to_run: Option<Value> = if prior.is_null() || replacing {
-        Some(Value::string("deploy"))
-    } else {
-        let old_params = all_parameters_of(&prior).ok().flatten().unwrap_or_default();
-        let params_changed = params.as_ref() != Some(&old_params);
-        let operator_changed = proposed.get("operator") != prior.get("operator");
-        let digest_changed = digest
-            .as_ref()
-            .is_some_and(|d| prior.get("operator_digest").as_str() != Some(d.as_str()));
-        let unhealthy = prior.get("status").as_str() != Some(STATUS_COMPLETE);
-        let triggered = triggered_plans(&prior, &proposed);
-        match triggered.as_deref() {
-            None => {
-                return PlanResponse {
-                    planned_state: schema.mark_computed_unknown(&planned),
-                    ..Default::default()
-                };
-            }
-            Some([]) => {}
-            Some([plan]) if !(params_changed || operator_changed) => {
-                let (preview, warning) = plan_preview(
-                    session,
-                    &pkg,
-                    &name,
-                    &namespace,
-                    &params,
-                    plan,
-                    &prior,
-                    seed.known(),
-                )
-                .await;
-                diagnostics.extend(warning);
-                planned.set_attr(super::preview::ATTR, preview);
-                return finish_plan(
-                    &schema,
-                    &prior,
-                    planned,
-                    Some(Value::string(plan)),
-                    effective.map(|e| sensitive::strip(e, &secret)),
-                    digest,
-                    diagnostics,
-                );
-            }
-            Some(plans) => {
-                return PlanResponse {
-                    diagnostics: vec![Diagnostic::error(
-                        "One plan per apply",
-                        format!(
-                            "This change would run several plans ({}{}). KUDO runs one plan at a time: apply the `plan_triggers` change separately from other changes.",
-                            plans.join(", "),
-                            if params_changed || operator_changed { ", and the plan the parameter or operator change selects" } else { "" }
-                        ),
-                    )
-                    .with_attribute(AttributePath::attribute("plan_triggers"))],
-                    ..Default::default()
-                };
-            }
-        }
-        if !(params_changed || operator_changed || digest_changed || unhealthy) {
-            None
-        } else {
-            match (&pkg, &params) {
-                (Some(pkg), Some(new_params)) => {
-                    let old_ov = prior
-                        .get("operator")
-                        .as_str()
-                        .and_then(parse_operator_id)
-                        .map(|(_, ov)| ov.to_string())
-                        .unwrap_or_default();
-                    let new_ov = pkg.operator_version_name();
-                    if params_changed
-                        && let Err(e) = engine::check_immutable(pkg, None, &old_params, new_params)
-                    {
-                        return PlanResponse {
-                            diagnostics: vec![
-                                Diagnostic::error("Parameter cannot change", e.message)
-                                    .with_attribute(AttributePath::attribute("parameters")),
-                            ],
-                            ..Default::default()
-                        };
-                    }
-                    if params_changed || operator_changed {
-                        match engine::select_plan(pkg, &old_params, new_params, &old_ov, &new_ov) {
-                            Ok(p) => Some(Value::string(p)),
-                            Err(e) => {
-                                return PlanResponse {
-                                    diagnostics: vec![
-                                        Diagnostic::error(
-                                            "Cannot choose the plan to run",
-                                            e.message,
-                                        )
-                                        .with_attribute(AttributePath::attribute("parameters")),
-                                    ],
-                                    ..Default::default()
-                                };
-                            }
-                        }
-                    } else {
-                        // Out-of-band damage or a changed package of the same version: the
-                        // full deploy plan brings every object back to what it renders.
-                        Some(Value::string("deploy"))
-                    }
+    let Some(triggers) = string_map_of(&proposed, "plan_triggers") else {
+        // Which plan runs depends on a value Terraform does not know yet.
+        return PlanResponse {
+            planned_state: schema.mark_computed_unknown(&planned),
+            ..Default::default()
+        };
+    };
+    let plan_to_run: Option<Value> = match (&pkg, &params) {
+        (Some(pkg), Some(new_params)) => {
+            let children_changed = children::children_changed(&prior, &planned);
+            match decide_plan(
+                &prior,
+                replacing,
+                pkg,
+                new_params,
+                &triggers,
+                children_changed,
+            ) {
+                Ok(plan) => plan.map(Value::string),
+                Err(d) => {
+                    return PlanResponse {
+                        diagnostics: vec![d],
+                        ..Default::default()
+                    };
                 }
-                _ => Some(Value::Unknown),
             }
         }
+        // Without the package or the parameters only a create is certain, and an
+        // instance nothing about has changed stays as it is.
+        _ if prior.is_null() || replacing => Some(Value::string("deploy")),
+        _ if params.is_some()
+            && params == all_parameters_of(&prior).ok().flatten()
+            && proposed.get("operator") == prior.get("operator")
+            && Some(&triggers) == string_map_of(&prior, "plan_triggers").as_ref()
+            && prior.get("status").as_str() == Some(STATUS_COMPLETE) =>
+        {
+            None
+        }
+        _ => Some(Value::Unknown),
     };
 
     if pkg.is_none() && operator.is_some() {
@@ -716,40 +638,34 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
         ));
     }
-    // Render what the apply will render, so template mistakes fail the plan rather than
-    // half-way through an apply.
-    if let (Some(pkg), Some(params), Some(name), Some(Value::String(plan_name))) =
-        (&pkg, &params, &name, &plan_to_run)
-        && let Err(e) = engine::render_plan(pkg, name, &namespace, params, plan_name)
+    // Walk what the apply will walk, so that whatever fails without a cluster (template
+    // mistakes, a Toggle or enablingParameter that is not a boolean) fails the plan with
+    // the apply's own words rather than half-way through the apply.
+    let desired = match (&pkg, &params, &name) {
+        (Some(pkg), Some(params), Some(name)) => {
+            match Desired::new(Inputs {
+                package: pkg,
+                instance: name,
+                namespace: &namespace,
+                parameters: params,
+                seed: seed.known(),
+                dependencies: None,
+            }) {
+                Ok(d) => Some(d),
+                Err(e) => return walk_failure(pkg, &secret, e),
+            }
+        }
+        _ => None,
+    };
+    if let (Some(desired), Some(Value::String(plan_name))) = (&desired, &plan_to_run)
+        && let Err(e) = desired.plan(plan_name)
+        && let Some(pkg) = &pkg
     {
-        return PlanResponse {
-            diagnostics: vec![
-                Diagnostic::error(
-                    format!("Operator {} does not render", pkg.operator.name),
-                    super::diag::with_advice(
-                        sensitive::redact(&e.to_string(), &secret),
-                        &format!("Fix the template named above in the operator package, or the parameter value it uses, {}", super::diag::AGAIN),
-                    ),
-                )
-                .with_attribute(AttributePath::attribute("parameters")),
-            ],
-            ..Default::default()
-        };
+        return walk_failure(pkg, &secret, e);
     }
-    let plan_to_run = children::plan_for_changed_children(&prior, &planned, plan_to_run);
-    let (preview, warning) = match &plan_to_run {
-        Some(Value::String(plan_name)) => {
-            plan_preview(
-                session,
-                &pkg,
-                &name,
-                &namespace,
-                &params,
-                plan_name,
-                &prior,
-                seed.known(),
-            )
-            .await
+    let (preview, warning) = match (&desired, &plan_to_run) {
+        (Some(desired), Some(Value::String(plan_name))) => {
+            plan_preview(session, desired, plan_name, &prior, params.as_ref()).await
         }
         _ => (Value::Unknown, Vec::new()),
     };
@@ -766,24 +682,109 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
     )
 }
 
+/// The plan a change runs (`None`: nothing runs), by the one rule of
+/// [`kudo_plan::decide`]; this only reads the prior state's attributes into it and its
+/// refusals into diagnostics on the attribute concerned.
+fn decide_plan(
+    prior: &Value,
+    replacing: bool,
+    pkg: &Package,
+    params: &BTreeMap<String, String>,
+    triggers: &BTreeMap<String, String>,
+    children_changed: bool,
+) -> Result<Option<String>, Diagnostic> {
+    let old_params = all_parameters_of(prior).ok().flatten().unwrap_or_default();
+    let old_triggers = string_map_of(prior, "plan_triggers").unwrap_or_default();
+    let old_ov = prior
+        .get("operator")
+        .as_str()
+        .and_then(parse_operator_id)
+        .map(|(_, ov)| ov.to_string())
+        .unwrap_or_default();
+    let digest = packages::digest(pkg);
+    let last_run = match prior.get("status").as_str() {
+        Some(STATUS_COMPLETE) => LastRun::Complete,
+        Some(STATUS_DRIFTED) => LastRun::Drifted,
+        Some(other) => LastRun::Unfinished(other.to_string()),
+        None => LastRun::Unfinished("unknown".to_string()),
+    };
+    let prior_model = Prior {
+        operator_version: &old_ov,
+        parameters: &old_params,
+        last_plan: prior.get("last_plan").as_str(),
+        last_run,
+        digest: prior.get("operator_digest").as_str(),
+        plan_triggers: &old_triggers,
+    };
+    let wanted = WantedChange {
+        package: pkg,
+        parameters: params,
+        digest: Some(&digest),
+        plan_triggers: triggers,
+        children_changed,
+    };
+    let exists = !prior.is_null() && !replacing;
+    match kudo_plan::decide(exists.then_some(&prior_model), &wanted) {
+        Ok(decision) => Ok(decision.plan().map(str::to_string)),
+        Err(e) => {
+            let (summary, attribute) = match e.concern {
+                Concern::PlanTriggers => ("One plan per apply", "plan_triggers"),
+                Concern::ImmutableParameter => ("Parameter cannot change", "parameters"),
+                Concern::Parameters => ("Cannot choose the plan to run", "parameters"),
+            };
+            Err(Diagnostic::error(summary, e.error.message)
+                .with_attribute(AttributePath::attribute(attribute)))
+        }
+    }
+}
+
+/// The plan's error for what the walk rejects: the text the apply would fail with.
+fn walk_failure(
+    pkg: &Package,
+    secret: &BTreeMap<String, String>,
+    e: kudo_plan::PlanError,
+) -> PlanResponse {
+    // A switch parameter (Toggle, enablingParameter) is the user's to fix; everything
+    // else the walk rejects is rendering.
+    let (summary, advice) = if e.parameter.is_some() {
+        (
+            format!(
+                "Operator {} cannot run with these parameters",
+                pkg.operator.name
+            ),
+            "Set the parameter named above to true or false",
+        )
+    } else {
+        (
+            format!("Operator {} does not render", pkg.operator.name),
+            "Fix the template named above in the operator package, or the parameter value it uses",
+        )
+    };
+    let e = engine::EngineError::from(e);
+    let detail = super::diag::with_advice(
+        sensitive::redact(&e.to_string(), secret),
+        &format!("{advice}, {}", super::diag::AGAIN),
+    );
+    PlanResponse {
+        diagnostics: vec![
+            Diagnostic::error(summary, detail)
+                .with_attribute(AttributePath::attribute("parameters")),
+        ],
+        ..Default::default()
+    }
+}
+
 /// The `preview` attribute and its diagnostics: a warning per translated object, a
 /// warning when it cannot be computed, an error when the apply could never send an
-/// object. Unknown, without a warning, when the package, parameters or cluster are not
-/// available yet.
-#[allow(clippy::too_many_arguments)]
+/// object. Unknown, without a warning, when the cluster is not available yet.
 async fn plan_preview(
     session: &Session,
-    pkg: &Option<Package>,
-    name: &Option<String>,
-    namespace: &str,
-    params: &Option<BTreeMap<String, String>>,
+    desired: &Desired<'_>,
     plan_name: &str,
     prior: &Value,
-    seed: Option<&str>,
+    params: Option<&BTreeMap<String, String>>,
 ) -> (Value, Vec<Diagnostic>) {
-    let (Some(pkg), Some(name), Some(params)) = (pkg, name, params) else {
-        return (Value::Unknown, Vec::new());
-    };
+    let pkg = desired.inputs.package;
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => {
@@ -803,13 +804,9 @@ async fn plan_preview(
     let prior_run = super::preview::Prior {
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
-        render_seed: seed,
     };
-    match super::preview::compute(
-        &cluster, pkg, name, namespace, params, plan_name, &prior_run,
-    )
-    .await
-    {
+    let _ = params;
+    match super::preview::compute(&cluster, desired, plan_name, &prior_run).await {
         Ok((v, warnings)) => (v, warnings),
         Err(super::preview::PreviewError::Unknown(d)) => (Value::Unknown, vec![d]),
         Err(super::preview::PreviewError::Refused { summary, error }) => {

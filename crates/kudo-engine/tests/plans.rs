@@ -848,7 +848,7 @@ async fn cowsay_pipe_task_copies_a_file_into_a_configmap() {
         "v1",
         "Pod",
         Some("default"),
-        "cow.deploy.main.genfiles.genwww",
+        "cow.deploy.main.genfiles.genwww.pipepod",
     );
     assert!(
         cluster.get(&pod).await.unwrap().is_none(),
@@ -886,7 +886,7 @@ async fn kafka_deploy_with_certificate_pipe_and_toggles() {
         "v1",
         "Secret",
         Some("kafka"),
-        "k.deploy.deploy-kafka.generate-tls-certificates.generate-tls-certificates.certificate",
+        "k.deploy.deploykafka.generatetlscertificates.generatetlscertificates.certificate",
     );
     let s = cluster
         .get(&secret)
