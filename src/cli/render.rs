@@ -188,13 +188,15 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'
         params,
         pipes,
     };
-    let used_at = template_locations(pkg, plan);
+    let used_at = &walked.locations;
     let mut results = Vec::new();
     for (file, text) in &pkg.templates {
         let mut vars = base.clone();
         // A template sees the phase and step that use it, as during a real plan run,
         // unless the user asked for another location.
-        let (phase, step) = used_at.get(file.as_str()).copied().unwrap_or(("", ""));
+        let (phase, step) = used_at
+            .get(file.as_str())
+            .map_or(("", ""), |(p, s)| (p.as_str(), s.as_str()));
         vars.phase_name = o.phase.unwrap_or(phase).to_string();
         vars.step_name = o.step.unwrap_or(step).to_string();
         results.push((file.as_str(), kudo_template::render(file, text, &vars)));
@@ -209,6 +211,8 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'
 /// What the walk of the plan says `render` must agree with.
 struct Walked {
     pipes: BTreeMap<String, String>,
+    /// For each template, the first (phase, step) of the plan whose tasks use it.
+    locations: BTreeMap<String, (String, String)>,
     dependencies: Vec<Dependency>,
     problems: Vec<String>,
 }
@@ -225,6 +229,7 @@ fn walk(
 ) -> Walked {
     let mut out = Walked {
         pipes: BTreeMap::new(),
+        locations: BTreeMap::new(),
         dependencies: Vec::new(),
         problems: Vec::new(),
     };
@@ -250,6 +255,16 @@ fn walk(
         }
     };
     out.pipes = walked.pipes.clone();
+    for step in walked.steps() {
+        let here = (step.location.phase.clone(), step.location.step.clone());
+        for task in step.tasks.iter().filter_map(|t| pkg.task(&t.name)) {
+            for file in task.spec.template_files() {
+                out.locations
+                    .entry(file.to_string())
+                    .or_insert_with(|| here.clone());
+            }
+        }
+    }
     for task in walked.tasks() {
         let Action::Child(child) = &task.action else {
             continue;
@@ -349,25 +364,6 @@ fn check_location(plan: &Plan, phase: Option<&str>, step: Option<&str>) -> Resul
         }
         _ => Ok(()),
     }
-}
-
-/// For each template, the first (phase, step) of the plan whose tasks use it.
-fn template_locations<'a>(
-    pkg: &'a Package,
-    plan: &'a Plan,
-) -> BTreeMap<&'a str, (&'a str, &'a str)> {
-    let mut out = BTreeMap::new();
-    for phase in &plan.phases {
-        for step in &phase.steps {
-            for task in step.tasks.iter().filter_map(|t| pkg.task(t)) {
-                for file in task.spec.template_files() {
-                    out.entry(file)
-                        .or_insert((phase.name.as_str(), step.name.as_str()));
-                }
-            }
-        }
-    }
-    out
 }
 
 type Rendered<'a> = (&'a str, Result<String, kudo_template::RenderError>);
