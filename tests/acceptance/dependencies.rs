@@ -799,7 +799,10 @@ fn render_agrees_with_the_apply(ctx: &TestContext, demo: &Path) {
     }
     // Only kafka's TLS volumes read `.Pipes`; the names do not depend on the values, and
     // the apply ran the certificate pipe whatever they are.
-    for flag in ["TRANSPORT_ENCRYPTION_ENABLED=true", "USE_AUTO_TLS_CERTIFICATE=true"] {
+    for flag in [
+        "TRANSPORT_ENCRYPTION_ENABLED=true",
+        "USE_AUTO_TLS_CERTIFICATE=true",
+    ] {
         args.push("-p".into());
         args.push(flag.into());
     }

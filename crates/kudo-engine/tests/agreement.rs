@@ -157,7 +157,10 @@ async fn preview_and_run_agree_for_every_fixture_package() {
                                 && o.object["metadata"]["name"] == name
                         })
                     };
-                    for p in planned.iter().filter(|p| !deleted(&p.object.kind, &p.object.name)) {
+                    for p in planned
+                        .iter()
+                        .filter(|p| !deleted(&p.object.kind, &p.object.name))
+                    {
                         assert!(
                             outcome.inventory.iter().any(|r| r.same_object(&p.object)),
                             "{what}: the preview applies {} but the run did not: {applied:?}",
