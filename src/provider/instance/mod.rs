@@ -633,7 +633,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         .as_str()
         .unwrap_or("deploy")
         .to_string();
-    if let Some(status) = instance_status(&instance, &plan) {
+    if let Some(status) = engine::InstanceObject::from_value(&instance).plan_status(&plan) {
         fresh.set_attr("status", Value::string(status));
     }
     let entries = object_entries(&state);
@@ -711,45 +711,19 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         }
         Err(e) => return fail(session.cluster_error("Cannot read the instance", &e)),
     };
-    let ov_name = instance
-        .pointer("/spec/operatorVersion/name")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
-    let ov_namespace = instance
-        .pointer("/spec/operatorVersion/namespace")
-        .and_then(serde_json::Value::as_str)
-        .filter(|s| !s.is_empty())
-        .unwrap_or(namespace);
+    // The same reading of the Instance as the engine's (which plan ran last, and how).
+    let record = engine::InstanceObject::from_value(&instance);
+    let ov_name = record.spec.operator_version.name.clone();
+    let ov_namespace = match record.spec.operator_version.namespace.as_str() {
+        "" => namespace,
+        ns => ns,
+    };
     let operator = format!("{ov_namespace}/{ov_name}");
-    let params: BTreeMap<String, String> = instance
-        .pointer("/spec/parameters")
-        .and_then(serde_json::Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    // The plan that ran last is the one with the newest timestamp.
-    let last_plan = instance
-        .pointer("/status/planStatus")
-        .and_then(serde_json::Value::as_object)
-        .and_then(|plans| {
-            plans
-                .iter()
-                .filter(|(_, s)| {
-                    s.get("status").and_then(serde_json::Value::as_str) != Some("NEVER_RUN")
-                })
-                .max_by_key(|(_, s)| {
-                    s.get("lastUpdatedTimestamp")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                })
-                .map(|(k, _)| k.clone())
-        })
-        .unwrap_or_else(|| "deploy".to_string());
-    let status = instance_status(&instance, &last_plan).unwrap_or_else(|| "NEVER_RUN".to_string());
+    let params = record.parameters();
+    let last_plan = record.last_plan().unwrap_or_else(|| "deploy".to_string());
+    let status = record
+        .plan_status(&last_plan)
+        .unwrap_or_else(|| "NEVER_RUN".to_string());
     let objects = match cluster
         .list_labelled(namespace, &format!("{}={name}", engine::LABEL_INSTANCE))
         .await
@@ -769,7 +743,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             return fail(session.cluster_error("Cannot list the instance's objects", &e));
         }
     };
-    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
+    let pkg = engine::load_operator(&cluster, ov_namespace, &ov_name)
         .await
         .ok()
         .flatten();

@@ -139,10 +139,3 @@ pub(super) fn crd_deletion_of(v: &Value) -> engine::CrdDeletion {
 pub(super) fn string_map(m: &BTreeMap<String, String>) -> Value {
     Value::string_map(m.iter().map(|(k, v)| (k.clone(), v.clone())))
 }
-
-pub(super) fn instance_status(instance: &serde_json::Value, plan: &str) -> Option<String> {
-    instance
-        .pointer(&format!("/status/planStatus/{plan}/status"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string)
-}

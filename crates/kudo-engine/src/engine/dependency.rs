@@ -22,49 +22,15 @@ pub(crate) struct ExistingChild {
 }
 
 impl ExistingChild {
-    /// Reads an Instance object. Missing fields stay empty so that the child counts as
-    /// changed or unfinished and is run again, never silently skipped.
+    /// Reads an Instance object (see [`super::InstanceObject`]: missing fields stay
+    /// empty so that the child counts as changed or unfinished, never silently skipped).
     pub(crate) fn from_instance(obj: &Value) -> ExistingChild {
-        let text = |p: &str| {
-            obj.pointer(p)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        let parameters = obj
-            .pointer("/spec/parameters")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| {
-                        let v = match v {
-                            Value::String(s) => s.clone(),
-                            Value::Null => String::new(),
-                            other => other.to_string(),
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        // Our runs keep spec.planExecution; KUDO clears it after a plan and keeps only
-        // the aggregated status, so fall back to that for Instances KUDO ran.
-        let last_plan = text("/spec/planExecution/planName")
-            .or_else(|| text("/status/aggregatedStatus/activePlanName"));
-        let last_status = last_plan
-            .as_deref()
-            .and_then(|plan| {
-                obj.pointer("/status/planStatus")
-                    .and_then(|s| s.get(plan))
-                    .and_then(|s| s.get("status"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .or_else(|| text("/spec/planExecution/status"))
-            .or_else(|| text("/status/aggregatedStatus/status"));
+        let instance = super::InstanceObject::from_value(obj);
+        let last_plan = instance.last_plan();
+        let last_status = last_plan.as_deref().and_then(|p| instance.plan_status(p));
         ExistingChild {
-            operator_version: text("/spec/operatorVersion/name").unwrap_or_default(),
-            parameters,
+            operator_version: instance.spec.operator_version.name.clone(),
+            parameters: instance.parameters(),
             last_plan,
             last_status,
         }

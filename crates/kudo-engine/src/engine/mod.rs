@@ -4,6 +4,7 @@
 mod dependency;
 mod error;
 mod health;
+mod instance_object;
 mod metadata;
 mod operator;
 mod ownership;
@@ -18,6 +19,7 @@ mod uninstall;
 
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
+pub use instance_object::{InstanceObject, PlanExecution, PlanState};
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
 pub use metadata::{
