@@ -11,6 +11,7 @@ use std::path::{Component, Path};
 use std::process::ExitCode;
 
 use kudo_package::{LoadContext, Package, Plan, TaskSpec};
+use kudo_plan::{Action, Desired, Inputs};
 use kudo_template::Vars;
 
 use super::args::{self, Flag, Parsed};
@@ -74,13 +75,17 @@ pub fn run(argv: &[String]) -> ExitCode {
         name: parsed.value("--name"),
         namespace: parsed.value("--namespace"),
     };
-    let mut results = match render_templates(&pkg, &options) {
+    let Rendering {
+        templates: mut results,
+        dependencies,
+        problems: walk_problems,
+    } = match render_templates(&pkg, &options) {
         Ok(r) => r,
         Err(message) => return fail(&message),
     };
     // As a cluster of that release will get them: converted where it no longer serves
     // the version a template writes (the provider's default translation rule).
-    let mut problems = Vec::new();
+    let mut problems = walk_problems;
     if let Some(release) = release {
         let translator = kube_api_versions::Translator::default();
         for (file, result) in results.iter_mut() {
@@ -97,8 +102,8 @@ pub fn run(argv: &[String]) -> ExitCode {
         }
     }
     match parsed.value("--output-dir") {
-        Some(out) => write_dir(Path::new(out), &results, problems),
-        None => print_manifests(&results, problems),
+        Some(out) => write_dir(Path::new(out), &results, &dependencies, problems),
+        None => print_manifests(&results, &dependencies, problems),
     }
 }
 
@@ -113,9 +118,28 @@ struct Options<'a> {
     namespace: Option<&'a str>,
 }
 
-/// Every template of the package rendered as the `render` flags say. `Err` is the final
-/// error line (parameter errors are printed before it).
-fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Vec<Rendered<'p>>, String> {
+/// What `render` shows.
+struct Rendering<'p> {
+    templates: Vec<Rendered<'p>>,
+    /// The dependency instances the plan's KudoOperator tasks would run.
+    dependencies: Vec<Dependency>,
+    /// What the apply of the plan would fail on without a cluster.
+    problems: Vec<String>,
+}
+
+/// One KudoOperator task's instance, as the apply would run it.
+struct Dependency {
+    task: String,
+    instance: Option<String>,
+    package: String,
+    enabled: bool,
+    parameters: BTreeMap<String, String>,
+}
+
+/// Every template of the package rendered as the `render` flags say, with `.Pipes` and
+/// the dependencies as the walk of the plan decides them (the apply's own decisions).
+/// `Err` is the final error line (parameter errors are printed before it).
+fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'p>, String> {
     let effective = match pkg.effective_params(o.values) {
         Ok(p) => p,
         Err(errors) => {
@@ -148,12 +172,14 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Vec<Rendere
         .map(str::to_string)
         // KUDO's default instance name (`kubectl kudo install`).
         .unwrap_or_else(|| format!("{}-instance", pkg.operator.name));
-    let mut pipes = plan_pipes(pkg, &name, plan_name, plan);
+    let namespace = o.namespace.unwrap_or(DEFAULT_NAMESPACE);
+    let walked = walk(pkg, &name, namespace, o.values, plan_name);
+    let mut pipes = walked.pipes;
     pipes.extend(o.pipes.clone());
     let base = Vars {
         operator_name: pkg.operator.name.clone(),
         name,
-        namespace: o.namespace.unwrap_or(DEFAULT_NAMESPACE).to_string(),
+        namespace: namespace.to_string(),
         operator_version: pkg.operator.operator_version.clone(),
         app_version: pkg.operator.app_version.clone().unwrap_or_default(),
         plan_name: plan_name.to_string(),
@@ -162,18 +188,121 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Vec<Rendere
         params,
         pipes,
     };
-    let used_at = template_locations(pkg, plan);
+    let used_at = &walked.locations;
     let mut results = Vec::new();
     for (file, text) in &pkg.templates {
         let mut vars = base.clone();
         // A template sees the phase and step that use it, as during a real plan run,
         // unless the user asked for another location.
-        let (phase, step) = used_at.get(file.as_str()).copied().unwrap_or(("", ""));
+        let (phase, step) = used_at
+            .get(file.as_str())
+            .map_or(("", ""), |(p, s)| (p.as_str(), s.as_str()));
         vars.phase_name = o.phase.unwrap_or(phase).to_string();
         vars.step_name = o.step.unwrap_or(step).to_string();
         results.push((file.as_str(), kudo_template::render(file, text, &vars)));
     }
-    Ok(results)
+    Ok(Rendering {
+        templates: results,
+        dependencies: walked.dependencies,
+        problems: walked.problems,
+    })
+}
+
+/// What the walk of the plan says `render` must agree with.
+struct Walked {
+    pipes: BTreeMap<String, String>,
+    /// For each template, the first (phase, step) of the plan whose tasks use it.
+    locations: BTreeMap<String, (String, String)>,
+    dependencies: Vec<Dependency>,
+    problems: Vec<String>,
+}
+
+/// The walk of `plan_name` (kudo-plan), as an apply with these values would walk it,
+/// with the public seed (`render` has no instance's secret one). Dependencies are read
+/// from folders next to a folder package; others show their task and package only.
+fn walk(
+    pkg: &Package,
+    instance: &str,
+    namespace: &str,
+    values: &BTreeMap<String, String>,
+    plan_name: &str,
+) -> Walked {
+    let mut out = Walked {
+        pipes: BTreeMap::new(),
+        locations: BTreeMap::new(),
+        dependencies: Vec::new(),
+        problems: Vec::new(),
+    };
+    let desired = match Desired::new(Inputs {
+        package: pkg,
+        instance,
+        namespace,
+        parameters: values,
+        seed: None,
+        dependencies: None,
+    }) {
+        Ok(d) => d,
+        // Parameter errors were reported already.
+        Err(_) => return out,
+    };
+    let walked = match desired.plan(plan_name) {
+        Ok(w) => w,
+        Err(e) => {
+            out.problems.push(format!(
+                "{e} (the apply of plan {plan_name:?} would fail on this)"
+            ));
+            return out;
+        }
+    };
+    out.pipes = walked.pipes.clone();
+    for step in walked.steps() {
+        let here = (step.location.phase.clone(), step.location.step.clone());
+        for task in step.tasks.iter().filter_map(|t| pkg.task(&t.name)) {
+            for file in task.spec.template_files() {
+                out.locations
+                    .entry(file.to_string())
+                    .or_insert_with(|| here.clone());
+            }
+        }
+    }
+    for task in walked.tasks() {
+        let Action::Child(child) = &task.action else {
+            continue;
+        };
+        let package = match pkg.task(&task.name).map(|t| &t.spec) {
+            Some(TaskSpec::KudoOperator { package, .. }) => package.clone(),
+            _ => String::new(),
+        };
+        out.dependencies.push(Dependency {
+            task: task.name.clone(),
+            instance: child.target.as_ref().ok().map(|t| t.instance.clone()),
+            package,
+            enabled: child.enabled,
+            parameters: child.parameters.clone(),
+        });
+    }
+    out
+}
+
+/// A dependency as YAML: what the child Instance would get.
+fn dependency_yaml(d: &Dependency) -> String {
+    let mut doc = serde_json::Map::new();
+    doc.insert("task".into(), d.task.clone().into());
+    doc.insert("package".into(), d.package.clone().into());
+    if let Some(instance) = &d.instance {
+        doc.insert("instance".into(), instance.clone().into());
+    }
+    doc.insert("enabled".into(), d.enabled.into());
+    doc.insert(
+        "parameters".into(),
+        serde_json::Value::Object(
+            d.parameters
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into()))
+                .collect(),
+        ),
+    );
+    kudo_yaml::to_yaml(&serde_json::Value::Object(doc))
 }
 
 /// Every template as `render PATH` renders it without flags (defaults, plan `deploy`);
@@ -192,7 +321,7 @@ pub(super) fn render_defaults(
         namespace: None,
     };
     render_templates(pkg, &options)
-        .map(|r| r.into_iter().collect())
+        .map(|r| r.templates.into_iter().collect())
         .unwrap_or_default()
 }
 
@@ -237,75 +366,14 @@ fn check_location(plan: &Plan, phase: Option<&str>, step: Option<&str>) -> Resul
     }
 }
 
-/// For each template, the first (phase, step) of the plan whose tasks use it.
-fn template_locations<'a>(
-    pkg: &'a Package,
-    plan: &'a Plan,
-) -> BTreeMap<&'a str, (&'a str, &'a str)> {
-    let mut out = BTreeMap::new();
-    for phase in &plan.phases {
-        for step in &phase.steps {
-            for task in step.tasks.iter().filter_map(|t| pkg.task(t)) {
-                for file in task.spec.template_files() {
-                    out.entry(file)
-                        .or_insert((phase.name.as_str(), step.name.as_str()));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// `.Pipes` as KUDO fills it for a plan: every Pipe task's key maps to the name of the
-/// ConfigMap/Secret it produces, so templates that read pipes render without flags.
-fn plan_pipes(
-    pkg: &Package,
-    instance: &str,
-    plan_name: &str,
-    plan: &Plan,
-) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for phase in &plan.phases {
-        for step in &phase.steps {
-            for task in step.tasks.iter().filter_map(|t| pkg.task(t)) {
-                if let TaskSpec::Pipe { pipe, .. } = &task.spec {
-                    for p in pipe {
-                        let parts = [
-                            instance,
-                            plan_name,
-                            &phase.name,
-                            &step.name,
-                            &task.name,
-                            &p.key,
-                        ];
-                        out.insert(p.key.clone(), artifact_name(&parts));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// KUDO's pipe artifact name: each part lower-cased with everything but `[a-z0-9]`
-/// removed, joined with dots (a valid DNS-1123 subdomain).
-fn artifact_name(parts: &[&str]) -> String {
-    parts
-        .iter()
-        .map(|p| {
-            p.to_lowercase()
-                .chars()
-                .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 type Rendered<'a> = (&'a str, Result<String, kudo_template::RenderError>);
 
 /// stdout: every manifest with its `# Source:`; stderr: every problem. Exit 1 if any.
-fn print_manifests(results: &[Rendered<'_>], mut problems: Vec<String>) -> ExitCode {
+fn print_manifests(
+    results: &[Rendered<'_>],
+    dependencies: &[Dependency],
+    mut problems: Vec<String>,
+) -> ExitCode {
     let mut out = String::new();
     for (file, result) in results {
         match result {
@@ -325,6 +393,13 @@ fn print_manifests(results: &[Rendered<'_>], mut problems: Vec<String>) -> ExitC
             }
             Err(e) => problems.push(format!("templates/{e}")),
         }
+    }
+    for d in dependencies {
+        out.push_str(&format!(
+            "---\n# Dependency: task {} (the child Instance the apply runs)\n{}",
+            d.task,
+            dependency_yaml(d)
+        ));
     }
     super::print_out(&out);
     report(results.len(), &problems)
@@ -361,8 +436,29 @@ fn check_manifest(doc: &str) -> Result<(), String> {
 }
 
 /// `--output-dir OUT`: each template's raw rendered text at `OUT/templates/<file>`.
-fn write_dir(out_dir: &Path, results: &[Rendered<'_>], mut problems: Vec<String>) -> ExitCode {
+fn write_dir(
+    out_dir: &Path,
+    results: &[Rendered<'_>],
+    dependencies: &[Dependency],
+    mut problems: Vec<String>,
+) -> ExitCode {
     let mut written = String::new();
+    // `dependencies/<task>.yaml`: what each KudoOperator task's child would get.
+    for d in dependencies {
+        let file = format!("{}.yaml", sanitize_file_name(&d.task));
+        let target = out_dir.join("dependencies").join(file);
+        let write = target
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&target, dependency_yaml(d)));
+        match write {
+            Ok(()) => written.push_str(&format!("wrote {}\n", target.display())),
+            Err(e) => problems.push(format!(
+                "{}: cannot write: {e}; check that --output-dir is writable",
+                target.display()
+            )),
+        }
+    }
     for (file, result) in results {
         let text = match result {
             Ok(t) => t,
@@ -403,6 +499,19 @@ fn write_dir(out_dir: &Path, results: &[Rendered<'_>], mut problems: Vec<String>
     report(results.len(), &problems)
 }
 
+/// A task name as a file name: path separators and dots cannot climb out of the folder.
+fn sanitize_file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 fn report(total: usize, problems: &[String]) -> ExitCode {
     for p in problems {
         eprintln!("error: {p}");
@@ -422,22 +531,6 @@ fn report(total: usize, problems: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn artifact_names_follow_kudo() {
-        assert_eq!(
-            artifact_name(&[
-                "demo",
-                "deploy",
-                "main",
-                "everything",
-                "genfiles",
-                "indexHtml"
-            ]),
-            "demo.deploy.main.everything.genfiles.indexhtml"
-        );
-        assert_eq!(artifact_name(&["My_Inst", "a-b"]), "myinst.ab");
-    }
 
     #[test]
     fn display_trims_separators() {

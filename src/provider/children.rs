@@ -13,7 +13,8 @@ use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_engine::engine::{self, DependencyPackages};
 use kudo_package::{Package, TaskSpec};
-use kudo_resolve::naming::{check_instance_name, child_instance_name};
+use kudo_plan::{Desired, Inputs};
+use kudo_resolve::naming::check_instance_name;
 use kudo_resolve::{Resolution, ResolvedInstance};
 
 use super::Session;
@@ -156,51 +157,36 @@ pub async fn tree(
     build(&resolution, name, namespace, parameters, seed).map(Some)
 }
 
-/// Another dependency version (a changed `dependency_overrides` or repository) leaves
-/// the instance's own package and parameters as they were, so nothing else would run a
-/// plan; `deploy` applies the new children, as it does after any package change.
-pub fn plan_for_changed_children(
-    prior: &Value,
-    planned: &Value,
-    plan_to_run: Option<Value>,
-) -> Option<Value> {
+/// Whether the dependency tree differs from the one the last run used: another
+/// dependency version (a changed `dependency_overrides` or repository) leaves the
+/// instance's own package and parameters as they were, so nothing else would run a plan
+/// (`kudo_plan::decide` then runs `deploy`, as after any package change).
+pub fn children_changed(prior: &Value, planned: &Value) -> bool {
     let (before, after) = (prior.get("children"), planned.get("children"));
-    let changed = !prior.is_null()
+    !prior.is_null()
         && before.is_known()
         && !before.is_null()
         && after.is_known()
-        && before != after;
-    match plan_to_run {
-        None if changed => Some(Value::string("deploy")),
-        other => other,
+        && before != after
+}
+
+/// What the walk of a node's parent decided for it.
+struct Placed {
+    name: String,
+    on: bool,
+    parameters: BTreeMap<String, String>,
+    seed: Option<String>,
+}
+
+impl Named for Placed {
+    fn name(&self) -> &str {
+        &self.name
     }
 }
 
-/// The instance's own name for each node, parents before children.
-fn names(resolution: &Resolution, root_name: &str) -> BTreeMap<String, String> {
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
-    for node in &resolution.nodes {
-        let name = match &node.parent {
-            None => root_name.to_string(),
-            Some(parent) => {
-                let parent_name = names.get(parent).cloned().unwrap_or_default();
-                child_instance_name(&parent_name, &node.package, explicit_name(resolution, node))
-            }
-        };
-        names.insert(node.instance.clone(), name);
-    }
-    names
-}
-
-/// The `instanceName` the parent's task sets, if any.
-fn explicit_name<'r>(resolution: &'r Resolution, node: &ResolvedInstance) -> Option<&'r str> {
-    let parent = resolution.package_of(node.parent.as_deref()?)?;
-    match &parent.task(node.task.as_deref()?)?.spec {
-        TaskSpec::KudoOperator { instance_name, .. } => instance_name.as_deref(),
-        _ => None,
-    }
-}
-
+/// The children as the walk of each parent decides them (kudo-plan): the same names,
+/// seeds, enabling and parameters the apply's runs use. Parents come before their
+/// children in the resolution, so each parent is walked with its own final values.
 fn build(
     resolution: &Resolution,
     root_name: &str,
@@ -208,107 +194,9 @@ fn build(
     root_parameters: &BTreeMap<String, String>,
     seed: Option<&str>,
 ) -> Result<Tree, Diagnostic> {
-    let names = names(resolution, root_name);
-    // The resolver checked names for an instance named after the operator; this
-    // instance's name makes other ones, which must be valid and distinct too.
-    let mut seen = std::collections::BTreeSet::new();
-    for name in names.values() {
-        check_instance_name(name).map_err(|reason| {
-            tree_error(format!(
-                "Dependency instance name {name:?} is not valid: {reason}. Choose a shorter instance name, or set `instanceName` on the KudoOperator task."
-            ))
-        })?;
-        if !seen.insert(name) {
-            return Err(tree_error(format!(
-                "Two instances of the dependency tree would both be named {name:?}; set distinct `instanceName`s on the KudoOperator tasks."
-            )));
-        }
-    }
-    let name_of = |instance: &str| names.get(instance).cloned().unwrap_or_default();
-    // User-set values and effective values per node (keyed by the resolution's names).
-    let mut values: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut effective: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut tree = Tree::default();
-    // Each instance's render seed, derived down the tree as the engine's runs derive
-    // them (`<parent seed>/<child instance>`).
-    let mut seeds: BTreeMap<String, Option<String>> = BTreeMap::new();
-    for node in &resolution.nodes {
-        let own_seed = match &node.parent {
-            None => seed.map(str::to_string),
-            Some(parent) => seeds
-                .get(parent)
-                .cloned()
-                .flatten()
-                .map(|s| format!("{s}/{}", name_of(&node.instance))),
-        };
-        seeds.insert(node.instance.clone(), own_seed);
-    }
-    for node in &resolution.nodes {
-        let pkg = resolution.package_of(&node.instance).ok_or_else(|| {
-            tree_error(format!(
-                "The recorded dependency tree has no package for {} ({}).",
-                node.instance, node.operator_version_name
-            ))
-        })?;
-        let own = match (&node.parent, &node.parameter_file) {
-            (None, _) => root_parameters.clone(),
-            (Some(parent), Some(file)) => {
-                let parent_pkg = resolution.package_of(parent).ok_or_else(|| {
-                    tree_error(format!(
-                        "The recorded dependency tree has no package for {parent}."
-                    ))
-                })?;
-                let parent_values = values.get(parent).cloned().unwrap_or_default();
-                match engine::dependency_parameters(
-                    parent_pkg,
-                    &name_of(parent),
-                    namespace,
-                    &parent_values,
-                    file,
-                    seeds.get(parent).cloned().flatten().as_deref(),
-                ) {
-                    Ok(v) => v,
-                    // A subtree that is off is not rendered by the apply either.
-                    Err(e) if !node.enabled => {
-                        tracing::debug!(error = %e, instance = %node.instance, "parameters of a disabled dependency");
-                        BTreeMap::new()
-                    }
-                    Err(e) => {
-                        return Err(tree_error(format!(
-                            "Parameter file {file} of {} (for dependency instance {}): {e}",
-                            parent_pkg.operator_version_name(),
-                            name_of(&node.instance)
-                        )));
-                    }
-                }
-            }
-            (Some(_), None) => BTreeMap::new(),
-        };
-        // Invalid values are reported below, for enabled children only; meanwhile the
-        // values as given decide enabling parameters (so a non-boolean one is an error
-        // rather than a silent fall-back to its default).
-        let values_seen = pkg.effective_params(&own).unwrap_or_else(|_| own.clone());
-        effective.insert(node.instance.clone(), values_seen);
-        values.insert(node.instance.clone(), own);
-    }
-    let enabled = resolution
-        .enabled(&effective)
-        .map_err(|e| tree_error(e.to_string()))?;
+    // The packages every KudoOperator task runs, keyed as the engine looks them up.
     for node in resolution.nodes.iter().skip(1) {
-        let on = enabled.get(&node.instance).copied().unwrap_or(false);
-        let own = values.get(&node.instance).cloned().unwrap_or_default();
-        if on
-            && let Some(pkg) = resolution.package_of(&node.instance)
-            && let Err(errs) = pkg.effective_params(&own)
-        {
-            let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
-            return Err(tree_error(format!(
-                "Dependency instance {} ({}) would get invalid parameters: {}",
-                name_of(&node.instance),
-                node.operator_version_name,
-                list.join("; ")
-            )));
-        }
         if let (Some(parent), Some(task)) = (&node.parent, &node.task)
             && let (Some(parent_node), Some(pkg)) = (
                 resolution.node(parent),
@@ -318,16 +206,189 @@ fn build(
             tree.packages
                 .insert(&parent_node.operator_version_name, task, pkg.clone());
         }
+    }
+    let mut placed: BTreeMap<String, Placed> = BTreeMap::new();
+    if let Some(root) = resolution.nodes.first() {
+        placed.insert(
+            root.instance.clone(),
+            Placed {
+                name: root_name.to_string(),
+                on: true,
+                parameters: root_parameters.clone(),
+                seed: seed.map(str::to_string),
+            },
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for node in &resolution.nodes {
+        let Some(parent) = placed.get(&node.instance).filter(|p| p.on) else {
+            continue;
+        };
+        let pkg = resolution.package_of(&node.instance).ok_or_else(|| {
+            tree_error(format!(
+                "The recorded dependency tree has no package for {} ({}).",
+                node.instance, node.operator_version_name
+            ))
+        })?;
+        if node.children.is_empty() {
+            continue;
+        }
+        let desired = Desired::new(Inputs {
+            package: pkg,
+            instance: &parent.name,
+            namespace,
+            parameters: &parent.parameters,
+            seed: parent.seed.as_deref(),
+            dependencies: Some(&tree.packages),
+        })
+        .map_err(|e| {
+            tree_error(format!(
+                "Instance {} ({}) has invalid parameters: {e}",
+                parent.name, node.operator_version_name
+            ))
+        })?;
+        let mut found = Vec::new();
+        for child in &node.children {
+            let Some(child_node) = resolution.node(child) else {
+                continue;
+            };
+            let Some(task) = child_node.task.as_deref() else {
+                continue;
+            };
+            let decided = child_plan(&desired, task).map_err(|e| {
+                tree_error(format!(
+                    "Dependency {} of {}: {e}",
+                    child_node.package, parent.name
+                ))
+            })?;
+            let target = decided
+                .target
+                .as_ref()
+                .map_err(|e| tree_error(e.to_string()))?;
+            found.push((
+                child.clone(),
+                Placed {
+                    name: target.instance.clone(),
+                    on: decided.enabled,
+                    parameters: decided.parameters.clone(),
+                    seed: target.seed.clone(),
+                },
+            ));
+        }
+        placed.extend(found);
+    }
+    for node in resolution.nodes.iter().skip(1) {
+        // Below a disabled instance nothing is walked: the subtree is off, as in the run.
+        let (name, on, parameters) = match placed.get(&node.instance) {
+            Some(p) => (p.name.clone(), p.on, p.parameters.clone()),
+            None => (off_name(resolution, &placed, node), false, BTreeMap::new()),
+        };
+        // The resolver checked names for an instance named after the operator; this
+        // instance's name makes other ones, which must be valid and distinct too.
+        check_instance_name(&name).map_err(|reason| {
+            tree_error(format!(
+                "Dependency instance name {name:?} is not valid: {reason}. Choose a shorter instance name, or set `instanceName` on the KudoOperator task."
+            ))
+        })?;
+        if !seen.insert(name.clone()) {
+            return Err(tree_error(format!(
+                "Two instances of the dependency tree would both be named {name:?}; set distinct `instanceName`s on the KudoOperator tasks."
+            )));
+        }
+        if on
+            && let Some(pkg) = resolution.package_of(&node.instance)
+            && let Err(errs) = pkg.effective_params(&parameters)
+        {
+            let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
+            return Err(tree_error(format!(
+                "Dependency instance {name} ({}) would get invalid parameters: {}",
+                node.operator_version_name,
+                list.join("; ")
+            )));
+        }
+        let parent = node
+            .parent
+            .as_ref()
+            .map(|p| match placed.get(p) {
+                Some(placed) => placed.name.clone(),
+                None => off_name(resolution, &placed, resolution.node(p).unwrap_or(node)),
+            })
+            .unwrap_or_default();
         tree.children.push(Child {
-            name: name_of(&node.instance),
+            name,
             operator: node.package.clone(),
             operator_version: node.operator_version.clone(),
             enabled: on,
-            parameters: own,
-            parent: node.parent.as_deref().map(name_of).unwrap_or_default(),
+            parameters,
+            parent,
         });
     }
     Ok(tree)
+}
+
+/// The walk's decision for KudoOperator task `task`: from the deploy plan, which
+/// creates the children, else the first plan that runs the task.
+fn child_plan<'d, 'p>(
+    desired: &'d Desired<'p>,
+    task: &str,
+) -> Result<&'d kudo_plan::ChildPlan<'p>, String> {
+    let pkg = desired.inputs.package;
+    let plans = std::iter::once("deploy").chain(
+        pkg.operator
+            .plans
+            .keys()
+            .map(String::as_str)
+            .filter(|p| *p != "deploy"),
+    );
+    for plan in plans {
+        if !pkg.operator.plans.contains_key(plan) {
+            continue;
+        }
+        let walk = desired.plan(plan).map_err(|e| e.to_string())?;
+        for t in walk.tasks() {
+            if t.name == task
+                && let kudo_plan::Action::Child(child) = &t.action
+            {
+                return Ok(child);
+            }
+        }
+    }
+    Err(format!(
+        "no plan of {} runs task {task:?}",
+        pkg.operator.name
+    ))
+}
+
+/// The name of an instance below a disabled one, which no walk reaches: the one naming
+/// rule applied to its parent's name, so the attribute still lists it.
+fn off_name<P: Named>(
+    resolution: &Resolution,
+    placed: &BTreeMap<String, P>,
+    node: &ResolvedInstance,
+) -> String {
+    let parent_name = match node.parent.as_deref() {
+        None => return String::new(),
+        Some(p) => match (placed.get(p), resolution.node(p)) {
+            (Some(placed), _) => placed.name().to_string(),
+            (None, Some(parent)) => off_name(resolution, placed, parent),
+            (None, None) => String::new(),
+        },
+    };
+    kudo_plan::child_instance_name(&parent_name, explicit_name(resolution, node), &node.package)
+}
+
+/// Something with an instance name.
+trait Named {
+    fn name(&self) -> &str;
+}
+
+/// The `instanceName` the parent's task sets, if any.
+fn explicit_name<'r>(resolution: &'r Resolution, node: &ResolvedInstance) -> Option<&'r str> {
+    let parent = resolution.package_of(node.parent.as_deref()?)?;
+    match &parent.task(node.task.as_deref()?)?.spec {
+        TaskSpec::KudoOperator { instance_name, .. } => instance_name.as_deref(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

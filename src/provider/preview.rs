@@ -8,7 +8,7 @@ use tfplugin::{Diagnostic, Type, Value};
 
 use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, PreviewAction, RunRequest};
-use kudo_package::Package;
+use kudo_plan::{Desired, Inputs};
 
 pub const ATTR: &str = "preview";
 
@@ -46,9 +46,6 @@ pub struct Prior<'a> {
     /// package; `None` on create, upgrade or a changed package, where every object
     /// already managed counts as updated.
     pub parameters: Option<&'a BTreeMap<String, String>>,
-    /// The instance's render seed (`None`: it has none yet, or is unseeded), so the
-    /// dry-run sends the server what the run will apply.
-    pub render_seed: Option<&'a str>,
 }
 
 /// Why there is no preview.
@@ -99,19 +96,16 @@ pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic
         .collect()
 }
 
-/// What running `plan` with `parameters` (sensitive ones included; only object names
-/// come out) would create, update and delete. The server-side dry-run checks the
+/// What running `plan` of the desired state (sensitive parameters included; only object
+/// names come out) would create, update and delete. The server-side dry-run checks the
 /// objects and names them; which of them change is decided from the Terraform state
-/// and the templates alone, never from what the cluster holds: Terraform plans again
+/// and the walks alone, never from what the cluster holds: Terraform plans again
 /// during the apply (after the destroy half of a replacement, after other resources
 /// changed the cluster) and the two plans must agree. `Ok` carries the plan-time
 /// warnings about translated API versions; see [`PreviewError`] for the failures.
 pub async fn compute(
     cluster: &Cluster,
-    pkg: &Package,
-    instance: &str,
-    namespace: &str,
-    parameters: &BTreeMap<String, String>,
+    desired: &Desired<'_>,
     plan: &str,
     prior: &Prior<'_>,
 ) -> Result<(Value, Vec<Diagnostic>), PreviewError> {
@@ -123,22 +117,24 @@ pub async fn compute(
             ),
         )
     };
+    let inputs = desired.inputs;
     let request = RunRequest {
-        package: pkg,
-        instance,
-        namespace,
-        parameters,
+        package: inputs.package,
+        instance: inputs.instance,
+        namespace: inputs.namespace,
+        parameters: inputs.parameters,
         plan,
         previous_inventory: prior.objects,
         // A dry-run shows this instance's own objects; children are listed in `children`.
         dependencies: None,
-        // The old and new renders below are compared with one seed (the public one), which
-        // tells changes apart as well as the secret one would.
-        render_seed: prior.render_seed,
+        render_seed: inputs.seed,
         // A preview deletes nothing.
         crd_deletion: engine::CrdDeletion::default(),
     };
-    let planned = engine::preview_plan(cluster, request)
+    let walk = desired
+        .plan(plan)
+        .map_err(|e| PreviewError::Unknown(warn(&e)))?;
+    let planned = engine::preview_walk(cluster, &request, walk)
         .await
         .map_err(|e| match e.trouble {
             kudo_engine::cluster::Trouble::ApiVersion => PreviewError::Refused {
@@ -152,11 +148,10 @@ pub async fn compute(
             _ => PreviewError::Unknown(warn(&e)),
         })?;
     let warnings = translation_warnings(&planned);
-    let this_plan = engine::render_plan(pkg, instance, namespace, parameters, plan)
-        .map_err(|e| PreviewError::Unknown(warn(&e)))?;
+    let namespace = inputs.namespace;
     let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
     let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
-    for o in this_plan {
+    for o in engine::preview_objects(walk) {
         let Ok(r) = ObjectRef::from_object(&o.object) else {
             continue;
         };
@@ -170,8 +165,16 @@ pub async fn compute(
             }
         }
     }
-    let old_render = match prior.parameters {
-        Some(old) => renders(cluster, pkg, instance, namespace, old, plan).await,
+    // The last run's render of the same package: the same walk with the old values.
+    let old_desired = prior.parameters.and_then(|old| {
+        Desired::new(Inputs {
+            parameters: old,
+            ..inputs
+        })
+        .ok()
+    });
+    let old_render = match &old_desired {
+        Some(old) => renders(cluster, old, plan).await,
         None => None,
     };
 
@@ -198,7 +201,7 @@ pub async fn compute(
     }
     // What the run prunes: earlier objects no plan renders any more (nothing when some
     // plan does not render, like the run).
-    if let Some(rendered) = renders(cluster, pkg, instance, namespace, parameters, plan).await {
+    if let Some(rendered) = renders(cluster, desired, plan).await {
         // Dependency Instances are not rendered from templates; their own runs decide.
         gone.extend(
             prior
@@ -216,16 +219,14 @@ pub async fn compute(
     Ok((value(&create, &update, &delete), warnings))
 }
 
-/// Every object any plan applies with `parameters`, as rendered; `plan`'s version wins
-/// when plans render one object differently. None when some plan does not render.
+/// Every object any plan of `desired` applies, as rendered; `plan`'s version wins
+/// when plans render one object differently. None when some plan cannot be walked.
 async fn renders(
     cluster: &Cluster,
-    pkg: &Package,
-    instance: &str,
-    namespace: &str,
-    parameters: &BTreeMap<String, String>,
+    desired: &Desired<'_>,
     plan: &str,
 ) -> Option<BTreeMap<ObjectRef, Json>> {
+    let pkg = desired.inputs.package;
     let mut out = BTreeMap::new();
     let order = std::iter::once(plan).chain(
         pkg.operator
@@ -235,12 +236,12 @@ async fn renders(
             .filter(|p| *p != plan),
     );
     for plan_name in order {
-        let objects = engine::render_plan(pkg, instance, namespace, parameters, plan_name).ok()?;
-        for o in objects {
+        let walk = desired.plan(plan_name).ok()?;
+        for o in engine::preview_objects(walk) {
             if o.action == PreviewAction::Apply
                 && let Ok(r) = ObjectRef::from_object(&o.object)
             {
-                let r = with_namespace(cluster, r, namespace).await;
+                let r = with_namespace(cluster, r, desired.inputs.namespace).await;
                 out.entry(r).or_insert(o.object);
             }
         }

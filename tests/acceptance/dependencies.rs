@@ -415,6 +415,7 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
         kafka["spec"]["parameters"]["ZOOKEEPER_PATH"], "/flink-demo-kafka",
         "{kafka:#}"
     );
+    render_agrees_with_the_apply(&ctx, &package);
     let order = ["zk", "kafka", "flink", "demo"];
     let versions = completed_instances(&ctx, &order);
     assert_increasing("plan completions", &order, &versions);
@@ -744,4 +745,124 @@ fn a_parameter_change_cascades_only_to_the_child_it_feeds() {
     for name in ["hub-alpha", "hub-beta", "hub"] {
         assert!(ctx.kube().instance(&ctx.namespace, name).is_none());
     }
+}
+
+/// `render --output-dir` shows what the apply used: flink-demo's dependency parameters
+/// are the ones its child Instances got, and kafka's templates name the `.Pipes`
+/// artifacts the apply created and mounted.
+fn render_agrees_with_the_apply(ctx: &TestContext, demo: &Path) {
+    let ns = ctx.namespace.as_str();
+    let out = ctx.workdir.join("rendered-demo");
+    let (demo_dir, out_dir) = (demo.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+    tool(&[
+        "render",
+        demo_dir,
+        "--name",
+        "demo",
+        "--namespace",
+        ns,
+        "--output-dir",
+        out_dir,
+    ]);
+    for (task, instance) in [("kafka", "kafka"), ("zookeeper", "zk"), ("flink", "flink")] {
+        let file = out.join("dependencies").join(format!("{task}.yaml"));
+        let text = std::fs::read_to_string(&file).expect("render wrote the dependency");
+        let shown = kudo_yaml::to_json(&text).expect("dependency YAML");
+        let live = ctx.kube().instance(ns, instance).expect("child Instance");
+        assert_eq!(
+            shown["parameters"], live["spec"]["parameters"],
+            "render shows other parameters for {instance} than the apply gave it:\n{text}"
+        );
+    }
+
+    let Some(kafka) = fixture_operator("kafka") else {
+        return;
+    };
+    let out = ctx.workdir.join("rendered-kafka");
+    let kafka_params =
+        ctx.kube().instance(ns, "kafka").expect("kafka Instance")["spec"]["parameters"].clone();
+    let mut args: Vec<String> = [
+        "render",
+        kafka.to_str().expect("utf-8"),
+        "--name",
+        "kafka",
+        "--namespace",
+        ns,
+        "--output-dir",
+        out.to_str().expect("utf-8"),
+    ]
+    .map(str::to_string)
+    .to_vec();
+    for (k, v) in kafka_params.as_object().into_iter().flatten() {
+        args.push("-p".into());
+        args.push(format!("{k}={}", v.as_str().unwrap_or_default()));
+    }
+    // Only kafka's TLS volumes read `.Pipes`; the names do not depend on the values, and
+    // the apply ran the certificate pipe whatever they are.
+    for flag in [
+        "TRANSPORT_ENCRYPTION_ENABLED=true",
+        "USE_AUTO_TLS_CERTIFICATE=true",
+    ] {
+        args.push("-p".into());
+        args.push(flag.into());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(&args);
+    let sts = std::fs::read_to_string(out.join("templates/statefulset.yaml")).expect("sts");
+    let rendered: Vec<&str> = sts
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("secretName: "))
+        .collect();
+    assert!(
+        !rendered.is_empty(),
+        "kafka's statefulset reads .Pipes:\n{sts}"
+    );
+    for name in rendered {
+        let secret = ctx.kube().get("v1", "Secret", Some(ns), name);
+        assert!(
+            secret.is_some(),
+            "render names the pipe artifact {name}, which the apply did not create"
+        );
+    }
+}
+
+#[test]
+fn an_enabling_parameter_that_is_not_a_boolean_fails_the_plan_as_the_apply_would() {
+    let ctx = TestContext::new("deps-enabling-maybe");
+    // The fixture declares the parameter boolean, which parameter checks already catch;
+    // without the type only the enabling rule can refuse "maybe".
+    ctx.copy_in(&deps_fixture("enabling"), "enabling");
+    let repo = ctx.workdir.join("enabling");
+    let params_file = repo.join("parent/params.yaml");
+    let params = std::fs::read_to_string(&params_file).expect("params.yaml");
+    let untyped = params.replacen("    type: boolean\n", "", 1);
+    assert_ne!(untyped, params, "the type was removed");
+    std::fs::write(&params_file, untyped).expect("write params.yaml");
+    let url = repo.display().to_string();
+    let values = [("MONITORING_ENABLED", "maybe")];
+    ctx.write(
+        "main.tf",
+        &config(&[("fixtures", &url)], &repo.join("parent"), "p", &values),
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = run.flat_output();
+    // The run's own words (the walk the engine runs), naming the parameter and task.
+    let parent = kudo_package::Package::load_dir(&repo.join("parent")).expect("parent");
+    let values = values
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let e = kudo_engine::engine::render_plan(&parent, "p", &ctx.namespace, &values, "deploy")
+        .expect_err("the walk refuses the value");
+    let expected = crate::harness::flat(&format!("task \"monitoring\": {}", e.message));
+    for needle in [
+        "enablingParameter MONITORING_ENABLED is \"maybe\", which is not a boolean",
+        expected.as_str(),
+    ] {
+        assert!(
+            text.contains(needle),
+            "the plan error lacks {needle:?}:\n{run}"
+        );
+    }
+    assert!(ctx.kube().instance(&ctx.namespace, "p").is_none());
 }

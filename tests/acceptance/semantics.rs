@@ -448,7 +448,8 @@ fn cowsay_pipe_task_produces_its_config_map() {
     ctx.write("main.tf", &config(&path_str(&pkg), "cow", &[], &[]));
     let state = apply_expecting(&ctx, "deploy");
 
-    // `<instance>.<plan>.<phase>.<step>.<task>.<key>`, lower-cased for a DNS name.
+    // `<instance>.<plan>.<phase>.<step>.<task>.<key>`, each part lower case with all but
+    // `[a-z0-9]` removed (KUDO 0.19 task_pipe.go `name`); the pod ends in `.pipepod`.
     let artifact = "cow.deploy.main.genfiles.genwww.indexhtml";
     let cm = ctx.kube().must_get("v1", "ConfigMap", Some(ns), artifact);
     assert_eq!(cm["data"]["index.html"], page, "{cm:#}");
@@ -467,7 +468,12 @@ fn cowsay_pipe_task_produces_its_config_map() {
     // The pipe pod was scaffolding.
     assert!(
         ctx.kube()
-            .get("v1", "Pod", Some(ns), "cow.deploy.main.genfiles.genwww")
+            .get(
+                "v1",
+                "Pod",
+                Some(ns),
+                "cow.deploy.main.genfiles.genwww.pipepod"
+            )
             .is_none()
     );
     assert!(
@@ -1019,4 +1025,44 @@ fn array_and_map_parameters_without_default_install_as_null() {
         "{deploy:#}"
     );
     destroy_leaves_nothing(&ctx, "coll");
+}
+
+/// The text the engine gives for a plan it cannot walk (kudo-plan's error as the run
+/// reports it), for comparing with what `terraform plan` printed.
+fn walk_error(pkg: &Path, instance: &str, ns: &str, values: &[(&str, &str)]) -> String {
+    let package = kudo_package::Package::load_dir(pkg).expect("load the package");
+    let values = values
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let e = kudo_engine::engine::render_plan(&package, instance, ns, &values, "deploy")
+        .expect_err("the walk refuses the values");
+    crate::harness::flat(&e.to_string())
+}
+
+#[test]
+fn a_toggle_that_is_not_a_boolean_fails_the_plan_as_the_apply_would() {
+    let Some(pkg) = fixture_operator("kafka") else {
+        skip!("../shared/fixtures/operators/kafka not found (clone without ../shared)");
+    };
+    let ctx = TestContext::new("toggle-maybe");
+    let values = [("ADD_SERVICE_MONITOR", "maybe")];
+    ctx.write("main.tf", &config(&path_str(&pkg), "kafka", &values, &[]));
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = run.flat_output();
+    // The run's own words, naming the parameter and the task.
+    let expected = walk_error(&pkg, "kafka", &ctx.namespace, &values);
+    for needle in [
+        "toggle parameter ADD_SERVICE_MONITOR is \"maybe\", which is not a boolean",
+        "task \"service-monitor\"",
+        expected.as_str(),
+    ] {
+        assert!(
+            text.contains(needle),
+            "the plan error lacks {needle:?}:\n{run}"
+        );
+    }
+    // Nothing was applied: the plan stopped the apply before it began.
+    assert!(ctx.kube().instance(&ctx.namespace, "kafka").is_none());
+    assert!(ctx.instance_objects("kafka").is_empty());
 }

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod agreement;
 mod cluster;
 mod plans;
 mod sensitive;

@@ -135,11 +135,20 @@ impl EngineError {
 pub(crate) const CANCELLED_PREFIX: &str = "cancelled";
 
 /// Where in a plan we are; carried into logs, errors and object annotations.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
-    pub plan: String,
-    pub phase: String,
-    pub step: String,
+pub use kudo_plan::Location;
+
+/// Everything the desired state rejects is KUDO's FATAL_ERROR: the package or the
+/// parameters must change. The text is the one the plan showed.
+impl From<kudo_plan::PlanError> for EngineError {
+    fn from(e: kudo_plan::PlanError) -> Self {
+        let mut out = EngineError::fatal(e.message);
+        out.plan = e.plan;
+        out.phase = e.phase;
+        out.step = e.step;
+        out.task = e.task;
+        out.template = e.template;
+        out
+    }
 }
 
 /// Maps cluster errors onto KUDO's ERROR / FATAL_ERROR: problems with what we send

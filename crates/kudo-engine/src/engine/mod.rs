@@ -4,24 +4,25 @@
 mod dependency;
 mod error;
 mod health;
+mod instance_object;
 mod metadata;
 mod operator;
 mod ownership;
 mod pipe;
 mod preview;
 mod removal;
-mod render;
 mod run;
-mod select;
 mod sensitive;
 mod sharing;
 mod status;
 mod uninstall;
 mod volumes;
 
-pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
+pub use instance_object::{InstanceObject, PlanExecution, PlanState};
+pub use kudo_plan::DependencyPackages;
+pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
 pub use metadata::{
     ANNOTATION_PHASE, ANNOTATION_PLAN, ANNOTATION_STEP, LABEL_HERITAGE, LABEL_INSTANCE,
     LABEL_OPERATOR,
@@ -30,10 +31,12 @@ pub use operator::{
     install_operator, instances_using, load_operator, operator_ref, operator_version_ref,
     uninstall_operator,
 };
-pub use preview::{PlannedObject, PreviewAction, PreviewObject, preview_plan, render_plan};
+pub use preview::{
+    PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,
+    preview_walk, render_plan,
+};
 pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
-pub use select::{changed_parameters, check_immutable, select_plan};
 pub use sensitive::{
     ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
 };

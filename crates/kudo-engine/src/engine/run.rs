@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use futures::future::{BoxFuture, FutureExt, join_all};
-use kudo_package::{Package, Phase, PipeSpec, Plan, Step, Strategy, Task, TaskSpec};
+use kudo_package::{Package, Strategy};
+use kudo_plan::{
+    Action, ChildPlan, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, Rendered, StepWalk, TaskWalk,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -15,7 +18,6 @@ use super::health::{Health, health};
 use super::metadata::{Owner, decorate};
 use super::pipe;
 use super::removal::{CrdDeletion, Kept, Remover};
-use super::render::RenderContext;
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 use super::{EngineError, instance_ref};
 use crate::cluster::{Backoff, Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
@@ -38,7 +40,7 @@ pub struct RunRequest<'a> {
     /// The resolved child packages of KudoOperator tasks, for this instance and every
     /// dependency instance below it. `None`: only folder dependencies next to a
     /// folder-loaded package can run.
-    pub dependencies: Option<&'a dependency::DependencyPackages>,
+    pub dependencies: Option<&'a kudo_plan::DependencyPackages>,
     /// Whether CRDs this run prunes or deletes may go (`kudo_instance.crd_deletion`);
     /// dependency instances inherit it.
     pub crd_deletion: CrdDeletion,
@@ -55,45 +57,6 @@ pub struct RunOutcome {
     /// Cluster-scoped objects the run stopped using but left in place for other
     /// instances or their data (see [`super::removal`]).
     pub kept: Vec<Kept>,
-}
-
-/// The plan, the effective parameters (instance values over defaults, checked) and
-/// what templates see as `.Params`: the same checks for a run, a preview and an
-/// offline render, so they fail alike.
-pub(crate) fn prepare<'p>(
-    pkg: &'p Package,
-    plan_name: &str,
-    parameters: &BTreeMap<String, String>,
-) -> Result<Prepared<'p>, EngineError> {
-    let plan = pkg.operator.plans.get(plan_name).ok_or_else(|| {
-        let known: Vec<&String> = pkg.operator.plans.keys().collect();
-        EngineError::fatal(format!(
-            "operator {} has no plan {plan_name:?} (it has {known:?})",
-            pkg.operator.name
-        ))
-        .with_plan(plan_name)
-    })?;
-    let effective = pkg.effective_params(parameters).map_err(|errs| {
-        let list: Vec<String> = errs
-            .iter()
-            .map(|e| format!("{}: {}", e.parameter, e.message))
-            .collect();
-        EngineError::fatal(format!("invalid parameters: {}", list.join("; "))).with_plan(plan_name)
-    })?;
-    let template_params = pkg.template_params(&effective).map_err(|e| {
-        EngineError::fatal(format!("parameter {}: {}", e.parameter, e.message)).with_plan(plan_name)
-    })?;
-    Ok(Prepared {
-        plan,
-        effective,
-        template_params,
-    })
-}
-
-pub(crate) struct Prepared<'p> {
-    pub plan: &'p Plan,
-    pub effective: BTreeMap<String, String>,
-    pub template_params: BTreeMap<String, Value>,
 }
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
@@ -147,11 +110,25 @@ async fn run_plan_impl(
     // Templates see every value; the Instance spec only the non-sensitive ones.
     let mut all_parameters = req.parameters.clone();
     all_parameters.extend(stored.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let Prepared {
-        plan,
-        effective,
-        template_params,
-    } = prepare(pkg, req.plan, &all_parameters)?;
+    // The whole desired state first: whatever needs no cluster to fail fails here,
+    // with the words the plan used (kudo-plan is what the plan consulted too).
+    let desired = Desired::new(Inputs {
+        package: pkg,
+        instance: req.instance,
+        namespace: req.namespace,
+        parameters: &all_parameters,
+        seed: req.render_seed,
+        dependencies: req.dependencies,
+    })
+    .map_err(|e| EngineError::from(e).with_plan(req.plan))?;
+    let Some(plan) = pkg.operator.plans.get(req.plan) else {
+        return Err(desired.plan(req.plan).err().map_or_else(
+            || EngineError::fatal(format!("no plan {:?}", req.plan)),
+            EngineError::from,
+        ));
+    };
+    // A plan that cannot be walked still records its failure in the Instance.
+    let walk = desired.plan(req.plan).map_err(EngineError::from);
     let has_sensitive = !stored.is_empty();
 
     tracing::info!(
@@ -206,15 +183,7 @@ async fn run_plan_impl(
     let run = Run {
         cluster,
         req,
-        render: RenderContext {
-            package: pkg,
-            instance: req.instance,
-            namespace: req.namespace,
-            params: &template_params,
-            pipes: pipe::plan_pipes(pkg, req.instance, req.plan, plan),
-            seed: req.render_seed,
-        },
-        effective: &effective,
+        desired: &desired,
         owner: Owner {
             operator: pkg.operator.name.clone(),
             instance: req.instance.to_string(),
@@ -230,10 +199,11 @@ async fn run_plan_impl(
     run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
         .await;
 
-    let result = run
-        .plan(plan, cancel)
-        .await
-        .map_err(|e| e.with_plan(req.plan));
+    let result = match &walk {
+        Ok(walk) => run.plan(walk, cancel).await,
+        Err(e) => Err(run.record_unwalkable(e.clone()).await),
+    }
+    .map_err(|e| e.with_plan(req.plan));
     let (final_status, message) = match &result {
         Ok(()) => (ExecutionStatus::Complete, String::new()),
         Err(e) if e.fatal => (ExecutionStatus::FatalError, e.to_string()),
@@ -310,8 +280,7 @@ fn instance_manifest(
 struct Run<'a> {
     cluster: &'a Cluster,
     req: RunRequest<'a>,
-    render: RenderContext<'a>,
-    effective: &'a BTreeMap<String, String>,
+    desired: &'a Desired<'a>,
     owner: Owner,
     statuses: Mutex<BTreeMap<String, PlanStatus>>,
     // Parallel steps write status concurrently; one write at a time keeps the last
@@ -416,9 +385,22 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The step a walk error names is where the run stops: its status says why, as it
+    /// would had the step started.
+    async fn record_unwalkable(&self, e: EngineError) -> EngineError {
+        if let (Some(phase), Some(step)) = (&e.phase, &e.step) {
+            let text = e.to_string();
+            self.update(|s| s.set_step(phase, step, ExecutionStatus::FatalError, &text))
+                .await;
+            self.update(|s| s.set_phase(phase, ExecutionStatus::FatalError, &e.message))
+                .await;
+        }
+        e
+    }
+
     async fn plan<'s>(
         &'s self,
-        plan: &'s Plan,
+        plan: &'s PlanWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         let children = plan
@@ -435,7 +417,7 @@ impl<'a> Run<'a> {
 
     async fn phase<'s>(
         &'s self,
-        phase: &'s Phase,
+        phase: &'s PhaseWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase started");
@@ -446,7 +428,7 @@ impl<'a> Run<'a> {
             .iter()
             .map(|step| {
                 Box::new(move |c: CancellationToken| {
-                    async move { self.step(phase, step, &c).await }.boxed()
+                    async move { self.step(step, &c).await }.boxed()
                 }) as Child<'s>
             })
             .collect();
@@ -468,22 +450,17 @@ impl<'a> Run<'a> {
 
     async fn step(
         &self,
-        phase: &Phase,
-        step: &Step,
+        step: &StepWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
-        let loc = Location {
-            plan: self.req.plan.to_string(),
-            phase: phase.name.clone(),
-            step: step.name.clone(),
-        };
+        let loc = &step.location;
         tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step started");
         self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::InProgress, ""))
             .await;
         let result = self
-            .step_tasks(&loc, step, cancel)
+            .step_tasks(loc, step, cancel)
             .await
-            .map_err(|e| e.at(&loc));
+            .map_err(|e| e.at(loc));
         match &result {
             Ok(()) => {
                 self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::Complete, ""))
@@ -505,17 +482,12 @@ impl<'a> Run<'a> {
     async fn step_tasks(
         &self,
         loc: &Location,
-        step: &Step,
+        step: &StepWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         let mut waits = Vec::new();
-        for name in &step.tasks {
-            let task = self.req.package.task(name).ok_or_else(|| {
-                EngineError::fatal(format!(
-                    "step names task {name:?}, which the operator does not define"
-                ))
-                .with_task(name)
-            })?;
+        for task in &step.tasks {
+            let name = &task.name;
             tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %name, kind = %task.kind, "task started");
             let objects = self
                 .task(loc, task, cancel)
@@ -534,56 +506,27 @@ impl<'a> Run<'a> {
         if let Some(e) = errors.into_iter().next() {
             return Err(e);
         }
-        for name in &step.tasks {
-            tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %name, "task complete");
+        for task in &step.tasks {
+            tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %task.name, "task complete");
         }
         Ok(())
     }
 
-    /// Performs one task; returns the objects whose health completes it.
+    /// Performs one task as the walk decided it; returns the objects whose health
+    /// completes it.
     async fn task(
         &self,
         loc: &Location,
-        task: &Task,
+        task: &TaskWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        match &task.spec {
-            TaskSpec::Apply { resources, patches } => {
-                let objects = self.render.render_task(loc, resources, patches)?;
-                self.apply_all(loc, objects, cancel)
-                    .await
-                    .map_err(|e| self.render.locate(loc, resources, e))
-            }
-            TaskSpec::Delete { resources } => {
-                let objects = self.render.render_task(loc, resources, &[])?;
-                self.delete_all(objects, cancel)
-                    .await
-                    .map_err(|e| self.render.locate(loc, resources, e))?;
+        match &task.action {
+            Action::Apply(objects) => self.apply_all(loc, objects, cancel).await,
+            Action::Delete(objects) => {
+                self.delete_all(objects, cancel).await?;
                 Ok(Vec::new())
             }
-            TaskSpec::Toggle {
-                parameter,
-                resources,
-            } => {
-                let raw = self.effective.get(parameter).ok_or_else(|| {
-                    EngineError::fatal(format!(
-                        "toggle parameter {parameter:?} has no value and no default"
-                    ))
-                })?;
-                let on = parse_bool(raw).ok_or_else(|| {
-                    EngineError::fatal(format!(
-                        "toggle parameter {parameter} is {raw:?}, which is not a boolean (use true or false)"
-                    ))
-                })?;
-                let objects = self.render.render_task(loc, resources, &[])?;
-                let done = if on {
-                    self.apply_all(loc, objects, cancel).await
-                } else {
-                    self.delete_all(objects, cancel).await.map(|()| Vec::new())
-                };
-                done.map_err(|e| self.render.locate(loc, resources, e))
-            }
-            TaskSpec::Dummy {
+            Action::Dummy {
                 want_err,
                 fatal,
                 done,
@@ -603,23 +546,8 @@ impl<'a> Run<'a> {
                 }
                 Ok(Vec::new())
             }
-            TaskSpec::Pipe { pod, pipe } => self.pipe(loc, &task.name, pod, pipe, cancel).await,
-            TaskSpec::KudoOperator {
-                package,
-                instance_name,
-                parameter_file,
-                enabling_parameter,
-                ..
-            } => {
-                let dep = dependency::Dependency {
-                    task: &task.name,
-                    package,
-                    instance_name: instance_name.as_deref(),
-                    parameter_file: parameter_file.as_deref(),
-                    enabling_parameter: enabling_parameter.as_deref(),
-                };
-                self.dependency(loc, &dep, cancel).await
-            }
+            Action::Pipe { pod, files } => self.pipe(loc, pod, files, cancel).await,
+            Action::Child(child) => self.dependency(child, cancel).await,
         }
     }
 
@@ -628,14 +556,17 @@ impl<'a> Run<'a> {
     /// it when its enabling parameter is false).
     async fn dependency(
         &self,
-        loc: &Location,
-        dep: &dependency::Dependency<'_>,
+        plan: &ChildPlan<'a>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        let child_pkg = dependency::load(self.req.package, dep, self.req.dependencies)?;
-        let child = dependency::instance_name(self.req.instance, dep, &child_pkg);
-        let child_ref = super::instance_ref(self.req.namespace, &child);
-        if !dependency::enabled(self.effective, dep)? {
+        let target = plan
+            .target
+            .as_ref()
+            .map_err(|e| EngineError::from(e.clone()))?;
+        let child_pkg: &Package = &target.package;
+        let child = &target.instance;
+        let child_ref = super::instance_ref(self.req.namespace, child);
+        if !plan.enabled {
             let live = self.cluster.get(&child_ref).await?;
             // Only a child of ours goes; another's instance of that name is not ours to remove.
             if let Some(obj) = &live
@@ -647,7 +578,7 @@ impl<'a> Run<'a> {
                 let kept = super::uninstall::uninstall_boxed(
                     self.cluster,
                     self.req.namespace,
-                    &child,
+                    child,
                     self.req.crd_deletion,
                     cancel,
                 )
@@ -659,12 +590,7 @@ impl<'a> Run<'a> {
             }
             return Ok(Vec::new());
         }
-        let values = match dep.parameter_file {
-            Some(file) => {
-                dependency::render_parameters(&self.render, file).map_err(|e| e.at(loc))?
-            }
-            None => BTreeMap::new(),
-        };
+        let values = &plan.parameters;
         let live = self
             .cluster
             .get(&child_ref)
@@ -681,16 +607,14 @@ impl<'a> Run<'a> {
             )
             .with_object(&child_ref)
         };
-        let action =
-            dependency::decide(&child_pkg, existing.as_ref(), &values).map_err(in_child)?;
-        let (plan, reason) = match action {
+        let action = dependency::decide(child_pkg, existing.as_ref(), values).map_err(in_child)?;
+        let (plan_name, reason) = match action {
             dependency::ChildAction::Run { plan, reason } => (plan, reason),
             dependency::ChildAction::Leave { reason } => {
                 // The child's own dependencies may have been resolved anew (a range now
                 // picks another version) while the child itself stayed the same.
-                let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
                 match self
-                    .subtree_change(&child_pkg, &child, &values, child_seed.as_deref())
+                    .subtree_change(child_pkg, child, values, target.seed.as_deref())
                     .await?
                 {
                     None => {
@@ -702,20 +626,19 @@ impl<'a> Run<'a> {
                 }
             }
         };
-        super::install_operator(self.cluster, &child_pkg, self.req.namespace).await?;
+        super::install_operator(self.cluster, child_pkg, self.req.namespace).await?;
         let previous = self.dependency_inventory(&child_ref).await?;
-        tracing::info!(instance = %child, operator = %child_pkg.operator.name, plan = %plan, %reason, "running dependency plan");
-        // Each dependency gets its own secret seed, derived so it stays stable as well.
-        let child_seed = self.req.render_seed.map(|s| format!("{s}/{child}"));
+        tracing::info!(instance = %child, operator = %child_pkg.operator.name, plan = %plan_name, %reason, "running dependency plan");
         let request = RunRequest {
-            package: &child_pkg,
-            instance: &child,
+            package: child_pkg,
+            instance: child,
             namespace: self.req.namespace,
-            parameters: &values,
-            plan: &plan,
+            parameters: values,
+            plan: &plan_name,
             previous_inventory: &previous,
             dependencies: self.req.dependencies,
-            render_seed: child_seed.as_deref(),
+            // Each dependency gets its own secret seed, derived so it stays stable too.
+            render_seed: target.seed.as_deref(),
             crd_deletion: self.req.crd_deletion,
         };
         let outcome = run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
@@ -778,38 +701,41 @@ impl<'a> Run<'a> {
         seed: Option<&'f str>,
     ) -> BoxFuture<'f, Result<Option<String>, EngineError>> {
         async move {
-            let Some(deploy) = pkg.operator.plans.get("deploy") else {
+            if !pkg.operator.plans.contains_key("deploy") {
                 return Ok(None);
-            };
-            let effective = match pkg.effective_params(values) {
-                Ok(e) => e,
+            }
+            let desired = match Desired::new(Inputs {
+                package: pkg,
+                instance,
+                namespace: self.req.namespace,
+                parameters: values,
+                seed,
+                dependencies: self.req.dependencies,
+            }) {
+                Ok(d) => d,
                 Err(_) => return Ok(Some(format!("{instance}: parameters do not validate"))),
             };
-            let tasks = deploy
-                .phases
-                .iter()
-                .flat_map(|ph| &ph.steps)
-                .flat_map(|st| &st.tasks)
-                .filter_map(|name| pkg.task(name))
-                .filter_map(dependency::Dependency::of);
-            for dep in tasks {
-                let enabled = match dependency::enabled(&effective, &dep) {
-                    Ok(on) => on,
+            let deploy = match desired.plan("deploy") {
+                Ok(w) => w,
+                Err(e) => return Ok(Some(format!("{instance}: {}", e.located()))),
+            };
+            for task in deploy.tasks() {
+                let Action::Child(sub) = &task.action else {
+                    continue;
+                };
+                let target = match &sub.target {
+                    Ok(t) => t,
                     Err(e) => return Ok(Some(format!("{instance}: {}", e.message))),
                 };
-                let sub_pkg = match dependency::load(pkg, &dep, self.req.dependencies) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Some(format!("{instance}: {}", e.message))),
-                };
-                let name = dependency::instance_name(instance, &dep, &sub_pkg);
-                let sub_ref = super::instance_ref(self.req.namespace, &name);
+                let name = &target.instance;
+                let sub_ref = super::instance_ref(self.req.namespace, name);
                 let existing = self
                     .cluster
                     .get(&sub_ref)
                     .await
                     .map_err(|e| EngineError::from(e).with_object(&sub_ref))?
                     .map(|obj| dependency::ExistingChild::from_instance(&obj));
-                if !enabled {
+                if !sub.enabled {
                     if existing.is_some() {
                         return Ok(Some(format!(
                             "its dependency {name} is disabled but exists"
@@ -817,30 +743,20 @@ impl<'a> Run<'a> {
                     }
                     continue;
                 }
-                let sub_values = match dep.parameter_file {
-                    Some(file) => match dependency::dependency_parameters(
-                        pkg,
-                        instance,
-                        self.req.namespace,
-                        values,
-                        file,
-                        seed,
-                    ) {
-                        Ok(v) => v,
-                        Err(e) => return Ok(Some(format!("{name}: {}", e.message))),
-                    },
-                    None => BTreeMap::new(),
-                };
-                match dependency::decide(&sub_pkg, existing.as_ref(), &sub_values) {
+                match dependency::decide(&target.package, existing.as_ref(), &sub.parameters) {
                     Ok(dependency::ChildAction::Leave { .. }) => {}
                     Ok(dependency::ChildAction::Run { reason, .. }) => {
                         return Ok(Some(format!("its dependency {name}: {reason}")));
                     }
                     Err(e) => return Ok(Some(format!("its dependency {name}: {}", e.message))),
                 }
-                let sub_seed = seed.map(|s| format!("{s}/{name}"));
                 if let Some(why) = self
-                    .subtree_change(&sub_pkg, &name, &sub_values, sub_seed.as_deref())
+                    .subtree_change(
+                        &target.package,
+                        name,
+                        &sub.parameters,
+                        target.seed.as_deref(),
+                    )
                     .await?
                 {
                     return Ok(Some(why));
@@ -879,28 +795,17 @@ impl<'a> Run<'a> {
     async fn pipe(
         &self,
         loc: &Location,
-        task: &str,
-        pod_template: &str,
-        pipes: &[PipeSpec],
+        pod: &Rendered,
+        files: &[PipeFile],
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        let mut rendered = self
-            .render
-            .render_task(loc, &[pod_template.to_string()], &[])?;
-        if rendered.len() != 1 {
-            return Err(EngineError::fatal(format!(
-                "pipe template {pod_template} renders {} objects; it must render exactly one Pod",
-                rendered.len()
-            )));
-        }
-        let pod_name = pipe::pod_name(self.req.instance, loc, task);
-        let pod = pipe::prepare_pod(rendered.remove(0), &pod_name)?;
-        let (pod_ref, pod) = self.prepare(loc, pod).await?;
+        let (pod_ref, pod) = self
+            .prepare(loc, pod.object.clone())
+            .await
+            .map_err(|e| e.with_template(pod.template.clone()))?;
         or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
         tracing::info!(object = %pod_ref, "pipe pod started");
-        let copied = self
-            .copy_pipe_files(loc, &pod_ref, task, pipes, cancel)
-            .await;
+        let copied = self.copy_pipe_files(loc, &pod_ref, files, cancel).await;
         // The pod is scaffolding: remove it whether or not the copy worked.
         let removed = self
             .cluster
@@ -916,13 +821,13 @@ impl<'a> Run<'a> {
         &self,
         loc: &Location,
         pod: &ObjectRef,
-        task: &str,
-        pipes: &[PipeSpec],
+        files: &[PipeFile],
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
         wait_healthy(self.cluster, pod, cancel).await?;
         let mut artifacts = Vec::new();
-        for spec in pipes {
+        for file in files {
+            let spec = &file.spec;
             let path = spec
                 .file
                 .as_deref()
@@ -940,9 +845,15 @@ impl<'a> Run<'a> {
                 ),
             )
             .await?;
-            let name = pipe::artifact_name(self.req.instance, loc, task, &spec.key);
-            let artifact = pipe::artifact(spec, &name, &content)?;
-            artifacts.extend(self.apply_all(loc, vec![artifact], cancel).await?);
+            let artifact = pipe::artifact(spec, &file.name, &content)?;
+            let artifact = Rendered {
+                template: String::new(),
+                object: artifact,
+            };
+            artifacts.extend(
+                self.apply_all(loc, std::slice::from_ref(&artifact), cancel)
+                    .await?,
+            );
         }
         Ok(artifacts)
     }
@@ -971,11 +882,30 @@ impl<'a> Run<'a> {
     async fn apply_all(
         &self,
         loc: &Location,
-        objects: Vec<Value>,
+        objects: &[Rendered],
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
         let mut refs = Vec::new();
-        for obj in objects {
+        for rendered in objects {
+            let r = self
+                .apply_one(loc, rendered.object.clone(), cancel)
+                .await
+                .map_err(|e| match rendered.template.as_str() {
+                    "" => e,
+                    template => e.with_template(template),
+                })?;
+            refs.push(r);
+        }
+        Ok(refs)
+    }
+
+    async fn apply_one(
+        &self,
+        loc: &Location,
+        obj: Value,
+        cancel: &CancellationToken,
+    ) -> Result<ObjectRef, EngineError> {
+        {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
             // what KUDO's manager wrote); others only if we applied them before.
@@ -1006,23 +936,35 @@ impl<'a> Run<'a> {
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.retain(|d| !d.same_object(&r));
             }
-            refs.push(r);
+            Ok(r)
         }
-        Ok(refs)
     }
 
     async fn delete_all(
         &self,
-        objects: Vec<Value>,
+        objects: &[Rendered],
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
-        for mut obj in objects {
+        for rendered in objects {
+            self.delete_one(rendered.object.clone(), cancel)
+                .await
+                .map_err(|e| e.with_template(rendered.template.clone()))?;
+        }
+        Ok(())
+    }
+
+    async fn delete_one(
+        &self,
+        mut obj: Value,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        {
             let r = ObjectRef::from_object(&obj)?;
             let namespaced = match self.cluster.is_namespaced(&r.api_version, &r.kind).await {
                 Ok(n) => n,
                 Err(ClusterError::UnknownKind { .. }) => {
                     tracing::info!(object = %r, "kind not served by the cluster; nothing to delete");
-                    continue;
+                    return Ok(());
                 }
                 Err(e) => return Err(EngineError::from(e).with_object(&r)),
             };
@@ -1046,108 +988,31 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Everything any Apply (or enabled Toggle) task of any plan renders with the current
-    /// parameters; None when some template cannot be rendered, in which case nothing is
-    /// pruned (better to leak than to delete something still wanted).
+    /// Everything any plan of the desired state applies, stores from a pipe or runs as
+    /// a dependency; None when some plan cannot be walked or a rendered object cannot
+    /// be identified, in which case nothing is pruned (better to leak than to delete
+    /// something still wanted).
     async fn desired_objects(&self) -> Option<BTreeSet<ObjectRef>> {
+        let wanted = self.desired.wanted()?;
         let mut desired = BTreeSet::new();
-        for (plan_name, plan) in &self.req.package.operator.plans {
-            let render = RenderContext {
-                package: self.render.package,
-                instance: self.render.instance,
-                namespace: self.render.namespace,
-                params: self.render.params,
-                pipes: pipe::plan_pipes(self.req.package, self.req.instance, plan_name, plan),
-                seed: self.render.seed,
-            };
-            for phase in &plan.phases {
-                for step in &phase.steps {
-                    let loc = Location {
-                        plan: plan_name.clone(),
-                        phase: phase.name.clone(),
-                        step: step.name.clone(),
-                    };
-                    for task_name in &step.tasks {
-                        let Some(task) = self.req.package.task(task_name) else {
-                            continue;
-                        };
-                        let rendered = match &task.spec {
-                            TaskSpec::Apply { resources, patches } => {
-                                render.render_task(&loc, resources, patches)
-                            }
-                            TaskSpec::Toggle {
-                                parameter,
-                                resources,
-                            } if self.effective.get(parameter).and_then(|v| parse_bool(v))
-                                == Some(true) =>
-                            {
-                                render.render_task(&loc, resources, &[])
-                            }
-                            TaskSpec::KudoOperator {
-                                package,
-                                instance_name,
-                                enabling_parameter,
-                                ..
-                            } => {
-                                let dep = dependency::Dependency {
-                                    task: &task.name,
-                                    package,
-                                    instance_name: instance_name.as_deref(),
-                                    parameter_file: None,
-                                    enabling_parameter: enabling_parameter.as_deref(),
-                                };
-                                match dependency::planned_instance(self.req, self.effective, &dep) {
-                                    Ok(Some(r)) => {
-                                        desired.insert(r);
-                                    }
-                                    Ok(None) => {}
-                                    Err(e) => {
-                                        tracing::warn!(error = %e, "not pruning: a dependency cannot be resolved");
-                                        return None;
-                                    }
-                                }
-                                continue;
-                            }
-                            TaskSpec::Pipe { pipe, .. } => {
-                                for p in pipe {
-                                    let name = pipe::artifact_name(
-                                        self.req.instance,
-                                        &loc,
-                                        task_name,
-                                        &p.key,
-                                    );
-                                    desired.insert(ObjectRef::new(
-                                        "v1",
-                                        &p.kind,
-                                        Some(self.req.namespace),
-                                        &name,
-                                    ));
-                                }
-                                continue;
-                            }
-                            _ => continue,
-                        };
-                        let objects = match rendered {
-                            Ok(o) => o,
-                            Err(e) => {
-                                tracing::warn!(error = %e, "not pruning: a template does not render");
-                                return None;
-                            }
-                        };
-                        for obj in objects {
-                            match self.prepare(&loc, obj).await {
-                                Ok((r, _)) => {
-                                    desired.insert(r);
-                                }
-                                Err(e) => {
-                                    tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
-                                    return None;
-                                }
-                            }
-                        }
-                    }
+        // Only the ref matters here, and it does not depend on the location.
+        let anywhere = Location::default();
+        for rendered in wanted.objects {
+            match self.prepare(&anywhere, rendered.object.clone()).await {
+                Ok((r, _)) => {
+                    desired.insert(r);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
+                    return None;
                 }
             }
+        }
+        for (kind, name) in wanted.pipe_artifacts {
+            desired.insert(ObjectRef::new("v1", &kind, Some(self.req.namespace), &name));
+        }
+        for child in wanted.children {
+            desired.insert(super::instance_ref(self.req.namespace, &child));
         }
         Some(desired)
     }
@@ -1213,15 +1078,6 @@ pub(crate) fn in_inventory<'a>(
     refs.into_iter().any(|o| o.same_object(r))
 }
 
-/// Go's strconv.ParseBool, which KUDO uses for Toggle parameters.
-pub(crate) fn parse_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
-
 /// Runs a cluster call, giving up as soon as `cancel` fires: a hanging API server must not
 /// outlive the Terraform timeout.
 async fn or_cancel<T>(
@@ -1270,24 +1126,6 @@ pub(crate) async fn wait_healthy(
                 "{CANCELLED_PREFIX} while waiting for the object to become healthy (last seen: {last})"
             ))
             .with_object(r));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_parse_bool() {
-        for t in ["1", "t", "T", "TRUE", "true", "True"] {
-            assert_eq!(parse_bool(t), Some(true), "{t}");
-        }
-        for f in ["0", "f", "F", "FALSE", "false", "False"] {
-            assert_eq!(parse_bool(f), Some(false), "{f}");
-        }
-        for x in ["yes", "on", "tRuE", ""] {
-            assert_eq!(parse_bool(x), None, "{x}");
         }
     }
 }

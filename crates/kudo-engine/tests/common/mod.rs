@@ -178,3 +178,8 @@ pub fn spawn_deploy(
         .await
     })
 }
+
+/// Runs `req` to the end with nothing that cancels it.
+pub async fn run(cluster: &Cluster, req: RunRequest<'_>) -> Result<RunOutcome, EngineError> {
+    engine::run_plan(cluster, req, &tokio_util::sync::CancellationToken::new()).await
+}

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kudo_package::Package;
 
-use super::EngineError;
+use crate::PlanError;
 
 fn value_or_default<'a>(
     pkg: &'a Package,
@@ -18,13 +18,13 @@ fn value_or_default<'a>(
         .or_else(|| pkg.parameter(name).and_then(|p| p.default_value()))
 }
 
-fn first_plan(pkg: &Package, candidates: &[&str]) -> Result<String, EngineError> {
+fn first_plan(pkg: &Package, candidates: &[&str]) -> Result<String, PlanError> {
     candidates
         .iter()
         .find(|c| pkg.operator.plans.contains_key(**c))
         .map(|c| c.to_string())
         .ok_or_else(|| {
-            EngineError::fatal(format!(
+            PlanError::new(format!(
                 "operator {} has none of the plans {candidates:?}; a package needs at least `deploy`",
                 pkg.operator.name
             ))
@@ -62,7 +62,7 @@ pub fn select_plan(
     new_params: &BTreeMap<String, String>,
     old_ov_name: &str,
     new_ov_name: &str,
-) -> Result<String, EngineError> {
+) -> Result<String, PlanError> {
     if old_ov_name != new_ov_name {
         return first_plan(pkg, &["upgrade", "update", "deploy"]);
     }
@@ -82,11 +82,11 @@ pub fn select_plan(
             let (plan, params) = plans
                 .into_iter()
                 .next()
-                .ok_or_else(|| EngineError::fatal("no plan"))?;
+                .ok_or_else(|| PlanError::new("no plan"))?;
             if pkg.operator.plans.contains_key(&plan) {
                 Ok(plan)
             } else {
-                Err(EngineError::fatal(format!(
+                Err(PlanError::new(format!(
                     "parameters {params:?} trigger plan {plan:?}, which operator {} does not have",
                     pkg.operator.name
                 )))
@@ -97,7 +97,7 @@ pub fn select_plan(
                 .iter()
                 .map(|(plan, ps)| format!("{} -> {plan}", ps.join(", ")))
                 .collect();
-            Err(EngineError::fatal(format!(
+            Err(PlanError::new(format!(
                 "the changed parameters trigger different plans ({}); change them in separate applies",
                 detail.join("; ")
             )))
@@ -113,7 +113,7 @@ pub fn check_immutable(
     old_pkg: Option<&Package>,
     old_params: &BTreeMap<String, String>,
     new_params: &BTreeMap<String, String>,
-) -> Result<(), EngineError> {
+) -> Result<(), PlanError> {
     let before = old_pkg.unwrap_or(new_pkg);
     let mut problems = Vec::new();
     for p in new_pkg.parameters.iter().filter(|p| p.immutable) {
@@ -141,7 +141,7 @@ pub fn check_immutable(
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(EngineError::fatal(problems.join("; ")))
+        Err(PlanError::new(problems.join("; ")))
     }
 }
 
@@ -267,7 +267,7 @@ mod tests {
         let p = pkg(&["deploy"], vec![param("DISK", Some("1Gi"), None, true)]);
         assert!(check_immutable(&p, None, &vals(&[]), &vals(&[("DISK", "1Gi")])).is_ok());
         let err = check_immutable(&p, None, &vals(&[]), &vals(&[("DISK", "2Gi")])).unwrap_err();
-        assert!(err.message.contains("DISK") && err.fatal, "{err}");
+        assert!(err.message.contains("DISK"), "{err}");
 
         let old = pkg(&["deploy"], vec![param("DISK", Some("1Gi"), None, false)]);
         let err = check_immutable(&p, Some(&old), &vals(&[]), &vals(&[])).unwrap_err();

@@ -6,19 +6,27 @@ use kudo_package::Package;
 use kudo_template::Vars;
 use serde_json::Value;
 
-use super::EngineError;
-use super::error::Location;
+use crate::{Location, PlanError};
+
+/// One object a template rendered, with the package path of that template
+/// (`templates/pdb.yaml`) for messages about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub template: String,
+    pub object: Value,
+}
 
 /// Everything templates of one instance see, apart from the plan location.
-pub(crate) struct RenderContext<'a> {
+#[derive(Debug, Clone)]
+pub struct RenderContext<'a> {
     pub package: &'a Package,
     pub instance: &'a str,
     pub namespace: &'a str,
     pub params: &'a BTreeMap<String, Value>,
-    /// `.Pipes`: pipe key -> artifact name (see `pipe::plan_pipes`).
+    /// `.Pipes`: pipe key -> artifact name (see [`crate::pipe_artifact_name`]).
     pub pipes: BTreeMap<String, String>,
     /// Seed of the random template functions; None falls back to the public
-    /// "namespace/name" (see `RunRequest::render_seed`).
+    /// "namespace/name".
     pub seed: Option<&'a str>,
 }
 
@@ -46,9 +54,9 @@ impl RenderContext<'_> {
         loc: &Location,
         file: &str,
         vars: &Vars,
-    ) -> Result<Vec<Value>, EngineError> {
+    ) -> Result<Vec<Value>, PlanError> {
         let text = self.package.templates.get(file).ok_or_else(|| {
-            EngineError::fatal(format!(
+            PlanError::new(format!(
                 "template {file:?} is not in the package (templates/{file}); check the task's resources list"
             ))
             .at(loc)
@@ -61,12 +69,12 @@ impl RenderContext<'_> {
             kudo_template::render_with(file, text, vars, &options).map_err(|mut e| {
                 // Name the file as it sits in the package, so the user can open it.
                 e.template = package_path(file);
-                EngineError::fatal(format!("rendering template: {e}")).at(loc)
+                PlanError::new(format!("rendering template: {e}")).at(loc)
             })?;
         let mut objects = Vec::new();
         for (i, doc) in kudo_template::split_documents(&rendered).iter().enumerate() {
             let value = kudo_yaml::to_json(doc).map_err(|e| {
-                EngineError::fatal(format!(
+                PlanError::new(format!(
                     "{} renders invalid YAML in document {} (line {}, column {} of the rendered text): {}",
                     package_path(file),
                     i + 1,
@@ -80,7 +88,7 @@ impl RenderContext<'_> {
                 Value::Object(_) => objects.push(value),
                 Value::Null => {}
                 other => {
-                    return Err(EngineError::fatal(format!(
+                    return Err(PlanError::new(format!(
                         "{} document {} is not a Kubernetes object but {}",
                         package_path(file),
                         i + 1,
@@ -94,27 +102,12 @@ impl RenderContext<'_> {
     }
 
     /// All objects of `resources`, with `patches` merged over them (KEP toolkit).
-    pub(crate) fn render_task(
+    pub fn render_task(
         &self,
         loc: &Location,
         resources: &[String],
         patches: &[String],
-    ) -> Result<Vec<Value>, EngineError> {
-        Ok(self
-            .render_task_sourced(loc, resources, patches)?
-            .into_iter()
-            .map(|(_, o)| o)
-            .collect())
-    }
-
-    /// Like [`RenderContext::render_task`], each object with the package path of the
-    /// template that rendered it (`templates/pdb.yaml`), for messages about it.
-    pub(crate) fn render_task_sourced(
-        &self,
-        loc: &Location,
-        resources: &[String],
-        patches: &[String],
-    ) -> Result<Vec<(String, Value)>, EngineError> {
+    ) -> Result<Vec<Rendered>, PlanError> {
         let vars = self.vars(loc);
         let mut objects = Vec::new();
         for file in resources {
@@ -122,25 +115,30 @@ impl RenderContext<'_> {
             objects.extend(
                 self.render_file(loc, file, &vars)?
                     .into_iter()
-                    .map(|o| (path.clone(), o)),
+                    .map(|object| Rendered {
+                        template: path.clone(),
+                        object,
+                    }),
             );
         }
         for file in patches {
             for patch in self.render_file(loc, file, &vars)? {
-                let target =
-                    objects
-                        .iter_mut()
-                        .map(|(_, o)| o)
-                        .find(|o| same_object(o, &patch))
-                        .ok_or_else(|| {
-                            EngineError::fatal(format!(
-                        "patch {} targets {} {:?}, which the task's resources do not render",
-                        package_path(file),
-                        patch.get("kind").and_then(Value::as_str).unwrap_or("?"),
-                        patch.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
-                    ))
-                    .at(loc)
-                        })?;
+                let target = objects
+                    .iter_mut()
+                    .map(|r| &mut r.object)
+                    .find(|o| same_object(o, &patch))
+                    .ok_or_else(|| {
+                        PlanError::new(format!(
+                            "patch {} targets {} {:?}, which the task's resources do not render",
+                            package_path(file),
+                            patch.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                            patch
+                                .pointer("/metadata/name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("?")
+                        ))
+                        .at(loc)
+                    })?;
                 merge_patch(target, &patch);
             }
         }
@@ -149,35 +147,8 @@ impl RenderContext<'_> {
 }
 
 /// Where a template file sits in the package, as the user sees it.
-pub(crate) fn package_path(file: &str) -> String {
+pub fn package_path(file: &str) -> String {
     format!("templates/{file}")
-}
-
-impl RenderContext<'_> {
-    /// Names, on an error about one object, the template among `files` that renders it
-    /// (rendered again one by one: this runs only when something already failed).
-    pub(crate) fn locate(&self, loc: &Location, files: &[String], e: EngineError) -> EngineError {
-        let Some(target) = e.object.clone() else {
-            return e;
-        };
-        if e.template.is_some() {
-            return e;
-        }
-        let vars = self.vars(loc);
-        let found = files.iter().find(|file| {
-            self.render_file(loc, file, &vars).is_ok_and(|objects| {
-                objects.iter().any(|o| {
-                    o.get("kind").and_then(Value::as_str) == Some(target.kind.as_str())
-                        && o.pointer("/metadata/name").and_then(Value::as_str)
-                            == Some(target.name.as_str())
-                })
-            })
-        });
-        match found {
-            Some(file) => e.with_template(package_path(file)),
-            None => e,
-        }
-    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -198,7 +169,7 @@ fn same_object(a: &Value, b: &Value) -> bool {
 }
 
 /// RFC 7386 JSON merge patch.
-pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
+pub fn merge_patch(target: &mut Value, patch: &Value) {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
         return;

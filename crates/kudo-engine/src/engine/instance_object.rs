@@ -1,0 +1,181 @@
+//! KUDO's Instance object as the engine and the provider read it: one typed shape, and
+//! one rule for what it says about its last run, whoever wrote it (our runs, KUDO's
+//! manager, `kubectl`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The fields of a `kudo.dev/v1beta1` Instance anyone here reads. Missing or malformed
+/// fields read as empty, so that an Instance nobody finished writing counts as changed
+/// or unfinished, never as settled.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceObject {
+    pub spec: InstanceSpec,
+    pub status: InstanceStatus,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceSpec {
+    pub operator_version: OperatorVersionRef,
+    /// Values as stored; KUDO writes strings, other writers may not.
+    pub parameters: BTreeMap<String, Value>,
+    pub plan_execution: Option<PlanExecution>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OperatorVersionRef {
+    pub name: String,
+    pub namespace: String,
+}
+
+/// `spec.planExecution`: our runs keep it; KUDO's manager clears it after a plan.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PlanExecution {
+    pub plan_name: String,
+    pub uid: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceStatus {
+    pub plan_status: BTreeMap<String, PlanState>,
+    pub aggregated_status: Option<AggregatedStatus>,
+}
+
+/// One entry of `status.planStatus`, as far as the last run is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PlanState {
+    pub status: String,
+    pub last_updated_timestamp: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AggregatedStatus {
+    pub status: String,
+    pub active_plan_name: String,
+}
+
+/// A part of the object in its typed shape, or the empty one when it does not fit.
+fn lenient<T: serde::de::DeserializeOwned + Default>(part: Option<&Value>) -> T {
+    part.cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+impl InstanceObject {
+    /// Reads an Instance; anything unreadable reads as empty (see the type's docs).
+    pub fn from_value(obj: &Value) -> InstanceObject {
+        InstanceObject {
+            spec: lenient(obj.get("spec")),
+            status: lenient(obj.get("status")),
+        }
+    }
+
+    /// The instance parameters as strings (numbers and booleans as their JSON text,
+    /// null as empty), as templates and plan selection see them.
+    pub fn parameters(&self) -> BTreeMap<String, String> {
+        self.spec
+            .parameters
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect()
+    }
+
+    /// The plan that ran last: the one `spec.planExecution` names (our runs), else
+    /// KUDO's `status.aggregatedStatus.activePlanName`, else the plan whose status was
+    /// updated last.
+    pub fn last_plan(&self) -> Option<String> {
+        let named = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+        self.spec
+            .plan_execution
+            .as_ref()
+            .and_then(|p| named(&p.plan_name))
+            .or_else(|| {
+                self.status
+                    .aggregated_status
+                    .as_ref()
+                    .and_then(|a| named(&a.active_plan_name))
+            })
+            .or_else(|| {
+                self.status
+                    .plan_status
+                    .iter()
+                    .filter(|(_, s)| s.status != "NEVER_RUN" && !s.status.is_empty())
+                    .max_by_key(|(_, s)| s.last_updated_timestamp.clone().unwrap_or_default())
+                    .map(|(name, _)| name.clone())
+            })
+    }
+
+    /// How plan `plan` ended (`COMPLETE`, `ERROR`, ...), when the Instance says.
+    pub fn plan_status(&self, plan: &str) -> Option<String> {
+        let named = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+        self.status
+            .plan_status
+            .get(plan)
+            .and_then(|s| named(&s.status))
+            .or_else(|| {
+                self.spec
+                    .plan_execution
+                    .as_ref()
+                    .filter(|p| p.plan_name == plan)
+                    .and_then(|p| named(&p.status))
+            })
+            .or_else(|| {
+                self.status
+                    .aggregated_status
+                    .as_ref()
+                    .filter(|a| a.active_plan_name == plan)
+                    .and_then(|a| named(&a.status))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn last_plan_by_one_rule() {
+        let ours = InstanceObject::from_value(&json!({
+            "spec": {"planExecution": {"planName": "update", "status": "IN_PROGRESS"},
+                     "parameters": {"N": 3, "S": "x", "E": null}},
+            "status": {"planStatus": {"deploy": {"status": "COMPLETE", "lastUpdatedTimestamp": "2026-01-02T00:00:00Z"}}},
+        }));
+        assert_eq!(ours.last_plan().as_deref(), Some("update"));
+        assert_eq!(ours.plan_status("update").as_deref(), Some("IN_PROGRESS"));
+        assert_eq!(ours.parameters()["N"], "3");
+        assert_eq!(ours.parameters()["E"], "");
+        let kudo = InstanceObject::from_value(&json!({
+            "status": {"aggregatedStatus": {"status": "COMPLETE", "activePlanName": "deploy"}},
+        }));
+        assert_eq!(kudo.last_plan().as_deref(), Some("deploy"));
+        assert_eq!(kudo.plan_status("deploy").as_deref(), Some("COMPLETE"));
+        let by_time = InstanceObject::from_value(&json!({
+            "status": {"planStatus": {
+                "deploy": {"status": "COMPLETE", "lastUpdatedTimestamp": "2026-01-01T00:00:00Z"},
+                "backup": {"status": "ERROR", "lastUpdatedTimestamp": "2026-01-03T00:00:00Z"},
+                "restore": {"status": "NEVER_RUN"}}},
+        }));
+        assert_eq!(by_time.last_plan().as_deref(), Some("backup"));
+        let garbage = InstanceObject::from_value(&json!({"spec": "nonsense", "status": 3}));
+        assert_eq!(garbage, InstanceObject::default());
+        assert_eq!(garbage.last_plan(), None);
+    }
+}

@@ -1,0 +1,86 @@
+//! Errors of the desired state: every one of them is KUDO's FATAL_ERROR (the package or
+//! the parameters must change), and each says where in the plan it arises, so that the
+//! plan and the apply report it with the same words.
+
+use crate::Location;
+
+/// Something in the package or its parameters that makes a plan impossible, found
+/// without a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.located())]
+pub struct PlanError {
+    pub plan: Option<String>,
+    pub phase: Option<String>,
+    pub step: Option<String>,
+    pub task: Option<String>,
+    /// The package file (`templates/<file>`) at fault, when one is.
+    pub template: Option<String>,
+    /// The parameter at fault, when the value of one is the problem (a Toggle or
+    /// `enablingParameter` value): the user's to fix, not the package author's.
+    pub parameter: Option<String>,
+    pub message: String,
+}
+
+impl PlanError {
+    pub fn new(message: impl Into<String>) -> PlanError {
+        PlanError {
+            plan: None,
+            phase: None,
+            step: None,
+            task: None,
+            template: None,
+            parameter: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn with_plan(mut self, plan: &str) -> PlanError {
+        self.plan.get_or_insert_with(|| plan.to_string());
+        self
+    }
+
+    pub fn at(mut self, loc: &Location) -> PlanError {
+        self.plan.get_or_insert_with(|| loc.plan.clone());
+        self.phase.get_or_insert_with(|| loc.phase.clone());
+        self.step.get_or_insert_with(|| loc.step.clone());
+        self
+    }
+
+    pub fn with_task(mut self, task: &str) -> PlanError {
+        self.task.get_or_insert_with(|| task.to_string());
+        self
+    }
+
+    pub fn with_template(mut self, template: impl Into<String>) -> PlanError {
+        self.template.get_or_insert_with(|| template.into());
+        self
+    }
+
+    pub fn for_parameter(mut self, parameter: &str) -> PlanError {
+        self.parameter.get_or_insert_with(|| parameter.to_string());
+        self
+    }
+
+    /// `plan "deploy", phase "main", step "s", task "t": message`.
+    pub fn located(&self) -> String {
+        let mut place = Vec::new();
+        for (label, value) in [
+            ("plan", &self.plan),
+            ("phase", &self.phase),
+            ("step", &self.step),
+            ("task", &self.task),
+        ] {
+            if let Some(v) = value {
+                place.push(format!("{label} {v:?}"));
+            }
+        }
+        if let Some(t) = &self.template {
+            place.push(format!("template {t}"));
+        }
+        if place.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", place.join(", "), self.message)
+        }
+    }
+}

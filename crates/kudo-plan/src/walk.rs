@@ -1,0 +1,426 @@
+//! The one walk over plan -> phase -> step -> task. It decides, for every task of every
+//! plan, what a run does (apply these objects, delete those, run this pipe, ensure or
+//! remove this dependency instance with these parameters) under one set of rules, and
+//! fails with the error the run would hit wherever no cluster is needed to know it.
+//! The engine executes these decisions; the plan-time preview, pruning's desired set,
+//! the `children` attribute and the `render` command read them.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use kudo_package::{Package, PipeSpec, Strategy, TaskSpec};
+use serde_json::Value;
+
+use crate::dependency::{self, Dependency, DependencyPackages};
+use crate::names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
+use crate::render::{RenderContext, Rendered};
+use crate::switch::{Switched, switch_on};
+use crate::{Location, PlanError};
+
+/// What the walk starts from: one instance of a package with its parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'p> {
+    pub package: &'p Package,
+    pub instance: &'p str,
+    pub namespace: &'p str,
+    /// Every value the user set, sensitive ones included (defaults are applied here).
+    pub parameters: &'p BTreeMap<String, String>,
+    /// The instance's render seed (see `kudo_template::RenderOptions::seed`).
+    pub seed: Option<&'p str>,
+    /// The resolved child packages of KudoOperator tasks; `None`: only folder
+    /// dependencies next to a folder-loaded package can be found.
+    pub dependencies: Option<&'p DependencyPackages>,
+}
+
+/// The instance's desired state: its effective parameters and every plan of its
+/// package walked once with them.
+#[derive(Debug, Clone)]
+pub struct Desired<'p> {
+    pub inputs: Inputs<'p>,
+    /// Instance values over defaults, checked against params.yaml.
+    pub effective: BTreeMap<String, String>,
+    /// What templates see as `.Params` (typed values).
+    pub template_params: BTreeMap<String, Value>,
+    plans: BTreeMap<String, Result<PlanWalk<'p>, PlanError>>,
+}
+
+/// One plan, walked.
+#[derive(Debug, Clone)]
+pub struct PlanWalk<'p> {
+    pub name: String,
+    pub strategy: Strategy,
+    /// `.Pipes` of this plan: pipe key -> artifact name.
+    pub pipes: BTreeMap<String, String>,
+    pub phases: Vec<PhaseWalk<'p>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PhaseWalk<'p> {
+    pub name: String,
+    pub strategy: Strategy,
+    pub steps: Vec<StepWalk<'p>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StepWalk<'p> {
+    pub location: Location,
+    pub tasks: Vec<TaskWalk<'p>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskWalk<'p> {
+    pub name: String,
+    /// The task kind as the package writes it (`Apply`, `Toggle`, ...).
+    pub kind: String,
+    pub action: Action<'p>,
+}
+
+/// What a task does.
+#[derive(Debug, Clone)]
+pub enum Action<'p> {
+    /// Apply these objects (an Apply task, or a Toggle task switched on).
+    Apply(Vec<Rendered>),
+    /// Delete these objects (a Delete task, or a Toggle task switched off).
+    Delete(Vec<Rendered>),
+    /// Run this pod, then store each file as its artifact.
+    Pipe { pod: Rendered, files: Vec<PipeFile> },
+    /// Ensure (or, when disabled, remove) a dependency instance.
+    Child(Box<ChildPlan<'p>>),
+    /// A Dummy task as configured.
+    Dummy {
+        want_err: bool,
+        fatal: bool,
+        done: bool,
+    },
+}
+
+/// One file a Pipe task stores, and the name of the Secret/ConfigMap it goes to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipeFile {
+    pub spec: PipeSpec,
+    pub name: String,
+}
+
+/// A KudoOperator task's dependency instance.
+#[derive(Debug, Clone)]
+pub struct ChildPlan<'p> {
+    /// Whether its `enablingParameter` (if any) is on.
+    pub enabled: bool,
+    /// Its instance parameters from the task's `parameterFile` (empty when disabled).
+    pub parameters: BTreeMap<String, String>,
+    /// Its package, name and seed. An error when the package was not handed over and
+    /// cannot be read from a folder: the run fails on it at that task; a plan without
+    /// the resolved tree cannot know better.
+    pub target: Result<ChildTarget<'p>, PlanError>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChildTarget<'p> {
+    pub package: Cow<'p, Package>,
+    pub instance: String,
+    pub seed: Option<String>,
+}
+
+/// Everything the instance wants to exist whatever plan runs: what pruning keeps.
+#[derive(Debug, Clone, Default)]
+pub struct Wanted<'a> {
+    /// Objects any plan applies.
+    pub objects: Vec<&'a Rendered>,
+    /// (kind, name) of every pipe artifact of any plan.
+    pub pipe_artifacts: Vec<(String, String)>,
+    /// Enabled dependency instances of any plan.
+    pub children: Vec<String>,
+}
+
+impl<'p> Desired<'p> {
+    /// Checks the parameters and walks every plan. Only invalid parameters fail here;
+    /// a plan that cannot be walked fails when it is asked for ([`Desired::plan`]).
+    pub fn new(inputs: Inputs<'p>) -> Result<Desired<'p>, PlanError> {
+        let pkg = inputs.package;
+        let effective = pkg.effective_params(inputs.parameters).map_err(|errs| {
+            let list: Vec<String> = errs
+                .iter()
+                .map(|e| format!("{}: {}", e.parameter, e.message))
+                .collect();
+            PlanError::new(format!("invalid parameters: {}", list.join("; ")))
+        })?;
+        let template_params = pkg
+            .template_params(&effective)
+            .map_err(|e| PlanError::new(format!("parameter {}: {}", e.parameter, e.message)))?;
+        let mut desired = Desired {
+            inputs,
+            effective,
+            template_params,
+            plans: BTreeMap::new(),
+        };
+        let plans: BTreeMap<String, Result<PlanWalk<'p>, PlanError>> = pkg
+            .operator
+            .plans
+            .keys()
+            .map(|name| (name.clone(), desired.walk(name)))
+            .collect();
+        desired.plans = plans;
+        Ok(desired)
+    }
+
+    /// The walk of plan `name`, or the error a run of it would fail with.
+    pub fn plan(&self, name: &str) -> Result<&PlanWalk<'p>, PlanError> {
+        match self.plans.get(name) {
+            Some(Ok(walk)) => Ok(walk),
+            Some(Err(e)) => Err(e.clone()),
+            None => {
+                let known: Vec<&String> = self.inputs.package.operator.plans.keys().collect();
+                Err(PlanError::new(format!(
+                    "operator {} has no plan {name:?} (it has {known:?})",
+                    self.inputs.package.operator.name
+                ))
+                .with_plan(name))
+            }
+        }
+    }
+
+    /// What every plan wants to exist; `None` when some plan cannot be walked or some
+    /// dependency cannot be found (pruning then removes nothing: better to leak than to
+    /// delete something still wanted).
+    pub fn wanted(&self) -> Option<Wanted<'_>> {
+        let mut wanted = Wanted::default();
+        for walk in self.plans.values() {
+            let walk = walk.as_ref().ok()?;
+            for task in walk.tasks() {
+                match &task.action {
+                    Action::Apply(objects) => wanted.objects.extend(objects),
+                    Action::Pipe { files, .. } => wanted
+                        .pipe_artifacts
+                        .extend(files.iter().map(|f| (f.spec.kind.clone(), f.name.clone()))),
+                    Action::Child(child) if child.enabled => {
+                        wanted
+                            .children
+                            .push(child.target.as_ref().ok()?.instance.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(wanted)
+    }
+
+    fn render_context(&self, pipes: BTreeMap<String, String>) -> RenderContext<'_> {
+        RenderContext {
+            package: self.inputs.package,
+            instance: self.inputs.instance,
+            namespace: self.inputs.namespace,
+            params: &self.template_params,
+            pipes,
+            seed: self.inputs.seed,
+        }
+    }
+
+    /// THE traversal of a plan's phases, steps and tasks.
+    fn walk(&self, plan_name: &str) -> Result<PlanWalk<'p>, PlanError> {
+        let pkg = self.inputs.package;
+        let Some(plan) = pkg.operator.plans.get(plan_name) else {
+            return Err(PlanError::new(format!("no plan {plan_name:?}")).with_plan(plan_name));
+        };
+        // Pipe names first: any template of the plan may read any `.Pipes` key.
+        let mut steps: Vec<(usize, Location, Vec<&kudo_package::Task>)> = Vec::new();
+        for (index, phase) in plan.phases.iter().enumerate() {
+            for step in &phase.steps {
+                let location = Location {
+                    plan: plan_name.to_string(),
+                    phase: phase.name.clone(),
+                    step: step.name.clone(),
+                };
+                let tasks = step
+                    .tasks
+                    .iter()
+                    .map(|name| {
+                        pkg.task(name).ok_or_else(|| {
+                            PlanError::new(format!(
+                                "step names task {name:?}, which the operator does not define"
+                            ))
+                            .at(&location)
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                steps.push((index, location, tasks));
+            }
+        }
+        let mut pipes = BTreeMap::new();
+        for (_, location, tasks) in &steps {
+            for task in tasks {
+                if let TaskSpec::Pipe { pipe, .. } = &task.spec {
+                    for p in pipe {
+                        let name =
+                            pipe_artifact_name(self.inputs.instance, location, &task.name, &p.key);
+                        pipes.insert(p.key.clone(), name);
+                    }
+                }
+            }
+        }
+        let ctx = self.render_context(pipes.clone());
+        let mut phases: Vec<PhaseWalk<'p>> = plan
+            .phases
+            .iter()
+            .map(|phase| PhaseWalk {
+                name: phase.name.clone(),
+                strategy: phase.strategy,
+                steps: Vec::new(),
+            })
+            .collect();
+        for (index, location, tasks) in steps {
+            let mut walked = Vec::new();
+            for task in tasks {
+                let action = self
+                    .decide_task(&ctx, &location, task)
+                    .map_err(|e| e.at(&location).with_task(&task.name))?;
+                walked.push(TaskWalk {
+                    name: task.name.clone(),
+                    kind: task.kind.clone(),
+                    action,
+                });
+            }
+            if let Some(phase) = phases.get_mut(index) {
+                phase.steps.push(StepWalk {
+                    location,
+                    tasks: walked,
+                });
+            }
+        }
+        Ok(PlanWalk {
+            name: plan_name.to_string(),
+            strategy: plan.strategy,
+            pipes,
+            phases,
+        })
+    }
+
+    fn decide_task(
+        &self,
+        ctx: &RenderContext<'_>,
+        loc: &Location,
+        task: &'p kudo_package::Task,
+    ) -> Result<Action<'p>, PlanError> {
+        Ok(match &task.spec {
+            TaskSpec::Apply { resources, patches } => {
+                Action::Apply(ctx.render_task(loc, resources, patches)?)
+            }
+            TaskSpec::Delete { resources } => {
+                Action::Delete(ctx.render_task(loc, resources, &[])?)
+            }
+            TaskSpec::Toggle {
+                parameter,
+                resources,
+            } => {
+                let on = switch_on(&self.effective, parameter, Switched::Toggle)?;
+                let objects = ctx.render_task(loc, resources, &[])?;
+                if on {
+                    Action::Apply(objects)
+                } else {
+                    Action::Delete(objects)
+                }
+            }
+            TaskSpec::Dummy {
+                want_err,
+                fatal,
+                done,
+            } => Action::Dummy {
+                want_err: *want_err,
+                fatal: *fatal,
+                done: *done,
+            },
+            TaskSpec::Pipe { pod, pipe } => {
+                let mut rendered = ctx.render_task(loc, std::slice::from_ref(pod), &[])?;
+                if rendered.len() != 1 {
+                    return Err(PlanError::new(format!(
+                        "pipe template {pod} renders {} objects; it must render exactly one Pod",
+                        rendered.len()
+                    )));
+                }
+                let mut pod = rendered.remove(0);
+                let name = pipe_pod_name(self.inputs.instance, loc, &task.name);
+                pod.object = crate::pipe::prepare_pod(pod.object, &name)
+                    .map_err(|e| e.with_template(pod.template.clone()))?;
+                let files = pipe
+                    .iter()
+                    .map(|spec| PipeFile {
+                        spec: spec.clone(),
+                        name: pipe_artifact_name(self.inputs.instance, loc, &task.name, &spec.key),
+                    })
+                    .collect();
+                Action::Pipe { pod, files }
+            }
+            TaskSpec::KudoOperator { .. } => {
+                let Some(dep) = Dependency::of(task) else {
+                    return Err(PlanError::new("not a KudoOperator task"));
+                };
+                Action::Child(Box::new(self.child(ctx, &dep)?))
+            }
+        })
+    }
+
+    /// A KudoOperator task's child: enabled by the one switch rule, named by the one
+    /// naming rule, seeded from this instance's seed, parameters from its file.
+    fn child(
+        &self,
+        ctx: &RenderContext<'_>,
+        dep: &Dependency<'_>,
+    ) -> Result<ChildPlan<'p>, PlanError> {
+        let enabled = match dep.enabling_parameter.filter(|p| !p.is_empty()) {
+            Some(param) => switch_on(&self.effective, param, Switched::Dependency(dep.package))?,
+            None => true,
+        };
+        let target =
+            dependency::load(self.inputs.package, dep, self.inputs.dependencies).map(|package| {
+                let instance = child_instance_name(
+                    self.inputs.instance,
+                    dep.instance_name,
+                    &package.operator.name,
+                );
+                let seed = child_seed(self.inputs.seed, &instance);
+                ChildTarget {
+                    package,
+                    instance,
+                    seed,
+                }
+            });
+        let parameters = match (enabled, dep.parameter_file) {
+            (true, Some(file)) => child_parameters(ctx, file)?,
+            _ => BTreeMap::new(),
+        };
+        Ok(ChildPlan {
+            enabled,
+            parameters,
+            target,
+        })
+    }
+}
+
+/// The rendered parameter file of a KudoOperator task (KEP-29: it sees the parent's
+/// variables, but no plan, phase or step).
+fn child_parameters(
+    ctx: &RenderContext<'_>,
+    file: &str,
+) -> Result<BTreeMap<String, String>, PlanError> {
+    let quiet = Location::default();
+    let docs = ctx
+        .render_task(&quiet, &[file.to_string()], &[])?
+        .into_iter()
+        .map(|r| r.object)
+        .collect();
+    dependency::parameters_from(file, docs)
+}
+
+impl<'p> PlanWalk<'p> {
+    /// Every task of the plan in order.
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskWalk<'p>> {
+        self.phases
+            .iter()
+            .flat_map(|p| &p.steps)
+            .flat_map(|s| &s.tasks)
+    }
+
+    /// Every (step, task) of the plan in order.
+    pub fn steps(&self) -> impl Iterator<Item = &StepWalk<'p>> {
+        self.phases.iter().flat_map(|p| &p.steps)
+    }
+}
