@@ -63,24 +63,35 @@ impl PlanError {
 
     /// `plan "deploy", phase "main", step "s", task "t": message`.
     pub fn located(&self) -> String {
-        let mut place = Vec::new();
-        for (label, value) in [
-            ("plan", &self.plan),
-            ("phase", &self.phase),
-            ("step", &self.step),
-            ("task", &self.task),
-        ] {
-            if let Some(v) = value {
-                place.push(format!("{label} {v:?}"));
-            }
-        }
-        if let Some(t) = &self.template {
-            place.push(format!("template {t}"));
-        }
-        if place.is_empty() {
-            self.message.clone()
-        } else {
-            format!("{}: {}", place.join(", "), self.message)
-        }
+        let what = self.template.as_ref().map(|t| format!("template {t}"));
+        located_text(
+            [&self.plan, &self.phase, &self.step, &self.task],
+            what,
+            &self.message,
+        )
+    }
+}
+
+/// `plan "deploy", phase "main", step "s", task "t", <what>: message`: where something
+/// went wrong in a plan, as every error of the walk and the engine says it.
+pub fn located_text(
+    [plan, phase, step, task]: [&Option<String>; 4],
+    what: Option<String>,
+    message: &str,
+) -> String {
+    let mut place: Vec<String> = [
+        ("plan", plan),
+        ("phase", phase),
+        ("step", step),
+        ("task", task),
+    ]
+    .into_iter()
+    .filter_map(|(label, value)| value.as_ref().map(|v| format!("{label} {v:?}")))
+    .collect();
+    place.extend(what);
+    if place.is_empty() {
+        message.to_string()
+    } else {
+        format!("{}: {message}", place.join(", "))
     }
 }

@@ -27,7 +27,7 @@ pub use decide::{
     Concern, DecideError, Decision, LastRun, Prior, Reason, Wanted as WantedChange, decide,
 };
 pub use dependency::DependencyPackages;
-pub use error::PlanError;
+pub use error::{PlanError, located_text};
 pub use location::Location;
 pub use names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
 pub use render::{RenderContext, Rendered, merge_patch, package_path};

@@ -36,29 +36,17 @@ impl EngineError {
     /// Where and what, without the verdict: for wrapping in an outer error (a
     /// dependency's failure inside its parent's plan) that states the verdict once.
     pub(crate) fn located(&self) -> String {
-        let mut place = Vec::new();
-        for (label, value) in [
-            ("plan", &self.plan),
-            ("phase", &self.phase),
-            ("step", &self.step),
-            ("task", &self.task),
-        ] {
-            if let Some(v) = value {
-                place.push(format!("{label} {v:?}"));
-            }
-        }
-        match (&self.object, &self.template) {
-            (Some(o), Some(t)) => place.push(format!("object {o} (rendered from {t})")),
-            (Some(o), None) => place.push(format!("object {o}")),
-            (None, Some(t)) => place.push(format!("template {t}")),
-            (None, None) => {}
-        }
-        let place = if place.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", place.join(", "))
+        let what = match (&self.object, &self.template) {
+            (Some(o), Some(t)) => Some(format!("object {o} (rendered from {t})")),
+            (Some(o), None) => Some(format!("object {o}")),
+            (None, Some(t)) => Some(format!("template {t}")),
+            (None, None) => None,
         };
-        format!("{place}{}", self.message)
+        kudo_plan::located_text(
+            [&self.plan, &self.phase, &self.step, &self.task],
+            what,
+            &self.message,
+        )
     }
 }
 
