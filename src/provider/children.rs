@@ -20,6 +20,9 @@ use kudo_resolve::{Resolution, ResolvedInstance};
 use super::Session;
 use super::packages::{self, PlanCache, parse_operator_id};
 
+/// What `children[*].parameters` shows for a value derived from a secret one.
+pub const REDACTED: &str = "(sensitive value)";
+
 /// One child instance as the `children` attribute shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Child {
@@ -39,7 +42,16 @@ pub struct Tree {
 }
 
 impl Tree {
-    pub fn value(&self) -> Value {
+    /// The `children` attribute. A parameter value that carries a value of `secret`
+    /// (`sensitive_parameters`, `parameters_wo`) passed on by a parameter file is shown
+    /// as [`REDACTED`]: the attribute is stored in the state, which those values never
+    /// reach.
+    pub fn value(&self, secret: &BTreeMap<String, String>) -> Value {
+        let hides = |v: &str| {
+            secret
+                .values()
+                .any(|s| !s.is_empty() && v.contains(s.as_str()))
+        };
         Value::list(self.children.iter().map(|c| {
             Value::object([
                 ("name", Value::string(&c.name)),
@@ -48,7 +60,10 @@ impl Tree {
                 ("enabled", Value::bool(c.enabled)),
                 (
                     "parameters",
-                    Value::string_map(c.parameters.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                    Value::string_map(c.parameters.iter().map(|(k, v)| {
+                        let shown = if hides(v) { REDACTED } else { v.as_str() };
+                        (k.clone(), shown.to_string())
+                    })),
                 ),
                 ("parent", Value::string(&c.parent)),
             ])
@@ -418,6 +433,25 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn values_carrying_a_secret_are_not_shown() {
+        let tree = Tree {
+            children: vec![Child {
+                name: "c".into(),
+                operator: "op".into(),
+                operator_version: "1.0.0".into(),
+                enabled: true,
+                parameters: params(&[("URL", "https://u:hunter2@db"), ("N", "3")]),
+                parent: "p".into(),
+            }],
+            packages: DependencyPackages::default(),
+        };
+        let shown = tree.value(&params(&[("PASSWORD", "hunter2"), ("EMPTY", "")]));
+        let text = format!("{shown:?}");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains(REDACTED) && text.contains('3'), "{text}");
     }
 
     #[test]

@@ -426,15 +426,33 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
         .assert_success()
         .assert_output_contains("No changes");
 
-    ctx.tf.destroy(&[]).assert_success();
+    let destroy = ctx.tf.destroy(&[]).assert_success();
     ctx.mark_cleaned();
     for name in order {
         assert!(
             ctx.kube().instance(&ctx.namespace, name).is_none(),
             "{name}"
         );
-        let left = ctx.instance_objects(name);
+        let left = ctx.left_after_destroy(name, &destroy.output());
         assert!(left.is_empty(), "objects of {name} left: {left:#?}");
+    }
+    // The dependencies' data stays, as the instance's own would: zookeeper's claims
+    // (kube-sim's StatefulSet controller makes them; a real one too) are kept and named.
+    if ctx.sim().is_some() {
+        let claims: Vec<String> = ctx
+            .instance_objects("zk")
+            .into_iter()
+            .filter(|o| o.kind == "PersistentVolumeClaim")
+            .map(|o| o.name)
+            .collect();
+        assert!(!claims.is_empty(), "zookeeper's claims were deleted");
+        let out = crate::harness::flat(&destroy.output());
+        for claim in &claims {
+            assert!(
+                out.contains(claim.as_str()),
+                "the destroy does not name {claim}:\n{destroy}"
+            );
+        }
     }
 }
 

@@ -181,7 +181,11 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
         _ => Value::Unknown,
     };
     planned.set_attr("outputs", outputs);
-    match planned_children(session, &operator, &pkg, &name, &namespace, &params, seed).await {
+    match planned_children(
+        session, &operator, &pkg, &name, &namespace, &params, &secret, seed,
+    )
+    .await
+    {
         Ok(children) => planned.set_attr("children", children),
         Err(d) => {
             return PlanResponse {
@@ -507,7 +511,7 @@ async fn apply_inner(
         state.set_attr(super::preview::ATTR, Value::Null);
     }
     state.set_attr("outputs", string_map(&outputs));
-    state.set_attr("children", tree.value());
+    state.set_attr("children", tree.value(&secret));
     match run {
         Ok(outcome) => {
             let status = outcome
@@ -593,8 +597,21 @@ async fn destroy(
     };
     let inventory = objects_of(&prior);
     let delete_volumes = super::volumes::delete_of(&prior);
-    let (volumes, warning) = super::volumes::before(cluster, &inventory).await;
-    let mut diagnostics: Vec<Diagnostic> = warning.into_iter().collect();
+    // Dependency instances' StatefulSets hold the same user's data: their claims are
+    // kept (or deleted) with this instance's.
+    let mut with_children = inventory.clone();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    match engine::descendant_objects(cluster, &namespace, &name).await {
+        Ok(objects) => with_children.extend(objects),
+        Err(e) => diagnostics.push(Diagnostic::warning(
+            "Dependency volumes not checked",
+            format!(
+                "The dependency instances of {name} could not be listed ({e}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
+            ),
+        )),
+    }
+    let (volumes, warning) = super::volumes::before(cluster, &with_children).await;
+    diagnostics.extend(warning);
     let deadline = Deadline::new(cancel, limit);
     let mut work = engine::uninstall_instance_keeping(
         cluster,
@@ -823,7 +840,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .await
         .ok()
         .flatten()
-        .map_or(Value::Null, |t| t.value()),
+        .map_or(Value::Null, |t| t.value(&secret)),
         None => Value::Null,
     };
     let state = Value::object([

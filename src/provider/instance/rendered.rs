@@ -154,6 +154,7 @@ pub(super) async fn planned_children(
     name: &Option<String>,
     namespace: &str,
     params: &Option<BTreeMap<String, String>>,
+    secret: &BTreeMap<String, String>,
     seed: &PlanSeed,
 ) -> Result<Value, Diagnostic> {
     let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
@@ -179,12 +180,12 @@ pub(super) async fn planned_children(
     match seed {
         PlanSeed::Known(s) => Ok(tree(s.as_deref())
             .await?
-            .map_or(Value::Unknown, |t| t.value())),
+            .map_or(Value::Unknown, |t| t.value(secret))),
         PlanSeed::AtApply => match (
             tree(Some(PROBE_SEEDS[0])).await?,
             tree(Some(PROBE_SEEDS[1])).await?,
         ) {
-            (Some(a), Some(b)) => Ok(known_part(a.value(), &b.value())),
+            (Some(a), Some(b)) => Ok(known_part(a.value(secret), &b.value(secret))),
             _ => Ok(Value::Unknown),
         },
     }

@@ -42,7 +42,7 @@ pub use sensitive::{
 };
 pub use sharing::{ANNOTATION_USED_BY, user_id};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
-pub use uninstall::{Cleanup, uninstall_instance, uninstall_instance_keeping};
+pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};

@@ -102,9 +102,13 @@ pub async fn uninstall_instance_keeping(
     // Removing them here, subtree by subtree, rather than leaving them to the garbage
     // collector, means their objects are gone when we return, and clusters without a
     // garbage collector (or with orphaning deletes) do not keep them.
+    // What the caller keeps of this instance it keeps of its dependencies too (their
+    // volume claims hold the same user's data).
     for child in owned_instances(cluster, namespace, name).await? {
         tracing::info!(instance = %child, parent = %name, "removing dependency instance");
-        kept.extend(uninstall_boxed(cluster, namespace, &child, crd_deletion, cancel).await?);
+        kept.extend(
+            uninstall_boxed_keeping(cluster, namespace, &child, crd_deletion, keep, cancel).await?,
+        );
     }
 
     kept.extend(remover.remove_all(&objects, cancel).await?);
@@ -143,15 +147,52 @@ pub(crate) fn uninstall_boxed<'a>(
     crd_deletion: CrdDeletion,
     cancel: &'a CancellationToken,
 ) -> futures::future::BoxFuture<'a, Result<Vec<Kept>, EngineError>> {
-    Box::pin(uninstall_instance(
+    uninstall_boxed_keeping(cluster, namespace, name, crd_deletion, &[], cancel)
+}
+
+/// [`uninstall_boxed`] that leaves `keep` alone (see [`uninstall_instance_keeping`]).
+fn uninstall_boxed_keeping<'a>(
+    cluster: &'a Cluster,
+    namespace: &'a str,
+    name: &'a str,
+    crd_deletion: CrdDeletion,
+    keep: &'a [ObjectRef],
+    cancel: &'a CancellationToken,
+) -> futures::future::BoxFuture<'a, Result<Vec<Kept>, EngineError>> {
+    Box::pin(uninstall_instance_keeping(
         cluster,
         namespace,
         name,
         &[],
         None,
         crd_deletion,
+        keep,
         cancel,
     ))
+}
+
+/// The objects of every dependency instance below `name` (at any depth), found by
+/// their instance label: Terraform's state lists only the top instance's.
+pub async fn descendant_objects(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<ObjectRef>, EngineError> {
+    let mut out = Vec::new();
+    let mut queue = owned_instances(cluster, namespace, name).await?;
+    while let Some(child) = queue.pop() {
+        let selector = format!("{LABEL_INSTANCE}={child}");
+        out.extend(
+            cluster
+                .list_labelled(namespace, &selector)
+                .await?
+                .iter()
+                .filter(|o| !is_instance(o))
+                .filter_map(|o| ObjectRef::from_object(o).ok()),
+        );
+        queue.extend(owned_instances(cluster, namespace, &child).await?);
+    }
+    Ok(out)
 }
 
 /// Instances whose owner reference names the Instance `parent`.
