@@ -8,3 +8,4 @@ mod cluster;
 mod plans;
 mod sensitive;
 mod sharing;
+mod waits;

@@ -17,6 +17,7 @@ mod sensitive;
 mod sharing;
 mod status;
 mod uninstall;
+mod wait;
 
 pub use dependency::{DependencyPackages, dependency_parameters};
 pub use error::{EngineError, Location};
