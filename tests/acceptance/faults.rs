@@ -260,7 +260,7 @@ fn fault_mix() -> Vec<kube_sim::FaultRule> {
 }
 
 /// zookeeper and kafka, each from its own `kudo_operator`, in the test namespace.
-fn zookeeper_and_kafka(zk_cpus: &str, mirror_maker: bool) -> String {
+pub(crate) fn zookeeper_and_kafka(zk_cpus: &str, mirror_maker: bool) -> String {
     let zk = crate::harness::fixture_operator("zookeeper").expect("zookeeper fixture");
     let kafka = crate::harness::fixture_operator("kafka").expect("kafka fixture");
     format!(
