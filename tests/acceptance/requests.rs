@@ -44,7 +44,8 @@ fn requests_of_zookeeper_and_kafka_through_terraform() {
     }
     let apply = ["apply", "-input=false", "-no-color", "-auto-approve"];
     let destroy = ["destroy", "-input=false", "-no-color", "-auto-approve"];
-    let steps: [(&str, Option<(&str, bool)>, &[&str]); 3] = [
+    // (step, zookeeper CPUS and kafka mirror maker to configure first, command)
+    let steps = [
         ("apply", Some(("250m", false)), &apply),
         ("update", Some(("300m", true)), &apply),
         ("destroy", None, &destroy),
