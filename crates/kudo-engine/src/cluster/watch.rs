@@ -16,6 +16,12 @@
 //! resourceVersion, or the watch keeps failing — the wait reads the object with GET on
 //! the polling schedule ([`super::Backoff`]) instead, so it never hangs on a watch that
 //! will not come and never spins on one that fails.
+//!
+//! One case stays with the watcher: a watch the server ends cleanly is opened again at
+//! once, as client-go's reflector does. API servers end a watch only at the timeout the
+//! watcher asks for (290 s), so that is one request every few minutes; a proxy that
+//! closed every watch the moment it opened would make the watcher re-open it without
+//! pause until the wait is cancelled.
 
 use std::time::Duration;
 
