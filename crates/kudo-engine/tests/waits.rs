@@ -248,7 +248,8 @@ async fn dropped_watches_are_resumed() {
         "parameters: []\n",
         &[(
             "deployment.yaml",
-            &deployment(r#"kube-sim.kudo.dev/ready-delay-ms: "1000""#),
+            // Long enough that the list (right after the apply) finds it not ready.
+            &deployment(r#"kube-sim.kudo.dev/ready-delay-ms: "3000""#),
         )],
     );
     let (sim, cluster) = sim().await;
@@ -395,4 +396,38 @@ async fn a_deletion_wait_counts_a_recreated_object_as_gone() {
         now.pointer("/data/k"),
         Some(&serde_json::Value::from("new"))
     );
+}
+
+/// A kind the server will not watch (405 MethodNotAllowed, as for some aggregated APIs)
+/// is read on the polling schedule instead: the wait still ends, after one refused watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_that_cannot_be_watched_is_read_instead() {
+    let (sim, cluster) = sim().await;
+    cluster
+        .apply(&held_config_map("unwatched"), false)
+        .await
+        .expect("create");
+    sim.add_faults([kube_sim::FaultRule {
+        verb: Some("watch".into()),
+        resource: Some("configmaps".into()),
+        status: Some(405),
+        ..Default::default()
+    }]);
+    let r = oref("v1", "ConfigMap", Some("default"), "unwatched");
+    let before = sim.request_counts();
+    let wait = {
+        let (cluster, r) = (cluster.clone(), r.clone());
+        tokio::spawn(async move { cluster.delete_and_wait(&r, &CancellationToken::new()).await })
+    };
+    eventually("the deletion wait to read the object", || async {
+        sim.request_counts()
+            .get("get configmaps")
+            .is_some_and(|n| *n > before.get("get configmaps").copied().unwrap_or(0))
+    })
+    .await;
+    release(&cluster, "unwatched").await;
+    bounded(wait).await.expect("task").expect("deleted");
+    let counts = counts_between(&before, &sim.request_counts());
+    assert_eq!(counts.get("watch configmaps"), Some(&1), "{counts:?}");
+    assert_eq!(counts.get("list configmaps"), Some(&1), "{counts:?}");
 }
