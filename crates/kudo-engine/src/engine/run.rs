@@ -16,7 +16,7 @@ use super::pipe;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::render::RenderContext;
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
-// Kept reachable as `run::wait_healthy` for the modules that used it from here.
+// Also reachable as `run::wait_healthy`, where it was defined before.
 pub(crate) use super::wait::wait_healthy;
 use super::{EngineError, instance_ref};
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
