@@ -201,8 +201,9 @@ fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
     assert_complete_then_destroy_cleanly(&ctx);
 }
 
-/// The engine waits for health by polling (not by watching), so the stream a watch
-/// would hold is a series of reads here: dropping them mid-wait must not fail the plan.
+/// The engine waits for health by watching: a list of the object by name, then a
+/// watch from there. Dropping the list (every wait makes one, whether or not it then
+/// needs the watch) three times mid-wait must not fail the plan.
 #[test]
 fn connections_dropped_while_waiting_for_health_are_retried() {
     let ctx = TestContext::new("fault-drop");
@@ -211,10 +212,9 @@ fn connections_dropped_while_waiting_for_health_are_retried() {
     };
     ctx.use_example("quickstart");
     sim.add_faults([kube_sim::FaultRule {
-        verb: Some("get".into()),
+        verb: Some("list".into()),
         resource: Some("deployments".into()),
         namespace: Some(ctx.namespace.clone()),
-        name: Some("web".into()),
         drop: true,
         count: Some(3),
         ..Default::default()
@@ -222,7 +222,7 @@ fn connections_dropped_while_waiting_for_health_are_retried() {
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
     assert!(
         sim.faults().is_empty(),
-        "all three reads were dropped and retried"
+        "all three lists were dropped and retried"
     );
     assert_complete_then_destroy_cleanly(&ctx);
 }
@@ -260,7 +260,7 @@ fn fault_mix() -> Vec<kube_sim::FaultRule> {
 }
 
 /// zookeeper and kafka, each from its own `kudo_operator`, in the test namespace.
-fn zookeeper_and_kafka(zk_cpus: &str, mirror_maker: bool) -> String {
+pub(crate) fn zookeeper_and_kafka(zk_cpus: &str, mirror_maker: bool) -> String {
     let zk = crate::harness::fixture_operator("zookeeper").expect("zookeeper fixture");
     let kafka = crate::harness::fixture_operator("kafka").expect("kafka fixture");
     format!(

@@ -33,6 +33,7 @@ mod packages;
 mod preview;
 mod quickstart;
 mod randomness;
+mod requests;
 mod resolve_data;
 mod semantics;
 mod sensitive;

@@ -42,8 +42,12 @@ pub fn handle(shared: &Shared, method: &Method, rest: &[String], body: &[u8]) ->
             ok()
         }
         (&Method::GET, ["stats"]) => Ok(json_response(StatusCode::OK, &json!(*shared.stats()))),
+        (&Method::GET, ["stats", "requests"]) => {
+            Ok(json_response(StatusCode::OK, &json!(*shared.counts())))
+        }
         (&Method::DELETE, ["stats"]) => {
             *shared.stats() = Default::default();
+            shared.counts().clear();
             ok()
         }
         (&Method::GET, ["exec-files"]) => {

@@ -73,6 +73,18 @@ pub struct RequestStats {
     pub discovery_faulted: u64,
 }
 
+impl RequestInfo {
+    /// `"<verb> <resource>"`, with `/<subresource>` when there is one (`"get
+    /// deployments"`, `"watch configmaps"`, `"patch instances/status"`, `"get
+    /// discovery"`): the key of [`crate::KubeSim::request_counts`].
+    pub fn key(&self) -> String {
+        match &self.subresource {
+            Some(sub) => format!("{} {}/{sub}", self.verb, self.resource),
+            None => format!("{} {}", self.verb, self.resource),
+        }
+    }
+}
+
 impl RequestStats {
     pub(crate) fn record(&mut self, r: &RequestInfo, fired: Option<&Triggered>) {
         let discovery = r.resource == DISCOVERY;

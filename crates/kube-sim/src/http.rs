@@ -181,6 +181,7 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
     if let Some(info) = request_info(&route, req.method(), &query, req.uri().path()) {
         let fired = faults::check(&mut shared.faults(), &info);
         shared.stats().record(&info, fired.as_ref());
+        *shared.counts().entry(info.key()).or_default() += 1;
         if let Some(t) = fired {
             debug!(?t, ?info, "fault injected");
             if !t.latency.is_zero() {

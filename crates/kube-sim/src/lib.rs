@@ -214,6 +214,14 @@ impl KubeSim {
         *self.shared.stats()
     }
 
+    /// Requests served so far by kind of request: `"<verb> <resource>"` (with
+    /// `/<subresource>`), e.g. `"get deployments"`, `"list configmaps"`, `"watch
+    /// statefulsets"`, `"patch instances/status"`, `"get discovery"` (same as `GET
+    /// {admin_url}/stats/requests`). Faulted requests count too.
+    pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.counts().clone()
+    }
+
     /// Registers a file exec commands can read (same as `POST {admin_url}/exec-files`).
     pub fn add_exec_file(&self, file: ExecFile) {
         self.shared.exec_files().push(file);

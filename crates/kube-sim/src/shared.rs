@@ -1,5 +1,6 @@
 //! State shared by the HTTP handlers, the admin endpoint and the simulated controllers.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ pub struct Shared {
     settings: Mutex<Settings>,
     faults: Mutex<Vec<FaultRule>>,
     stats: Mutex<RequestStats>,
+    /// Requests by `"<verb> <resource>"` (see [`crate::faults::RequestInfo::key`]).
+    counts: Mutex<BTreeMap<String, u64>>,
     exec_files: Mutex<Vec<ExecFile>>,
 }
 
@@ -41,6 +44,7 @@ impl Shared {
             settings: Mutex::new(settings),
             faults: Mutex::new(faults),
             stats: Mutex::new(RequestStats::default()),
+            counts: Mutex::new(BTreeMap::new()),
             exec_files: Mutex::new(Vec::new()),
         }
     }
@@ -59,6 +63,10 @@ impl Shared {
 
     pub fn stats(&self) -> MutexGuard<'_, RequestStats> {
         lock(&self.stats)
+    }
+
+    pub fn counts(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
+        lock(&self.counts)
     }
 
     pub fn exec_files(&self) -> MutexGuard<'_, Vec<ExecFile>> {

@@ -464,3 +464,94 @@ async fn watch_ends_after_timeout_seconds() {
         .expect("stream ends in time");
     assert!(matches!(end, Ok(None)), "{end:?}");
 }
+
+// kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes and
+// #field-selectors (metadata.name), kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/:
+// a watch on one name sees the deletion held by a finalizer (MODIFIED with
+// deletionTimestamp), the object going (DELETED) and a new object under the name (ADDED,
+// another uid). Counted per kind of request.
+#[tokio::test]
+async fn name_selected_watch_sees_deletion_then_a_recreated_object_with_a_new_uid() {
+    let (sim, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut held = cm("one", "0");
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    let first = api.create(&PostParams::default(), &held).await.unwrap();
+    api.create(&PostParams::default(), &cm("other", "0"))
+        .await
+        .unwrap();
+    let before = sim.request_counts();
+    let list = api
+        .list(&ListParams::default().fields("metadata.name=one"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 1);
+    let rv = list.metadata.resource_version.unwrap();
+    let mut stream = api
+        .watch(
+            &WatchParams::default()
+                .fields("metadata.name=one")
+                .timeout(10),
+            &rv,
+        )
+        .await
+        .unwrap()
+        .boxed();
+    api.delete("one", &Default::default()).await.unwrap();
+    api.patch(
+        "other",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"data": {"v": "1"}})),
+    )
+    .await
+    .unwrap();
+    api.patch(
+        "one",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    let second = api
+        .create(&PostParams::default(), &cm("one", "1"))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let ev = timeout(WAIT, stream.try_next())
+            .await
+            .expect("event in time")
+            .expect("stream ok")
+            .expect("open");
+        let (kind, o) = match ev {
+            WatchEvent::Added(o) => ("ADDED", o),
+            WatchEvent::Modified(o) => ("MODIFIED", o),
+            WatchEvent::Deleted(o) => ("DELETED", o),
+            other => panic!("unexpected {other:?}"),
+        };
+        seen.push((
+            kind,
+            o.metadata.name.unwrap(),
+            o.metadata.uid.unwrap(),
+            o.metadata.deletion_timestamp.is_some(),
+        ));
+    }
+    let (old, new) = (first.metadata.uid.unwrap(), second.metadata.uid.unwrap());
+    assert_ne!(old, new);
+    assert_eq!(
+        seen,
+        vec![
+            ("MODIFIED", "one".into(), old.clone(), true),
+            ("DELETED", "one".into(), old, true),
+            ("ADDED", "one".into(), new, false),
+        ]
+    );
+    let after = sim.request_counts();
+    let made =
+        |key: &str| after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0);
+    assert_eq!(made("list configmaps"), 1);
+    assert_eq!(made("watch configmaps"), 1);
+    assert_eq!(made("delete configmaps"), 1);
+    assert_eq!(made("patch configmaps"), 2);
+    assert_eq!(made("create configmaps"), 1);
+}

@@ -9,3 +9,4 @@ mod cluster;
 mod plans;
 mod sensitive;
 mod sharing;
+mod waits;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Backoff, Cluster, ClusterError, ObjectRef};
+use super::{Cluster, ClusterError, ObjectRef, Waited};
 
 pub const KUDO_GROUP: &str = "kudo.dev";
 pub const KUDO_API_VERSION: &str = "kudo.dev/v1beta1";
@@ -73,11 +73,19 @@ pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
     let mut pending = Vec::new();
     for manifest in kudo_crds() {
         let r = ObjectRef::from_object(&manifest)?;
-        if cluster.get(&r).await?.is_none() {
-            tracing::info!(crd = %r.name, "creating KUDO CRD");
-            cluster.apply(&manifest, false).await?;
+        match cluster.get(&r).await? {
+            // Already there and served: nothing to wait for.
+            Some(existing) if is_established(&existing) => continue,
+            Some(_) => {}
+            None => {
+                tracing::info!(crd = %r.name, "creating KUDO CRD");
+                cluster.apply(&manifest, false).await?;
+            }
         }
         pending.push(r);
+    }
+    if pending.is_empty() {
+        return Ok(());
     }
     // Bounded wait: the signature has no cancellation token, and CRDs normally settle in
     // well under a second.
@@ -100,21 +108,20 @@ async fn wait_established(
     cancel: &CancellationToken,
 ) -> Result<(), ClusterError> {
     for r in crds {
-        let mut backoff = Backoff::new();
-        loop {
-            if cluster.get(r).await?.as_ref().is_some_and(is_established) {
-                break;
-            }
-            if !backoff.wait(cancel).await {
-                return Err(ClusterError::Cancelled {
-                    what: format!(
-                        "waiting {}s for CRD {} to become Established (check the API server's \
-                         apiextensions controller)",
-                        ESTABLISH_TIMEOUT.as_secs(),
-                        r.name
-                    ),
-                });
-            }
+        let waited = cluster
+            .watch_until(r, cancel, |seen| {
+                seen.is_some_and(is_established).then_some(())
+            })
+            .await?;
+        if waited == Waited::Cancelled {
+            return Err(ClusterError::Cancelled {
+                what: format!(
+                    "waiting {}s for CRD {} to become Established (check the API server's \
+                     apiextensions controller)",
+                    ESTABLISH_TIMEOUT.as_secs(),
+                    r.name
+                ),
+            });
         }
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! Talking to the Kubernetes API: a client from provider settings, a discovery cache,
-//! server-side apply, get, delete-and-wait, and the KUDO CRDs.
+//! server-side apply, get, delete-and-wait, waiting by watching, and the KUDO CRDs.
 
 mod conflict;
 mod crds;
@@ -11,6 +11,7 @@ mod listing;
 mod object_ref;
 mod retry;
 mod settings;
+mod watch;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,7 @@ pub use error::{ClusterError, Trouble};
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
+pub(crate) use watch::Waited;
 
 use discovery::ServedKind;
 use retry::{RetryError, with_retry};
@@ -368,17 +370,28 @@ impl Cluster {
     }
 
     async fn api_for(&self, r: &ObjectRef) -> Result<Api<DynamicObject>, ClusterError> {
+        Ok(self.api_and_resource(r).await?.0)
+    }
+
+    /// The API handle for `r` (in its namespace) and the resource it is served as.
+    async fn api_and_resource(
+        &self,
+        r: &ObjectRef,
+    ) -> Result<(Api<DynamicObject>, ApiResource), ClusterError> {
         let (ar, scope) = self.resolve_addressable(&r.api_version, &r.kind).await?;
-        match (scope, r.namespace.as_deref()) {
+        let api = match (scope, r.namespace.as_deref()) {
             (Scope::Namespaced, Some(ns)) if !ns.is_empty() => {
-                Ok(Api::namespaced_with(self.client.clone(), ns, &ar))
+                Api::namespaced_with(self.client.clone(), ns, &ar)
             }
-            (Scope::Namespaced, _) => Err(ClusterError::InvalidObject {
-                object: Some(r.clone()),
-                message: "this kind is namespaced but the object has no namespace".into(),
-            }),
-            (Scope::Cluster, _) => Ok(Api::all_with(self.client.clone(), &ar)),
-        }
+            (Scope::Namespaced, _) => {
+                return Err(ClusterError::InvalidObject {
+                    object: Some(r.clone()),
+                    message: "this kind is namespaced but the object has no namespace".into(),
+                });
+            }
+            (Scope::Cluster, _) => Api::all_with(self.client.clone(), &ar),
+        };
+        Ok((api, ar))
     }
 
     /// Server-side apply with our field manager. `dry_run` asks the server to validate
@@ -529,30 +542,26 @@ impl Cluster {
             }
             Err(e) => return Err(e),
         };
-        match with_retry("delete", Some(cancel), || api.delete(&r.name, dp)).await {
-            Ok(_) => {}
+        let answer = match with_retry("delete", Some(cancel), || api.delete(&r.name, dp)).await {
+            Ok(answer) => answer,
             Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(()),
             Err(e) => return Err(self.error("delete", &r.to_string(), e)),
+        };
+        // The server answers the object while finalizers (foreground deletion adds one)
+        // hold it, and a Success `Status` when it removed it at once.
+        let (gone, uid) = answer.either(
+            |pending| (false, pending.metadata.uid),
+            |status| {
+                let uid = status.details.as_ref().map(|d| d.uid.clone());
+                (status.is_success(), uid.filter(|u| !u.is_empty()))
+            },
+        );
+        if gone {
+            tracing::debug!(object = %r, "deleted");
+            return Ok(());
         }
-        let mut backoff = Backoff::new();
-        loop {
-            let present = match with_retry("get", Some(cancel), || api.get_opt(&r.name)).await {
-                Ok(p) => p,
-                // The kind itself went away meanwhile (its CRD was deleted): the server
-                // answers 404 for the whole resource, and the object is gone with it.
-                Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => None,
-                Err(e) => return Err(self.error("wait for deletion of", &r.to_string(), e)),
-            };
-            if present.is_none() {
-                tracing::debug!(object = %r, "deleted");
-                return Ok(());
-            }
-            if !backoff.wait(cancel).await {
-                return Err(ClusterError::Cancelled {
-                    what: format!("waiting for {r} to be deleted"),
-                });
-            }
-        }
+        // Waiting by uid: an object someone creates under the name meanwhile is not ours.
+        self.wait_gone(r, uid.as_deref(), cancel).await
     }
 
     /// Every namespaced object in `namespace` matching `label_selector`, across all kinds

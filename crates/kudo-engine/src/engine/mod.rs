@@ -17,6 +17,7 @@ mod sharing;
 mod status;
 mod uninstall;
 mod volumes;
+mod wait;
 
 pub use error::{EngineError, Location};
 pub use health::{Health, health};

@@ -14,13 +14,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::dependency;
 use super::error::{CANCELLED_PREFIX, Location};
-use super::health::{Health, health};
 use super::metadata::{Owner, decorate};
 use super::pipe;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
+// Also reachable as `run::wait_healthy`, where it was defined before.
+pub(crate) use super::wait::wait_healthy;
 use super::{EngineError, instance_ref};
-use crate::cluster::{Backoff, Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
+use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -1091,41 +1092,5 @@ async fn or_cancel<T>(
             what: format!("talking to the API server about {r}"),
         })
         .with_object(r)),
-    }
-}
-
-/// Polls `r` until its health rule says healthy (Ok), fatal (Err, fatal) or `cancel`
-/// fires (Err, not fatal, with the last thing we were waiting for).
-pub(crate) async fn wait_healthy(
-    cluster: &Cluster,
-    r: &ObjectRef,
-    cancel: &CancellationToken,
-) -> Result<(), EngineError> {
-    let mut backoff = Backoff::new();
-    let mut last = String::new();
-    loop {
-        let verdict = match or_cancel(cancel, r, cluster.get(r)).await? {
-            Some(obj) => health(&obj),
-            None => Health::Progressing("object does not exist (yet)".into()),
-        };
-        match verdict {
-            Health::Healthy => {
-                tracing::debug!(object = %r, "healthy");
-                return Ok(());
-            }
-            Health::Fatal(msg) => return Err(EngineError::fatal(msg).with_object(r)),
-            Health::Progressing(msg) => {
-                if msg != last {
-                    tracing::info!(object = %r, waiting_for = %msg, "waiting for object to become healthy");
-                    last = msg;
-                }
-            }
-        }
-        if !backoff.wait(cancel).await {
-            return Err(EngineError::transient(format!(
-                "{CANCELLED_PREFIX} while waiting for the object to become healthy (last seen: {last})"
-            ))
-            .with_object(r));
-        }
     }
 }
