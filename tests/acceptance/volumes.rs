@@ -50,6 +50,49 @@ fn claims(ctx: &TestContext) -> BTreeSet<String> {
 
 const CLAIMS: [&str; 2] = ["zk-datadir-zk-zookeeper-0", "zk-datadir-zk-zookeeper-1"];
 
+/// A cluster without a StatefulSet controller (the API servers `real-apiserver.sh`
+/// builds run no workload controllers) creates no claims: create them as the controller
+/// would (`<template>-<statefulset>-<ordinal>`, the template's labels plus the selector's,
+/// the template's spec), so that what the provider does with them is tested all the same.
+/// kube-sim and complete clusters make them themselves; then this does nothing.
+fn stand_in_for_the_statefulset_controller(ctx: &TestContext) {
+    if ctx.sim().is_some() || !claims(ctx).is_empty() {
+        return;
+    }
+    let ns = ctx.namespace.as_str();
+    let sts = ctx
+        .kube()
+        .must_get("apps/v1", "StatefulSet", Some(ns), "zk-zookeeper");
+    let replicas = sts["spec"]["replicas"].as_u64().unwrap_or(1);
+    let selector = sts["spec"]["selector"]["matchLabels"].clone();
+    for template in sts["spec"]["volumeClaimTemplates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let mut labels = template["metadata"]["labels"].clone();
+        if !labels.is_object() {
+            labels = serde_json::json!({});
+        }
+        for (k, v) in selector.as_object().into_iter().flatten() {
+            labels[k] = v.clone();
+        }
+        let claim = template["metadata"]["name"].as_str().unwrap_or_default();
+        for ordinal in 0..replicas {
+            ctx.kube().apply(&serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {
+                    "name": format!("{claim}-zk-zookeeper-{ordinal}"),
+                    "namespace": ns,
+                    "labels": labels,
+                },
+                "spec": template["spec"],
+            }));
+        }
+    }
+}
+
 #[test]
 fn zookeeper_destroy_keeps_its_claims_by_default_and_deletes_them_when_asked() {
     let Some(pkg) = fixture_operator("zookeeper") else {
@@ -58,6 +101,7 @@ fn zookeeper_destroy_keeps_its_claims_by_default_and_deletes_them_when_asked() {
     let ctx = TestContext::new("volumes");
     ctx.write("main.tf", &config(&pkg, None));
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    stand_in_for_the_statefulset_controller(&ctx);
     let want: BTreeSet<String> = CLAIMS.iter().map(|s| s.to_string()).collect();
     // The StatefulSet is healthy only once its pods run, and the controller creates
     // each pod's claims before the pod.
@@ -91,6 +135,7 @@ fn zookeeper_destroy_keeps_its_claims_by_default_and_deletes_them_when_asked() {
     // delete_volumes_on_destroy the destroy removes them and waits until they are gone.
     ctx.write("main.tf", &config(&pkg, Some(true)));
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    stand_in_for_the_statefulset_controller(&ctx);
     assert_eq!(claims(&ctx), want);
     let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
