@@ -7,7 +7,7 @@ use std::fmt;
 use kudo_package::Package;
 
 use crate::PlanError;
-use crate::select::{changed_parameters, check_immutable, select_plan};
+use crate::select::{changed_parameters, check_immutable, select_plan, unknown_plan};
 
 /// How the instance's last run ended, as far as anyone knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,16 +210,7 @@ pub fn decide(prior: Option<&Prior<'_>>, wanted: &Wanted<'_>) -> Result<Decision
         if !pkg.operator.plans.contains_key(plan) {
             return Err(refuse(
                 Concern::PlanTriggers,
-                PlanError::new(format!(
-                    "Operator {} has no plan {plan:?}; it has: {}.",
-                    pkg.operator.name,
-                    pkg.operator
-                        .plans
-                        .keys()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
+                PlanError::new(unknown_plan(pkg, plan)),
             ));
         }
         return Ok(run(plan.clone(), Reason::Triggered));

@@ -31,7 +31,7 @@ pub use error::{PlanError, located_text};
 pub use location::Location;
 pub use names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
 pub use render::{RenderContext, Rendered, merge_patch, package_path};
-pub use select::{changed_parameters, check_immutable, select_plan};
+pub use select::{changed_parameters, check_immutable, select_plan, unknown_plan};
 pub use switch::{Switched, switch_on};
 pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,

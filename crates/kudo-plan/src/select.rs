@@ -31,6 +31,17 @@ fn first_plan(pkg: &Package, candidates: &[&str]) -> Result<String, PlanError> {
         })
 }
 
+/// What to say about a plan name the operator does not have (a `plan_triggers` entry),
+/// with the plans it has.
+pub fn unknown_plan(pkg: &Package, plan: &str) -> String {
+    let known: Vec<&str> = pkg.operator.plans.keys().map(String::as_str).collect();
+    format!(
+        "Operator {} has no plan {plan:?}; it has: {}.",
+        pkg.operator.name,
+        known.join(", ")
+    )
+}
+
 /// Names of parameters whose value (instance value, else default) differs.
 pub fn changed_parameters(
     pkg: &Package,

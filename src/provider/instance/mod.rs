@@ -131,16 +131,7 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             .map(|plan| {
                 Diagnostic::error(
                     format!("No plan {plan}"),
-                    format!(
-                        "Operator {} has no plan {plan:?}; it has: {}.",
-                        pkg.operator.name,
-                        pkg.operator
-                            .plans
-                            .keys()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    kudo_plan::unknown_plan(pkg, plan),
                 )
                 .with_attribute(AttributePath::attribute("plan_triggers").key(plan.clone()))
             })
