@@ -22,41 +22,25 @@ fn key_default(key: &str) -> Option<Value> {
     (key == "protocol").then(|| Value::String("TCP".into()))
 }
 
-fn declared_kind(field: &str, items: &[Value]) -> ListKind {
-    match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "versions" => ListKind::Map(vec!["name"]),
-        "volumeMounts" => ListKind::Map(vec!["mountPath"]),
-        "volumeDevices" => ListKind::Map(vec!["devicePath"]),
-        "hostAliases" => ListKind::Map(vec!["ip"]),
-        "conditions" => ListKind::Map(vec!["type"]),
-        "ownerReferences" => ListKind::Map(vec!["uid"]),
-        "topologySpreadConstraints" => ListKind::Map(vec!["topologyKey", "whenUnsatisfiable"]),
-        "finalizers" => ListKind::Set,
-        "ports" => {
-            if items.iter().any(|i| i.get("containerPort").is_some()) {
-                ListKind::Map(vec!["containerPort", "protocol"])
-            } else {
-                ListKind::Map(vec!["port", "protocol"])
-            }
-        }
-        _ => ListKind::Atomic,
+/// The list kind the shared table (`kube_merge`, also used by task patches) declares
+/// for `field` in a mapping held by `parent`.
+fn declared_kind(parent: &str, field: &str) -> ListKind {
+    match kube_merge::apply_list_kind(parent, field) {
+        kube_merge::ApplyList::Atomic => ListKind::Atomic,
+        kube_merge::ApplyList::Set => ListKind::Set,
+        kube_merge::ApplyList::Map(keys) => ListKind::Map(keys.to_vec()),
     }
 }
 
-/// The list kind for `field` holding `items`, falling back to atomic when the items cannot
-/// be keyed (missing key fields, duplicates, non-objects).
-pub fn list_kind(field: &str, items: &[Value], typed: bool) -> ListKind {
+/// The list kind for `field` (in a mapping held by `parent`) holding `items`, falling
+/// back to atomic when the items cannot be keyed (missing key fields, duplicates,
+/// non-objects).
+pub fn list_kind(parent: &str, field: &str, items: &[Value], typed: bool) -> ListKind {
     let always_typed = matches!(field, "ownerReferences" | "finalizers");
     if !typed && !always_typed {
         return ListKind::Atomic;
     }
-    let kind = declared_kind(field, items);
+    let kind = declared_kind(parent, field);
     match &kind {
         ListKind::Atomic => kind,
         ListKind::Set => {
@@ -107,7 +91,7 @@ pub struct FieldSet(pub BTreeSet<FieldPath>);
 impl FieldSet {
     pub fn from_value(v: &Value, typed: bool) -> FieldSet {
         let mut set = BTreeSet::new();
-        walk(v, &mut Vec::new(), "", typed, &mut set);
+        walk(v, &mut Vec::new(), "", "", typed, &mut set);
         FieldSet(set)
     }
 
@@ -173,17 +157,25 @@ impl FieldSet {
     }
 }
 
-fn walk(v: &Value, path: &mut FieldPath, field: &str, typed: bool, out: &mut BTreeSet<FieldPath>) {
+/// `field`: the name `v` sits under; `parent`: the field holding the mapping `v` is in.
+fn walk(
+    v: &Value,
+    path: &mut FieldPath,
+    parent: &str,
+    field: &str,
+    typed: bool,
+    out: &mut BTreeSet<FieldPath>,
+) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, c) in m {
                 path.push(format!("f:{k}"));
-                walk(c, path, k, typed, out);
+                walk(c, path, field, k, typed, out);
                 path.pop();
             }
         }
         Value::Array(items) => {
-            let kind = list_kind(field, items, typed);
+            let kind = list_kind(parent, field, items, typed);
             if kind == ListKind::Atomic {
                 out.insert(path.clone());
                 return;
@@ -197,7 +189,7 @@ fn walk(v: &Value, path: &mut FieldPath, field: &str, typed: bool, out: &mut BTr
                 if let Value::Object(m) = item {
                     for (k, c) in m {
                         path.push(format!("f:{k}"));
-                        walk(c, path, k, typed, out);
+                        walk(c, path, field, k, typed, out);
                         path.pop();
                     }
                 }

@@ -24,106 +24,28 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-/// Strategic merge patch: a merge patch whose keyed lists (containers by name, ports by
-/// port, ...) merge by key, honouring `$patch: delete|replace` on items and maps.
-/// `$setElementOrder`/`$retainKeys` directives are ignored.
-pub fn strategic_merge(target: &mut Value, patch: &Value, typed: bool) {
-    strategic(target, patch, "", typed);
-}
-
-fn strategic(target: &mut Value, patch: &Value, field: &str, typed: bool) {
-    match patch {
-        Value::Object(p) => {
-            if p.get("$patch").and_then(Value::as_str) == Some("replace") {
-                let mut clean = patch.clone();
-                strip_directives(&mut clean);
-                *target = clean;
-                return;
-            }
-            if !target.is_object() {
-                *target = Value::Object(Default::default());
-            }
-            let Value::Object(t) = target else { return };
-            for (k, v) in p {
-                if k.starts_with('$') {
-                    continue;
-                }
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    strategic(t.entry(k.clone()).or_insert(Value::Null), v, k, typed);
-                }
-            }
-        }
-        Value::Array(items) => {
-            let kind = list_kind(field, items, typed);
-            let Value::Array(live) = target else {
-                let mut clean = patch.clone();
-                strip_directives(&mut clean);
-                *target = clean;
-                return;
-            };
-            match kind {
-                ListKind::Map(_) => {
-                    for item in items {
-                        let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
-                        let Some(key) = item_key(item, &kind) else {
-                            continue;
-                        };
-                        let pos = live
-                            .iter()
-                            .position(|l| item_key(l, &kind).as_deref() == Some(key.as_str()));
-                        match (pos, delete) {
-                            (Some(i), true) => {
-                                live.remove(i);
-                            }
-                            (Some(i), false) => strategic(&mut live[i], item, field, typed),
-                            (None, true) => {}
-                            (None, false) => {
-                                let mut clean = item.clone();
-                                strip_directives(&mut clean);
-                                live.push(clean);
-                            }
-                        }
-                    }
-                }
-                ListKind::Set => {
-                    for item in items {
-                        if !live.contains(item) {
-                            live.push(item.clone());
-                        }
-                    }
-                }
-                ListKind::Atomic => *target = patch.clone(),
-            }
-        }
-        _ => *target = patch.clone(),
-    }
-}
-
-fn strip_directives(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.retain(|k, _| !k.starts_with('$'));
-            m.values_mut().for_each(strip_directives);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_directives),
-        _ => {}
-    }
+/// Strategic merge patch, with the merge keys task patches use too (`kube_merge`).
+pub fn strategic_merge(
+    target: &mut Value,
+    patch: &Value,
+    typed: bool,
+) -> Result<(), kube_merge::PatchError> {
+    kube_merge::strategic_merge(target, patch, typed)
 }
 
 /// Merges an applied configuration into the live object: maps recursively, keyed lists by
 /// key (new items appended), sets by union, scalars and atomic lists replaced.
 pub fn apply_merge(live: &mut Value, applied: &Value, typed: bool) {
-    apply_at(live, applied, "", typed);
+    apply_at(live, applied, "", "", typed);
 }
 
-fn apply_at(live: &mut Value, applied: &Value, field: &str, typed: bool) {
+/// `field`: the name the values sit under; `parent`: the field holding their mapping.
+fn apply_at(live: &mut Value, applied: &Value, parent: &str, field: &str, typed: bool) {
     match (live, applied) {
         (Value::Object(l), Value::Object(a)) => {
             for (k, av) in a {
                 match l.get_mut(k) {
-                    Some(lv) => apply_at(lv, av, k, typed),
+                    Some(lv) => apply_at(lv, av, field, k, typed),
                     None => {
                         l.insert(k.clone(), av.clone());
                     }
@@ -131,15 +53,15 @@ fn apply_at(live: &mut Value, applied: &Value, field: &str, typed: bool) {
             }
         }
         (Value::Array(l), Value::Array(a)) => {
-            let kind = list_kind(field, a, typed);
-            let live_kind = list_kind(field, l, typed);
+            let kind = list_kind(parent, field, a, typed);
+            let live_kind = list_kind(parent, field, l, typed);
             match kind {
                 ListKind::Map(_) if live_kind != ListKind::Atomic => {
                     for item in a {
                         let key = item_key(item, &kind);
                         let pos = l.iter().position(|x| item_key(x, &kind) == key);
                         match pos {
-                            Some(i) => apply_at(&mut l[i], item, field, typed),
+                            Some(i) => apply_at(&mut l[i], item, parent, field, typed),
                             None => l.push(item.clone()),
                         }
                     }
@@ -179,7 +101,7 @@ mod tests {
     fn strategic_merges_containers_by_name_and_deletes_with_directive() {
         let mut t = json!({"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}});
         let p = json!({"spec": {"containers": [{"name": "a", "image": "2"}, {"name": "b", "$patch": "delete"}, {"name": "c", "image": "3"}]}});
-        strategic_merge(&mut t, &p, true);
+        strategic_merge(&mut t, &p, true).expect("patch applies");
         assert_eq!(
             t,
             json!({"spec": {"containers": [{"name": "a", "image": "2"}, {"name": "c", "image": "3"}]}})

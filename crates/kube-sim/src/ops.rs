@@ -528,7 +528,13 @@ pub fn patch(
                     "application/strategic-merge-patch+json (not supported for custom resources)",
                 ));
             }
-            crate::merge::strategic_merge(&mut target, patch, true)
+            crate::merge::strategic_merge(&mut target, patch, true).map_err(|e| {
+                ApiError::new(
+                    422,
+                    "Invalid",
+                    format!("the server rejected our request due to an error in our request: {e}"),
+                )
+            })?
         }
         PatchKind::Json => {
             let ops: json_patch::Patch = serde_json::from_value(patch.clone())
