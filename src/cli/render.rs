@@ -189,8 +189,19 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'
         pipes,
     };
     let used_at = &walked.locations;
+    let patch_files = patch_files(pkg);
     let mut results = Vec::new();
     for (file, text) in &pkg.templates {
+        // A patch is shown applied, in the objects of the task that patches them
+        // (below); printed alone it would look like an object of its own.
+        if patch_files.contains(file.as_str()) {
+            continue;
+        }
+        if let Some(objects) = walked.patched.get(file.as_str()) {
+            let docs: Vec<String> = objects.iter().map(kudo_yaml::to_yaml).collect();
+            results.push((file.as_str(), Ok(docs.join("---\n"))));
+            continue;
+        }
         let mut vars = base.clone();
         // A template sees the phase and step that use it, as during a real plan run,
         // unless the user asked for another location.
@@ -208,8 +219,24 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'
     })
 }
 
+/// Every template some Apply task of the package names under `patches`.
+fn patch_files(pkg: &Package) -> std::collections::BTreeSet<&str> {
+    pkg.operator
+        .tasks
+        .iter()
+        .filter_map(|t| match &t.spec {
+            TaskSpec::Apply { patches, .. } => Some(patches.iter().map(String::as_str)),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
 /// What the walk of the plan says `render` must agree with.
 struct Walked {
+    /// Templates of tasks with `patches`, as the walk rendered and patched them
+    /// (template file -> its objects): what the apply sends.
+    patched: BTreeMap<String, Vec<serde_json::Value>>,
     pipes: BTreeMap<String, String>,
     /// For each template, the first (phase, step) of the plan whose tasks use it.
     locations: BTreeMap<String, (String, String)>,
@@ -228,6 +255,7 @@ fn walk(
     plan_name: &str,
 ) -> Walked {
     let mut out = Walked {
+        patched: BTreeMap::new(),
         pipes: BTreeMap::new(),
         locations: BTreeMap::new(),
         dependencies: Vec::new(),
@@ -262,6 +290,21 @@ fn walk(
                 out.locations
                     .entry(file.to_string())
                     .or_insert_with(|| here.clone());
+            }
+        }
+    }
+    for task in walked.tasks() {
+        let patches = matches!(
+            pkg.task(&task.name).map(|t| &t.spec),
+            Some(TaskSpec::Apply { patches, .. }) if !patches.is_empty()
+        );
+        if let (true, Action::Apply(objects)) = (patches, &task.action) {
+            for r in objects {
+                let file = r.template.strip_prefix("templates/").unwrap_or(&r.template);
+                out.patched
+                    .entry(file.to_string())
+                    .or_default()
+                    .push(r.object.clone());
             }
         }
     }

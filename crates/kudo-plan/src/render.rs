@@ -47,9 +47,8 @@ impl RenderContext<'_> {
         }
     }
 
-    /// Renders one template file into its objects (documents that are not mappings, or
-    /// are empty, are dropped as `kubectl apply` would ignore them).
-    fn render_file(
+    /// Renders one template file into its YAML documents (empty ones dropped).
+    fn render_documents(
         &self,
         loc: &Location,
         file: &str,
@@ -71,7 +70,7 @@ impl RenderContext<'_> {
                 e.template = package_path(file);
                 PlanError::new(format!("rendering template: {e}")).at(loc)
             })?;
-        let mut objects = Vec::new();
+        let mut documents = Vec::new();
         for (i, doc) in kudo_template::split_documents(&rendered).iter().enumerate() {
             let value = kudo_yaml::to_json(doc).map_err(|e| {
                 PlanError::new(format!(
@@ -84,9 +83,25 @@ impl RenderContext<'_> {
                 ))
                 .at(loc)
             })?;
+            if !value.is_null() {
+                documents.push(value);
+            }
+        }
+        Ok(documents)
+    }
+
+    /// Renders one template file into its objects (documents that are empty are
+    /// dropped as `kubectl apply` would ignore them).
+    fn render_file(
+        &self,
+        loc: &Location,
+        file: &str,
+        vars: &Vars,
+    ) -> Result<Vec<Value>, PlanError> {
+        let mut objects = Vec::new();
+        for (i, value) in self.render_documents(loc, file, vars)?.into_iter().enumerate() {
             match value {
                 Value::Object(_) => objects.push(value),
-                Value::Null => {}
                 other => {
                     return Err(PlanError::new(format!(
                         "{} document {} is not a Kubernetes object but {}",
@@ -122,24 +137,14 @@ impl RenderContext<'_> {
             );
         }
         for file in patches {
-            for patch in self.render_file(loc, file, &vars)? {
-                let target = objects
-                    .iter_mut()
-                    .map(|r| &mut r.object)
-                    .find(|o| same_object(o, &patch))
-                    .ok_or_else(|| {
-                        PlanError::new(format!(
-                            "patch {} targets {} {:?}, which the task's resources do not render",
-                            package_path(file),
-                            patch.get("kind").and_then(Value::as_str).unwrap_or("?"),
-                            patch
-                                .pointer("/metadata/name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?")
-                        ))
-                        .at(loc)
-                    })?;
-                merge_patch(target, &patch);
+            let documents = self.render_documents(loc, file, &vars)?;
+            for (i, document) in documents.iter().enumerate() {
+                let at = PatchAt {
+                    file: package_path(file),
+                    document: i + 1,
+                    documents: documents.len(),
+                };
+                apply_patch(&mut objects, document, &at).map_err(|e| e.at(loc))?;
             }
         }
         Ok(objects)
@@ -162,30 +167,116 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn same_object(a: &Value, b: &Value) -> bool {
-    let kind = |v: &Value| v.get("kind").cloned();
-    let name = |v: &Value| v.pointer("/metadata/name").cloned();
-    kind(a) == kind(b) && name(a) == name(b)
+/// Which patch document is being applied, for messages.
+struct PatchAt {
+    file: String,
+    document: usize,
+    documents: usize,
 }
 
-/// RFC 7386 JSON merge patch.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
+impl PatchAt {
+    fn error(&self, message: impl std::fmt::Display) -> PlanError {
+        let doc = if self.documents > 1 {
+            format!(" (document {})", self.document)
+        } else {
+            String::new()
+        };
+        PlanError::new(format!("patch {}{doc}: {message}", self.file))
     }
-    if let Value::Object(t) = target {
-        for (k, v) in patch_map {
-            if v.is_null() {
-                t.remove(k);
-            } else {
-                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-            }
+}
+
+/// Applies one rendered patch document to the task's objects. Three forms (docs/patches.md):
+/// * a Kubernetes object (`kind` and `metadata.name`, optional `apiVersion`): a strategic
+///   merge patch of the object with that kind and name, as Kustomize's
+///   `patchesStrategicMerge`; custom resources merge as JSON merge patches;
+/// * `{target: {kind, name, apiVersion?}, patch: [ops]}`: JSON patch (RFC 6902) operations
+///   on the named object, as Kustomize's `patches` with a target;
+/// * a bare list of operations: JSON patch on the task's only object.
+fn apply_patch(objects: &mut [Rendered], document: &Value, at: &PatchAt) -> Result<(), PlanError> {
+    match document {
+        Value::Array(_) => {
+            let [only] = objects else {
+                return Err(at.error(format!(
+                    "a list of JSON patch operations applies to the task's only object, but the task renders {} objects; write `target: {{kind: ..., name: ...}}` and `patch: [...]` to name one",
+                    objects.len()
+                )));
+            };
+            kube_merge::json_patch(&mut only.object, document).map_err(|e| at.error(e))
         }
+        Value::Object(m) if !m.contains_key("kind") && m.contains_key("target") => {
+            let target = m.get("target").unwrap_or(&Value::Null);
+            let kind = target.get("kind").and_then(Value::as_str);
+            let name = target.get("name").and_then(Value::as_str);
+            let (Some(kind), Some(name)) = (kind, name) else {
+                return Err(at.error(
+                    "`target` needs `kind` and `name` (and may give `apiVersion`) of the object the operations change",
+                ));
+            };
+            let api_version = target.get("apiVersion").and_then(Value::as_str);
+            let ops = m.get("patch").ok_or_else(|| {
+                at.error("`patch` is missing: give the JSON patch operations as a list of {op, path, value}")
+            })?;
+            let object = find_target(objects, api_version, kind, name, at)?;
+            kube_merge::json_patch(object, ops).map_err(|e| at.error(e))
+        }
+        Value::Object(m) => {
+            let kind = m.get("kind").and_then(Value::as_str);
+            let name = document.pointer("/metadata/name").and_then(Value::as_str);
+            let (Some(kind), Some(name)) = (kind, name) else {
+                return Err(at.error(
+                    "a strategic merge patch names the object it changes with `kind` and `metadata.name` (and may give `apiVersion`), as Kustomize does; for JSON patch operations write `target:` and `patch:`",
+                ));
+            };
+            let api_version = m.get("apiVersion").and_then(Value::as_str);
+            let object = find_target(objects, api_version, kind, name, at)?;
+            kube_merge::patch_object(object, document).map_err(|e| at.error(e))
+        }
+        other => Err(at.error(format!(
+            "is {}, not a patch (a mapping for a strategic merge patch, a list for JSON patch operations)",
+            type_name(other)
+        ))),
     }
+}
+
+fn find_target<'o>(
+    objects: &'o mut [Rendered],
+    api_version: Option<&str>,
+    kind: &str,
+    name: &str,
+    at: &PatchAt,
+) -> Result<&'o mut Value, PlanError> {
+    let matches = |o: &Value| {
+        o.get("kind").and_then(Value::as_str) == Some(kind)
+            && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+            && api_version.is_none_or(|a| o.get("apiVersion").and_then(Value::as_str) == Some(a))
+    };
+    let rendered: Vec<String> = objects
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {:?}",
+                r.object.get("apiVersion").and_then(Value::as_str).unwrap_or("?"),
+                r.object.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                r.object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
+            )
+        })
+        .collect();
+    objects
+        .iter_mut()
+        .map(|r| &mut r.object)
+        .find(|o| matches(o))
+        .ok_or_else(|| {
+            at.error(format!(
+                "targets {}{kind} {name:?}, which the task's resources do not render (they render: {})",
+                api_version.map(|a| format!("{a} ")).unwrap_or_default(),
+                if rendered.is_empty() { "nothing".to_string() } else { rendered.join(", ") }
+            ))
+        })
+}
+
+/// RFC 7386 JSON merge patch (kept for callers that merge plain values).
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    kube_merge::json_merge_patch(target, patch)
 }
 
 #[cfg(test)]
