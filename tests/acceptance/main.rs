@@ -30,6 +30,7 @@ mod olm_dependencies;
 mod operators;
 mod ownership;
 mod packages;
+mod patches;
 mod preview;
 mod quickstart;
 mod randomness;

@@ -99,7 +99,11 @@ impl RenderContext<'_> {
         vars: &Vars,
     ) -> Result<Vec<Value>, PlanError> {
         let mut objects = Vec::new();
-        for (i, value) in self.render_documents(loc, file, vars)?.into_iter().enumerate() {
+        for (i, value) in self
+            .render_documents(loc, file, vars)?
+            .into_iter()
+            .enumerate()
+        {
             match value {
                 Value::Object(_) => objects.push(value),
                 other => {
@@ -255,9 +259,15 @@ fn find_target<'o>(
         .map(|r| {
             format!(
                 "{} {} {:?}",
-                r.object.get("apiVersion").and_then(Value::as_str).unwrap_or("?"),
+                r.object
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?"),
                 r.object.get("kind").and_then(Value::as_str).unwrap_or("?"),
-                r.object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?")
+                r.object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
             )
         })
         .collect();
