@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use kudo_package::{LoadContext, Repository};
+use kudo_resolve::ClusterVersion;
 use kudo_resolve::{Dependency, Resolution, ResolvedInstance};
 use serde::Serialize;
 
@@ -19,14 +20,16 @@ const FLAGS: &[Flag] = &[
     Flag::value("--repo").repeated(),
     Flag::value("--override").repeated(),
     Flag::value("--name"),
+    Flag::value("--kubernetes-version"),
     Flag::switch("--json"),
 ];
 
 pub fn run(argv: &[String]) -> ExitCode {
     if super::wants_help(argv) {
         super::print_out(
-            "resolve PATH [--repo NAME=URL]... [--override PACKAGE=VERSION]... [--name INSTANCE] [--json]\n  \
-             Resolves the operator's KudoOperator dependencies as `terraform plan` does.\n",
+            "resolve PATH [--repo NAME=URL]... [--override PACKAGE=VERSION]... [--name INSTANCE] [--kubernetes-version 1.X] [--json]\n  \
+             Resolves the operator's KudoOperator dependencies as `terraform plan` does;\n  \
+             --kubernetes-version chooses versions a cluster of that release runs, as the plan does with a reachable cluster.\n",
         );
         return ExitCode::SUCCESS;
     }
@@ -74,7 +77,31 @@ pub fn run(argv: &[String]) -> ExitCode {
     let instance = parsed
         .value("--name")
         .map_or_else(|| pkg.operator.name.clone(), str::to_string);
-    match kudo_resolve::resolve_from_repositories(&pkg, &instance, ctx, overrides) {
+    let cluster = match parsed.value("--kubernetes-version").map(ClusterVersion::parse) {
+        None => None,
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => return super::usage_error("resolve", &format!("--kubernetes-version: {e}")),
+    };
+    if let Some(c) = &cluster {
+        match kudo_resolve::runs_on(&pkg, c.release) {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!(
+                    "error: {path}: {} {} declares kubernetesVersion {}, newer than Kubernetes {}",
+                    pkg.operator.name,
+                    pkg.operator.operator_version,
+                    pkg.operator.kubernetes_version.trim(),
+                    c.reported
+                );
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("error: {path}: operator.yaml kubernetesVersion: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    match kudo_resolve::resolve_from_repositories(&pkg, &instance, ctx, overrides, cluster) {
         Ok(resolution) => {
             if parsed.has("--json") {
                 match serde_json::to_string_pretty(&json_report(&resolution)) {

@@ -104,8 +104,13 @@ async fn resolution(
     tracing::info!(operator = %operator_id, "no plan-time dependency tree; resolving again");
     let repositories = session.config.repositories.clone();
     let root = pkg.clone();
+    // The apply is connected: the same cluster filter as kudo_operator's plan.
+    let version = match session.cluster().await {
+        Ok(c) => super::resolve::cluster_of(&c).map(|c| c.version),
+        Err(_) => None,
+    };
     let work = tokio::task::spawn_blocking(move || {
-        packages::resolve(&root, &repositories, BTreeMap::new())
+        packages::resolve(&root, &repositories, BTreeMap::new(), version)
     });
     match work.await {
         Ok(Ok(r)) => Ok(Some(r)),

@@ -49,7 +49,9 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
     if !config.get("dependency_overrides").is_fully_known() {
         return (schema().mark_computed_unknown(config), Vec::new());
     }
-    match load_with_dependencies(repositories, &source, overrides_of(config)).await {
+    // No cluster here (CI resolves without one): versions are not filtered by the
+    // cluster's Kubernetes version.
+    match load_with_dependencies(repositories, &source, overrides_of(config), None).await {
         Ok((_, resolution)) => {
             let mut state = config.clone();
             let (deps, order) = resolution_values(&resolution);

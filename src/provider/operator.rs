@@ -12,7 +12,7 @@ use kudo_package::{Package, TaskSpec};
 use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
-use super::resolve::{load_with_dependencies, overrides_of, resolution_values};
+use super::resolve::{cluster_of, load_with_dependencies, overrides_of, resolution_values};
 use super::{DEFAULT_NAMESPACE, Session, namespace_of, schema};
 
 /// The resource's state for a loaded package.
@@ -60,10 +60,15 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
+    // A reachable cluster's version checks the package's kubernetesVersion and steers
+    // the choice of dependency versions; without one the plan goes on unchecked, as the
+    // rest of the plan does (the apply connects and checks again).
+    let cluster = session.cluster().await.ok();
     let (pkg, resolution) = match load_with_dependencies(
         &session.config.repositories,
         &source,
         overrides_of(&proposed),
+        cluster.as_ref().and_then(cluster_of),
     )
     .await
     {
@@ -147,6 +152,7 @@ pub async fn apply(
         &session.config.repositories,
         &source,
         overrides_of(&planned),
+        cluster_of(&cluster),
     )
     .await
     {

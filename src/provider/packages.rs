@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::collections::BTreeMap;
 
 use kudo_package::{LoadContext, Package, PackageError, Repository, Severity};
-use kudo_resolve::{Resolution, ResolveError};
+use kudo_resolve::{ClusterVersion, Resolution, ResolveError};
 
 use super::config::RepositoryConfig;
 use serde_json::json;
@@ -60,12 +60,14 @@ pub fn resolve(
     pkg: &Package,
     repositories: &[RepositoryConfig],
     overrides: BTreeMap<String, String>,
+    cluster: Option<ClusterVersion>,
 ) -> Result<Resolution, ResolveError> {
     kudo_resolve::resolve_from_repositories(
         pkg,
         &pkg.operator.name,
         load_context(repositories),
         overrides,
+        cluster,
     )
 }
 

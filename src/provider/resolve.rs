@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_package::Package;
-use kudo_resolve::Resolution;
+use kudo_resolve::{ClusterVersion, Resolution};
 
 use super::RepositoryConfig;
 use super::packages;
@@ -39,13 +39,19 @@ pub async fn load_with_dependencies(
     repositories: &[RepositoryConfig],
     source: &str,
     overrides: BTreeMap<String, String>,
+    cluster: Option<Cluster<'_>>,
 ) -> Result<(Package, Resolution), Diagnostic> {
     let repositories = repositories.to_vec();
     let source_owned = source.to_string();
+    let version = cluster.as_ref().map(|c| c.version.clone());
+    let url = cluster.map(|c| c.url.to_string());
     let work = tokio::task::spawn_blocking(move || {
         let pkg = packages::load_source(&source_owned, &repositories)
             .map_err(|e| package_error(&source_owned, e))?;
-        let resolution = packages::resolve(&pkg, &repositories, overrides).map_err(|e| {
+        if let (Some(version), Some(url)) = (&version, &url) {
+            check_kubernetes_version(&pkg, &source_owned, version, url)?;
+        }
+        let resolution = packages::resolve(&pkg, &repositories, overrides, version).map_err(|e| {
             Diagnostic::error(
                 "Cannot resolve the operator's dependencies",
                 super::diag::with_advice(e, &format!("Add a repository that has the missing versions, or pin a version with `dependency_overrides`, {}", super::diag::AGAIN)),
@@ -55,6 +61,63 @@ pub async fn load_with_dependencies(
         Ok((pkg, resolution))
     });
     work.await.map_err(|e| package_error(source, e))?
+}
+
+/// The cluster a resolution is for, when one is reachable.
+pub struct Cluster<'a> {
+    pub version: ClusterVersion,
+    /// The API server URL, for messages.
+    pub url: &'a str,
+}
+
+/// The version of `cluster`, `None` when its API server reports one that is not a 1.x
+/// release (a development build): then nothing is checked, as without a cluster.
+pub fn cluster_of(cluster: &kudo_engine::cluster::Cluster) -> Option<Cluster<'_>> {
+    match ClusterVersion::parse(cluster.server_version()) {
+        Ok(version) => Some(Cluster {
+            version,
+            url: cluster.url(),
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "the cluster's version is not a Kubernetes release; kubernetesVersion is not checked");
+            None
+        }
+    }
+}
+
+/// The root package's operator.yaml `kubernetesVersion` against the cluster's: a
+/// package that needs a newer cluster fails the plan here rather than somewhere inside
+/// its deploy plan (KUDO refused the install the same way, comparing major and minor).
+pub fn check_kubernetes_version(
+    pkg: &Package,
+    source: &str,
+    cluster: &ClusterVersion,
+    url: &str,
+) -> Result<(), Diagnostic> {
+    let at_package = |summary: &str, detail: String| {
+        Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("package"))
+    };
+    let op = &pkg.operator;
+    match kudo_resolve::kubernetes_minimum(pkg) {
+        Ok(Some(min)) if min > cluster.release => Err(at_package(
+            "The operator package needs a newer Kubernetes version",
+            format!(
+                "Package {source:?} ({} {}) declares kubernetesVersion {} in operator.yaml: it needs Kubernetes {min} or newer, but the cluster at {url} runs {}. Use a version of the package written for this cluster, or upgrade the cluster.",
+                op.name,
+                op.operator_version,
+                op.kubernetes_version.trim(),
+                cluster.reported
+            ),
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(at_package(
+            "Cannot read the Kubernetes version the package needs",
+            format!(
+                "Package {source:?} ({} {}): operator.yaml kubernetesVersion: {e}",
+                op.name, op.operator_version
+            ),
+        )),
+    }
 }
 
 /// `dependencies` and `install_order` values of a resolution.

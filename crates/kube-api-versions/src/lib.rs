@@ -16,7 +16,7 @@ pub mod releases;
 mod translate;
 
 pub use convert::{ConvertError, Converted, convert, successors};
-pub use releases::{BuiltinKind, CURRENT, OLDEST, Release, builtin_kinds};
+pub use releases::{BuiltinKind, CURRENT, OLDEST, ParseReleaseError, Release, builtin_kinds};
 pub use translate::{Mapping, TranslateError, Translation, Translator};
 
 /// `group/version` split; the core group is empty (`v1` -> `("", "v1")`).

@@ -41,6 +41,26 @@ impl std::fmt::Display for MissingVersion {
     }
 }
 
+/// The versions of one package the resolver skipped because the cluster is older than
+/// what they declare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooNew {
+    pub package: String,
+    /// (version, its `kubernetesVersion`), in preference order.
+    pub versions: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for TooNew {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let each: Vec<String> = self
+            .versions
+            .iter()
+            .map(|(v, k)| format!("{v} needs kubernetesVersion {k}"))
+            .collect();
+        write!(f, "{}: {}", self.package, each.join(", "))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// A version field of a KudoOperator task does not parse.
@@ -145,6 +165,30 @@ pub enum ResolveError {
         instance: String,
         parameter: String,
         value: String,
+    },
+    /// Versions that fit the asks exist, but none of those that could be chosen runs on
+    /// the cluster's Kubernetes version (their operator.yaml `kubernetesVersion` is newer).
+    #[error(
+        "no version of {} fits the ranges and runs on this cluster (Kubernetes {cluster}):\n{}\nPin a version the cluster runs with `dependency_overrides`, or upgrade the cluster.\nHow the ranges combine:\n{explanation}",
+        .too_new.iter().map(|t| t.package.as_str()).collect::<Vec<_>>().join(", "),
+        .too_new.iter().map(|t| format!("  - {t}")).collect::<Vec<_>>().join("\n")
+    )]
+    ClusterTooOld {
+        /// The cluster's version as the API server reports it.
+        cluster: String,
+        too_new: Vec<TooNew>,
+        explanation: String,
+    },
+    /// A candidate's operator.yaml `kubernetesVersion` is not a Kubernetes version.
+    #[error(
+        "{package} {version}: operator.yaml kubernetesVersion {value:?} is not a Kubernetes version (1.MINOR or 1.MINOR.PATCH): {source}"
+    )]
+    KubernetesVersion {
+        package: String,
+        version: String,
+        value: String,
+        #[source]
+        source: kube_api_versions::ParseReleaseError,
     },
     /// The instance tree grew past [`crate::MAX_INSTANCES`].
     #[error(

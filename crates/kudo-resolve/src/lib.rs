@@ -46,6 +46,7 @@ pub mod catalog;
 mod error;
 mod explain;
 mod graph;
+pub mod kubernetes;
 pub mod naming;
 pub mod range;
 mod resolution;
@@ -56,7 +57,8 @@ use std::collections::BTreeMap;
 use kudo_package::{LoadContext, Package};
 
 pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
-pub use error::{MissingVersion, ResolveError};
+pub use error::{MissingVersion, ResolveError, TooNew};
+pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};
 pub use graph::MAX_INSTANCES;
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
 pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
@@ -70,10 +72,12 @@ pub fn resolve_from_repositories(
     root_instance: &str,
     ctx: LoadContext,
     overrides: BTreeMap<String, String>,
+    cluster: Option<ClusterVersion>,
 ) -> Result<Resolution, ResolveError> {
     let catalog = RepositoryCatalog::new(ctx.repositories.clone(), ctx);
     Resolver::new(&catalog)
         .with_overrides(overrides)
+        .with_cluster(cluster)
         .resolve(root, root_instance)
 }
 
@@ -82,6 +86,7 @@ pub struct Resolver<'a> {
     catalog: &'a dyn Catalog,
     overrides: BTreeMap<String, String>,
     root_params: BTreeMap<String, String>,
+    cluster: Option<ClusterVersion>,
 }
 
 impl<'a> Resolver<'a> {
@@ -90,6 +95,7 @@ impl<'a> Resolver<'a> {
             catalog,
             overrides: BTreeMap::new(),
             root_params: BTreeMap::new(),
+            cluster: None,
         }
     }
 
@@ -97,6 +103,15 @@ impl<'a> Resolver<'a> {
     /// replace what the packages ask for that dependency.
     pub fn with_overrides(mut self, overrides: BTreeMap<String, String>) -> Resolver<'a> {
         self.overrides = overrides;
+        self
+    }
+
+    /// The cluster the tree is for: among the versions that satisfy the ranges, those
+    /// whose `kubernetesVersion` the cluster meets are chosen (the newest of them), and
+    /// [`ResolveError::ClusterTooOld`] says so when none does. `None`: no filtering
+    /// (no cluster reachable, or resolution for CI).
+    pub fn with_cluster(mut self, cluster: Option<ClusterVersion>) -> Resolver<'a> {
+        self.cluster = cluster;
         self
     }
 
@@ -118,7 +133,7 @@ impl<'a> Resolver<'a> {
             })?;
             overrides.insert(name.clone(), o);
         }
-        let provider = solve::Provider::new(self.catalog, &overrides, root);
+        let provider = solve::Provider::new(self.catalog, &overrides, root, self.cluster.clone());
         let selection = solve::solve(&provider)?;
         tracing::debug!(
             root = %root.operator.name,

@@ -22,6 +22,7 @@ use version_ranges::Ranges;
 
 use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
 use crate::error::{MissingVersion, ResolveError};
+use crate::kubernetes::ClusterVersion;
 use crate::range::{LenientVersion, RangeError, VersionReq};
 
 /// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
@@ -261,6 +262,11 @@ pub(crate) struct Provider<'a> {
     /// API -> the package chosen to provide it and its versions that do.
     api_providers: RefCell<HashMap<Gvk, Option<ApiProvider>>>,
     pub used_overrides: RefCell<BTreeSet<String>>,
+    /// The cluster whose Kubernetes version candidates must meet (none: no filter).
+    cluster: Option<ClusterVersion>,
+    /// Versions skipped because they need a newer cluster: package -> (version,
+    /// kubernetesVersion), for the error when nothing else fits.
+    pub too_new: RefCell<BTreeMap<String, Vec<(String, String)>>>,
 }
 
 impl<'a> Provider<'a> {
@@ -268,6 +274,7 @@ impl<'a> Provider<'a> {
         catalog: &'a dyn Catalog,
         overrides: &'a BTreeMap<String, Override>,
         root: &Package,
+        cluster: Option<ClusterVersion>,
     ) -> Provider<'a> {
         Provider {
             catalog,
@@ -282,6 +289,8 @@ impl<'a> Provider<'a> {
             missing: RefCell::default(),
             api_providers: RefCell::default(),
             used_overrides: RefCell::default(),
+            cluster,
+            too_new: RefCell::default(),
         }
     }
 
@@ -612,6 +621,40 @@ impl<'a> Provider<'a> {
         Ok(found)
     }
 
+    /// Whether version `v` of `name` runs on the cluster (always, without one). Loads the
+    /// package to read its `kubernetesVersion`: only for versions the solver is about to
+    /// choose, in preference order, so the newest runnable one is usually the first.
+    fn runs_on_cluster(&self, name: &str, v: &PackageVersion) -> Result<bool, ResolveError> {
+        let Some(cluster) = &self.cluster else {
+            return Ok(true);
+        };
+        // The root is what the user asked for, not a choice: its own check names the
+        // attribute that selects it (kudo_operator's `package`).
+        if name == self.root_name && *v == self.root_version {
+            return Ok(true);
+        }
+        let pkg = self.package(name, v)?;
+        let runs = crate::kubernetes::runs_on(&pkg, cluster.release).map_err(|source| {
+            ResolveError::KubernetesVersion {
+                package: name.to_string(),
+                version: v.to_string(),
+                value: pkg.operator.kubernetes_version.clone(),
+                source,
+            }
+        })?;
+        if !runs {
+            tracing::debug!(package = %name, version = %v, needs = %pkg.operator.kubernetes_version,
+                cluster = %cluster.reported, "skipping a version the cluster is too old for");
+            let mut too_new = self.too_new.borrow_mut();
+            let list = too_new.entry(name.to_string()).or_default();
+            let entry = (v.to_string(), pkg.operator.kubernetes_version.clone());
+            if !list.contains(&entry) {
+                list.push(entry);
+            }
+        }
+        Ok(runs)
+    }
+
     /// The version set one ask allows: the matching known versions.
     pub fn allowed(&self, ask: &Ask) -> Result<VSet, ResolveError> {
         if let Some(v) = &ask.pinned {
@@ -705,11 +748,14 @@ impl DependencyProvider for Provider<'_> {
         package: &String,
         range: &VSet,
     ) -> Result<Option<PackageVersion>, ResolveError> {
-        Ok(self
-            .candidates(package)?
-            .iter()
-            .find(|c| range.contains(&c.version))
-            .map(|c| c.version.clone()))
+        // The most preferred version in range that the cluster can run; none means "no
+        // version here" to the solver, which then backtracks or explains.
+        for c in self.candidates(package)?.iter() {
+            if range.contains(&c.version) && self.runs_on_cluster(package, &c.version)? {
+                return Ok(Some(c.version.clone()));
+            }
+        }
+        Ok(None)
     }
 
     fn get_dependencies(
@@ -741,7 +787,27 @@ pub(crate) fn solve(
         provider.root_version.clone(),
     ) {
         Ok(sel) => Ok(sel.iter().map(|(p, v)| (p.clone(), v.clone())).collect()),
-        Err(PubGrubError::NoSolution(tree)) => Err(crate::explain::explain(provider, tree)),
+        Err(PubGrubError::NoSolution(tree)) => {
+            let explained = crate::explain::explain(provider, tree);
+            let too_new = provider.too_new.borrow();
+            match (&provider.cluster, too_new.is_empty()) {
+                (Some(cluster), false) => Err(ResolveError::ClusterTooOld {
+                    cluster: cluster.reported.clone(),
+                    too_new: too_new
+                        .iter()
+                        .map(|(package, versions)| crate::TooNew {
+                            package: package.clone(),
+                            versions: versions.clone(),
+                        })
+                        .collect(),
+                    explanation: match explained {
+                        ResolveError::Unsatisfiable { explanation, .. } => explanation,
+                        other => other.to_string(),
+                    },
+                }),
+                _ => Err(explained),
+            }
+        }
         Err(PubGrubError::ErrorRetrievingDependencies { source, .. }) => Err(source),
         Err(PubGrubError::ErrorChoosingVersion { source, .. }) => Err(source),
         Err(PubGrubError::ErrorInShouldCancel(e)) => Err(e),

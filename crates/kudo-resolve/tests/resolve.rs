@@ -563,3 +563,50 @@ fn a_bad_range_in_the_list_names_the_entry() {
         "{err}"
     );
 }
+
+/// `deps/kube-versions`: engine 1.0.0 / 1.1.0 / 1.2.0 need Kubernetes 1.16 / 1.30 / 1.99.
+fn engine_for(cluster: Option<&str>, overrides: &[(&str, &str)]) -> Result<String, ResolveError> {
+    let catalog = RepositoryCatalog::folder("kube-versions", &deps("kube-versions"));
+    let root = load(&deps("kube-versions/app"));
+    let cluster = cluster.map(|c| kudo_resolve::ClusterVersion::parse(c).expect("version"));
+    let resolution = Resolver::new(&catalog)
+        .with_overrides(
+            overrides
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+        .with_cluster(cluster)
+        .resolve(&root, "app")?;
+    let deps = resolution.dependencies();
+    Ok(deps
+        .iter()
+        .find(|d| d.package == "engine")
+        .map(|d| d.operator_version.clone())
+        .expect("engine is a dependency"))
+}
+
+#[test]
+fn a_range_resolves_to_the_newest_version_the_cluster_runs() {
+    // Without a cluster nothing is filtered: the newest in range.
+    assert_eq!(engine_for(None, &[]).expect("resolves"), "1.2.0");
+    assert_eq!(engine_for(Some("v1.36.0"), &[]).expect("resolves"), "1.1.0");
+    assert_eq!(engine_for(Some("v1.24.17+k3s1"), &[]).expect("resolves"), "1.0.0");
+    // KUDO compares major and minor only: 1.30.0 runs on 1.30.x.
+    assert_eq!(engine_for(Some("v1.30.0"), &[]).expect("resolves"), "1.1.0");
+}
+
+#[test]
+fn no_runnable_version_names_each_candidates_kubernetes_version_and_the_cluster() {
+    let err = engine_for(Some("v1.24.3"), &[("engine", ">=1.1.0")]).expect_err("none runs");
+    let text = err.to_string();
+    assert!(matches!(err, ResolveError::ClusterTooOld { .. }), "{text}");
+    for wanted in [
+        "no version of engine fits the ranges and runs on this cluster (Kubernetes v1.24.3)",
+        "1.2.0 needs kubernetesVersion 1.99.0",
+        "1.1.0 needs kubernetesVersion 1.30.0",
+        "dependency_overrides",
+    ] {
+        assert!(text.contains(wanted), "{wanted:?} missing from:\n{text}");
+    }
+}

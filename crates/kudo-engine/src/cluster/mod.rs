@@ -53,6 +53,8 @@ pub struct Cluster {
     /// a served successor (provider settings `translate_api_versions`,
     /// `api_version_mapping`).
     translator: Arc<Translator>,
+    /// The API server's `gitVersion` (`v1.36.0`), read when connecting.
+    server_version: Arc<str>,
 }
 
 /// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
@@ -146,6 +148,7 @@ impl Cluster {
             discovery: Arc::new(Mutex::new(HashMap::new())),
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             translator: Arc::new(Translator::default()),
+            server_version: Arc::from(""),
         };
         let version = with_retry("server version", None, || {
             cluster.client.apiserver_version()
@@ -153,13 +156,22 @@ impl Cluster {
         .await
         .map_err(|e| cluster.error(CONNECT, &url, e))?;
         tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
-        Ok(cluster)
+        Ok(Cluster {
+            server_version: Arc::from(version.git_version.as_str()),
+            ..cluster
+        })
     }
 
     /// Uses `translator` for objects written for API versions the cluster does not serve.
     pub fn with_translator(mut self, translator: Translator) -> Cluster {
         self.translator = Arc::new(translator);
         self
+    }
+
+    /// The API server's version as its `/version` reports it (`gitVersion`, `v1.36.0`):
+    /// what operator.yaml `kubernetesVersion` is checked against.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
     }
 
     /// The API server URL (for messages).
