@@ -77,10 +77,15 @@ pub fn run(argv: &[String]) -> ExitCode {
     let instance = parsed
         .value("--name")
         .map_or_else(|| pkg.operator.name.clone(), str::to_string);
-    let cluster = match parsed.value("--kubernetes-version").map(ClusterVersion::parse) {
+    let cluster = match parsed
+        .value("--kubernetes-version")
+        .map(ClusterVersion::parse)
+    {
         None => None,
         Some(Ok(v)) => Some(v),
-        Some(Err(e)) => return super::usage_error("resolve", &format!("--kubernetes-version: {e}")),
+        Some(Err(e)) => {
+            return super::usage_error("resolve", &format!("--kubernetes-version: {e}"));
+        }
     };
     if let Some(c) = &cluster {
         match kudo_resolve::runs_on(&pkg, c.release) {

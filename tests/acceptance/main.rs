@@ -22,6 +22,7 @@ mod errors;
 mod examples;
 mod faults;
 mod functions;
+mod kubernetes_requirement;
 mod kubernetes_versions;
 mod logging;
 mod mirror;

@@ -58,8 +58,8 @@ use kudo_package::{LoadContext, Package};
 
 pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
 pub use error::{MissingVersion, ResolveError, TooNew};
-pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};
 pub use graph::MAX_INSTANCES;
+pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
 pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion};

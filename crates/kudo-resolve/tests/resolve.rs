@@ -591,7 +591,10 @@ fn a_range_resolves_to_the_newest_version_the_cluster_runs() {
     // Without a cluster nothing is filtered: the newest in range.
     assert_eq!(engine_for(None, &[]).expect("resolves"), "1.2.0");
     assert_eq!(engine_for(Some("v1.36.0"), &[]).expect("resolves"), "1.1.0");
-    assert_eq!(engine_for(Some("v1.24.17+k3s1"), &[]).expect("resolves"), "1.0.0");
+    assert_eq!(
+        engine_for(Some("v1.24.17+k3s1"), &[]).expect("resolves"),
+        "1.0.0"
+    );
     // KUDO compares major and minor only: 1.30.0 runs on 1.30.x.
     assert_eq!(engine_for(Some("v1.30.0"), &[]).expect("resolves"), "1.1.0");
 }
