@@ -99,12 +99,20 @@ pub fn schema() -> Schema {
             .attribute(computed(string("operator_version"), "`operatorVersion` from `operator.yaml`."))
             .attribute(computed(string("app_version"), "`appVersion` from `operator.yaml`, or null when the package has none."))
             .attribute(computed(string("description"), "`description` from `operator.yaml` (empty when absent)."))
+            .attribute(computed(string("kubernetes_version"), "`kubernetesVersion` from `operator.yaml`, or null: the oldest Kubernetes the package runs on. `kudo_operator` checks it against a reachable cluster at plan time, and dependency resolution prefers versions the cluster meets."))
+            .attribute(computed(string("kudo_version"), "`kudoVersion` from `operator.yaml`, or null. Shown only: there is no KUDO manager, so it is not enforced."))
             .attribute(computed(string("operator_version_name"), "Name KUDO gives the OperatorVersion object: `<name>-<appVersion>-<operatorVersion>`, or `<name>-<operatorVersion>` without appVersion."))
             .attribute(computed(list_of("parameters", parameter_attributes()), "Parameters declared in `params.yaml`, in file order."))
             .attribute(computed(list_of("plans", plan_attributes()), "Plans from `operator.yaml`, sorted by name."))
             .attribute(computed(list_of("tasks", tasks), "Tasks from `operator.yaml`, in file order."))
             .attribute(computed(Attribute::new("warnings", Type::list(Type::String)), "Warnings of KUDO's package verification, as `<file>: <message>`. Packages with verification errors are not read at all.")),
     )
+}
+
+/// The trimmed text, or null when there is none.
+fn non_empty(text: &str) -> Value {
+    let t = text.trim();
+    Value::opt_string((!t.is_empty()).then(|| t.to_string()))
 }
 
 /// Reads the data source. Unknown `source` (during plan) leaves everything computed
@@ -158,6 +166,8 @@ fn state(source: &str, pkg: &Package) -> Value {
         ("operator_version", Value::string(&op.operator_version)),
         ("app_version", Value::opt_string(op.app_version.clone())),
         ("description", Value::string(&op.description)),
+        ("kubernetes_version", non_empty(&op.kubernetes_version)),
+        ("kudo_version", non_empty(&op.kudo_version)),
         (
             "operator_version_name",
             Value::string(pkg.operator_version_name()),
