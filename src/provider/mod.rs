@@ -75,7 +75,10 @@ impl Session {
             .get_or_try_init(|| async {
                 Cluster::connect(&self.config.connection)
                     .await
-                    .map(|c| c.with_translator(self.config.translator.clone()))
+                    .map(|c| {
+                        c.with_translator(self.config.translator.clone())
+                            .with_insecure_webhooks(self.config.allow_insecure_webhooks)
+                    })
             })
             .await
             .cloned()

@@ -53,6 +53,9 @@ pub struct Cluster {
     /// a served successor (provider settings `translate_api_versions`,
     /// `api_version_mapping`).
     translator: Arc<Translator>,
+    /// Provider setting `allow_insecure_webhooks`: Webhook tasks may call plain
+    /// http:// URLs on other machines.
+    insecure_webhooks: bool,
 }
 
 /// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
@@ -146,6 +149,7 @@ impl Cluster {
             discovery: Arc::new(Mutex::new(HashMap::new())),
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             translator: Arc::new(Translator::default()),
+            insecure_webhooks: false,
         };
         let version = with_retry("server version", None, || {
             cluster.client.apiserver_version()
@@ -160,6 +164,18 @@ impl Cluster {
     pub fn with_translator(mut self, translator: Translator) -> Cluster {
         self.translator = Arc::new(translator);
         self
+    }
+
+    /// Lets Webhook tasks call plain http:// URLs of other machines (the provider's
+    /// `allow_insecure_webhooks`); by default only https:// and loopback http://.
+    pub fn with_insecure_webhooks(mut self, allow: bool) -> Cluster {
+        self.insecure_webhooks = allow;
+        self
+    }
+
+    /// See [`Cluster::with_insecure_webhooks`].
+    pub fn insecure_webhooks_allowed(&self) -> bool {
+        self.insecure_webhooks
     }
 
     /// The API server URL (for messages).
