@@ -40,4 +40,5 @@ mod sensitive;
 mod sharing;
 mod smoke;
 mod volumes;
+mod webhook;
 mod write_only;
