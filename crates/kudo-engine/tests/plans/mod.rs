@@ -8,6 +8,7 @@ mod packages;
 mod pruning;
 mod strategies;
 mod workloads;
+mod webhooks;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::instance_ref;
