@@ -496,7 +496,11 @@ fn write_dir(
     let extras = dependencies
         .iter()
         .map(|d| ("dependencies", &d.task, dependency_yaml(d)))
-        .chain(webhooks.iter().map(|w| ("webhooks", &w.task, w.yaml.clone())));
+        .chain(
+            webhooks
+                .iter()
+                .map(|w| ("webhooks", &w.task, w.yaml.clone())),
+        );
     for (folder, task, yaml) in extras {
         let file = format!("{}.yaml", sanitize_file_name(task));
         let target = out_dir.join(folder).join(file);

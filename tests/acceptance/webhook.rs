@@ -135,7 +135,11 @@ fn serve(shared: &Shared, stream: TcpStream) {
             return;
         }
         "/text" => (200, "application/json", "this is not json".to_string()),
-        "/down" => (500, "text/plain", "backend down for maintenance".to_string()),
+        "/down" => (
+            500,
+            "text/plain",
+            "backend down for maintenance".to_string(),
+        ),
         _ if authorization.as_deref() != Some(TOKEN) => {
             (401, "text/plain", "wrong token".to_string())
         }
@@ -274,8 +278,16 @@ fn webhook_objects_are_applied_pruned_and_never_planned_by_calling() {
 
     // Planning never calls the webhook: its objects are unknown, and the plan says why.
     let (output, after, unknown) = planned_preview(&ctx);
-    assert!(hook.calls().is_empty(), "plan called the webhook: {:?}", hook.calls());
-    assert_eq!(unknown, Value::Bool(true), "preview must be unknown: {after:#}");
+    assert!(
+        hook.calls().is_empty(),
+        "plan called the webhook: {:?}",
+        hook.calls()
+    );
+    assert_eq!(
+        unknown,
+        Value::Bool(true),
+        "preview must be unknown: {after:#}"
+    );
     let flat = crate::harness::terraform::flat(&output);
     assert!(
         flat.contains("Preview unknown: webhook tasks run at apply time")
@@ -298,7 +310,12 @@ fn webhook_objects_are_applied_pruned_and_never_planned_by_calling() {
     assert_eq!(body["operator"]["operatorVersion"], "0.1.0");
     assert_eq!(
         (&body["plan"], &body["phase"], &body["step"], &body["task"]),
-        (&json!("deploy"), &json!("main"), &json!("remote"), &json!("remote"))
+        (
+            &json!("deploy"),
+            &json!("main"),
+            &json!("remote"),
+            &json!("remote")
+        )
     );
     assert_eq!(body["parameters"]["SIZE"], "two");
     assert_eq!(body["parameters"]["WEBHOOK_URL"], json!(url));
@@ -306,13 +323,19 @@ fn webhook_objects_are_applied_pruned_and_never_planned_by_calling() {
     // Applied like an Apply task's objects: labels, owner, and waited for.
     let kube = ctx.kube();
     let cm = kube.must_get("v1", "ConfigMap", Some(&ns), "hooks-remote-a");
-    assert_eq!(cm["metadata"]["labels"]["kudo.dev/instance"], "hooks", "{cm:#}");
+    assert_eq!(
+        cm["metadata"]["labels"]["kudo.dev/instance"], "hooks",
+        "{cm:#}"
+    );
     assert_eq!(cm["metadata"]["labels"]["heritage"], "kudo", "{cm:#}");
     assert_eq!(
         cm["metadata"]["annotations"]["kudo.dev/webhook-task"], "remote",
         "{cm:#}"
     );
-    assert_eq!(cm["metadata"]["ownerReferences"][0]["kind"], "Instance", "{cm:#}");
+    assert_eq!(
+        cm["metadata"]["ownerReferences"][0]["kind"], "Instance",
+        "{cm:#}"
+    );
     let deployment = kube.must_get("apps/v1", "Deployment", Some(&ns), "hooks-remote-web");
     assert_eq!(deployment["status"]["readyReplicas"], 1, "{deployment:#}");
     let state = ctx.tf.state();
@@ -328,7 +351,10 @@ fn webhook_objects_are_applied_pruned_and_never_planned_by_calling() {
     // The header's value is read at apply time: never in state or output.
     let raw_state =
         std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("read state");
-    assert!(!raw_state.contains("hook-s3cret"), "the token reached the state");
+    assert!(
+        !raw_state.contains("hook-s3cret"),
+        "the token reached the state"
+    );
 
     // SIZE changes: the deploy plan runs, the webhook answers without the
     // Deployment, and the run prunes it. The plan still calls nothing.
@@ -385,7 +411,10 @@ fn webhook_failures_name_task_url_status_and_body_and_prune_nothing() {
     // (Terraform's own plan diff shows the configured URL; the diagnostics must not.)
     assert!(!run.stderr.contains("query-s3cret"), "{run}");
     assert!(out.contains("not JSON"), "{run}");
-    assert!(out.contains("\"this is not json\""), "the body's start:\n{run}");
+    assert!(
+        out.contains("\"this is not json\""),
+        "the body's start:\n{run}"
+    );
     kube.must_get("apps/v1", "Deployment", Some(&ns), "hooks-remote-web");
 
     // 500 with a body: the status and the body's start.

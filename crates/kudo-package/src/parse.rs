@@ -391,12 +391,19 @@ fn webhook(t: At<'_>, spec_at: Option<At<'_>>, f: &str) -> Result<WebhookSpec, P
         if !is_header_name(&name) {
             return Err(h.err(
                 &format!("{hf}.name"),
-                format!("{name:?} is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"),
+                format!(
+                    "{name:?} is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"
+                ),
             ));
         }
         // The request's own framing is not the package's to change.
-        if ["content-type", "content-length", "host", "transfer-encoding"]
-            .contains(&name.to_ascii_lowercase().as_str())
+        if [
+            "content-type",
+            "content-length",
+            "host",
+            "transfer-encoding",
+        ]
+        .contains(&name.to_ascii_lowercase().as_str())
         {
             return Err(h.err(
                 &format!("{hf}.name"),
@@ -467,7 +474,9 @@ pub(crate) fn parse_webhook_timeout(text: &str) -> Result<std::time::Duration, S
         }
     };
     if duration.is_zero() {
-        return Err(format!("timeout {text:?} is zero; give the webhook up to 30s"));
+        return Err(format!(
+            "timeout {text:?} is zero; give the webhook up to 30s"
+        ));
     }
     if duration > WEBHOOK_MAX_TIMEOUT {
         return Err(format!(

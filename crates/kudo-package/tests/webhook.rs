@@ -31,10 +31,17 @@ fn a_webhook_task_is_read_and_survives_the_operator_version_object() {
     assert_eq!(w.timeout, Duration::from_millis(1500));
     assert_eq!(w.headers[0].name, "Authorization");
     assert_eq!(
-        (w.headers[0].secret_name.as_str(), w.headers[0].secret_key.as_str()),
+        (
+            w.headers[0].secret_name.as_str(),
+            w.headers[0].secret_key.as_str()
+        ),
         ("hook-token", "token")
     );
-    assert!(w.ca_bundle.as_deref().is_some_and(|c| c.contains("BEGIN CERTIFICATE")));
+    assert!(
+        w.ca_bundle
+            .as_deref()
+            .is_some_and(|c| c.contains("BEGIN CERTIFICATE"))
+    );
     // The parameter used only by the URL counts as used; nothing else to say.
     let findings = verify(&pkg);
     assert!(findings.is_empty(), "{findings:?}");
@@ -58,10 +65,15 @@ fn the_timeout_defaults_to_30s_and_may_not_be_longer() {
         ("soon", "not a duration"),
         ("10h", "unit \"h\""),
     ] {
-        let e = load(&format!("    url: https://h.example.com\n    timeout: {timeout}\n"))
-            .expect_err(timeout)
-            .to_string();
-        assert!(e.contains("operator.yaml") && e.contains("spec.timeout"), "{e}");
+        let e = load(&format!(
+            "    url: https://h.example.com\n    timeout: {timeout}\n"
+        ))
+        .expect_err(timeout)
+        .to_string();
+        assert!(
+            e.contains("operator.yaml") && e.contains("spec.timeout"),
+            "{e}"
+        );
         assert!(e.contains(want), "{timeout}: {e}");
     }
 }

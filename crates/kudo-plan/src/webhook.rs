@@ -65,9 +65,13 @@ impl WebhookCall {
 pub enum WebhookError {
     #[error("url {url:?} is not a URL ({reason}); write `https://host/path`")]
     BadUrl { url: String, reason: String },
-    #[error("url {url} uses scheme {scheme:?}; a webhook is called over https:// (or http:// to this machine)")]
+    #[error(
+        "url {url} uses scheme {scheme:?}; a webhook is called over https:// (or http:// to this machine)"
+    )]
     Scheme { url: String, scheme: String },
-    #[error("url {url} is plain http:// to a host other than this machine (127.0.0.0/8, ::1, localhost), which would send the execution state and header secrets unencrypted; use https://, or set `allow_insecure_webhooks = true` in the provider block")]
+    #[error(
+        "url {url} is plain http:// to a host other than this machine (127.0.0.0/8, ::1, localhost), which would send the execution state and header secrets unencrypted; use https://, or set `allow_insecure_webhooks = true` in the provider block"
+    )]
     Insecure { url: String },
     #[error("webhook {url} answered HTTP {status} (expected 200); body starts: {excerpt}")]
     Status {
@@ -75,19 +79,25 @@ pub enum WebhookError {
         status: u16,
         excerpt: String,
     },
-    #[error("webhook {url} answered HTTP 200 with Content-Type {content_type} (expected application/json); body starts: {excerpt}")]
+    #[error(
+        "webhook {url} answered HTTP 200 with Content-Type {content_type} (expected application/json); body starts: {excerpt}"
+    )]
     ContentType {
         url: String,
         content_type: String,
         excerpt: String,
     },
-    #[error("webhook {url} answered HTTP 200 with a body that is not JSON ({reason}); body starts: {excerpt}")]
+    #[error(
+        "webhook {url} answered HTTP 200 with a body that is not JSON ({reason}); body starts: {excerpt}"
+    )]
     NotJson {
         url: String,
         reason: String,
         excerpt: String,
     },
-    #[error("webhook {url} answered HTTP 200, but {problem}; the answer must be one Kubernetes object or a `List` of them; body starts: {excerpt}")]
+    #[error(
+        "webhook {url} answered HTTP 200, but {problem}; the answer must be one Kubernetes object or a `List` of them; body starts: {excerpt}"
+    )]
     InvalidAnswer {
         url: String,
         problem: String,
@@ -268,7 +278,11 @@ pub fn excerpt(body: &[u8]) -> String {
     }
     let cut = &body[..body.len().min(EXCERPT_BYTES)];
     let text = String::from_utf8_lossy(cut);
-    let more = if body.len() > EXCERPT_BYTES { "..." } else { "" };
+    let more = if body.len() > EXCERPT_BYTES {
+        "..."
+    } else {
+        ""
+    };
     format!("{text:?}{more}")
 }
 
@@ -423,7 +437,8 @@ mod tests {
 
     #[test]
     fn a_single_object_answer_is_one_object() {
-        let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}"#;
+        let body =
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}"#;
         let objects = read(200, Some("Application/JSON; charset=utf-8"), body).unwrap();
         assert_eq!(objects.len(), 1);
         assert_eq!(objects[0]["data"]["k"], "v");
@@ -451,7 +466,10 @@ mod tests {
     fn the_body_quoted_is_at_most_200_bytes() {
         let long = "x".repeat(1000);
         let text = read(404, JSON, &long).unwrap_err().to_string();
-        assert!(text.contains(&format!("\"{}\"...", "x".repeat(200))), "{text}");
+        assert!(
+            text.contains(&format!("\"{}\"...", "x".repeat(200))),
+            "{text}"
+        );
         assert!(!text.contains(&"x".repeat(201)), "{text}");
     }
 
@@ -479,9 +497,18 @@ mod tests {
             ("[1, 2]", "is a list instead of an object"),
             (r#"{"kind":"List","items":{}}"#, "`items` is not a list"),
             (r#"{"kind":"List","items":[7]}"#, "object 1 is a number"),
-            (r#"{"kind":"ConfigMap","metadata":{"name":"a"}}"#, "object 1 (a) has no apiVersion"),
-            (r#"{"apiVersion":"v1","metadata":{"name":"a"}}"#, "has no kind"),
-            (r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#, "has no metadata.name"),
+            (
+                r#"{"kind":"ConfigMap","metadata":{"name":"a"}}"#,
+                "object 1 (a) has no apiVersion",
+            ),
+            (
+                r#"{"apiVersion":"v1","metadata":{"name":"a"}}"#,
+                "has no kind",
+            ),
+            (
+                r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#,
+                "has no metadata.name",
+            ),
             (
                 r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]}"#,
                 "object 2 (a) repeats ConfigMap a",
@@ -497,7 +524,10 @@ mod tests {
         ];
         for (body, want) in cases {
             let e = read(200, JSON, body).unwrap_err();
-            assert!(matches!(e, WebhookError::InvalidAnswer { .. }), "{body}: {e}");
+            assert!(
+                matches!(e, WebhookError::InvalidAnswer { .. }),
+                "{body}: {e}"
+            );
             assert!(e.to_string().contains(want), "{body}: {e}");
         }
     }
@@ -620,11 +650,20 @@ plans:
         );
         // Nothing a webhook answers is known without calling it.
         assert!(desired.wanted().unwrap().objects.is_empty());
-        assert_eq!(desired.webhook_tasks().into_iter().collect::<Vec<_>>(), ["fetch"]);
-        assert!(matches!(walk.tasks().next().unwrap().action, Action::Webhook(_)));
+        assert_eq!(
+            desired.webhook_tasks().into_iter().collect::<Vec<_>>(),
+            ["fetch"]
+        );
+        assert!(matches!(
+            walk.tasks().next().unwrap().action,
+            Action::Webhook(_)
+        ));
         // The Debug form shows neither parameter values nor URL secrets.
         let debug = format!("{call:?}");
-        assert!(!debug.contains("large") && !debug.contains("instance=web"), "{debug}");
+        assert!(
+            !debug.contains("large") && !debug.contains("instance=web"),
+            "{debug}"
+        );
     }
 
     #[test]

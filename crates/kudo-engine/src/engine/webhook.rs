@@ -152,7 +152,8 @@ pub(crate) async fn call(
     let raw_url = call.url.clone();
     let timeout = call.timeout;
     let shown = url.clone();
-    let request = tokio::task::spawn_blocking(move || post(&agent, &raw_url, &shown, timeout, headers, body));
+    let request =
+        tokio::task::spawn_blocking(move || post(&agent, &raw_url, &shown, timeout, headers, body));
     let (status, content_type, answer) = tokio::select! {
         joined = request => joined.map_err(|e| CallError::Transport {
             url: url.clone(),
@@ -162,8 +163,13 @@ pub(crate) async fn call(
         _ = cancel.cancelled() => return Err(CallError::Cancelled { url }),
     };
     tracing::info!(task = %task, url = %url, status, bytes = answer.len(), "webhook answered");
-    let mut objects =
-        webhook::read_answer(&call.url, status, content_type.as_deref(), &answer, namespace)?;
+    let mut objects = webhook::read_answer(
+        &call.url,
+        status,
+        content_type.as_deref(),
+        &answer,
+        namespace,
+    )?;
     for object in &mut objects {
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             let annotations = meta

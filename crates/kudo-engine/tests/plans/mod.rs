@@ -7,8 +7,8 @@ mod failures;
 mod packages;
 mod pruning;
 mod strategies;
-mod workloads;
 mod webhooks;
+mod workloads;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::instance_ref;

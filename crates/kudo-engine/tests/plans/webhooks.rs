@@ -21,7 +21,9 @@ fn webhook() -> (String, Arc<AtomicUsize>) {
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
             counter.fetch_add(1, Ordering::SeqCst);
-            let Ok(clone) = stream.try_clone() else { continue };
+            let Ok(clone) = stream.try_clone() else {
+                continue;
+            };
             let mut reader = BufReader::new(clone);
             let mut length = 0;
             loop {
@@ -40,8 +42,14 @@ fn webhook() -> (String, Arc<AtomicUsize>) {
                 continue;
             }
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let name = request["instance"]["name"].as_str().unwrap_or("x").to_string();
-            let items = request["parameters"]["ITEMS"].as_str().unwrap_or("").to_string();
+            let name = request["instance"]["name"]
+                .as_str()
+                .unwrap_or("x")
+                .to_string();
+            let items = request["parameters"]["ITEMS"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
             let (status, answer) = if items == "fail" {
                 ("500 Error", "down".to_string())
             } else {
@@ -49,7 +57,10 @@ fn webhook() -> (String, Arc<AtomicUsize>) {
                     .chars()
                     .map(|c| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("{name}-{c}")}}))
                     .collect();
-                ("200 OK", json!({"kind": "List", "items": objects}).to_string())
+                (
+                    "200 OK",
+                    json!({"kind": "List", "items": objects}).to_string(),
+                )
             };
             let _ = write!(
                 stream,
@@ -121,10 +132,16 @@ async fn webhook_objects_stay_while_the_latest_answer_holds_them() {
     .await
     .expect_err("500 fails the run");
     assert_eq!(e.task.as_deref(), Some("remote"));
-    assert!(e.message.contains("HTTP 500") && e.message.contains("\"down\""), "{e}");
+    assert!(
+        e.message.contains("HTTP 500") && e.message.contains("\"down\""),
+        "{e}"
+    );
     assert!(!e.fatal, "a 500 may pass later: {e}");
     for name in ["w-a", "w-b"] {
-        assert!(cluster.get(&cm(name)).await.expect("get").is_some(), "{name} was pruned");
+        assert!(
+            cluster.get(&cm(name)).await.expect("get").is_some(),
+            "{name} was pruned"
+        );
     }
 
     // The webhook answers without `b`: its latest answer no longer holds it.
@@ -166,8 +183,8 @@ async fn plain_http_to_another_machine_is_refused_without_calling() {
         .expect_err("refused");
     assert!(e.fatal, "{e}");
     assert!(e.message.contains("allow_insecure_webhooks"), "{e}");
-    let walk = engine::desired_state(&request(&pkg, "w", "default", &values, "deploy"))
-        .expect("walk");
+    let walk =
+        engine::desired_state(&request(&pkg, "w", "default", &values, "deploy")).expect("walk");
     // The plan-time check says the same.
     let e = engine::preview_walk(
         &cluster,
