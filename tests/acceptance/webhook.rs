@@ -496,3 +496,51 @@ fn plain_http_to_another_machine_needs_the_provider_setting() {
         .assert_success()
         .assert_output_contains("Preview unknown: webhook tasks run at apply time");
 }
+
+#[test]
+fn render_and_verify_show_the_webhook_without_calling_it() {
+    let hook = Webhook::start();
+    let package = own_operator("webhook-objects");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(crate::harness::provider_binary())
+            .args(args)
+            .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+            .output()
+            .expect("the binary runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let (ok, _, stderr) = run(&["package", "verify", &package.display().to_string()]);
+    assert!(ok && stderr.contains("package is valid"), "{stderr}");
+
+    let url = format!("{}/objects?token=query-s3cret", hook.base);
+    let (ok, stdout, stderr) = run(&[
+        "render",
+        &package.display().to_string(),
+        "--name",
+        "hooks",
+        "-p",
+        &format!("WEBHOOK_URL={url}"),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(hook.calls().is_empty(), "render called the webhook");
+    assert!(
+        stdout.contains("# Webhook: task remote (called at apply time, never by render"),
+        "{stdout}"
+    );
+    // The task's URL loses its query value; the request body shows the parameters
+    // as given on the command line, as templates would.
+    assert!(
+        stdout.contains(&format!("url: {}/objects?token=redacted", hook.base)),
+        "{stdout}"
+    );
+    // What the apply would send, and where its header comes from (never a value).
+    assert!(
+        stdout.contains("kind: WebhookRequest")
+            && stdout.contains("task: remote")
+            && stdout.contains("name: hooks-webhook")
+            && stdout.contains("SIZE: two"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("# Source: templates/settings.yaml"), "{stdout}");
+}
