@@ -355,6 +355,16 @@ fn webhook_objects_are_applied_pruned_and_never_planned_by_calling() {
         !raw_state.contains("hook-s3cret"),
         "the token reached the state"
     );
+    // Nothing changed: no plan runs, nothing is called.
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    assert_eq!(
+        hook.calls().len(),
+        1,
+        "a plan without changes called the webhook"
+    );
 
     // SIZE changes: the deploy plan runs, the webhook answers without the
     // Deployment, and the run prunes it. The plan still calls nothing.
@@ -542,5 +552,8 @@ fn render_and_verify_show_the_webhook_without_calling_it() {
             && stdout.contains("SIZE: two"),
         "{stdout}"
     );
-    assert!(stdout.contains("# Source: templates/settings.yaml"), "{stdout}");
+    assert!(
+        stdout.contains("# Source: templates/settings.yaml"),
+        "{stdout}"
+    );
 }
