@@ -78,6 +78,7 @@ pub fn run(argv: &[String]) -> ExitCode {
     let Rendering {
         templates: mut results,
         dependencies,
+        webhooks,
         problems: walk_problems,
     } = match render_templates(&pkg, &options) {
         Ok(r) => r,
@@ -102,8 +103,8 @@ pub fn run(argv: &[String]) -> ExitCode {
         }
     }
     match parsed.value("--output-dir") {
-        Some(out) => write_dir(Path::new(out), &results, &dependencies, problems),
-        None => print_manifests(&results, &dependencies, problems),
+        Some(out) => write_dir(Path::new(out), &results, &dependencies, &webhooks, problems),
+        None => print_manifests(&results, &dependencies, &webhooks, problems),
     }
 }
 
@@ -123,6 +124,8 @@ struct Rendering<'p> {
     templates: Vec<Rendered<'p>>,
     /// The dependency instances the plan's KudoOperator tasks would run.
     dependencies: Vec<Dependency>,
+    /// The plan's Webhook tasks, shown but never called.
+    webhooks: Vec<Webhook>,
     /// What the apply of the plan would fail on without a cluster.
     problems: Vec<String>,
 }
@@ -134,6 +137,33 @@ struct Dependency {
     package: String,
     enabled: bool,
     parameters: BTreeMap<String, String>,
+}
+
+/// One Webhook task as the apply would call it: task name and the call as YAML.
+struct Webhook {
+    task: String,
+    yaml: String,
+}
+
+/// What a Webhook task sends, without calling it (a call may have side effects) and
+/// without anything secret: the URL redacted, headers by their Secret only.
+fn webhook_yaml(task: &str, call: &kudo_plan::WebhookCall) -> String {
+    let headers: Vec<serde_json::Value> = call
+        .headers
+        .iter()
+        .map(|h| {
+            serde_json::json!({"name": h.name, "secretKeyRef": {"name": h.secret_name, "key": h.secret_key}})
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "task": task,
+        "url": call.shown_url(),
+        "timeout": format!("{}s", call.timeout.as_secs_f64()),
+        "caBundle": call.ca_bundle.is_some(),
+        "headers": headers,
+        "request": call.body,
+    });
+    kudo_yaml::to_yaml(&doc)
 }
 
 /// Every template of the package rendered as the `render` flags say, with `.Pipes` and
@@ -215,6 +245,7 @@ fn render_templates<'p>(pkg: &'p Package, o: &Options<'_>) -> Result<Rendering<'
     Ok(Rendering {
         templates: results,
         dependencies: walked.dependencies,
+        webhooks: walked.webhooks,
         problems: walked.problems,
     })
 }
@@ -241,6 +272,7 @@ struct Walked {
     /// For each template, the first (phase, step) of the plan whose tasks use it.
     locations: BTreeMap<String, (String, String)>,
     dependencies: Vec<Dependency>,
+    webhooks: Vec<Webhook>,
     problems: Vec<String>,
 }
 
@@ -259,6 +291,7 @@ fn walk(
         pipes: BTreeMap::new(),
         locations: BTreeMap::new(),
         dependencies: Vec::new(),
+        webhooks: Vec::new(),
         problems: Vec::new(),
     };
     let desired = match Desired::new(Inputs {
@@ -293,6 +326,13 @@ fn walk(
             }
         }
     }
+    out.webhooks = walked
+        .webhooks()
+        .map(|(_, task, call)| Webhook {
+            task: task.to_string(),
+            yaml: webhook_yaml(task, call),
+        })
+        .collect();
     for task in walked.tasks() {
         let patches = matches!(
             pkg.task(&task.name).map(|t| &t.spec),
@@ -415,6 +455,7 @@ type Rendered<'a> = (&'a str, Result<String, kudo_template::RenderError>);
 fn print_manifests(
     results: &[Rendered<'_>],
     dependencies: &[Dependency],
+    webhooks: &[Webhook],
     mut problems: Vec<String>,
 ) -> ExitCode {
     let mut out = String::new();
@@ -442,6 +483,12 @@ fn print_manifests(
             "---\n# Dependency: task {} (the child Instance the apply runs)\n{}",
             d.task,
             dependency_yaml(d)
+        ));
+    }
+    for w in webhooks {
+        out.push_str(&format!(
+            "---\n# Webhook: task {} (called at apply time, never by render; the objects it answers are applied then)\n{}",
+            w.task, w.yaml
         ));
     }
     super::print_out(&out);
@@ -483,17 +530,27 @@ fn write_dir(
     out_dir: &Path,
     results: &[Rendered<'_>],
     dependencies: &[Dependency],
+    webhooks: &[Webhook],
     mut problems: Vec<String>,
 ) -> ExitCode {
     let mut written = String::new();
-    // `dependencies/<task>.yaml`: what each KudoOperator task's child would get.
-    for d in dependencies {
-        let file = format!("{}.yaml", sanitize_file_name(&d.task));
-        let target = out_dir.join("dependencies").join(file);
+    // `dependencies/<task>.yaml`: what each KudoOperator task's child would get;
+    // `webhooks/<task>.yaml`: what each Webhook task would send (it is not called).
+    let extras = dependencies
+        .iter()
+        .map(|d| ("dependencies", &d.task, dependency_yaml(d)))
+        .chain(
+            webhooks
+                .iter()
+                .map(|w| ("webhooks", &w.task, w.yaml.clone())),
+        );
+    for (folder, task, yaml) in extras {
+        let file = format!("{}.yaml", sanitize_file_name(task));
+        let target = out_dir.join(folder).join(file);
         let write = target
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&target, dependency_yaml(d)));
+            .and_then(|()| std::fs::write(&target, yaml));
         match write {
             Ok(()) => written.push_str(&format!("wrote {}\n", target.display())),
             Err(e) => problems.push(format!(

@@ -19,6 +19,9 @@ pub struct ProviderConfig {
     pub repositories: Vec<RepositoryConfig>,
     /// `translate_api_versions` and the `api_version_mapping` blocks.
     pub translator: Translator,
+    /// `allow_insecure_webhooks` (default false): Webhook tasks may call http:// URLs
+    /// of other machines.
+    pub allow_insecure_webhooks: bool,
 }
 
 fn optional_string(config: &Value, name: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
@@ -103,10 +106,15 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
+    let allow_insecure_webhooks = config
+        .get("allow_insecure_webhooks")
+        .as_bool()
+        .unwrap_or(false);
     Ok(ProviderConfig {
         connection,
         repositories,
         translator,
+        allow_insecure_webhooks,
     })
 }
 

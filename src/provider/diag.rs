@@ -107,6 +107,9 @@ fn advice(case: &Case<'_>, settings: &ConnectionSettings) -> String {
                 "The namespace named above was deleted (or is being deleted) while the provider worked in it, and what was in it goes with it. Wait until the namespace is gone, {again}"
             ),
         },
+        Trouble::Webhook => format!(
+            "A Webhook task's call failed as the message says (task, URL, HTTP status, the start of the answer). Fix the webhook so it answers HTTP 200 with `Content-Type: application/json` and a Kubernetes object or `List` within the task's timeout, or the task's `url` (https://, or set `allow_insecure_webhooks = true` in the provider block for plain http:// to another machine); nothing was pruned, {again}"
+        ),
         Trouble::Content => match (case.fatal, case.template, case.object) {
             (true, Some(t), _) => {
                 format!("Fix {t} in the operator package, or the parameter value it uses, {again}")
@@ -271,6 +274,7 @@ mod tests {
             Trouble::Taken,
             Trouble::Transient,
             Trouble::Namespace,
+            Trouble::Webhook,
         ] {
             for fatal in [true, false] {
                 for command in [Command::Apply, Command::Destroy] {

@@ -73,9 +73,10 @@ impl Session {
     async fn cluster_for(&self, command: diag::Command) -> Result<Cluster, Diagnostic> {
         self.cluster
             .get_or_try_init(|| async {
-                Cluster::connect(&self.config.connection)
-                    .await
-                    .map(|c| c.with_translator(self.config.translator.clone()))
+                Cluster::connect(&self.config.connection).await.map(|c| {
+                    c.with_translator(self.config.translator.clone())
+                        .with_insecure_webhooks(self.config.allow_insecure_webhooks)
+                })
             })
             .await
             .cloned()

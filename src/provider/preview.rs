@@ -145,9 +145,41 @@ pub async fn compute(
                 summary: "Object belongs to another instance",
                 error: Box::new(e),
             },
+            kudo_engine::cluster::Trouble::Webhook => PreviewError::Refused {
+                summary: "Webhook URL not allowed",
+                error: Box::new(e),
+            },
             _ => PreviewError::Unknown(warn(&e)),
         })?;
-    let warnings = translation_warnings(&planned);
+    let mut warnings = translation_warnings(&planned);
+    // A webhook is called by the apply only: what it answers cannot be shown.
+    let calls: Vec<String> = walk
+        .webhooks()
+        .map(|(step, task, call)| {
+            format!(
+                "task {task:?} (phase {:?}, step {:?}) calls {}",
+                step.location.phase,
+                step.location.step,
+                call.shown_url()
+            )
+        })
+        .collect();
+    if !calls.is_empty() {
+        let from_templates: Vec<String> = planned.iter().map(|p| label(&p.object)).collect();
+        warnings.push(Diagnostic::warning(
+            "Preview unknown: webhook tasks run at apply time",
+            format!(
+                "Plan {plan:?} runs Webhook tasks: {}. A webhook is never called while planning, because the call may have side effects, so the objects it answers, and with them what the apply creates, updates and deletes, are known only after the apply; `preview` is unknown. Objects from templates the plan applies: {}.",
+                calls.join("; "),
+                if from_templates.is_empty() {
+                    "none".to_string()
+                } else {
+                    from_templates.join(", ")
+                }
+            ),
+        ));
+        return Ok((Value::Unknown, warnings));
+    }
     let namespace = inputs.namespace;
     let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
     let mut gone: BTreeSet<ObjectRef> = BTreeSet::new();
@@ -203,13 +235,29 @@ pub async fn compute(
     // plan does not render, like the run).
     if let Some(rendered) = renders(cluster, desired, plan).await {
         // Dependency Instances are not rendered from templates; their own runs decide.
-        gone.extend(
-            prior
-                .objects
-                .iter()
-                .filter(|r| r.kind != "Instance" && !rendered.keys().any(|k| k.same_object(r)))
-                .cloned(),
-        );
+        let unrendered: Vec<ObjectRef> = prior
+            .objects
+            .iter()
+            .filter(|r| r.kind != "Instance" && !rendered.keys().any(|k| k.same_object(r)))
+            .cloned()
+            .collect();
+        // A webhook's earlier answer may hold them (the run then keeps them), which
+        // only the objects in the cluster can tell: the plan does not guess.
+        let webhook_tasks = desired.webhook_tasks();
+        if !webhook_tasks.is_empty() && !unrendered.is_empty() {
+            let tasks: Vec<String> = webhook_tasks.iter().map(|t| format!("{t:?}")).collect();
+            let objects: Vec<String> = unrendered.iter().map(label).collect();
+            warnings.push(Diagnostic::warning(
+                "Preview unknown: objects a webhook may hold",
+                format!(
+                    "No template renders {} any more, but Webhook task {} of this package may have answered them; the apply keeps what a webhook's latest answer holds and prunes the rest, which only the objects in the cluster tell. `preview` is unknown.",
+                    objects.join(", "),
+                    tasks.join(", ")
+                ),
+            ));
+            return Ok((Value::Unknown, warnings));
+        }
+        gone.extend(unrendered);
     }
     for r in gone {
         if known(&r) && !applied.iter().any(|a| a.same_object(&r)) {

@@ -38,6 +38,7 @@ pub fn provider() -> Schema {
             .attribute(string("client_key").optional().sensitive().description("PEM-encoded private key of `client_certificate`."))
             .attribute(Attribute::new("insecure", Type::Bool).optional().description("Skip verification of the API server's certificate. For test clusters only."))
             .attribute(Attribute::new("translate_api_versions", Type::Bool).optional().description("When a template writes an API version the cluster no longer serves (`policy/v1beta1`, `rbac.authorization.k8s.io/v1beta1`, `apiextensions.k8s.io/v1beta1`, ...), convert the object to a served successor and say so in a plan warning. Default `true`; with `false` such a plan fails, naming the template and the version to write instead. See the API version translation guide."))
+            .attribute(Attribute::new("allow_insecure_webhooks", Type::Bool).optional().description("Let Webhook tasks call plain `http://` URLs on other machines. Default `false`: a Webhook task calls `https://` URLs, and `http://` only on this machine (127.0.0.0/8, ::1, `localhost`), because the request carries the instance's parameters and header values read from Secrets. See the webhook tasks guide."))
             .block(NestedBlock::new("repository", NestingMode::List, repository))
             .block(NestedBlock::new("api_version_mapping", NestingMode::List, api_version_mapping)),
     )

@@ -42,4 +42,5 @@ mod sensitive;
 mod sharing;
 mod smoke;
 mod volumes;
+mod webhook;
 mod write_only;

@@ -100,6 +100,30 @@ fn task_json(t: &Task) -> Value {
             }
             Value::Object(m)
         }
+        // As operator.yaml writes it, so a package read back from the cluster has it.
+        TaskSpec::Webhook(w) => {
+            let mut m = Map::new();
+            put(&mut m, "url", w.url.as_str());
+            if let Some(ca) = &w.ca_bundle {
+                put(&mut m, "caBundle", ca.as_str());
+            }
+            if !w.headers.is_empty() {
+                let headers: Vec<Value> = w
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        json!({"name": h.name, "secretKeyRef": {"name": h.secret_name, "key": h.secret_key}})
+                    })
+                    .collect();
+                put(&mut m, "headers", headers);
+            }
+            put(
+                &mut m,
+                "timeout",
+                crate::parse::format_webhook_timeout(w.timeout),
+            );
+            Value::Object(m)
+        }
     };
     json!({"name": t.name, "kind": t.kind, "spec": spec})
 }

@@ -137,7 +137,21 @@ pub struct Task {
 }
 
 /// Task kinds KUDO knows.
-pub const TASK_KINDS: &[&str] = &["Apply", "Delete", "Toggle", "Dummy", "Pipe", "KudoOperator"];
+/// Task kinds this provider knows: KUDO's, and `Webhook` from the operator toolkit
+/// proposal (KUDO never shipped it).
+pub const TASK_KINDS: &[&str] = &[
+    "Apply",
+    "Delete",
+    "Toggle",
+    "Dummy",
+    "Pipe",
+    "KudoOperator",
+    "Webhook",
+];
+
+/// The longest a Webhook task may wait for its answer, and its default: the toolkit
+/// proposal's 30 seconds. A plan step is not the place for long work behind a URL.
+pub const WEBHOOK_MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskSpec {
@@ -169,6 +183,29 @@ pub enum TaskSpec {
         parameter_file: Option<String>,
         enabling_parameter: Option<String>,
     },
+    /// POST the execution state to `url`, apply the object (or `List`) it answers.
+    Webhook(WebhookSpec),
+}
+
+/// A Webhook task's spec. `url`, `ca_bundle` and the Secret names of `headers` are
+/// templates, rendered with the instance's variables like any template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookSpec {
+    pub url: String,
+    /// PEM certificates to trust for an `https://` URL instead of the public roots.
+    pub ca_bundle: Option<String>,
+    pub headers: Vec<WebhookHeader>,
+    /// At most [`WEBHOOK_MAX_TIMEOUT`], which is also the default.
+    pub timeout: std::time::Duration,
+}
+
+/// A request header whose value is read from a Secret in the instance's namespace when
+/// the task runs (never from the package, never stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookHeader {
+    pub name: String,
+    pub secret_name: String,
+    pub secret_key: String,
 }
 
 impl TaskSpec {
@@ -187,7 +224,8 @@ impl TaskSpec {
             TaskSpec::KudoOperator { parameter_file, .. } => {
                 parameter_file.iter().map(String::as_str).collect()
             }
-            TaskSpec::Dummy { .. } => Vec::new(),
+            // Its answer, not a template, makes the objects.
+            TaskSpec::Dummy { .. } | TaskSpec::Webhook(_) => Vec::new(),
         }
     }
 }

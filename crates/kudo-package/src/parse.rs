@@ -340,6 +340,7 @@ fn task(
             parameter_file: opt("parameterFile")?,
             enabling_parameter: opt("enablingParameter")?,
         },
+        "Webhook" => TaskSpec::Webhook(webhook(t, spec_at, &f)?),
         "" => {
             return Err(t.err(
                 &format!("{f}.kind"),
@@ -357,6 +358,141 @@ fn task(
         }
     };
     Ok(Task { name, kind, spec })
+}
+
+/// A Webhook task's spec (see `docs/webhook-tasks.md`).
+fn webhook(t: At<'_>, spec_at: Option<At<'_>>, f: &str) -> Result<WebhookSpec, PackageError> {
+    let sf = |field: &str| format!("{f}.spec.{field}");
+    let Some(s) = spec_at else {
+        return Err(t.err(&sf("url"), "Webhook task needs `spec.url`"));
+    };
+    let url = s.text_or_empty("url", &sf("url"))?;
+    if url.trim().is_empty() {
+        return Err(s.err(
+            &sf("url"),
+            "Webhook task needs `url:` (an https:// URL, may use template variables)",
+        ));
+    }
+    let ca_bundle = s
+        .opt_text("caBundle", &sf("caBundle"))?
+        .filter(|v| !v.trim().is_empty());
+    let timeout = match s.get("timeout") {
+        None => WEBHOOK_MAX_TIMEOUT,
+        Some(n) => {
+            let text = n.text(&sf("timeout"))?;
+            parse_webhook_timeout(&text).map_err(|m| n.err(&sf("timeout"), m))?
+        }
+    };
+    let mut headers: Vec<WebhookHeader> = Vec::new();
+    for (i, h) in s.list("headers", &sf("headers"))?.iter().enumerate() {
+        let hf = sf(&format!("headers[{i}]"));
+        h.expect_mapping(&hf)?;
+        let name = h.text_or_empty("name", &format!("{hf}.name"))?;
+        if !is_header_name(&name) {
+            return Err(h.err(
+                &format!("{hf}.name"),
+                format!(
+                    "{name:?} is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"
+                ),
+            ));
+        }
+        // The request's own framing is not the package's to change.
+        if [
+            "content-type",
+            "content-length",
+            "host",
+            "transfer-encoding",
+        ]
+        .contains(&name.to_ascii_lowercase().as_str())
+        {
+            return Err(h.err(
+                &format!("{hf}.name"),
+                format!("header {name:?} is set by the provider; remove it"),
+            ));
+        }
+        if headers.iter().any(|o| o.name.eq_ignore_ascii_case(&name)) {
+            return Err(h.err(
+                &format!("{hf}.name"),
+                format!("header {name:?} is listed twice"),
+            ));
+        }
+        let Some(r) = h.get("secretKeyRef") else {
+            return Err(h.err(
+                &format!("{hf}.secretKeyRef"),
+                "a header's value comes from a Secret: add `secretKeyRef: {name: <secret>, key: <key>}`",
+            ));
+        };
+        let rf = format!("{hf}.secretKeyRef");
+        r.expect_mapping(&rf)?;
+        let secret_name = r.text_or_empty("name", &format!("{rf}.name"))?;
+        let secret_key = r.text_or_empty("key", &format!("{rf}.key"))?;
+        if secret_name.is_empty() || secret_key.is_empty() {
+            return Err(r.err(&rf, "needs both `name` (the Secret) and `key`"));
+        }
+        headers.push(WebhookHeader {
+            name,
+            secret_name,
+            secret_key,
+        });
+    }
+    Ok(WebhookSpec {
+        url,
+        ca_bundle,
+        headers,
+        timeout,
+    })
+}
+
+/// RFC 9110 token characters.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// `timeout:` of a Webhook task: whole seconds (`10`), or a number with `s`, `ms` or
+/// `m` (`10s`, `1500ms`); more than [`WEBHOOK_MAX_TIMEOUT`] or zero is an error.
+pub(crate) fn parse_webhook_timeout(text: &str) -> Result<std::time::Duration, String> {
+    use std::time::Duration;
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let amount: u64 = number.parse().map_err(|_| {
+        format!("timeout {text:?} is not a duration; write seconds like `10s` (at most 30s)")
+    })?;
+    let duration = match unit {
+        "s" => Duration::from_secs(amount),
+        "ms" => Duration::from_millis(amount),
+        "m" => Duration::from_secs(amount.saturating_mul(60)),
+        _ => {
+            return Err(format!(
+                "timeout {text:?} has unit {unit:?}; use s, ms or m (at most 30s)"
+            ));
+        }
+    };
+    if duration.is_zero() {
+        return Err(format!(
+            "timeout {text:?} is zero; give the webhook up to 30s"
+        ));
+    }
+    if duration > WEBHOOK_MAX_TIMEOUT {
+        return Err(format!(
+            "timeout {text:?} is longer than the 30s a webhook may take; shorten it (work that takes longer belongs in a Job)"
+        ));
+    }
+    Ok(duration)
+}
+
+/// The form [`parse_webhook_timeout`] reads back.
+pub(crate) fn format_webhook_timeout(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
 }
 
 fn parse_strategy(parent: At<'_>, field: &str) -> Result<(Strategy, bool), PackageError> {

@@ -314,6 +314,28 @@ fn tasks_and_plans(pkg: &Package, out: &mut Out) {
                 enabling_parameter: Some(p),
                 ..
             } => boolean_param(pkg, out, n, "enablingParameter", p),
+            TaskSpec::Webhook(w) => {
+                // Only what is written out can be judged here; a templated URL is
+                // checked once rendered (kudo-plan).
+                if !w.url.contains("{{") {
+                    match url::Url::parse(w.url.trim()) {
+                        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => {}
+                        _ => out.error(
+                            OP,
+                            format!("task {n:?} (Webhook): url is not an http(s):// URL; write `https://host/path`"),
+                        ),
+                    }
+                }
+                if let Some(ca) = &w.ca_bundle
+                    && !ca.contains("{{")
+                    && !ca.contains("-----BEGIN CERTIFICATE-----")
+                {
+                    out.error(
+                        OP,
+                        format!("task {n:?} (Webhook): caBundle holds no PEM certificate (-----BEGIN CERTIFICATE-----)"),
+                    );
+                }
+            }
             TaskSpec::Pipe { pipe, .. } => {
                 if pipe.is_empty() {
                     out.error(
@@ -551,6 +573,34 @@ fn templates(pkg: &Package, out: &mut Out) {
                     );
                 }
                 _ => {}
+            }
+        }
+    }
+    // A Webhook task's url, caBundle and Secret names are templates too.
+    for t in &pkg.operator.tasks {
+        let TaskSpec::Webhook(w) = &t.spec else {
+            continue;
+        };
+        let texts = std::iter::once(w.url.as_str())
+            .chain(w.ca_bundle.as_deref())
+            .chain(w.headers.iter().map(|h| h.secret_name.as_str()));
+        for text in texts {
+            for (first, second) in references(text) {
+                if first != "Params" || second.is_empty() {
+                    continue;
+                }
+                match declared.get(second.as_str()) {
+                    Some(p) => {
+                        used_params.insert(p, ());
+                    }
+                    None => out.error(
+                        OP,
+                        format!(
+                            "task {:?} (Webhook) uses parameter {second:?}, which params.yaml does not declare; declare it or fix the name",
+                            t.name
+                        ),
+                    ),
+                }
             }
         }
     }

@@ -10,3 +10,4 @@ mod dependencies;
 mod fixtures;
 mod outputs;
 mod sources;
+mod webhook;

@@ -22,6 +22,7 @@ mod render;
 pub mod select;
 mod switch;
 mod walk;
+pub mod webhook;
 
 pub use decide::{
     Concern, DecideError, Decision, LastRun, Prior, Reason, Wanted as WantedChange, decide,
@@ -37,3 +38,4 @@ pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,
     TaskWalk, Wanted,
 };
+pub use webhook::{WebhookCall, WebhookError};

@@ -31,7 +31,7 @@ pub struct RenderContext<'a> {
 }
 
 impl RenderContext<'_> {
-    fn vars(&self, loc: &Location) -> Vars {
+    pub(crate) fn vars(&self, loc: &Location) -> Vars {
         let op = &self.package.operator;
         Vars {
             operator_name: op.name.clone(),

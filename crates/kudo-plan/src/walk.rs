@@ -15,6 +15,7 @@ use crate::dependency::{self, Dependency, DependencyPackages};
 use crate::names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
 use crate::render::{RenderContext, Rendered};
 use crate::switch::{Switched, switch_on};
+use crate::webhook::WebhookCall;
 use crate::{Location, PlanError};
 
 /// What the walk starts from: one instance of a package with its parameters.
@@ -86,6 +87,9 @@ pub enum Action<'p> {
     Pipe { pod: Rendered, files: Vec<PipeFile> },
     /// Ensure (or, when disabled, remove) a dependency instance.
     Child(Box<ChildPlan<'p>>),
+    /// Call a webhook and apply the objects it answers (at apply time only: a plan
+    /// never calls it, so what it returns is unknown until then).
+    Webhook(Box<WebhookCall>),
     /// A Dummy task as configured.
     Dummy {
         want_err: bool,
@@ -122,6 +126,8 @@ pub struct ChildTarget<'p> {
 }
 
 /// Everything the instance wants to exist whatever plan runs: what pruning keeps.
+/// What Webhook tasks answer cannot be known here; pruning keeps their objects by the
+/// latest answer instead (see `webhook_tasks` and `docs/webhook-tasks.md`).
 #[derive(Debug, Clone, Default)]
 pub struct Wanted<'a> {
     /// Objects any plan applies.
@@ -202,6 +208,18 @@ impl<'p> Desired<'p> {
             }
         }
         Some(wanted)
+    }
+
+    /// Names of the package's Webhook tasks that some plan runs: an object one of them
+    /// answered stays until that task answers without it (or no plan runs it any more).
+    pub fn webhook_tasks(&self) -> std::collections::BTreeSet<&str> {
+        self.plans
+            .values()
+            .filter_map(|w| w.as_ref().ok())
+            .flat_map(|w| w.tasks())
+            .filter(|t| matches!(t.action, Action::Webhook(_)))
+            .map(|t| t.name.as_str())
+            .collect()
     }
 
     fn render_context(&self, pipes: BTreeMap<String, String>) -> RenderContext<'_> {
@@ -349,6 +367,13 @@ impl<'p> Desired<'p> {
                     .collect();
                 Action::Pipe { pod, files }
             }
+            TaskSpec::Webhook(spec) => Action::Webhook(Box::new(crate::webhook::call(
+                ctx,
+                loc,
+                &task.name,
+                spec,
+                &self.effective,
+            )?)),
             TaskSpec::KudoOperator { .. } => {
                 let Some(dep) = Dependency::of(task) else {
                     return Err(PlanError::new("not a KudoOperator task"));
@@ -411,6 +436,16 @@ fn child_parameters(
 }
 
 impl<'p> PlanWalk<'p> {
+    /// The Webhook tasks of the plan in order, with their calls.
+    pub fn webhooks(&self) -> impl Iterator<Item = (&StepWalk<'p>, &str, &WebhookCall)> {
+        self.steps().flat_map(|s| {
+            s.tasks.iter().filter_map(move |t| match &t.action {
+                Action::Webhook(call) => Some((s, t.name.as_str(), call.as_ref())),
+                _ => None,
+            })
+        })
+    }
+
     /// Every task of the plan in order.
     pub fn tasks(&self) -> impl Iterator<Item = &TaskWalk<'p>> {
         self.phases

@@ -135,6 +135,9 @@ pub enum Trouble {
     Transient,
     /// The namespace was deleted (or is being deleted) under the run.
     Namespace,
+    /// A Webhook task's URL is not allowed, or its webhook did not answer as it must:
+    /// fix the webhook, the task, or the provider's `allow_insecure_webhooks`.
+    Webhook,
 }
 
 impl ClusterError {

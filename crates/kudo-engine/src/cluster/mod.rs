@@ -55,6 +55,9 @@ pub struct Cluster {
     translator: Arc<Translator>,
     /// The API server's `gitVersion` (`v1.36.0`), read when connecting.
     server_version: Arc<str>,
+    /// Provider setting `allow_insecure_webhooks`: Webhook tasks may call plain
+    /// http:// URLs on other machines.
+    insecure_webhooks: bool,
 }
 
 /// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
@@ -149,6 +152,7 @@ impl Cluster {
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
+            insecure_webhooks: false,
         };
         let version = with_retry("server version", None, || {
             cluster.client.apiserver_version()
@@ -172,6 +176,18 @@ impl Cluster {
     /// what operator.yaml `kubernetesVersion` is checked against.
     pub fn server_version(&self) -> &str {
         &self.server_version
+    }
+
+    /// Lets Webhook tasks call plain http:// URLs of other machines (the provider's
+    /// `allow_insecure_webhooks`); by default only https:// and loopback http://.
+    pub fn with_insecure_webhooks(mut self, allow: bool) -> Cluster {
+        self.insecure_webhooks = allow;
+        self
+    }
+
+    /// See [`Cluster::with_insecure_webhooks`].
+    pub fn insecure_webhooks_allowed(&self) -> bool {
+        self.insecure_webhooks
     }
 
     /// The API server URL (for messages).

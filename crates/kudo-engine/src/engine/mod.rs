@@ -18,6 +18,7 @@ mod status;
 mod uninstall;
 mod volumes;
 mod wait;
+mod webhook;
 
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
@@ -45,6 +46,7 @@ pub use sharing::{ANNOTATION_USED_BY, user_id};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
+pub use webhook::CallError as WebhookCallError;
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};
 

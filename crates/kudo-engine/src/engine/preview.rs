@@ -72,6 +72,19 @@ pub async fn preview_walk(
     for step in walk.steps() {
         let loc = &step.location;
         for task in &step.tasks {
+            if let Action::Webhook(call) = &task.action {
+                // Never called while planning (it may have side effects); only the
+                // rule on its URL can be checked, with the run's words.
+                kudo_plan::webhook::check_url(&call.url, cluster.insecure_webhooks_allowed())
+                    .map_err(|e| {
+                        let mut err = EngineError::fatal(e.to_string())
+                            .at(loc)
+                            .with_task(&task.name);
+                        err.trouble = crate::cluster::Trouble::Webhook;
+                        err
+                    })?;
+                continue;
+            }
             let Action::Apply(objects) = &task.action else {
                 continue;
             };

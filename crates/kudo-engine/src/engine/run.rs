@@ -196,6 +196,7 @@ async fn run_plan_impl(
         applied: Mutex::new(BTreeSet::new()),
         deleted: Mutex::new(BTreeSet::new()),
         kept: Mutex::new(Vec::new()),
+        webhooks_answered: Mutex::new(BTreeSet::new()),
     };
     run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
         .await;
@@ -290,6 +291,9 @@ struct Run<'a> {
     applied: Mutex<BTreeSet<ObjectRef>>,
     deleted: Mutex<BTreeSet<ObjectRef>>,
     kept: Mutex<Vec<Kept>>,
+    /// Webhook tasks whose answer this run applied: their answer is now the latest,
+    /// so pruning may remove what they answered before and no longer do.
+    webhooks_answered: Mutex<BTreeSet<String>>,
 }
 
 /// A phase or step, started with the cancellation token it must honour.
@@ -549,7 +553,35 @@ impl<'a> Run<'a> {
             }
             Action::Pipe { pod, files } => self.pipe(loc, pod, files, cancel).await,
             Action::Child(child) => self.dependency(child, cancel).await,
+            Action::Webhook(call) => self.webhook(loc, &task.name, call, cancel).await,
         }
+    }
+
+    /// Calls the webhook and applies its answer like an Apply task's objects (same
+    /// metadata, ownership checks, inventory and health wait). A failed call fails the
+    /// task before anything is applied, and a failed run prunes nothing.
+    async fn webhook(
+        &self,
+        loc: &Location,
+        task: &str,
+        call: &kudo_plan::WebhookCall,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        let objects = super::webhook::call(self.cluster, self.req.namespace, task, call, cancel)
+            .await
+            .map_err(super::webhook::engine_error)?;
+        let rendered: Vec<Rendered> = objects
+            .into_iter()
+            .map(|object| Rendered {
+                template: String::new(),
+                object,
+            })
+            .collect();
+        let refs = self.apply_all(loc, &rendered, cancel).await?;
+        if let Ok(mut answered) = self.webhooks_answered.lock() {
+            answered.insert(task.to_string());
+        }
+        Ok(refs)
     }
 
     /// KudoOperator: installs the dependency's operator and runs the plan a change of it
@@ -1018,6 +1050,51 @@ impl<'a> Run<'a> {
         Some(desired)
     }
 
+    /// `unwanted` without the objects a Webhook task's latest answer holds. No plan can
+    /// know what a webhook answers without calling it, so the desired set never holds
+    /// them; instead each object a webhook answered carries the task's name
+    /// (`kudo.dev/webhook-task`), and stays until that task answers again without it
+    /// (in this run) or no plan of the package runs that task any more. Packages
+    /// without Webhook tasks read nothing here.
+    async fn not_held_by_webhooks(
+        &self,
+        unwanted: Vec<ObjectRef>,
+        cancel: &CancellationToken,
+    ) -> Vec<ObjectRef> {
+        let tasks = self.desired.webhook_tasks();
+        if tasks.is_empty() || unwanted.is_empty() {
+            return unwanted;
+        }
+        let answered = self
+            .webhooks_answered
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default();
+        let mut prune = Vec::new();
+        for r in unwanted {
+            let live = match or_cancel(cancel, &r, self.cluster.get(&r)).await {
+                Ok(live) => live,
+                Err(e) => {
+                    // Better to leak than to delete what a webhook may still want.
+                    tracing::warn!(object = %r, error = %e, "not pruning: cannot read whether a webhook answered it");
+                    continue;
+                }
+            };
+            let task = live.as_ref().and_then(|o| {
+                o.pointer("/metadata/annotations")
+                    .and_then(|a| a.get(kudo_plan::webhook::ANNOTATION_WEBHOOK_TASK))
+                    .and_then(Value::as_str)
+            });
+            match task {
+                Some(t) if tasks.contains(t) && !answered.contains(t) => {
+                    tracing::info!(object = %r, task = %t, "kept: the latest answer of its webhook task holds it");
+                }
+                _ => prune.push(r),
+            }
+        }
+        prune
+    }
+
     /// Deletes objects of earlier runs that no task renders any more; returns the new
     /// inventory.
     /// Previous inventory plus what this run applied, minus what it deleted.
@@ -1058,6 +1135,7 @@ impl<'a> Run<'a> {
                 .into_iter()
                 .filter(|r| !in_inventory(&desired, r))
                 .collect();
+            let unwanted = self.not_held_by_webhooks(unwanted, cancel).await;
             for r in &unwanted {
                 tracing::info!(object = %r, "pruning object no longer rendered");
             }

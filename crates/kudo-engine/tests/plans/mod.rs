@@ -7,6 +7,7 @@ mod failures;
 mod packages;
 mod pruning;
 mod strategies;
+mod webhooks;
 mod workloads;
 
 use kudo_engine::cluster::Cluster;
