@@ -1,6 +1,7 @@
 //! Task templates -> Kubernetes objects (JSON), before KUDO metadata is added.
 
-use std::collections::BTreeMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 
 use kudo_package::Package;
 use kudo_template::Vars;
@@ -28,6 +29,29 @@ pub struct RenderContext<'a> {
     /// Seed of the random template functions; None falls back to the public
     /// "namespace/name".
     pub seed: Option<&'a str>,
+    /// Shared by the walks of every plan of one instance (see [`RenderCache`]).
+    pub(crate) cache: Option<&'a RenderCache>,
+}
+
+/// The YAML documents each template file rendered to, for one instance's values.
+///
+/// Plans share tasks (kafka's `configuration` and `sts` run in three plans), so a walk
+/// of every plan would render and parse the same file several times over. A template
+/// sees the same variables wherever it runs except the plan location and `.Pipes`
+/// (whose artifact names contain the plan location); those are part of the key only
+/// for a template whose text names them. Random functions are seeded per file, so a
+/// cached result is exactly what rendering again would give. Failures are not kept:
+/// they name the location they happened at.
+#[derive(Debug, Default)]
+pub(crate) struct RenderCache(RefCell<HashMap<CacheKey, Vec<Value>>>);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    file: String,
+    /// (plan, phase, step) when the template reads `.PlanName`, `.PhaseName` or `.StepName`.
+    location: Option<(String, String, String)>,
+    /// `.Pipes` when the template reads it.
+    pipes: Option<Vec<(String, String)>>,
 }
 
 impl RenderContext<'_> {
@@ -47,12 +71,14 @@ impl RenderContext<'_> {
         }
     }
 
-    /// Renders one template file into its YAML documents (empty ones dropped).
+    /// The YAML documents of one template file at `loc` (empty ones dropped): from the
+    /// cache when this walk rendered it with the same variables already, else rendered
+    /// (`vars` is built on a task's first miss and reused for its other files).
     fn render_documents(
         &self,
         loc: &Location,
         file: &str,
-        vars: &Vars,
+        vars: &OnceCell<Vars>,
     ) -> Result<Vec<Value>, PlanError> {
         let text = self.package.templates.get(file).ok_or_else(|| {
             PlanError::new(format!(
@@ -60,6 +86,40 @@ impl RenderContext<'_> {
             ))
             .at(loc)
         })?;
+        let key = self.cache.map(|_| CacheKey {
+            file: file.to_string(),
+            location: ["PlanName", "PhaseName", "StepName"]
+                .iter()
+                .any(|v| text.contains(v))
+                .then(|| (loc.plan.clone(), loc.phase.clone(), loc.step.clone())),
+            pipes: text.contains("Pipes").then(|| {
+                self.pipes
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            }),
+        });
+        if let (Some(cache), Some(key)) = (self.cache, &key)
+            && let Some(documents) = cache.0.borrow().get(key)
+        {
+            return Ok(documents.clone());
+        }
+        let documents =
+            self.parse_documents(loc, file, text, vars.get_or_init(|| self.vars(loc)))?;
+        if let (Some(cache), Some(key)) = (self.cache, key) {
+            cache.0.borrow_mut().insert(key, documents.clone());
+        }
+        Ok(documents)
+    }
+
+    /// Renders `text` and parses what it renders.
+    fn parse_documents(
+        &self,
+        loc: &Location,
+        file: &str,
+        text: &str,
+        vars: &Vars,
+    ) -> Result<Vec<Value>, PlanError> {
         let options = kudo_template::RenderOptions {
             now: None,
             seed: self.seed.map(str::to_string),
@@ -96,7 +156,7 @@ impl RenderContext<'_> {
         &self,
         loc: &Location,
         file: &str,
-        vars: &Vars,
+        vars: &OnceCell<Vars>,
     ) -> Result<Vec<Value>, PlanError> {
         let mut objects = Vec::new();
         for (i, value) in self
@@ -127,7 +187,7 @@ impl RenderContext<'_> {
         resources: &[String],
         patches: &[String],
     ) -> Result<Vec<Rendered>, PlanError> {
-        let vars = self.vars(loc);
+        let vars = OnceCell::new();
         let mut objects = Vec::new();
         for file in resources {
             let path = package_path(file);

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::dependency::{self, Dependency, DependencyPackages};
 use crate::names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
-use crate::render::{RenderContext, Rendered};
+use crate::render::{RenderCache, RenderContext, Rendered};
 use crate::switch::{Switched, switch_on};
 use crate::webhook::WebhookCall;
 use crate::{Location, PlanError};
@@ -159,11 +159,12 @@ impl<'p> Desired<'p> {
             template_params,
             plans: BTreeMap::new(),
         };
+        let cache = RenderCache::default();
         let plans: BTreeMap<String, Result<PlanWalk<'p>, PlanError>> = pkg
             .operator
             .plans
             .keys()
-            .map(|name| (name.clone(), desired.walk(name)))
+            .map(|name| (name.clone(), desired.walk(name, Some(&cache))))
             .collect();
         desired.plans = plans;
         Ok(desired)
@@ -222,8 +223,13 @@ impl<'p> Desired<'p> {
             .collect()
     }
 
-    fn render_context(&self, pipes: BTreeMap<String, String>) -> RenderContext<'_> {
+    fn render_context<'c>(
+        &'c self,
+        pipes: BTreeMap<String, String>,
+        cache: Option<&'c RenderCache>,
+    ) -> RenderContext<'c> {
         RenderContext {
+            cache,
             package: self.inputs.package,
             instance: self.inputs.instance,
             namespace: self.inputs.namespace,
@@ -234,7 +240,11 @@ impl<'p> Desired<'p> {
     }
 
     /// THE traversal of a plan's phases, steps and tasks.
-    fn walk(&self, plan_name: &str) -> Result<PlanWalk<'p>, PlanError> {
+    fn walk(
+        &self,
+        plan_name: &str,
+        cache: Option<&RenderCache>,
+    ) -> Result<PlanWalk<'p>, PlanError> {
         let pkg = self.inputs.package;
         let Some(plan) = pkg.operator.plans.get(plan_name) else {
             return Err(PlanError::new(format!("no plan {plan_name:?}")).with_plan(plan_name));
@@ -275,7 +285,7 @@ impl<'p> Desired<'p> {
                 }
             }
         }
-        let ctx = self.render_context(pipes.clone());
+        let ctx = self.render_context(pipes.clone(), cache);
         let mut phases: Vec<PhaseWalk<'p>> = plan
             .phases
             .iter()
@@ -457,5 +467,55 @@ impl<'p> PlanWalk<'p> {
     /// Every (step, task) of the plan in order.
     pub fn steps(&self) -> impl Iterator<Item = &StepWalk<'p>> {
         self.phases.iter().flat_map(|p| &p.steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Every fixture package (the real ones beside the repository and our own), walked
+    /// with the defaults: the cached renders of [`Desired::new`] must give exactly what
+    /// rendering every task afresh gives.
+    #[test]
+    fn cached_renders_equal_fresh_renders() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut checked = 0;
+        for dir in ["../shared/fixtures/operators", "tests/fixtures/operators"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(pkg) = Package::load_dir(&entry.path()) else {
+                    continue;
+                };
+                let none = BTreeMap::new();
+                let inputs = Inputs {
+                    package: &pkg,
+                    instance: "inst",
+                    namespace: "ns",
+                    parameters: &none,
+                    seed: Some("seed"),
+                    dependencies: None,
+                };
+                let Ok(desired) = Desired::new(inputs) else {
+                    continue;
+                };
+                for name in pkg.operator.plans.keys() {
+                    let fresh = desired.walk(name, None);
+                    let cached = desired.plan(name);
+                    assert_eq!(
+                        format!("{cached:?}"),
+                        format!("{:?}", fresh.as_ref()),
+                        "{} plan {name}",
+                        entry.path().display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 5, "only {checked} fixture packages found");
     }
 }

@@ -1,0 +1,263 @@
+//! End-to-end benchmark: real Terraform, the release provider and kube-sim with
+//! instant readiness. Run by hand (`scripts/bench.sh`), never part of CI's verdict;
+//! prints Markdown tables for `docs/benchmarks.md`.
+//!
+//! Options: `--runs N` (Terraform runs per scenario, default 3), `--startup-runs N`
+//! (default 30), `--only startup|render|zookeeper|kafka|graph|parallel` (repeatable).
+
+mod render;
+mod scenarios;
+mod startup;
+mod stats;
+mod terraform;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube_sim::{ExecFile, KubeSim, SimConfig};
+use scenarios::Scenario;
+use stats::{Sample, ms};
+use terraform::{ProviderUse, Workspace};
+
+struct Options {
+    runs: usize,
+    startup_runs: usize,
+    only: Vec<String>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        runs: 3,
+        startup_runs: 30,
+        only: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut number = |name: &str| -> usize {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} needs a number"))
+        };
+        match a.as_str() {
+            "--runs" => o.runs = number("--runs"),
+            "--startup-runs" => o.startup_runs = number("--startup-runs"),
+            "--only" => o.only.push(args.next().expect("--only needs a name")),
+            // cargo bench passes --bench to every bench binary.
+            "--bench" => {}
+            other => panic!("unknown argument {other:?}"),
+        }
+    }
+    o
+}
+
+impl Options {
+    fn wants(&self, part: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == part)
+    }
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn terraform_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("TF_ACC_TERRAFORM_PATH") {
+        return PathBuf::from(p);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("terraform"))
+        .find(|p| p.is_file())
+        .expect("no terraform on PATH (or set TF_ACC_TERRAFORM_PATH)")
+}
+
+/// What one scenario measured over its runs.
+#[derive(Default)]
+struct Measured {
+    plan: Sample,
+    apply: Sample,
+    destroy: Sample,
+    plan_provider: Vec<ProviderUse>,
+    apply_provider: Vec<ProviderUse>,
+    requests: Vec<BTreeMap<String, u64>>,
+}
+
+fn verbs(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (key, n) in after {
+        let made = n - before.get(key).copied().unwrap_or(0);
+        let verb = key.split(' ').next().unwrap_or_default().to_uppercase();
+        *out.entry(verb).or_insert(0) += made;
+    }
+    out.retain(|_, n| *n > 0);
+    out
+}
+
+fn run_scenario(rt: &tokio::runtime::Runtime, scenario: &Scenario, runs: usize) -> Measured {
+    let mut m = Measured::default();
+    for _ in 0..runs {
+        let sim = rt
+            .block_on(KubeSim::start(SimConfig {
+                ready_delay: Duration::ZERO,
+                ..SimConfig::default()
+            }))
+            .expect("start kube-sim");
+        // kafka's TLS Pipe task reads these from its pod.
+        for path in ["/tmp/tls.key", "/tmp/tls.crt"] {
+            sim.add_exec_file(ExecFile {
+                namespace: "default".into(),
+                pod: None,
+                selector: None,
+                path: path.into(),
+                content: String::new(),
+            });
+        }
+        let root = tempfile::tempdir().expect("temp dir");
+        let kubeconfig = root.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        let mut ws = Workspace::new(
+            root.path(),
+            &terraform_path(),
+            Path::new(env!("CARGO_BIN_EXE_terraform-provider-kudo")),
+            &kubeconfig,
+        );
+        ws.set_env("TF_VAR_namespace", "default");
+        ws.write_config(&scenario.config);
+
+        let plan = ws.plan();
+        m.plan.push(plan.wall);
+        m.plan_provider.push(plan.provider);
+        let before = sim.request_counts();
+        let apply = ws.apply(scenario.parallelism);
+        m.requests.push(verbs(&before, &sim.request_counts()));
+        m.apply.push(apply.wall);
+        m.apply_provider.push(apply.provider);
+        m.destroy.push(ws.destroy().wall);
+        eprintln!(
+            "[bench] {}: plan {}, apply {}",
+            scenario.name,
+            ms(plan.wall),
+            ms(apply.wall)
+        );
+    }
+    m
+}
+
+/// The run with the median apply time: its provider figures and requests go in the table.
+fn median_index(s: &[Duration]) -> usize {
+    let mut idx: Vec<usize> = (0..s.len()).collect();
+    idx.sort_by_key(|&i| s[i]);
+    idx.get(idx.len() / 2).copied().unwrap_or(0)
+}
+
+fn share(cpu: Duration, wall: Duration) -> String {
+    format!(
+        "{:.1}%",
+        100.0 * cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9)
+    )
+}
+
+fn print_table(rows: &[(&Scenario, Measured)]) {
+    println!(
+        "| configuration | instances | `terraform plan` | provider CPU (share) | `terraform apply` | provider CPU (share) | provider processes (plan/apply) | peak provider RSS | API requests per apply |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (s, m) in rows {
+        let applies: Vec<Duration> = (0..m.requests.len()).map(|i| apply_at(m, i)).collect();
+        let i = median_index(&applies);
+        let (pp, ap) = (m.plan_provider[i], m.apply_provider[i]);
+        let requests = &m.requests[i];
+        let total: u64 = requests.values().sum();
+        let detail: Vec<String> = requests.iter().map(|(v, n)| format!("{v} {n}")).collect();
+        let rss = pp.peak_rss_kib.max(ap.peak_rss_kib);
+        println!(
+            "| {} | {} | {} | {} ({}) | {} | {} ({}) | {}/{} | {:.1} MiB | {} ({}) |",
+            s.name,
+            s.instances,
+            m.plan,
+            ms(pp.cpu),
+            share(pp.cpu, m.plan.median()),
+            m.apply,
+            ms(ap.cpu),
+            share(ap.cpu, applies[i]),
+            pp.processes,
+            ap.processes,
+            rss as f64 / 1024.0,
+            total,
+            detail.join(", ")
+        );
+    }
+}
+
+fn apply_at(m: &Measured, i: usize) -> Duration {
+    m.apply.nth(i)
+}
+
+fn main() {
+    let o = options();
+    let provider = Path::new(env!("CARGO_BIN_EXE_terraform-provider-kudo"));
+    let fixtures = repo_root().join("../shared/fixtures/operators");
+    println!(
+        "# End-to-end benchmark ({}; {} cores)\n",
+        std::env::consts::ARCH,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    if o.wants("startup") {
+        let (plain, mtls) = startup::measure(provider, o.startup_runs);
+        println!("| provider start-up (exec to handshake line) | median (min, max) |");
+        println!("|---|---|");
+        println!("| plain | {plain} |");
+        println!("| AutoMTLS (`PLUGIN_CLIENT_CERT` set, as Terraform starts it) | {mtls} |");
+        println!(
+            "| ratio AutoMTLS / plain | {:.2}x |\n",
+            mtls.median().as_secs_f64() / plain.median().as_secs_f64().max(1e-9)
+        );
+    }
+    if o.wants("render") {
+        let kafka = render::measure(provider, &fixtures.join("kafka"), o.startup_runs);
+        println!(
+            "| whole-process `render --output-dir` of kafka | median (min, max) | / Go ({} ms) |",
+            render::GO_KAFKA_WHOLE_PROCESS_MS
+        );
+        println!("|---|---|---|");
+        println!(
+            "| this provider | {kafka} | {:.2}x |\n",
+            kafka.median().as_secs_f64() * 1000.0 / render::GO_KAFKA_WHOLE_PROCESS_MS
+        );
+    }
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    if o.wants("zookeeper") {
+        scenarios.push(scenarios::zookeeper(&fixtures));
+    }
+    if o.wants("kafka") {
+        scenarios.push(scenarios::kafka(&fixtures));
+    }
+    if o.wants("graph") {
+        scenarios.push(scenarios::dependency_tree(
+            &repo_root().join("tests/fixtures/deps/kep29"),
+        ));
+    }
+    let webapp = repo_root().join("examples/terraform/quickstart/operator");
+    if o.wants("parallel") {
+        scenarios.push(scenarios::web_apps(&webapp, 1, None));
+        scenarios.push(scenarios::web_apps(&webapp, 50, Some(10)));
+    }
+    let rows: Vec<(&Scenario, Measured)> = scenarios
+        .iter()
+        .map(|s| (s, run_scenario(&rt, s, o.runs)))
+        .collect();
+    if !rows.is_empty() {
+        print_table(&rows);
+    }
+    let single = rows.iter().find(|(s, _)| s.name == "1 web app");
+    let many = rows.iter().find(|(s, _)| s.name == "50 web apps");
+    if let (Some((_, one)), Some((_, fifty))) = (single, many) {
+        println!(
+            "\n50 instances with -parallelism=10 / one instance (`terraform apply`): {:.2}x",
+            fifty.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! Running Terraform against the provider under test, and what the provider processes
+//! Terraform started used: each runs under GNU time, which appends one line per
+//! process to a file when it exits.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// CPU time and memory of every provider process one Terraform command started.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ProviderUse {
+    pub processes: usize,
+    /// user + system time, summed over the processes.
+    pub cpu: Duration,
+    /// The largest peak resident set of any one process, in KiB.
+    pub peak_rss_kib: u64,
+}
+
+/// One finished command.
+pub struct Run {
+    pub wall: Duration,
+    pub provider: ProviderUse,
+}
+
+/// A working directory whose Terraform uses the provider binary through a wrapper.
+pub struct Workspace {
+    pub dir: PathBuf,
+    terraform: PathBuf,
+    cli_config: PathBuf,
+    rusage: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+const TIME: &str = "/usr/bin/time";
+
+impl Workspace {
+    /// `root` holds the work dir, the CLI config and the wrapper; `provider` is the
+    /// release binary under test.
+    pub fn new(root: &Path, terraform: &Path, provider: &Path, kubeconfig: &Path) -> Workspace {
+        assert!(
+            Path::new(TIME).is_file(),
+            "{TIME} (GNU time) is needed to measure the provider processes"
+        );
+        let dir = root.join("work");
+        let plugins = root.join("plugins");
+        std::fs::create_dir_all(&dir).expect("work dir");
+        std::fs::create_dir_all(&plugins).expect("plugin dir");
+        let rusage = root.join("provider-rusage.txt");
+        // %e wall s, %U user s, %S system s, %M peak RSS KiB.
+        let wrapper = plugins.join("terraform-provider-kudo");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nexec {TIME} -a -o {rusage:?} -f '%e %U %S %M' {provider:?} \"$@\"\n",
+                rusage = rusage.display().to_string(),
+                provider = provider.display().to_string(),
+            ),
+        )
+        .expect("wrapper");
+        make_executable(&wrapper);
+        let cli_config = root.join("terraformrc");
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  dev_overrides {{\n    \"kudo/kudo\" = {:?}\n  }}\n  direct {{}}\n}}\n",
+                plugins.display().to_string()
+            ),
+        )
+        .expect("CLI config");
+        Workspace {
+            dir,
+            terraform: terraform.to_path_buf(),
+            cli_config,
+            rusage,
+            env: vec![(
+                "KUBE_CONFIG_PATH".to_string(),
+                kubeconfig.display().to_string(),
+            )],
+        }
+    }
+
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.dir.join("main.tf"), text).expect("main.tf");
+    }
+
+    /// `terraform <args>`; panics with Terraform's output when it fails.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let _ = std::fs::remove_file(&self.rusage);
+        let mut cmd = Command::new(&self.terraform);
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .env("TF_CLI_CONFIG_FILE", &self.cli_config)
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_IN_AUTOMATION", "1")
+            .env("TF_INPUT", "0")
+            .env_remove("KUBECONFIG")
+            .env_remove("TF_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let out = cmd.output().expect("run terraform");
+        let wall = started.elapsed();
+        assert!(
+            out.status.success(),
+            "terraform {} failed:\n{}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Run {
+            wall,
+            provider: self.provider_use(),
+        }
+    }
+
+    fn provider_use(&self) -> ProviderUse {
+        let text = std::fs::read_to_string(&self.rusage).unwrap_or_default();
+        let mut used = ProviderUse::default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // A process killed by a signal gets an extra "Command terminated" line.
+            let [_, user, system, rss] = f[..] else {
+                continue;
+            };
+            let secs = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+            used.processes += 1;
+            used.cpu += Duration::from_secs_f64(secs(user) + secs(system));
+            used.peak_rss_kib = used.peak_rss_kib.max(rss.parse().unwrap_or(0));
+        }
+        used
+    }
+
+    pub fn plan(&self) -> Run {
+        self.run(&["plan", "-input=false", "-no-color"])
+    }
+
+    pub fn apply(&self, parallelism: Option<usize>) -> Run {
+        let p = parallelism.map(|n| format!("-parallelism={n}"));
+        let mut args = vec!["apply", "-input=false", "-no-color", "-auto-approve"];
+        if let Some(p) = &p {
+            args.push(p);
+        }
+        self.run(&args)
+    }
+
+    pub fn destroy(&self) -> Run {
+        self.run(&["destroy", "-input=false", "-no-color", "-auto-approve"])
+    }
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perm = std::fs::metadata(path)
+        .expect("wrapper metadata")
+        .permissions();
+    perm.set_mode(0o755);
+    std::fs::set_permissions(path, perm).expect("chmod wrapper");
+}

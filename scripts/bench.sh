@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# End-to-end benchmark (issue #15): builds the release provider and runs
+# benches/e2e against real Terraform and kube-sim with instant readiness, printing
+# Markdown tables for docs/benchmarks.md. Run by hand; CI never runs it.
+#
+# Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]...
+#   PART: startup, render, zookeeper, kafka, graph, parallel (default: all)
+#   --micro   also run the in-process benches of kudo-resolve and kudo-template
+# Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH) and GNU time at /usr/bin/time.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+micro=false
+args=()
+for a in "$@"; do
+  case "$a" in
+    --micro) micro=true ;;
+    -h | --help)
+      sed -n '2,9p' "$0"
+      exit 0
+      ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+cargo bench -p terraform-provider-kudo --bench e2e -- "${args[@]}"
+if [[ "$micro" == true ]]; then
+  cargo bench -p kudo-resolve
+  cargo bench -p kudo-template
+fi
