@@ -1,7 +1,8 @@
 //! Task templates -> Kubernetes objects (JSON), before KUDO metadata is added.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, PoisonError};
 
 use kudo_package::Package;
 use kudo_template::Vars;
@@ -43,7 +44,20 @@ pub struct RenderContext<'a> {
 /// cached result is exactly what rendering again would give. Failures are not kept:
 /// they name the location they happened at.
 #[derive(Debug, Default)]
-pub(crate) struct RenderCache(RefCell<HashMap<CacheKey, Vec<Value>>>);
+pub(crate) struct RenderCache(Mutex<HashMap<CacheKey, Vec<Value>>>);
+
+impl RenderCache {
+    fn get(&self, key: &CacheKey) -> Option<Vec<Value>> {
+        // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(key).cloned()
+    }
+
+    fn put(&self, key: CacheKey, documents: Vec<Value>) {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.insert(key, documents);
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
@@ -100,14 +114,14 @@ impl RenderContext<'_> {
             }),
         });
         if let (Some(cache), Some(key)) = (self.cache, &key)
-            && let Some(documents) = cache.0.borrow().get(key)
+            && let Some(documents) = cache.get(key)
         {
-            return Ok(documents.clone());
+            return Ok(documents);
         }
         let documents =
             self.parse_documents(loc, file, text, vars.get_or_init(|| self.vars(loc)))?;
         if let (Some(cache), Some(key)) = (self.cache, key) {
-            cache.0.borrow_mut().insert(key, documents.clone());
+            cache.put(key, documents.clone());
         }
         Ok(documents)
     }

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use kudo_package::{Package, PipeSpec, Strategy, TaskSpec};
 use serde_json::Value;
@@ -34,7 +35,8 @@ pub struct Inputs<'p> {
 }
 
 /// The instance's desired state: its effective parameters and every plan of its
-/// package walked once with them.
+/// package walked once with them (each on first use: `render` and a run need one plan,
+/// pruning all of them).
 #[derive(Debug, Clone)]
 pub struct Desired<'p> {
     pub inputs: Inputs<'p>,
@@ -42,7 +44,9 @@ pub struct Desired<'p> {
     pub effective: BTreeMap<String, String>,
     /// What templates see as `.Params` (typed values).
     pub template_params: BTreeMap<String, Value>,
-    plans: BTreeMap<String, Result<PlanWalk<'p>, PlanError>>,
+    plans: BTreeMap<String, OnceLock<Result<PlanWalk<'p>, PlanError>>>,
+    /// Shared by the walks of every plan, so each template file renders once.
+    cache: Arc<RenderCache>,
 }
 
 /// One plan, walked.
@@ -139,8 +143,8 @@ pub struct Wanted<'a> {
 }
 
 impl<'p> Desired<'p> {
-    /// Checks the parameters and walks every plan. Only invalid parameters fail here;
-    /// a plan that cannot be walked fails when it is asked for ([`Desired::plan`]).
+    /// Checks the parameters. Only invalid parameters fail here; a plan that cannot be
+    /// walked fails when it is asked for ([`Desired::plan`]).
     pub fn new(inputs: Inputs<'p>) -> Result<Desired<'p>, PlanError> {
         let pkg = inputs.package;
         let effective = pkg.effective_params(inputs.parameters).map_err(|errs| {
@@ -153,28 +157,27 @@ impl<'p> Desired<'p> {
         let template_params = pkg
             .template_params(&effective)
             .map_err(|e| PlanError::new(format!("parameter {}: {}", e.parameter, e.message)))?;
-        let mut desired = Desired {
+        Ok(Desired {
             inputs,
             effective,
             template_params,
-            plans: BTreeMap::new(),
-        };
-        let cache = RenderCache::default();
-        let plans: BTreeMap<String, Result<PlanWalk<'p>, PlanError>> = pkg
-            .operator
-            .plans
-            .keys()
-            .map(|name| (name.clone(), desired.walk(name, Some(&cache))))
-            .collect();
-        desired.plans = plans;
-        Ok(desired)
+            plans: pkg
+                .operator
+                .plans
+                .keys()
+                .map(|name| (name.clone(), OnceLock::new()))
+                .collect(),
+            cache: Arc::default(),
+        })
     }
 
     /// The walk of plan `name`, or the error a run of it would fail with.
     pub fn plan(&self, name: &str) -> Result<&PlanWalk<'p>, PlanError> {
         match self.plans.get(name) {
-            Some(Ok(walk)) => Ok(walk),
-            Some(Err(e)) => Err(e.clone()),
+            Some(cell) => cell
+                .get_or_init(|| self.walk(name, Some(&self.cache)))
+                .as_ref()
+                .map_err(Clone::clone),
             None => {
                 let known: Vec<&String> = self.inputs.package.operator.plans.keys().collect();
                 Err(PlanError::new(format!(
@@ -191,8 +194,8 @@ impl<'p> Desired<'p> {
     /// delete something still wanted).
     pub fn wanted(&self) -> Option<Wanted<'_>> {
         let mut wanted = Wanted::default();
-        for walk in self.plans.values() {
-            let walk = walk.as_ref().ok()?;
+        for name in self.plans.keys() {
+            let walk = self.plan(name).ok()?;
             for task in walk.tasks() {
                 match &task.action {
                     Action::Apply(objects) => wanted.objects.extend(objects),
@@ -215,8 +218,8 @@ impl<'p> Desired<'p> {
     /// answered stays until that task answers without it (or no plan runs it any more).
     pub fn webhook_tasks(&self) -> std::collections::BTreeSet<&str> {
         self.plans
-            .values()
-            .filter_map(|w| w.as_ref().ok())
+            .keys()
+            .filter_map(|name| self.plan(name).ok())
             .flat_map(|w| w.tasks())
             .filter(|t| matches!(t.action, Action::Webhook(_)))
             .map(|t| t.name.as_str())

@@ -25,7 +25,9 @@ mod split;
 mod sprig;
 mod toyaml;
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use gotmpl::parse::Parser;
@@ -81,23 +83,7 @@ pub fn render_with(
     vars: &Vars,
     options: &RenderOptions,
 ) -> Result<String, RenderError> {
-    let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
-        .and_then(|p| p.parse())
-        .map_err(|e| RenderError::from_parse(template_name, text, e))?;
-
-    if let Some((line, message)) = blocks::block_error(text) {
-        return Err(RenderError::new(template_name, Some(line), None, message));
-    }
-    check::undefined_functions(template_name, text, &tree, &defines, &FUNCTION_NAMES)?;
-
-    let mut tmpl = PROTOTYPE.clone();
-    for d in defines {
-        tmpl = tmpl.add_parse_tree(&d.name, d.body);
-    }
-    // The body goes in last so a `{{define}}` of the file's own name cannot replace it,
-    // as in Go where the file's top level wins.
-    tmpl = tmpl.add_parse_tree(template_name, tree);
-
+    let tmpl = prepared(template_name, text)?;
     let seed = options
         .seed
         .clone()
@@ -131,6 +117,51 @@ pub fn render_with(
             );
             check::locate_exec_error(template_name, text, &trees, e)
         })
+}
+
+/// Parsed and checked templates of this thread, by name and text. A plan renders the
+/// same file for several tasks, plans and instances, and parsing is most of the cost of
+/// a render; executing takes the template by reference, so one parse serves them all.
+/// Only templates that parse and pass the checks are kept. Bounded: a long-lived
+/// provider process forgets everything when the map grows past [`PREPARED_MAX`].
+type PreparedKey = (String, String);
+
+const PREPARED_MAX: usize = 1024;
+
+thread_local! {
+    static PREPARED: RefCell<HashMap<PreparedKey, Rc<Template>>> = RefCell::new(HashMap::new());
+}
+
+fn prepared(template_name: &str, text: &str) -> Result<Rc<Template>, RenderError> {
+    let key = (template_name.to_string(), text.to_string());
+    if let Some(t) = PREPARED.with(|p| p.borrow().get(&key).cloned()) {
+        return Ok(t);
+    }
+    let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
+        .and_then(|p| p.parse())
+        .map_err(|e| RenderError::from_parse(template_name, text, e))?;
+
+    if let Some((line, message)) = blocks::block_error(text) {
+        return Err(RenderError::new(template_name, Some(line), None, message));
+    }
+    check::undefined_functions(template_name, text, &tree, &defines, &FUNCTION_NAMES)?;
+
+    let mut tmpl = PROTOTYPE.clone();
+    for d in defines {
+        tmpl = tmpl.add_parse_tree(&d.name, d.body);
+    }
+    // The body goes in last so a `{{define}}` of the file's own name cannot replace it,
+    // as in Go where the file's top level wins.
+    tmpl = tmpl.add_parse_tree(template_name, tree);
+    let tmpl = Rc::new(tmpl);
+    PREPARED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= PREPARED_MAX {
+            p.clear();
+        }
+        p.insert(key, tmpl.clone());
+    });
+    Ok(tmpl)
 }
 
 /// The most a single template may render. Without a bound, a loop such as
