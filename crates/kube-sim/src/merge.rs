@@ -5,24 +5,8 @@ use serde_json::Value;
 
 use crate::fieldset::{ListKind, item_key, list_kind};
 
-/// RFC 7386: objects merge recursively, `null` deletes, everything else replaces.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(p) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let Value::Object(t) = target else { return };
-    for (k, v) in p {
-        if v.is_null() {
-            t.remove(k);
-        } else {
-            merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-        }
-    }
-}
+/// RFC 7386 JSON merge patch (the one implementation, in kube-merge).
+pub use kube_merge::json_merge_patch as merge_patch;
 
 /// Strategic merge patch, with the merge keys task patches use too (`kube_merge`).
 pub fn strategic_merge(

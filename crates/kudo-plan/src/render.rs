@@ -234,7 +234,7 @@ pub fn package_path(file: &str) -> String {
     format!("templates/{file}")
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

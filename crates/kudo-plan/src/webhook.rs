@@ -338,7 +338,7 @@ pub fn read_answer(
         other => {
             return Err(invalid(format!(
                 "the JSON is {} instead of an object",
-                json_type(other)
+                crate::render::type_name(other)
             )));
         }
     };
@@ -353,7 +353,10 @@ pub fn read_answer(
             invalid(format!("object {}{name} {problem}", i + 1))
         };
         if !object.is_object() {
-            return Err(at(&format!("is {}, not an object", json_type(object))));
+            return Err(at(&format!(
+                "is {}, not an object",
+                crate::render::type_name(object)
+            )));
         }
         let text = |pointer: &str| {
             object
@@ -388,17 +391,6 @@ pub fn read_answer(
         seen.push(key);
     }
     Ok(objects)
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
