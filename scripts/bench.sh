@@ -6,7 +6,7 @@
 # Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]...
 #   PART: startup, render, zookeeper, kafka, graph, parallel (default: all)
 #   --micro   also run the in-process benches of kudo-resolve and kudo-template
-# Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH) and GNU time at /usr/bin/time.
+# Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -1,6 +1,6 @@
 //! Running Terraform against the provider under test, and what the provider processes
-//! Terraform started used: each runs under GNU time, which appends one line per
-//! process to a file when it exits.
+//! Terraform started used: each runs under this binary's wrapper mode
+//! ([`crate::wrap`]), which appends one line per process to a file when it exits.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,27 +31,23 @@ pub struct Workspace {
     env: Vec<(String, String)>,
 }
 
-const TIME: &str = "/usr/bin/time";
-
 impl Workspace {
     /// `root` holds the work dir, the CLI config and the wrapper; `provider` is the
     /// release binary under test.
     pub fn new(root: &Path, terraform: &Path, provider: &Path, kubeconfig: &Path) -> Workspace {
-        assert!(
-            Path::new(TIME).is_file(),
-            "{TIME} (GNU time) is needed to measure the provider processes"
-        );
         let dir = root.join("work");
         let plugins = root.join("plugins");
         std::fs::create_dir_all(&dir).expect("work dir");
         std::fs::create_dir_all(&plugins).expect("plugin dir");
         let rusage = root.join("provider-rusage.txt");
-        // %e wall s, %U user s, %S system s, %M peak RSS KiB.
         let wrapper = plugins.join("terraform-provider-kudo");
+        let this = std::env::current_exe().expect("path of the benchmark binary");
         std::fs::write(
             &wrapper,
             format!(
-                "#!/bin/sh\nexec {TIME} -a -o {rusage:?} -f '%e %U %S %M' {provider:?} \"$@\"\n",
+                "#!/bin/sh\nexec {this:?} {flag} {rusage:?} {provider:?} \"$@\"\n",
+                this = this.display().to_string(),
+                flag = crate::wrap::FLAG,
                 rusage = rusage.display().to_string(),
                 provider = provider.display().to_string(),
             ),
@@ -126,7 +122,6 @@ impl Workspace {
         let mut used = ProviderUse::default();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            // A process killed by a signal gets an extra "Command terminated" line.
             let [_, user, system, rss] = f[..] else {
                 continue;
             };
