@@ -122,19 +122,34 @@ pub fn render_with(
 /// Parsed and checked templates of this thread, by name and text. A plan renders the
 /// same file for several tasks, plans and instances, and parsing is most of the cost of
 /// a render; executing takes the template by reference, so one parse serves them all.
-/// Only templates that parse and pass the checks are kept. Bounded: a long-lived
-/// provider process forgets everything when the map grows past [`PREPARED_MAX`].
-type PreparedKey = (String, String);
+/// Keyed by name (looked up without copying anything); packages that share a file name
+/// (`service.yaml`) keep one entry each under it, told apart by their text. Only
+/// templates that parse and pass the checks are kept. Bounded: a long-lived provider
+/// process forgets everything when it holds more than [`PREPARED_MAX`] templates.
+#[derive(Default)]
+struct Prepared {
+    by_name: HashMap<String, Vec<PreparedText>>,
+    count: usize,
+}
+
+/// One template text and its parsed form.
+type PreparedText = (Box<str>, Rc<Template>);
 
 const PREPARED_MAX: usize = 1024;
 
 thread_local! {
-    static PREPARED: RefCell<HashMap<PreparedKey, Rc<Template>>> = RefCell::new(HashMap::new());
+    static PREPARED: RefCell<Prepared> = RefCell::new(Prepared::default());
 }
 
 fn prepared(template_name: &str, text: &str) -> Result<Rc<Template>, RenderError> {
-    let key = (template_name.to_string(), text.to_string());
-    if let Some(t) = PREPARED.with(|p| p.borrow().get(&key).cloned()) {
+    let known = PREPARED.with(|p| {
+        p.borrow()
+            .by_name
+            .get(template_name)
+            .and_then(|texts| texts.iter().find(|(t, _)| **t == *text))
+            .map(|(_, tmpl)| tmpl.clone())
+    });
+    if let Some(t) = known {
         return Ok(t);
     }
     let (tree, defines) = Parser::with_name(Some(template_name), text, "{{", "}}")
@@ -156,10 +171,14 @@ fn prepared(template_name: &str, text: &str) -> Result<Rc<Template>, RenderError
     let tmpl = Rc::new(tmpl);
     PREPARED.with(|p| {
         let mut p = p.borrow_mut();
-        if p.len() >= PREPARED_MAX {
-            p.clear();
+        if p.count >= PREPARED_MAX {
+            *p = Prepared::default();
         }
-        p.insert(key, tmpl.clone());
+        p.count += 1;
+        p.by_name
+            .entry(template_name.to_string())
+            .or_default()
+            .push((text.into(), tmpl.clone()));
     });
     Ok(tmpl)
 }
@@ -219,3 +238,25 @@ const GO_BUILTINS: &[&str] = &[
     "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf",
     "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two packages may both have a `service.yaml`: the parsed templates are kept by
+    /// name and text, so each renders its own text, also when they alternate.
+    #[test]
+    fn templates_of_one_name_and_different_texts_render_their_own_text() {
+        let vars = Vars::default();
+        for _ in 0..2 {
+            assert_eq!(
+                render("service.yaml", "a: 1", &vars).ok().as_deref(),
+                Some("a: 1")
+            );
+            assert_eq!(
+                render("service.yaml", "b: 2", &vars).ok().as_deref(),
+                Some("b: 2")
+            );
+        }
+    }
+}
