@@ -90,6 +90,16 @@ impl Session {
             })
     }
 
+    /// [`Session::cluster_for`] the change `ApplyResourceChange` makes: a destroy when
+    /// the planned state is null, else an apply.
+    async fn cluster_for_change(&self, planned: &tfplugin::Value) -> Result<Cluster, Diagnostic> {
+        let command = match planned.is_null() {
+            true => diag::Command::Destroy,
+            false => diag::Command::Apply,
+        };
+        self.cluster_for(command).await
+    }
+
     /// A failed cluster call, with advice that names the connection settings in use.
     fn cluster_error(&self, summary: &str, e: &kudo_engine::cluster::ClusterError) -> Diagnostic {
         diag::cluster_error(summary, e, &self.config.connection)

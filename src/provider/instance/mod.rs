@@ -379,11 +379,7 @@ async fn apply_inner(
         diagnostics: vec![d],
         ..Default::default()
     };
-    let command = match planned.is_null() {
-        true => super::diag::Command::Destroy,
-        false => super::diag::Command::Apply,
-    };
-    let cluster = match session.cluster_for(command).await {
+    let cluster = match session.cluster_for_change(&planned).await {
         Ok(c) => c,
         Err(d) => return fail(prior, d),
     };
