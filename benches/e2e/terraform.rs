@@ -122,7 +122,7 @@ impl Workspace {
         let mut used = ProviderUse::default();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            let [_, user, system, rss] = f[..] else {
+            let [user, system, rss] = f[..] else {
                 continue;
             };
             let secs = |s: &str| s.parse::<f64>().unwrap_or(0.0);

@@ -28,8 +28,8 @@ pub fn run(args: &[String]) -> ExitCode {
     ExitCode::from(status.code().map_or(1, |c| c as u8))
 }
 
-/// Appends `wall user system maxrss_kib` of the finished child, the format of the
-/// lines [`crate::terraform::Workspace`] reads (wall is not known here: 0).
+/// Appends `user_seconds system_seconds maxrss_kib` of the finished child, the lines
+/// [`crate::terraform::Workspace`] reads.
 fn record(path: &Path) {
     // SAFETY: getrusage only writes the struct we pass; zeroed is a valid rusage.
     let usage = unsafe {
@@ -41,7 +41,7 @@ fn record(path: &Path) {
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let line = format!(
-        "0 {:.6} {:.6} {}\n",
+        "{:.6} {:.6} {}\n",
         secs(usage.ru_utime),
         secs(usage.ru_stime),
         usage.ru_maxrss
