@@ -1,6 +1,7 @@
 //! KUDO's own CRD shapes (`kudo.dev/v1beta1` Operator and OperatorVersion specs), and
 //! the way back from an OperatorVersion to a package.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::PackageError;
@@ -182,54 +183,88 @@ fn parameter_json(p: &Parameter) -> Value {
     Value::Object(m)
 }
 
-/// `OperatorVersion.spec` (parameter type spelled `value-type`, as KUDO's CRD does).
+/// `OperatorVersion.spec` as KUDO's CRD declares it (`kudo.dev/v1beta1`), plus the two
+/// fields this provider adds (`outputs`, `dependencies`), which the CRD's preserved
+/// unknown fields keep. Task, parameter and plan bodies stay JSON here: the package
+/// parser is the one reader of those, so an OperatorVersion read back from a cluster is
+/// checked exactly as package files are (see [`package_from_operator_version`]).
+///
+/// Reading is lenient (every field defaults): objects written by KUDO itself or by
+/// another tool may leave fields out, and what is missing is reported by name later.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OperatorVersionSpec {
+    pub operator: OperatorRef,
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    /// File name (under `templates/`) to text. Kept as JSON so that a non-string entry
+    /// is reported by name instead of failing the whole object.
+    pub templates: Map<String, Value>,
+    pub tasks: Vec<Value>,
+    /// Parameter type spelled `value-type`, as KUDO's CRD does.
+    pub parameters: Vec<Value>,
+    pub plans: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Value>,
+}
+
+/// `OperatorVersion.spec.operator`: the Operator this version belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OperatorRef {
+    pub name: String,
+    pub kind: String,
+}
+
+impl OperatorVersionSpec {
+    /// The spec this provider writes for `pkg`.
+    pub fn of_package(pkg: &Package) -> OperatorVersionSpec {
+        let op = &pkg.operator;
+        OperatorVersionSpec {
+            operator: OperatorRef {
+                name: op.name.clone(),
+                kind: "Operator".to_string(),
+            },
+            version: op.operator_version.clone(),
+            app_version: op.app_version.clone(),
+            templates: pkg
+                .templates
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+            tasks: op.tasks.iter().map(task_json).collect(),
+            parameters: pkg.parameters.iter().map(parameter_json).collect(),
+            plans: op
+                .plans
+                .iter()
+                .map(|(k, p)| (k.clone(), plan_json(p)))
+                .collect(),
+            // Neither is a KUDO field: `outputs` feed Terraform, `dependencies` let an
+            // imported operator still know which operators it requires.
+            outputs: (!op.outputs.is_empty()).then(|| json!(op.outputs)),
+            dependencies: (!op.dependencies.is_empty())
+                .then(|| Value::Array(dependencies_json(&op.dependencies))),
+        }
+    }
+
+    /// The spec of an OperatorVersion object (or of a bare spec, as older states hold).
+    /// `None` when it is not an object of this shape at all.
+    pub fn of_object(ov: &Value) -> Option<OperatorVersionSpec> {
+        serde_json::from_value(spec_of(ov).clone()).ok()
+    }
+
+    pub fn to_json(&self) -> Value {
+        // A struct of strings, maps and JSON values always serialises.
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// `OperatorVersion.spec` of `pkg` as JSON.
 pub fn operator_version_spec(pkg: &Package) -> Value {
-    let op = &pkg.operator;
-    let mut m = Map::new();
-    put(
-        &mut m,
-        "operator",
-        json!({"name": op.name, "kind": "Operator"}),
-    );
-    put(&mut m, "version", op.operator_version.as_str());
-    if let Some(app) = &op.app_version {
-        put(&mut m, "appVersion", app.as_str());
-    }
-    let templates: Map<String, Value> = pkg
-        .templates
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
-    put(&mut m, "templates", templates);
-    put(
-        &mut m,
-        "tasks",
-        op.tasks.iter().map(task_json).collect::<Vec<_>>(),
-    );
-    put(
-        &mut m,
-        "parameters",
-        pkg.parameters
-            .iter()
-            .map(parameter_json)
-            .collect::<Vec<_>>(),
-    );
-    let plans: Map<String, Value> = op
-        .plans
-        .iter()
-        .map(|(k, p)| (k.clone(), plan_json(p)))
-        .collect();
-    put(&mut m, "plans", plans);
-    if !op.outputs.is_empty() {
-        // Not a KUDO field; the CRDs preserve unknown fields, so it round-trips.
-        put(&mut m, "outputs", json!(op.outputs));
-    }
-    if !op.dependencies.is_empty() {
-        // Not a KUDO field either; kept so that an imported operator still knows
-        // which operators it requires.
-        put(&mut m, "dependencies", dependencies_json(&op.dependencies));
-    }
-    Value::Object(m)
+    OperatorVersionSpec::of_package(pkg).to_json()
 }
 
 fn dependencies_json(deps: &[OperatorDependency]) -> Vec<Value> {
@@ -275,22 +310,25 @@ pub fn package_from_operator_version(
             || "OperatorVersion/".to_string(),
             |n| format!("OperatorVersion/{n}:"),
         );
-    let spec = spec_of(ov);
     let bad = |field: &str, msg: &str| PackageError::invalid(&label, None, field, msg.to_string());
-    let name = spec
-        .pointer("/operator/name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("spec.operator.name", "missing operator name"))?;
+    let spec = OperatorVersionSpec::of_object(ov).ok_or_else(|| {
+        bad(
+            "spec",
+            "not an OperatorVersion spec (a field has the wrong type)",
+        )
+    })?;
+    if spec.operator.name.is_empty() {
+        return Err(bad("spec.operator.name", "missing operator name"));
+    }
+    if spec.version.is_empty() {
+        return Err(bad("spec.version", "missing operator version"));
+    }
     let mut opfile = Map::new();
     put(&mut opfile, "apiVersion", API_VERSION);
-    put(&mut opfile, "name", name);
-    let version = spec
-        .get("version")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("spec.version", "missing operator version"))?;
-    put(&mut opfile, "operatorVersion", version);
-    if let Some(app) = spec.get("appVersion").and_then(Value::as_str) {
-        put(&mut opfile, "appVersion", app);
+    put(&mut opfile, "name", spec.operator.name.as_str());
+    put(&mut opfile, "operatorVersion", spec.version.as_str());
+    if let Some(app) = &spec.app_version {
+        put(&mut opfile, "appVersion", app.as_str());
     }
     if let Some(op) = operator.map(spec_of) {
         for key in [
@@ -306,28 +344,27 @@ pub fn package_from_operator_version(
             }
         }
     }
-    for key in ["tasks", "plans", "outputs", "dependencies"] {
-        if let Some(v) = spec.get(key) {
-            put(&mut opfile, key, v.clone());
-        }
+    put(&mut opfile, "tasks", spec.tasks.clone());
+    put(&mut opfile, "plans", Value::Object(spec.plans.clone()));
+    if let Some(v) = &spec.outputs {
+        put(&mut opfile, "outputs", v.clone());
+    }
+    if let Some(v) = &spec.dependencies {
+        put(&mut opfile, "dependencies", v.clone());
     }
     let params: Vec<Value> = spec
-        .get("parameters")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .map(|p| {
-                    let mut p = p.clone();
-                    if let Some(obj) = p.as_object_mut()
-                        && let Some(t) = obj.remove("value-type")
-                    {
-                        obj.insert("type".to_string(), t);
-                    }
-                    p
-                })
-                .collect()
+        .parameters
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            if let Some(obj) = p.as_object_mut()
+                && let Some(t) = obj.remove("value-type")
+            {
+                obj.insert("type".to_string(), t);
+            }
+            p
         })
-        .unwrap_or_default();
+        .collect();
     let mut files = Files::new();
     files.insert(
         "operator.yaml".to_string(),
@@ -337,21 +374,17 @@ pub fn package_from_operator_version(
         "params.yaml".to_string(),
         kudo_yaml::to_yaml(&json!({"apiVersion": API_VERSION, "parameters": params})).into_bytes(),
     );
-    if let Some(t) = spec.get("templates").and_then(Value::as_object) {
-        for (k, v) in t {
-            let text = v
-                .as_str()
-                .ok_or_else(|| bad(&format!("spec.templates.{k}"), "template is not a string"))?;
-            files.insert(format!("templates/{k}"), text.as_bytes().to_vec());
-        }
+    for (k, v) in &spec.templates {
+        let text = v
+            .as_str()
+            .ok_or_else(|| bad(&format!("spec.templates.{k}"), "template is not a string"))?;
+        files.insert(format!("templates/{k}"), text.as_bytes().to_vec());
     }
     let mut pkg = Package::from_files(&files, &label, Origin::Cluster)?;
     // from_files only keeps `*.yaml` templates; a cluster object may hold any name.
-    if let Some(t) = spec.get("templates").and_then(Value::as_object) {
-        for (k, v) in t {
-            if let Some(s) = v.as_str() {
-                pkg.templates.insert(k.clone(), s.to_string());
-            }
+    for (k, v) in &spec.templates {
+        if let Some(s) = v.as_str() {
+            pkg.templates.insert(k.clone(), s.to_string());
         }
     }
     Ok(pkg)

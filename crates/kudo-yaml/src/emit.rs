@@ -1,214 +1,520 @@
-//! Block YAML output in the style of Go's yaml.v2 `Marshal` (used for parameter
-//! defaults and usable for `toYaml`): keys sorted, sequences inside mappings not
-//! indented, strings quoted only when needed to keep them strings.
+//! Block YAML in the style of Go's yaml.v2 `Marshal`: the one emitter behind the
+//! templates' `toYaml` and every YAML document the provider and CLI write.
 //!
-//! Known difference: yaml.v2 folds long plain strings at 80 columns; we never fold.
+//! yaml.v2 behaviours matched here: map keys sorted with its "natural" order (runs of
+//! digits compare as numbers, letters before other characters), 2-space indentation,
+//! sequences inside mappings not indented, strings quoted only when they would read
+//! back as another type (YAML 1.1: `yes`, `on`, `1e3`, `0777`, timestamps, ...) or
+//! cannot be written plain (leading/trailing blanks, indicators, `: `, ` #`),
+//! multi-line strings as literal blocks (`|`, `|-`, `|+`), floats in Go's `%g`
+//! shortest form, a trailing newline. Long scalars are folded at column 80 as
+//! yaml.v2's emitter does.
+//!
+//! The emitter walks any tree that can show itself as a [`View`] ([`YamlTree`]), so
+//! JSON values and the template engine's values share it.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::ops::RangeInclusive;
 
-use serde_json::Value;
-
-use crate::json::format_go_float;
+use crate::gofloat::format_float_g;
 use crate::resolve::{Resolved, resolve_plain};
 
-/// Serialise a JSON value as block YAML ending with a newline (`{}`/`[]`/scalars alone on
-/// their line).
-pub fn to_yaml(value: &Value) -> String {
-    let mut out = String::new();
-    match value {
-        Value::Object(m) if !m.is_empty() => mapping(m, 0, &mut out),
-        Value::Array(a) if !a.is_empty() => sequence(a, 0, &mut out),
+/// One level of a tree as the emitter sees it.
+pub enum View<'a, T> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+    /// A string, or the text of a value YAML has no type for (Go's `%v` of it).
+    Str(Cow<'a, str>),
+    Seq(Vec<T>),
+    /// Entries in any order; the emitter sorts keys as yaml.v2 does.
+    Map(Vec<(&'a str, T)>),
+}
+
+/// A value the emitter can write. Implemented for `&serde_json::Value`; other value
+/// types implement it on a borrowed wrapper.
+pub trait YamlTree<'a>: Copy {
+    fn view(self) -> View<'a, Self>;
+}
+
+impl<'a> YamlTree<'a> for &'a serde_json::Value {
+    fn view(self) -> View<'a, Self> {
+        use serde_json::Value;
+        match self {
+            Value::Null => View::Null,
+            Value::Bool(b) => View::Bool(*b),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => View::Int(i),
+                (None, Some(u)) => View::Uint(u),
+                _ => View::Float(n.as_f64().unwrap_or(0.0)),
+            },
+            Value::String(s) => View::Str(Cow::Borrowed(s)),
+            Value::Array(items) => View::Seq(items.iter().collect()),
+            Value::Object(m) => View::Map(m.iter().map(|(k, v)| (k.as_str(), v)).collect()),
+        }
+    }
+}
+
+const BEST_WIDTH: usize = 80;
+
+/// Marshal a value as yaml.v2 does (output ends with a newline; `{}`, `[]` and
+/// scalars alone on their line).
+pub fn to_yaml<'a, T: YamlTree<'a>>(v: T) -> String {
+    let mut w = Writer::default();
+    match v.view() {
+        View::Map(m) if !m.is_empty() => w.map(m, 0),
+        View::Seq(l) if !l.is_empty() => w.list(l, 0),
         other => {
-            out.push_str(&inline(other, 0));
-            out.push('\n');
+            w.scalar(other, 2, false);
+            w.newline();
         }
     }
-    out
+    w.out
 }
 
-fn pad(out: &mut String, indent: usize) {
-    out.extend(std::iter::repeat_n(' ', indent));
+#[derive(Default)]
+struct Writer {
+    out: String,
+    column: usize,
 }
 
-/// yaml.v2 sorts keys so that digit runs compare numerically ("a2" < "a10").
-fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    while i < ab.len() && j < bb.len() {
-        if ab[i].is_ascii_digit() && bb[j].is_ascii_digit() {
-            let si = i;
-            while i < ab.len() && ab[i].is_ascii_digit() {
-                i += 1;
-            }
-            let sj = j;
-            while j < bb.len() && bb[j].is_ascii_digit() {
-                j += 1;
-            }
-            let na = a[si..i].trim_start_matches('0');
-            let nb = b[sj..j].trim_start_matches('0');
-            let ord = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
-            if ord != Ordering::Equal {
-                return ord;
-            }
-        } else {
-            let ord = ab[i].cmp(&bb[j]);
-            if ord != Ordering::Equal {
-                return ord;
-            }
-            i += 1;
-            j += 1;
+impl Writer {
+    fn push(&mut self, s: &str) {
+        self.out.push_str(s);
+        match s.rfind('\n') {
+            Some(i) => self.column = s[i + 1..].chars().count(),
+            None => self.column += s.chars().count(),
         }
     }
-    (ab.len() - i).cmp(&(bb.len() - j))
-}
 
-fn mapping(m: &serde_json::Map<String, Value>, indent: usize, out: &mut String) {
-    let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
-    for (n, key) in keys.into_iter().enumerate() {
-        // The first key of a mapping inside a sequence item shares the "- " line.
-        if n > 0 {
-            pad(out, indent);
+    fn newline(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+    }
+
+    fn indent(&mut self, n: usize) {
+        for _ in 0..n {
+            self.out.push(' ');
         }
-        // libyaml (and so yaml.v2) writes keys longer than 128 bytes as explicit
-        // `? key` / `: value` pairs; an implicit key may not exceed 1024 characters.
-        let explicit = key.len() > 128;
-        if explicit {
-            out.push_str("? ");
-            out.push_str(&key_scalar(key, indent + 2));
-            out.push('\n');
-            pad(out, indent);
-        } else {
-            out.push_str(&key_scalar(key, indent));
+        self.column += n;
+    }
+
+    fn map<'a, T: YamlTree<'a>>(&mut self, mut m: Vec<(&'a str, T)>, indent: usize) {
+        m.sort_by(|a, b| natural_cmp(a.0, b.0));
+        for (i, (k, v)) in m.into_iter().enumerate() {
+            // The first key of a mapping inside a sequence item sits after "- ".
+            if i > 0 || self.column == 0 {
+                self.indent(indent.saturating_sub(self.column));
+            }
+            let v = v.view();
+            // yaml.v2 writes multi-line or long (> 128 bytes) keys as "? key" / ": value".
+            if k.contains('\n') || k.len() > 128 {
+                self.push("? ");
+                self.string(k, indent + 2, false);
+                if !self.out.ends_with('\n') {
+                    self.newline();
+                }
+                self.indent(indent);
+                self.push(": ");
+                self.item(v, indent + 2);
+                continue;
+            }
+            self.string(k, indent + 2, true);
+            self.push(":");
+            match v {
+                View::Map(inner) if !inner.is_empty() => {
+                    self.newline();
+                    self.map(inner, indent + 2);
+                }
+                View::Seq(inner) if !inner.is_empty() => {
+                    self.newline();
+                    self.list(inner, indent);
+                }
+                other => {
+                    self.push(" ");
+                    self.scalar(other, indent + 2, false);
+                    self.newline();
+                }
+            }
         }
-        out.push(':');
-        let Some(value) = m.get(key) else { continue };
-        match value {
-            Value::Object(child) if !child.is_empty() => {
-                out.push('\n');
-                pad(out, indent + 2);
-                mapping(child, indent + 2, out);
+    }
+
+    fn list<'a, T: YamlTree<'a>>(&mut self, l: Vec<T>, indent: usize) {
+        for (i, v) in l.into_iter().enumerate() {
+            if i > 0 || self.column == 0 {
+                self.indent(indent.saturating_sub(self.column));
             }
-            Value::Array(items) if !items.is_empty() => {
-                // After `:` of an explicit pair the sequence must be indented.
-                let at = if explicit { indent + 2 } else { indent };
-                out.push('\n');
-                pad(out, at);
-                sequence(items, at, out);
-            }
+            self.push("- ");
+            self.item(v.view(), indent + 2);
+        }
+    }
+
+    /// A value written after "- " or "? key\n: ", nested collections starting inline.
+    fn item<'a, T: YamlTree<'a>>(&mut self, v: View<'a, T>, indent: usize) {
+        match v {
+            View::Map(inner) if !inner.is_empty() => self.map(inner, indent),
+            View::Seq(inner) if !inner.is_empty() => self.list(inner, indent),
             other => {
-                out.push(' ');
-                out.push_str(&inline(other, indent + 2));
-                out.push('\n');
+                self.scalar(other, indent, false);
+                self.newline();
             }
         }
     }
-}
 
-fn sequence(items: &[Value], indent: usize, out: &mut String) {
-    for (n, item) in items.iter().enumerate() {
-        if n > 0 {
-            pad(out, indent);
-        }
-        out.push_str("- ");
-        match item {
-            Value::Object(child) if !child.is_empty() => mapping(child, indent + 2, out),
-            Value::Array(inner) if !inner.is_empty() => sequence(inner, indent + 2, out),
-            other => {
-                out.push_str(&inline(other, indent + 2));
-                out.push('\n');
-            }
+    /// A scalar, or an empty collection in flow style. `indent` is where continuation
+    /// lines (folds, literal block lines) go.
+    fn scalar<T>(&mut self, v: View<'_, T>, indent: usize, key: bool) {
+        match v {
+            View::Null => self.push("null"),
+            View::Bool(b) => self.push(if b { "true" } else { "false" }),
+            View::Int(i) => self.push(&i.to_string()),
+            View::Uint(u) => self.push(&u.to_string()),
+            View::Float(f) => self.push(&yaml_float(f)),
+            View::Str(s) => self.string(&s, indent, key),
+            View::Seq(_) => self.push("[]"),
+            View::Map(_) => self.push("{}"),
         }
     }
-}
 
-fn inline(value: &Value, indent: usize) -> String {
-    match value {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => {
-            if n.is_i64() || n.is_u64() {
-                n.to_string()
+    fn string(&mut self, s: &str, indent: usize, key: bool) {
+        let a = analyze(s);
+        // yaml.v2 writes a string plain only when reading it back resolves to a string
+        // (the reader's own rules) and it is no YAML 1.1 base-60 float or timestamp.
+        let can_use_plain =
+            resolve_plain(s) == Resolved::String && !is_timestamp(s) && !is_base60_float(s);
+        let multiline = s.contains('\n');
+        // Only line breaks: a literal block of empty lines reads back empty here, so
+        // such a string is double-quoted (a fuzz finding; yaml.v2 would write `|2+`).
+        let only_breaks = s.chars().all(|c| c == '\n');
+        let style = if multiline && !key {
+            if a.block_allowed && !only_breaks {
+                Style::Literal
             } else {
-                format_go_float(n.as_f64().unwrap_or(0.0))
+                Style::Double
+            }
+        } else if key && a.multiline {
+            Style::Double
+        } else if can_use_plain {
+            if !a.block_plain_allowed || (s.is_empty() && key) {
+                if a.single_quoted_allowed {
+                    Style::Single
+                } else {
+                    Style::Double
+                }
+            } else {
+                Style::Plain
+            }
+        } else {
+            Style::Double
+        };
+        match style {
+            Style::Plain => self.plain(s, indent, !key),
+            Style::Single => self.single_quoted(s, indent, !key),
+            Style::Double => self.double_quoted(s, indent, !key),
+            Style::Literal => self.literal(s, indent),
+        }
+    }
+
+    fn plain(&mut self, s: &str, indent: usize, allow_breaks: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        let mut prev_space = false;
+        for (i, c) in chars.iter().enumerate() {
+            if *c == ' ' {
+                let next_is_space = chars.get(i + 1) == Some(&' ');
+                if allow_breaks && !prev_space && self.column > BEST_WIDTH && !next_is_space {
+                    self.newline();
+                    self.indent(indent);
+                } else {
+                    self.out.push(' ');
+                    self.column += 1;
+                }
+                prev_space = true;
+            } else {
+                self.out.push(*c);
+                self.column += 1;
+                prev_space = false;
             }
         }
-        Value::String(s) => string_scalar(s, indent),
-        Value::Object(_) => "{}".to_string(),
-        Value::Array(_) => "[]".to_string(),
+    }
+
+    /// Spaces past column 80 become line breaks (not first or last character, not
+    /// before another space), as in yaml.v2's emitter.
+    fn single_quoted(&mut self, s: &str, indent: usize, allow_breaks: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        self.push("'");
+        let mut prev_space = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let fold = allow_breaks
+                    && !prev_space
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i + 1 != chars.len()
+                    && chars.get(i + 1) != Some(&' ');
+                if fold {
+                    self.newline();
+                    self.indent(indent);
+                } else {
+                    self.push(" ");
+                }
+                prev_space = true;
+            } else {
+                if c == '\'' {
+                    self.push("''");
+                } else {
+                    self.out.push(c);
+                    self.column += 1;
+                }
+                prev_space = false;
+            }
+        }
+        self.push("'");
+    }
+
+    /// Like single quotes, but a fold before a second space is marked with '\\' so
+    /// the space survives.
+    fn double_quoted(&mut self, s: &str, indent: usize, allow_breaks: bool) {
+        let chars: Vec<char> = s.chars().collect();
+        self.push("\"");
+        let mut prev_space = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let fold = allow_breaks
+                    && !prev_space
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i + 1 != chars.len();
+                if fold {
+                    self.newline();
+                    self.indent(indent);
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.push("\\");
+                    }
+                } else {
+                    self.push(" ");
+                }
+                prev_space = true;
+            } else {
+                self.push(&escape_double(c));
+                prev_space = false;
+            }
+        }
+        self.push("\"");
+    }
+
+    fn literal(&mut self, s: &str, indent: usize) {
+        let mut header = String::from("|");
+        if s.starts_with(' ') || s.starts_with('\n') {
+            header.push('2');
+        }
+        let chars: Vec<char> = s.chars().collect();
+        match chars.len() {
+            0 => header.push('-'),
+            n if chars[n - 1] != '\n' => header.push('-'),
+            1 => header.push('+'),
+            n if chars[n - 2] == '\n' => header.push('+'),
+            _ => {}
+        }
+        self.push(&header);
+        self.newline();
+        let mut at_line_start = true;
+        for c in chars {
+            if c == '\n' {
+                self.newline();
+                at_line_start = true;
+            } else {
+                if at_line_start {
+                    self.indent(indent);
+                    at_line_start = false;
+                }
+                self.out.push(c);
+                self.column += 1;
+            }
+        }
+        // The caller ends the line; a value ending in a newline already did.
+        if s.ends_with('\n') {
+            self.out.pop();
+        }
     }
 }
 
-/// A mapping key: as a value, except that a multi-line key cannot be a block literal
-/// (`|-` starts a value, not a key), so it is double-quoted.
-fn key_scalar(s: &str, indent: usize) -> String {
-    if s.contains('\n') {
-        double_quoted(s)
-    } else {
-        string_scalar(s, indent)
+enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+struct Analysis {
+    multiline: bool,
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+fn is_printable(c: char) -> bool {
+    matches!(c, '\n' | '\u{85}')
+        || ('\u{20}'..='\u{7e}').contains(&c)
+        || ('\u{a0}'..='\u{d7ff}').contains(&c)
+        || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
+        || ('\u{10000}'..='\u{10ffff}').contains(&c)
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// What the emitter allows for a string, following libyaml's scalar analysis.
+fn analyze(s: &str) -> Analysis {
+    if s.is_empty() {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
+    let mut line_breaks = false;
+    let mut special = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    let (mut prev_space, mut prev_break) = (false, false);
+    let mut preceded_by_ws = true;
+    let n = chars.len();
+    for (i, &c) in chars.iter().enumerate() {
+        let followed_by_ws =
+            i + 1 >= n || matches!(chars[i + 1], ' ' | '\t') || is_break(chars[i + 1]);
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => block_indicators = true,
+                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_ws => block_indicators = true,
+                '#' if preceded_by_ws => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            special = true;
+        }
+        if c == ' ' {
+            leading_space |= i == 0;
+            trailing_space |= i + 1 == n;
+            break_space |= prev_break;
+            prev_space = true;
+            prev_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            leading_break |= i == 0;
+            trailing_break |= i + 1 == n;
+            space_break |= prev_space;
+            prev_space = false;
+            prev_break = true;
+        } else {
+            prev_space = false;
+            prev_break = false;
+        }
+        preceded_by_ws = matches!(c, ' ' | '\t') || is_break(c);
+    }
+    let mut a = Analysis {
+        multiline: line_breaks,
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.block_plain_allowed = false;
+    }
+    if trailing_space {
+        a.block_allowed = false;
+    }
+    if break_space {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+    }
+    if space_break || special {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+        a.block_allowed = false;
+    }
+    if line_breaks || block_indicators {
+        a.block_plain_allowed = false;
+    }
+    a
+}
+
+fn escape_double(c: char) -> String {
+    match c {
+        '\0' => "\\0".into(),
+        '\u{7}' => "\\a".into(),
+        '\u{8}' => "\\b".into(),
+        '\t' => "\\t".into(),
+        '\n' => "\\n".into(),
+        '\u{b}' => "\\v".into(),
+        '\u{c}' => "\\f".into(),
+        '\r' => "\\r".into(),
+        '\u{1b}' => "\\e".into(),
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '\u{85}' => "\\N".into(),
+        '\u{a0}' => "\\_".into(),
+        '\u{2028}' => "\\L".into(),
+        '\u{2029}' => "\\P".into(),
+        c if !is_printable(c) || c == '\u{feff}' => {
+            let v = c as u32;
+            if v <= 0xff {
+                format!("\\x{v:02X}")
+            } else if v <= 0xffff {
+                format!("\\u{v:04X}")
+            } else {
+                format!("\\U{v:08X}")
+            }
+        }
+        c => c.to_string(),
     }
 }
 
-fn string_scalar(s: &str, indent: usize) -> String {
-    // A literal block needs some content: one of only line breaks reads back empty.
-    // A byte order mark may not appear raw inside a document at all.
-    if s.contains('\n')
-        && s.chars().any(|c| c != '\n')
-        && s.chars()
-            .all(|c| (c == '\n' || !c.is_control() || c == '\t') && c != '\u{feff}')
-    {
-        return literal(s, indent);
+fn yaml_float(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
     }
-    if resolve_plain(s) != Resolved::String || is_base60(s) || is_timestamp(s) {
-        return double_quoted(s);
+    if f.is_infinite() {
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
     }
-    if s.chars().any(|c| c.is_control() && c != '\t') || s.contains('\u{feff}') {
-        return double_quoted(s);
-    }
-    if plain_allowed(s) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "''"))
-    }
+    format_float_g(f, 6)
 }
 
-fn is_base60(s: &str) -> bool {
-    // yaml.v2 quotes YAML 1.1 sexagesimal floats like 1:20 or 190:20:30.15.
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let mut parts = body.split(':');
-    let first_ok = parts
-        .next()
-        .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit() || c == '_'));
-    let rest: Vec<&str> = parts.collect();
-    first_ok
-        && !rest.is_empty()
-        && rest.iter().enumerate().all(|(i, p)| {
-            let (int, frac) = match p.split_once('.') {
-                Some((a, b)) if i + 1 == rest.len() => (a, Some(b)),
-                Some(_) => return false,
-                None => (*p, None),
-            };
-            (1..=2).contains(&int.len())
-                && int.chars().all(|c| c.is_ascii_digit())
-                && frac.is_none_or(|f| f.chars().all(|c| c.is_ascii_digit() || c == '_'))
-        })
-}
-
-/// yaml.v2 (2.4) resolves these as timestamps and therefore quotes them on output:
-/// `2006-1-2`, optionally followed by `T`/`t`/space and `15:4:5[.frac]` and, for the
-/// `T`/`t` forms, `Z` or a `±hh:mm` offset.
+/// Would yaml.v2 (2.4) read this plain text as a timestamp (and so must quote it)? Its
+/// layouts are `2006-1-2`, optionally followed by `T`/`t` and `15:4:5[.frac]` with `Z`
+/// or a `±hh:mm` offset, or by a space and `15:4:5[.frac]` alone. Go's `time.Parse`
+/// rejects out-of-range fields, and text it rejects stays a plain string.
 fn is_timestamp(s: &str) -> bool {
-    fn digits(s: &str, min: usize, max: usize) -> Option<&str> {
+    /// `min` to `max` digits at the start of `s` with a value in `range`; the rest.
+    fn field(s: &str, min: usize, max: usize, range: RangeInclusive<u32>) -> Option<&str> {
         let n = s.bytes().take_while(u8::is_ascii_digit).count();
-        (min..=max).contains(&n).then(|| &s[n..])
+        let value: u32 = s[..n].parse().ok()?;
+        ((min..=max).contains(&n) && range.contains(&value)).then(|| &s[n..])
     }
-    let Some(rest) = digits(s, 4, 4).and_then(|r| r.strip_prefix('-')) else {
-        return false;
-    };
-    let Some(rest) = digits(rest, 1, 2).and_then(|r| r.strip_prefix('-')) else {
-        return false;
-    };
-    let Some(rest) = digits(rest, 1, 2) else {
+    let Some(rest) = field(s, 4, 4, 0..=9999)
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| field(r, 1, 2, 1..=12))
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| field(r, 1, 2, 1..=31))
+    else {
         return false;
     };
     let Some(sep) = rest.chars().next() else {
@@ -217,19 +523,18 @@ fn is_timestamp(s: &str) -> bool {
     if !matches!(sep, 'T' | 't' | ' ') {
         return false;
     }
-    let time = &rest[1..];
-    let Some(time) = digits(time, 1, 2)
+    let Some(time) = field(&rest[1..], 1, 2, 0..=23)
         .and_then(|r| r.strip_prefix(':'))
-        .and_then(|r| digits(r, 1, 2))
+        .and_then(|r| field(r, 1, 2, 0..=59))
         .and_then(|r| r.strip_prefix(':'))
-        .and_then(|r| digits(r, 1, 2))
+        .and_then(|r| field(r, 1, 2, 0..=59))
     else {
         return false;
     };
     let time = match time.strip_prefix('.') {
-        Some(f) => match digits(f, 1, 9) {
-            Some(r) => r,
-            None => return false,
+        Some(f) => match f.bytes().take_while(u8::is_ascii_digit).count() {
+            0 => return false,
+            n => &f[n..],
         },
         None => time,
     };
@@ -240,90 +545,109 @@ fn is_timestamp(s: &str) -> bool {
         || time == "Z"
         || time
             .strip_prefix(['+', '-'])
-            .and_then(|z| digits(z, 2, 2))
+            .and_then(|z| field(z, 2, 2, 0..=99))
             .and_then(|z| z.strip_prefix(':'))
-            .and_then(|z| digits(z, 2, 2))
+            .and_then(|z| field(z, 2, 2, 0..=99))
             .is_some_and(str::is_empty)
 }
 
-fn plain_allowed(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+fn is_base60_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !(b[0] == b'+' || b[0] == b'-' || b[0].is_ascii_digit()) || !s.contains(':')
+    {
         return false;
+    }
+    // ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (main, frac) = match body.split_once('.') {
+        Some((m, f)) => (m, Some(f)),
+        None => (body, None),
     };
-    if s.starts_with(' ') || s.ends_with(' ') || s.starts_with('\t') || s.ends_with('\t') {
+    if let Some(f) = frac
+        && !f.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+    {
         return false;
     }
-    // A tab separates indicators just as a space does (`-\tx` is a sequence entry).
-    let second_is_blank = s.chars().nth(1).is_none_or(|c| c == ' ' || c == '\t');
-    match first {
-        '[' | ']' | '{' | '}' | ',' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
-        | '@' | '`' => return false,
-        '-' | '?' | ':' if second_is_blank => return false,
-        _ => {}
-    }
-    if s.starts_with("---") || s.starts_with("...") {
+    let mut groups = main.split(':');
+    let head = groups.next().unwrap_or("");
+    if head.is_empty()
+        || !head.as_bytes()[0].is_ascii_digit()
+        || !head.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+    {
         return false;
     }
-    !(s.contains(": ")
-        || s.contains(":\t")
-        || s.contains(" #")
-        || s.contains("\t#")
-        || s.ends_with(':'))
+    let mut any = false;
+    for g in groups {
+        any = true;
+        let ok = match g.as_bytes() {
+            [d] => d.is_ascii_digit(),
+            [a, d] => (b'0'..=b'5').contains(a) && d.is_ascii_digit(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    any
 }
 
-fn double_quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() || c == '\u{feff}' => {
-                let code = c as u32;
-                if code <= 0xff {
-                    out.push_str(&format!("\\x{code:02X}"));
-                } else {
-                    out.push_str(&format!("\\u{code:04X}"));
+/// yaml.v2's key order.
+fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let mut i = 0;
+    while i < ar.len() && i < br.len() {
+        if ar[i] == br[i] {
+            i += 1;
+            continue;
+        }
+        let al = ar[i].is_alphabetic();
+        let bl = br[i].is_alphabetic();
+        if al && bl {
+            return ar[i].cmp(&br[i]);
+        }
+        if al || bl {
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        let (mut an, mut bn) = (0i64, 0i64);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_ascii_digit() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
                 }
             }
-            c => out.push(c),
         }
-    }
-    out.push('"');
-    out
-}
-
-fn literal(s: &str, indent: usize) -> String {
-    let chomp = if !s.ends_with('\n') {
-        "-"
-    } else if s.ends_with("\n\n") {
-        "+"
-    } else {
-        ""
-    };
-    // Block indentation is detected from the first non-empty line, so content that
-    // itself starts with spaces needs an explicit indentation indicator.
-    let first_content = s.split('\n').find(|l| !l.is_empty()).unwrap_or("");
-    let indicator = if first_content.starts_with([' ', '\t']) {
-        "2"
-    } else {
-        ""
-    };
-    let mut out = format!("|{indicator}{chomp}\n");
-    let body = s.strip_suffix('\n').unwrap_or(s);
-    for line in body.split('\n') {
-        if !line.is_empty() {
-            pad(&mut out, indent.max(2));
-            out.push_str(line);
+        let mut ai = i;
+        while ai < ar.len() && ar[ai].is_ascii_digit() {
+            an = an
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+            ai += 1;
         }
-        out.push('\n');
+        let mut bi = i;
+        while bi < br.len() && br[bi].is_ascii_digit() {
+            bn = bn
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+            bi += 1;
+        }
+        if an != bn {
+            return an.cmp(&bn);
+        }
+        if ai != bi {
+            return ai.cmp(&bi);
+        }
+        return ar[i].cmp(&br[i]);
     }
-    // The caller appends the newline that ends the entry.
-    out.pop();
-    out
+    ar.len().cmp(&br.len())
 }
 
 #[cfg(test)]
@@ -428,6 +752,10 @@ mod tests {
             "2001-12-14x",
             "2001-12-14 3:04:05Z",
             "1.2.3",
+            "2001-13-14",
+            "2001-00-14",
+            "2001-12-32",
+            "2001-12-14T25:00:00Z",
         ] {
             assert!(!is_timestamp(t), "{t}");
         }

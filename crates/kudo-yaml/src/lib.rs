@@ -13,12 +13,14 @@
 
 mod emit;
 mod error;
+mod gofloat;
 mod json;
 mod node;
 mod resolve;
 
-pub use emit::to_yaml;
+pub use emit::{View, YamlTree, to_yaml};
 pub use error::YamlError;
+pub use gofloat::format_float_g;
 pub use node::{Node, NodeValue, Scalar, ScalarStyle, parse_nodes};
 pub use resolve::{Resolved, resolve_plain};
 

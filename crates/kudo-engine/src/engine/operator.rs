@@ -2,10 +2,12 @@
 //! users see what is installed, read back to rebuild a package (import, upgrades).
 
 use kudo_package::Package;
+use kudo_package::crd::OperatorVersionSpec;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
+use super::instance_object::InstanceObject;
 use super::removal::{Kept, KeptReason};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 
@@ -70,7 +72,8 @@ pub async fn load_operator(
     else {
         return Ok(None);
     };
-    let operator = match ov.pointer("/spec/operator/name").and_then(Value::as_str) {
+    let operator_name = OperatorVersionSpec::of_object(&ov).map(|spec| spec.operator.name);
+    let operator = match operator_name.as_deref().filter(|n| !n.is_empty()) {
         Some(name) => {
             let r = operator_ref(namespace, name);
             cluster
@@ -101,11 +104,7 @@ pub async fn instances_using(
         .map_err(EngineError::from)?;
     Ok(instances
         .iter()
-        .filter(|i| {
-            i.pointer("/spec/operatorVersion/name")
-                .and_then(Value::as_str)
-                == Some(ov_name)
-        })
+        .filter(|i| InstanceObject::from_value(i).spec.operator_version.name == ov_name)
         .filter_map(|i| i.pointer("/metadata/name").and_then(Value::as_str))
         .map(|n| super::sharing::user_id(namespace, n))
         .collect())
@@ -142,7 +141,8 @@ pub async fn uninstall_operator(
             .await
             .map_err(EngineError::from)?;
         let other_version = versions.iter().any(|v| {
-            v.pointer("/spec/operator/name").and_then(Value::as_str) == Some(operator_name)
+            OperatorVersionSpec::of_object(v)
+                .is_some_and(|spec| spec.operator.name == operator_name)
         });
         match other_version {
             true => {
