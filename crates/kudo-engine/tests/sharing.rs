@@ -88,7 +88,7 @@ async fn a_namespaced_object_of_another_instance_is_refused_and_left_alone() {
     .expect_err("y must not take x's ConfigMap");
     assert_eq!(err.trouble, Trouble::Taken, "{err}");
     assert!(
-        err.message.contains("belongs to instance x"),
+        err.to_string().contains("belongs to instance x"),
         "the error names the holder: {err}"
     );
     assert_eq!(

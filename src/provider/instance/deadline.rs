@@ -70,11 +70,10 @@ impl Deadline {
             && e.is_cancelled()
             && !stop.is_cancelled()
         {
-            e.message = format!(
-                "{what} did not finish within the {}s allowed by `timeouts`: {}. Raise the timeout or fix what is not becoming ready",
+            *e = e.clone().context(format!(
+                "{what} did not finish within the {}s allowed by `timeouts` (raise the timeout or fix what is not becoming ready)",
                 self.limit.as_secs(),
-                e.message
-            );
+            ));
         }
     }
 }

@@ -1,10 +1,18 @@
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+
 use crate::cluster::{ClusterError, ObjectRef, Trouble};
 
 /// A failed plan (or operator install / uninstall). Says where it happened and whether
 /// retrying can help: `fatal` = KUDO's FATAL_ERROR (fix the package or parameters);
 /// otherwise an ERROR that may pass on a later apply (timeout, cluster trouble).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.describe())]
+///
+/// `message` is this level's own text; what it wraps (a cluster error, a dependency
+/// instance's failure, a package that does not read back) is its `source`, so callers
+/// can walk the chain. `Display` writes the whole chain as one text, because Terraform
+/// shows a diagnostic, not a chain.
+#[derive(Debug, Clone)]
 pub struct EngineError {
     pub plan: Option<String>,
     pub phase: Option<String>,
@@ -21,6 +29,19 @@ pub struct EngineError {
     /// (previous inventory plus what the run applied, minus what it deleted), so the
     /// caller keeps track of them (cluster-scoped ones carry no owner reference).
     pub inventory: Option<Vec<ObjectRef>>,
+    source: Option<Arc<dyn Error + Send + Sync + 'static>>,
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl Error for EngineError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
+    }
 }
 
 impl EngineError {
@@ -45,7 +66,47 @@ impl EngineError {
         kudo_plan::located_text(
             [&self.plan, &self.phase, &self.step, &self.task],
             what,
-            &self.message,
+            &self.message_chain(),
+        )
+    }
+
+    /// This level's message followed by its causes'. A cause that failed in the same
+    /// place adds its message only; one from elsewhere (a dependency instance's plan)
+    /// says where.
+    fn message_chain(&self) -> String {
+        let Some(source) = &self.source else {
+            return self.message.clone();
+        };
+        let cause = match source.downcast_ref::<EngineError>() {
+            Some(inner) if inner.place() == self.place() => inner.message_chain(),
+            Some(inner) => inner.located(),
+            None => source.to_string(),
+        };
+        match self.message.is_empty() {
+            true => cause,
+            false => format!("{}: {cause}", self.message),
+        }
+    }
+
+    /// Where the error happened, as compared between a wrapper and its cause.
+    #[allow(clippy::type_complexity)]
+    fn place(
+        &self,
+    ) -> (
+        &Option<String>,
+        &Option<String>,
+        &Option<String>,
+        &Option<String>,
+        &Option<ObjectRef>,
+        &Option<String>,
+    ) {
+        (
+            &self.plan,
+            &self.phase,
+            &self.step,
+            &self.task,
+            &self.object,
+            &self.template,
         )
     }
 }
@@ -63,7 +124,33 @@ impl EngineError {
             fatal,
             trouble: Trouble::default(),
             inventory: None,
+            source: None,
         }
+    }
+
+    /// An error `message` caused by `cause` (which keeps its own place and text).
+    pub fn caused_by(mut self, cause: impl Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(cause));
+        self
+    }
+
+    /// The same failure, explained by `message`: place, fatality, trouble and inventory
+    /// carry over, and this error becomes the source.
+    pub fn context(self, message: impl Into<String>) -> Self {
+        EngineError {
+            plan: self.plan.clone(),
+            phase: self.phase.clone(),
+            step: self.step.clone(),
+            task: self.task.clone(),
+            object: self.object.clone(),
+            template: self.template.clone(),
+            message: message.into(),
+            fatal: self.fatal,
+            trouble: self.trouble,
+            inventory: self.inventory.clone(),
+            source: None,
+        }
+        .caused_by(self)
     }
 
     pub fn fatal(message: impl Into<String>) -> Self {
@@ -116,11 +203,16 @@ impl EngineError {
 
     /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     pub fn is_cancelled(&self) -> bool {
-        self.trouble == Trouble::Cancelled || self.message.starts_with(CANCELLED_PREFIX)
+        self.trouble == Trouble::Cancelled
+    }
+
+    /// The engine stopped on its own because the run was cancelled (not a cluster call).
+    pub(crate) fn cancelled(message: impl Into<String>) -> Self {
+        let mut e = EngineError::transient(message);
+        e.trouble = Trouble::Cancelled;
+        e
     }
 }
-
-pub(crate) const CANCELLED_PREFIX: &str = "cancelled";
 
 /// Where in a plan we are; carried into logs, errors and object annotations.
 pub use kudo_plan::Location;
@@ -161,13 +253,10 @@ impl From<ClusterError> for EngineError {
             | ClusterError::Other { .. }
             | ClusterError::Cancelled { .. } => false,
         };
-        let message = match &e {
-            ClusterError::Cancelled { what } => format!("{CANCELLED_PREFIX} while {what}"),
-            other => other.to_string(),
-        };
-        let mut out = EngineError::new(message, fatal);
+        // The cluster error is the whole story; this level adds no text of its own.
+        let mut out = EngineError::new("", fatal);
         out.trouble = e.trouble();
-        out
+        out.caused_by(e)
     }
 }
 
@@ -228,5 +317,50 @@ mod tests {
         }
         .into();
         assert!(!e.fatal && e.is_cancelled());
+    }
+
+    /// Wrapping keeps the cause reachable through `source()` and its text in the
+    /// message: once when it failed in the same place, with its own place when it
+    /// failed elsewhere (a dependency instance's plan).
+    #[test]
+    fn causes_are_a_chain_and_read_as_one_text() {
+        let cluster: EngineError = ClusterError::Unreachable {
+            url: "https://x".into(),
+            message: "refused".into(),
+        }
+        .into();
+        let source = Error::source(&cluster).and_then(|s| s.downcast_ref::<ClusterError>());
+        assert!(matches!(source, Some(ClusterError::Unreachable { .. })));
+        assert!(cluster.to_string().contains("refused"), "{cluster}");
+
+        let child_loc = Location {
+            plan: "deploy".into(),
+            phase: "inner".into(),
+            step: "s".into(),
+        };
+        let child = EngineError::fatal("job failed").at(&child_loc);
+        let parent = EngineError::new("dependency instance c", child.fatal)
+            .with_task("dep")
+            .caused_by(child);
+        let text = parent.to_string();
+        assert!(
+            text.contains("task \"dep\": dependency instance c: plan \"deploy\", phase \"inner\", step \"s\": job failed"),
+            "{text}"
+        );
+        let inner = Error::source(&parent).and_then(|s| s.downcast_ref::<EngineError>());
+        assert_eq!(inner.map(|e| e.message.as_str()), Some("job failed"));
+
+        let timed_out = EngineError::from(ClusterError::Cancelled {
+            what: "waiting".into(),
+        })
+        .at(&child_loc)
+        .context("deploy did not finish within 5s");
+        let text = timed_out.to_string();
+        assert!(timed_out.is_cancelled());
+        assert_eq!(text.matches("phase \"inner\"").count(), 1, "{text}");
+        assert!(
+            text.contains("deploy did not finish within 5s: cancelled while waiting"),
+            "{text}"
+        );
     }
 }

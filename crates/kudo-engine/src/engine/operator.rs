@@ -86,7 +86,8 @@ pub async fn load_operator(
     kudo_package::crd::package_from_operator_version(operator.as_ref(), &ov)
         .map(Some)
         .map_err(|e| {
-            EngineError::fatal(format!("cannot read the operator package back: {e}"))
+            EngineError::fatal("cannot read the operator package back")
+                .caused_by(e)
                 .with_object(&ov_r)
         })
 }

@@ -77,7 +77,8 @@ pub async fn preview_walk(
                 // rule on its URL can be checked, with the run's words.
                 kudo_plan::webhook::check_url(&call.url, cluster.insecure_webhooks_allowed())
                     .map_err(|e| {
-                        let mut err = EngineError::fatal(e.to_string())
+                        let mut err = EngineError::fatal("")
+                            .caused_by(e)
                             .at(loc)
                             .with_task(&task.name);
                         err.trouble = crate::cluster::Trouble::Webhook;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::dependency;
-use super::error::{CANCELLED_PREFIX, Location};
+use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::pipe;
 use super::removal::{CrdDeletion, Kept, Remover};
@@ -545,9 +545,9 @@ impl<'a> Run<'a> {
                 if !*done {
                     // Never done: like KUDO, the step stays in progress until stopped.
                     cancel.cancelled().await;
-                    return Err(EngineError::transient(format!(
-                        "{CANCELLED_PREFIX} while waiting for a dummy task configured with done: false"
-                    )));
+                    return Err(EngineError::cancelled(
+                        "cancelled while waiting for a dummy task configured with done: false",
+                    ));
                 }
                 Ok(Vec::new())
             }
@@ -677,18 +677,12 @@ impl<'a> Run<'a> {
         let outcome = run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
             .map_err(|e| {
-                let detail = format!("dependency instance {child}: {}", e.located());
-                // Keep a stop (timeout, interrupt) recognisable as one in the parent, so
-                // the timeout explanation and sibling handling treat it as such.
-                let message = if e.is_cancelled() {
-                    format!("{CANCELLED_PREFIX} in {detail}")
-                } else {
-                    detail
-                };
-                let trouble = e.trouble;
-                let mut wrapped = EngineError::new(message, e.fatal).with_object(&child_ref);
-                wrapped.trouble = trouble;
-                wrapped
+                // The trouble carries over, so a stop (timeout, interrupt) stays one in
+                // the parent for the timeout explanation and sibling handling.
+                let mut wrapped = EngineError::new(format!("dependency instance {child}"), e.fatal)
+                    .with_object(&child_ref);
+                wrapped.trouble = e.trouble;
+                wrapped.caused_by(e)
             })?;
         self.note_kept(outcome.kept);
         self.keep_child(&child_ref);

@@ -52,8 +52,9 @@ pub async fn read_sensitive(
                 .map_err(|e| {
                     // The error names the key only: the value is the secret.
                     EngineError::transient(format!(
-                        "key {key:?} of the sensitive parameters Secret is not base64: {e}"
+                        "key {key:?} of the sensitive parameters Secret is not base64"
                     ))
+                    .caused_by(e)
                     .with_object(&r)
                 })?;
             let value = String::from_utf8(bytes).map_err(|_| {

@@ -4,7 +4,6 @@
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
-use super::error::CANCELLED_PREFIX;
 use super::health::{Health, health};
 use crate::cluster::{Cluster, ObjectRef, Waited};
 
@@ -49,8 +48,8 @@ pub(crate) async fn wait_healthy(
             if last.is_empty() {
                 last = "no answer from the API server yet".into();
             }
-            Err(EngineError::transient(format!(
-                "{CANCELLED_PREFIX} while waiting for the object to become healthy (last seen: {last})"
+            Err(EngineError::cancelled(format!(
+                "cancelled while waiting for the object to become healthy (last seen: {last})"
             ))
             .with_object(r))
         }

@@ -273,20 +273,17 @@ fn post(
 
 /// The run's error for a failed call: the location is added by the step.
 pub(crate) fn engine_error(e: CallError) -> EngineError {
-    let text = e.to_string();
-    match e {
-        CallError::Cancelled { url } => EngineError::from(ClusterError::Cancelled {
-            what: format!("calling webhook {url}"),
-        }),
-        CallError::Secret { source, .. } => {
-            let mut err = EngineError::new(text, false);
-            err.trouble = source.trouble();
-            err
+    let (fatal, trouble) = match &e {
+        CallError::Cancelled { url } => {
+            return EngineError::from(ClusterError::Cancelled {
+                what: format!("calling webhook {url}"),
+            });
         }
-        other => {
-            let mut err = EngineError::new(text, other.is_fatal());
-            err.trouble = Trouble::Webhook;
-            err
-        }
-    }
+        CallError::Secret { source, .. } => (false, source.trouble()),
+        other => (other.is_fatal(), Trouble::Webhook),
+    };
+    // The call error is the whole story; this level adds no text of its own.
+    let mut err = EngineError::new("", fatal);
+    err.trouble = trouble;
+    err.caused_by(e)
 }

@@ -284,7 +284,7 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
     .await
     .expect_err("a repository dependency needs a resolved package");
     assert!(
-        err.fatal && err.message.contains("no resolved package"),
+        err.fatal && err.to_string().contains("no resolved package"),
         "{err}"
     );
 
@@ -401,7 +401,7 @@ async fn resolved_dependency_tree_runs_and_its_subtree_is_disabled() {
         .await
         .expect_err("fatal grandchild");
     assert!(err.fatal, "{err}");
-    assert!(err.message.contains("p-middle-leaf"), "{err}");
+    assert!(err.to_string().contains("p-middle-leaf"), "{err}");
     assert_eq!(
         err.to_string().matches("FATAL_ERROR").count(),
         1,
@@ -489,7 +489,7 @@ async fn cleanup_runs_dependencies_from_the_resolved_tree() {
     .await
     .expect_err("a URL dependency needs the resolved tree");
     assert!(
-        err.plan.as_deref() == Some("cleanup") && err.message.contains("no resolved package"),
+        err.plan.as_deref() == Some("cleanup") && err.to_string().contains("no resolved package"),
         "{err}"
     );
     let instance = instance_ref("default", "c");

@@ -258,7 +258,7 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     )
     .await
     .expect_err("unknown parameter");
-    assert!(err.fatal && err.message.contains("nope"), "{err}");
+    assert!(err.fatal && err.to_string().contains("nope"), "{err}");
 }
 
 #[test]
@@ -299,7 +299,7 @@ fn offline_render_of_zookeeper_deploy() {
         "{summary:?}"
     );
     let err = engine::render_plan(&pkg, "zk1", "zk", &values, "nope").expect_err("unknown plan");
-    assert!(err.fatal && err.message.contains("nope"), "{err}");
+    assert!(err.fatal && err.to_string().contains("nope"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

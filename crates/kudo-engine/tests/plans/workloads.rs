@@ -115,7 +115,7 @@ async fn on_delete_statefulset_updates_and_progress_deadline() {
     .await
     .expect_err("progress deadline exceeded");
     assert!(
-        err.fatal && err.message.contains("progress deadline"),
+        err.fatal && err.to_string().contains("progress deadline"),
         "{err}"
     );
     assert_eq!(
