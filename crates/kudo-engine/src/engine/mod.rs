@@ -2,6 +2,7 @@
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
 mod dependency;
+mod drift;
 mod error;
 mod health;
 mod instance_object;
@@ -20,6 +21,7 @@ mod volumes;
 mod wait;
 mod webhook;
 
+pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use instance_object::{InstanceObject, PlanExecution, PlanState};

@@ -26,6 +26,9 @@ pub struct PlannedObject {
     /// Set when the template writes an API version the cluster no longer serves and the
     /// object will be applied converted (see [`Cluster::served_form`]).
     pub translation: Option<kube_api_versions::Translation>,
+    /// The server's answer to the dry-run: the object as it would be after the apply,
+    /// with the server's defaults and normalisation (None when not `checked`).
+    pub dry_run: Option<Value>,
 }
 
 /// [`preview_walk`] of `req.plan`, walking the package for it.
@@ -121,7 +124,7 @@ pub async fn preview_walk(
                 };
                 // Unknown scope: most custom kinds are namespaced.
                 decorate(&mut manifest, &owner, loc, namespaced.unwrap_or(true));
-                let mut checked = false;
+                let mut dry_run = None;
                 if namespaced.is_some() {
                     // The same ownership rule as the run (see Run::apply_all).
                     let owned = ObjectRef::from_object(&manifest)
@@ -141,7 +144,7 @@ pub async fn preview_walk(
                         false => cluster.apply(&manifest, true).await,
                     };
                     match checked_apply {
-                        Ok(_) => checked = true,
+                        Ok(answer) => dry_run = Some(answer),
                         // The namespace may be created by the same Terraform apply.
                         Err(e) if e.is_not_found() => {}
                         Err(e) => return Err(fail(e)),
@@ -152,9 +155,10 @@ pub async fn preview_walk(
                 planned.push(PlannedObject {
                     object,
                     manifest,
-                    checked,
+                    checked: dry_run.is_some(),
                     template,
                     translation,
+                    dry_run,
                 });
             }
         }

@@ -3,6 +3,7 @@
 
 mod basics;
 mod dependencies;
+mod drift;
 mod failures;
 mod packages;
 mod pruning;
