@@ -86,7 +86,7 @@ async fn an_out_of_band_change_is_field_drift_and_nothing_else_is() {
     };
 
     // Right after the apply, the server's defaults and status are no drift.
-    let planned = engine::preview_plan(&cluster, after_apply.clone())
+    let planned = engine::preview_plan(&cluster, after_apply)
         .await
         .expect("preview");
     assert!(planned.iter().all(|p| p.dry_run.is_some()), "{planned:?}");
@@ -99,7 +99,7 @@ async fn an_out_of_band_change_is_field_drift_and_nothing_else_is() {
     );
 
     scale(&cluster, "d-web", 3).await;
-    let planned = engine::preview_plan(&cluster, after_apply.clone())
+    let planned = engine::preview_plan(&cluster, after_apply)
         .await
         .expect("preview");
     let drift = engine::field_drift(&cluster, &planned, &[])
