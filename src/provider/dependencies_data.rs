@@ -136,6 +136,11 @@ mod tests {
         }]
     }
 
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        super::super::schema::assert_model_covers(&schema(), DependenciesModel::ATTRIBUTES);
+    }
+
     #[tokio::test]
     async fn kep29_install_order_and_state_shape() {
         let repo = deps_fixture("kep29");
