@@ -181,13 +181,11 @@ pub async fn tree(
 /// dependency version (a changed `dependency_overrides` or repository) leaves the
 /// instance's own package and parameters as they were, so nothing else would run a plan
 /// (`kudo_plan::decide` then runs `deploy`, as after any package change).
-pub fn children_changed(prior: &Value, planned: &Value) -> bool {
-    let (before, after) = (prior.get("children"), planned.get("children"));
-    !prior.is_null()
-        && before.is_known()
-        && !before.is_null()
-        && after.is_known()
-        && before != after
+/// `before` is the prior state's `children`, `None` on create.
+pub fn children_changed(before: Option<&Value>, after: &Value) -> bool {
+    before.is_some_and(|before| {
+        before.is_known() && !before.is_null() && after.is_known() && before != after
+    })
 }
 
 /// What the walk of a node's parent decided for it.

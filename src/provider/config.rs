@@ -1,6 +1,6 @@
 //! The provider block: how to reach the cluster and which repositories to search.
 
-use tfplugin::{AttributePath, Diagnostic, Value};
+use tfplugin::{Attr, AttributePath, Diagnostic, Value};
 
 use kube_api_versions::{Mapping, Translator};
 use kudo_engine::cluster::ConnectionSettings;
@@ -24,9 +24,48 @@ pub struct ProviderConfig {
     pub allow_insecure_webhooks: bool,
 }
 
-fn optional_string(config: &Value, name: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
-    let v = config.get(name);
-    if !v.is_known() {
+tfplugin::model! {
+    /// The provider block.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct ConfigModel {
+        pub config_path: Attr<String>,
+        pub config_context: Attr<String>,
+        pub host: Attr<String>,
+        pub token: Attr<String>,
+        pub cluster_ca_certificate: Attr<String>,
+        pub client_certificate: Attr<String>,
+        pub client_key: Attr<String>,
+        pub insecure: Attr<bool>,
+        pub translate_api_versions: Attr<bool>,
+        pub allow_insecure_webhooks: Attr<bool>,
+        pub repository: Attr<Vec<RepositoryBlock>>,
+        pub api_version_mapping: Attr<Vec<MappingBlock>>,
+    }
+}
+
+tfplugin::model! {
+    /// A `repository` block as configured.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct RepositoryBlock {
+        pub name: Attr<String>,
+        pub url: Attr<String>,
+        /// A value: a fractional number counts as unset (0), as it always has.
+        pub priority: Value,
+    }
+}
+
+tfplugin::model! {
+    /// An `api_version_mapping` block as configured.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct MappingBlock {
+        pub from: Attr<String>,
+        pub kind: Attr<String>,
+        pub to: Attr<String>,
+    }
+}
+
+fn optional_string(v: &Attr<String>, name: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    if v.is_unknown() {
         diags.push(
             Diagnostic::error(
                 "Provider setting not known yet",
@@ -36,22 +75,24 @@ fn optional_string(config: &Value, name: &str, diags: &mut Vec<Diagnostic>) -> O
         );
         return None;
     }
-    v.as_str().map(str::to_string).filter(|s| !s.is_empty())
+    v.known().filter(|s| !s.is_empty()).cloned()
 }
 
 /// Reads the provider block. Unknown values are errors: the cluster is needed while
 /// planning, before any resource exists.
 pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
+    let config: ConfigModel = config.decode().map_err(|d| vec![d])?;
     let mut diags = Vec::new();
+    let mut string = |v: &Attr<String>, name: &str| optional_string(v, name, &mut diags);
     let connection = ConnectionSettings {
-        config_path: optional_string(config, "config_path", &mut diags),
-        config_context: optional_string(config, "config_context", &mut diags),
-        host: optional_string(config, "host", &mut diags),
-        token: optional_string(config, "token", &mut diags),
-        cluster_ca_certificate: optional_string(config, "cluster_ca_certificate", &mut diags),
-        client_certificate: optional_string(config, "client_certificate", &mut diags),
-        client_key: optional_string(config, "client_key", &mut diags),
-        insecure: config.get("insecure").as_bool().unwrap_or(false),
+        config_path: string(&config.config_path, "config_path"),
+        config_context: string(&config.config_context, "config_context"),
+        host: string(&config.host, "host"),
+        token: string(&config.token, "token"),
+        cluster_ca_certificate: string(&config.cluster_ca_certificate, "cluster_ca_certificate"),
+        client_certificate: string(&config.client_certificate, "client_certificate"),
+        client_key: string(&config.client_key, "client_key"),
+        insecure: config.insecure.known().copied().unwrap_or(false),
     };
     if connection.client_certificate.is_some() != connection.client_key.is_some() {
         diags.push(
@@ -64,16 +105,17 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     }
     let mut repositories = Vec::new();
     for (i, block) in config
-        .get("repository")
-        .as_slice()
+        .repository
+        .known()
+        .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
         .enumerate()
     {
         let path = AttributePath::attribute("repository").index(i as i64);
-        let name = block.get("name").as_str().unwrap_or_default().to_string();
-        let url = block.get("url").as_str().unwrap_or_default().to_string();
-        if !block.get("name").is_known() || !block.get("url").is_known() {
+        let name = block.name.as_deref().unwrap_or_default().to_string();
+        let url = block.url.as_deref().unwrap_or_default().to_string();
+        if block.name.is_unknown() || block.url.is_unknown() {
             diags.push(
                 Diagnostic::error(
                     "Repository not known yet",
@@ -95,20 +137,21 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
                 .with_attribute(path.attr("name")),
             );
         }
-        let priority = block.get("priority").as_i64().unwrap_or(0);
+        let priority = block.priority.as_i64().unwrap_or(0);
         repositories.push(RepositoryConfig {
             name,
             url,
             priority,
         });
     }
-    let translator = parse_translator(config, &mut diags);
+    let translator = parse_translator(&config, &mut diags);
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
     let allow_insecure_webhooks = config
-        .get("allow_insecure_webhooks")
-        .as_bool()
+        .allow_insecure_webhooks
+        .known()
+        .copied()
         .unwrap_or(false);
     Ok(ProviderConfig {
         connection,
@@ -119,26 +162,27 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
 }
 
 /// `translate_api_versions` (default true) and `api_version_mapping` blocks.
-fn parse_translator(config: &Value, diags: &mut Vec<Diagnostic>) -> Translator {
+fn parse_translator(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Translator {
     let mut translator = Translator {
         enabled: config
-            .get("translate_api_versions")
-            .as_bool()
+            .translate_api_versions
+            .known()
+            .copied()
             .unwrap_or(true),
         mappings: Vec::new(),
     };
     for (i, block) in config
-        .get("api_version_mapping")
-        .as_slice()
+        .api_version_mapping
+        .known()
+        .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
         .enumerate()
     {
         let path = AttributePath::attribute("api_version_mapping").index(i as i64);
-        let mut field = |name: &str, required: bool| -> Option<String> {
-            let v = block.get(name);
-            let text = v.as_str().map(str::trim).filter(|s| !s.is_empty());
-            let problem = if !v.is_known() {
+        let mut field = |v: &Attr<String>, name: &str, required: bool| -> Option<String> {
+            let text = v.as_deref().map(str::trim).filter(|s| !s.is_empty());
+            let problem = if v.is_unknown() {
                 Some("must be known when Terraform plans".to_string())
             } else if required && text.is_none() {
                 Some("is required".to_string())
@@ -162,7 +206,11 @@ fn parse_translator(config: &Value, diags: &mut Vec<Diagnostic>) -> Translator {
             }
             text.map(str::to_string)
         };
-        let (from, kind, to) = (field("from", true), field("kind", false), field("to", true));
+        let (from, kind, to) = (
+            field(&block.from, "from", true),
+            field(&block.kind, "kind", false),
+            field(&block.to, "to", true),
+        );
         if let (Some(from_api_version), Some(to_api_version)) = (from, to) {
             translator.mappings.push(Mapping {
                 from_api_version,
@@ -185,6 +233,14 @@ fn is_group_version(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        super::super::schema::assert_model_covers(
+            &super::super::schema::provider(),
+            ConfigModel::ATTRIBUTES,
+        );
+    }
 
     #[test]
     fn reads_connection_and_repositories() {

@@ -7,13 +7,47 @@
 //! and `dependency_overrides` as `kudo_operator` and goes through the same code
 //! ([`super::resolve`]), so CI can check what a later plan will pick.
 
-use tfplugin::{Attribute, AttributePath, Block, Diagnostic, Schema, Type, Value};
+use async_trait::async_trait;
+use tfplugin::{
+    Attr, Attribute, AttributePath, Block, DataSource, Diagnostic, IntoValue, Schema, Type, Value,
+};
 
-use super::RepositoryConfig;
-use super::resolve::{load_with_dependencies, overrides_of, resolution_values};
+use super::resolve::{Dependency, load_with_dependencies, overrides_of, resolution_values};
 use super::schema::dependency_type;
+use super::{Call, RepositoryConfig};
 
 pub const NAME: &str = "kudo_dependencies";
+
+tfplugin::model! {
+    /// A `kudo_dependencies` value.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct DependenciesModel {
+        pub package: Attr<String>,
+        /// A value: its entries may be unknown while planning.
+        pub dependency_overrides: Value,
+        pub dependencies: Attr<Vec<Dependency>>,
+        pub install_order: Attr<Vec<String>>,
+    }
+}
+
+/// The `kudo_dependencies` data source.
+pub struct DependenciesData;
+
+#[async_trait]
+impl DataSource<Call> for DependenciesData {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn read(&self, call: &Call, config: Value) -> (Value, Vec<Diagnostic>) {
+        // Never asks for the cluster: CI runs this without any.
+        read(&config, &call.session.config.repositories).await
+    }
+}
 
 pub fn schema() -> Schema {
     Schema::new(
@@ -30,9 +64,13 @@ pub fn schema() -> Schema {
 /// Reads the data source. Unknown inputs leave the results unknown; load and
 /// resolution errors are diagnostics on `package`.
 pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, Vec<Diagnostic>) {
-    let source = match config.get("package") {
-        Value::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
-        Value::String(s) if !s.trim().is_empty() => s.clone(),
+    let model: DependenciesModel = match config.decode() {
+        Ok(m) => m,
+        Err(d) => return (config.clone(), vec![d]),
+    };
+    let source = match &model.package {
+        Attr::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
+        Attr::Known(s) if !s.trim().is_empty() => s.clone(),
         _ => {
             return (
                 config.clone(),
@@ -46,18 +84,24 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
             );
         }
     };
-    if !config.get("dependency_overrides").is_fully_known() {
+    if !model.dependency_overrides.is_fully_known() {
         return (schema().mark_computed_unknown(config), Vec::new());
     }
     // No cluster here (CI resolves without one): versions are not filtered by the
     // cluster's Kubernetes version.
-    match load_with_dependencies(repositories, &source, overrides_of(config), None).await {
+    let overrides = overrides_of(&model.dependency_overrides);
+    match load_with_dependencies(repositories, &source, overrides, None).await {
         Ok((_, resolution)) => {
-            let mut state = config.clone();
             let (deps, order) = resolution_values(&resolution);
-            state.set_attr("dependencies", deps);
-            state.set_attr("install_order", order);
-            (state, super::resolve::unused_override_warnings(&resolution))
+            let state = DependenciesModel {
+                dependencies: Attr::Known(deps),
+                install_order: Attr::Known(order),
+                ..model
+            };
+            (
+                state.into_value(),
+                super::resolve::unused_override_warnings(&resolution),
+            )
         }
         Err(d) => (config.clone(), vec![d]),
     }
@@ -90,6 +134,11 @@ mod tests {
             url: dir.display().to_string(),
             priority: 0,
         }]
+    }
+
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        super::super::schema::assert_model_covers(&schema(), DependenciesModel::ATTRIBUTES);
     }
 
     #[tokio::test]

@@ -27,8 +27,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, ClientCapabilities, Diagnostic, ImportResponse, PlanRequest,
-    PlanResponse, Provider, ProviderSchemas, ReadRequest, ReadResponse, Value,
+    ApplyRequest, ApplyResponse, Attr, ClientCapabilities, Diagnostic, FromValue, ImportResponse,
+    PlanRequest, PlanResponse, Provider, ProviderSchemas, ReadRequest, ReadResponse, Resources,
+    Value,
 };
 use tokio::sync::{OnceCell, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -90,10 +91,10 @@ impl Session {
             })
     }
 
-    /// [`Session::cluster_for`] the change `ApplyResourceChange` makes: a destroy when
-    /// the planned state is null, else an apply.
-    async fn cluster_for_change(&self, planned: &tfplugin::Value) -> Result<Cluster, Diagnostic> {
-        let command = match planned.is_null() {
+    /// [`Session::cluster_for`] the change `ApplyResourceChange` makes: a destroy (the
+    /// planned state is null) or an apply.
+    async fn cluster_for_change(&self, destroy: bool) -> Result<Cluster, Diagnostic> {
+        let command = match destroy {
             true => diag::Command::Destroy,
             false => diag::Command::Apply,
         };
@@ -120,6 +121,14 @@ pub struct KudoProvider {
     session: RwLock<Option<Arc<Session>>>,
     /// Cancelled by `StopProvider`; every long operation watches a child of it.
     stop: CancellationToken,
+    resources: Resources<Call>,
+}
+
+/// What a resource or data source gets for one call: the configured session and a
+/// token `StopProvider` cancels.
+pub struct Call {
+    session: Arc<Session>,
+    cancel: CancellationToken,
 }
 
 impl Default for KudoProvider {
@@ -133,6 +142,11 @@ impl KudoProvider {
         KudoProvider {
             session: RwLock::new(None),
             stop: CancellationToken::new(),
+            resources: Resources::new()
+                .resource(operator::Operator)
+                .resource(instance::Instance)
+                .data_source(package_data::PackageData)
+                .data_source(dependencies_data::DependenciesData),
         }
     }
 
@@ -144,44 +158,37 @@ impl KudoProvider {
             )
         })
     }
+
+    async fn call(&self) -> Result<Call, Diagnostic> {
+        Ok(Call {
+            session: self.session().await?,
+            cancel: self.stop.child_token(),
+        })
+    }
 }
 
 /// Where a resource lives when its configuration names no namespace, as `kubectl` does.
 const DEFAULT_NAMESPACE: &str = "default";
 
-/// The `namespace` attribute of a resource value, defaulted.
-fn namespace_of(v: &Value) -> String {
-    v.get("namespace")
-        .as_str()
+/// A `namespace` attribute, defaulted.
+fn namespace_of(namespace: &Attr<String>) -> String {
+    namespace
+        .as_deref()
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_NAMESPACE)
         .to_string()
 }
 
-fn unknown_type(type_name: &str) -> Diagnostic {
-    Diagnostic::error(
-        "Unknown resource type",
-        format!("This provider has no resource or data source {type_name:?}."),
-    )
+/// A resource value (state, plan or configuration) as its model; `None` when null
+/// (no prior state on create, no plan on destroy).
+fn decode<T: FromValue>(value: &Value) -> Result<Option<T>, Vec<Diagnostic>> {
+    value.decode().map_err(|d| vec![d])
 }
 
 #[async_trait]
 impl Provider for KudoProvider {
     fn schemas(&self) -> ProviderSchemas {
-        let mut resources = BTreeMap::new();
-        resources.insert(schema::OPERATOR.to_string(), schema::operator());
-        resources.insert(schema::INSTANCE.to_string(), schema::instance());
-        ProviderSchemas {
-            provider: schema::provider(),
-            resources,
-            data_sources: BTreeMap::from([
-                (package_data::NAME.to_string(), package_data::schema()),
-                (
-                    dependencies_data::NAME.to_string(),
-                    dependencies_data::schema(),
-                ),
-            ]),
-        }
+        self.resources.schemas(schema::provider())
     }
 
     async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
@@ -213,134 +220,66 @@ impl Provider for KudoProvider {
         config: Value,
         client: ClientCapabilities,
     ) -> Vec<Diagnostic> {
-        match type_name {
-            schema::OPERATOR => Vec::new(),
-            schema::INSTANCE => {
-                let mut diags = write_only::validate(&config, client);
-                diags.extend(instance::validate(&config));
-                diags
-            }
-            other => vec![unknown_type(other)],
-        }
+        self.resources
+            .validate_resource(type_name, config, client)
+            .await
+    }
+
+    async fn validate_data_source_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        self.resources.validate_data_source(type_name, config).await
     }
 
     async fn read_resource(&self, req: ReadRequest) -> ReadResponse {
-        let session = match self.session().await {
-            Ok(s) => s,
-            Err(d) => {
-                return ReadResponse {
-                    new_state: req.current_state,
-                    private: req.private,
-                    diagnostics: vec![d],
-                };
-            }
-        };
-        match req.type_name.as_str() {
-            schema::OPERATOR => operator::read(&session, req).await,
-            schema::INSTANCE => instance::read(&session, req).await,
-            other => ReadResponse {
+        match self.call().await {
+            Ok(call) => self.resources.read(&call, req).await,
+            Err(d) => ReadResponse {
                 new_state: req.current_state,
                 private: req.private,
-                diagnostics: vec![unknown_type(other)],
+                diagnostics: vec![d],
             },
         }
     }
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
-        let session = match self.session().await {
-            Ok(s) => s,
-            Err(d) => {
-                return PlanResponse {
-                    diagnostics: vec![d],
-                    ..Default::default()
-                };
-            }
-        };
-        match req.type_name.as_str() {
-            schema::OPERATOR => operator::plan(&session, req).await,
-            schema::INSTANCE => instance::plan(&session, req).await,
-            other => PlanResponse {
-                diagnostics: vec![unknown_type(other)],
+        match self.call().await {
+            Ok(call) => self.resources.plan(&call, req).await,
+            Err(d) => PlanResponse {
+                diagnostics: vec![d],
                 ..Default::default()
             },
         }
     }
 
     async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse {
-        let session = match self.session().await {
-            Ok(s) => s,
-            Err(d) => {
-                return ApplyResponse {
-                    new_state: req.prior_state,
-                    diagnostics: vec![d],
-                    ..Default::default()
-                };
-            }
-        };
-        let cancel = self.stop.child_token();
-        match req.type_name.as_str() {
-            schema::OPERATOR => operator::apply(&session, req, &cancel).await,
-            schema::INSTANCE => instance::apply(&session, req, &cancel).await,
-            other => ApplyResponse {
+        match self.call().await {
+            Ok(call) => self.resources.apply(&call, req).await,
+            Err(d) => ApplyResponse {
                 new_state: req.prior_state,
-                diagnostics: vec![unknown_type(other)],
+                diagnostics: vec![d],
                 ..Default::default()
             },
         }
     }
 
     async fn import_resource_state(&self, type_name: &str, id: &str) -> ImportResponse {
-        let session = match self.session().await {
-            Ok(s) => s,
-            Err(d) => {
-                return ImportResponse {
-                    imported: Vec::new(),
-                    diagnostics: vec![d],
-                };
-            }
-        };
-        match type_name {
-            schema::OPERATOR => operator::import(&session, id).await,
-            schema::INSTANCE => instance::import(&session, id).await,
-            other => ImportResponse {
+        match self.call().await {
+            Ok(call) => self.resources.import(&call, type_name, id).await,
+            Err(d) => ImportResponse {
                 imported: Vec::new(),
-                diagnostics: vec![unknown_type(other)],
+                diagnostics: vec![d],
             },
         }
     }
 
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
-        if type_name != package_data::NAME && type_name != dependencies_data::NAME {
-            return (config, vec![unknown_type(type_name)]);
+        match self.call().await {
+            Ok(call) => {
+                self.resources
+                    .read_data_source(&call, type_name, config)
+                    .await
+            }
+            Err(d) => (config, vec![d]),
         }
-        let session = match self.session().await {
-            Ok(s) => s,
-            Err(d) => return (config, vec![d]),
-        };
-        if type_name == dependencies_data::NAME {
-            // Never asks for `session.cluster()`: CI runs this without any cluster.
-            return dependencies_data::read(&config, &session.config.repositories).await;
-        }
-        let repositories = packages::repositories(&session.config.repositories);
-        // Loading may download; keep it off the async workers.
-        let fallback = config.clone();
-        tokio::task::spawn_blocking(move || package_data::read(&config, &repositories))
-            .await
-            .unwrap_or_else(|e| {
-                (
-                    fallback,
-                    vec![Diagnostic::error(
-                        "Reading the package failed",
-                        diag::with_advice(
-                            e,
-                            &format!(
-                                "This is a bug in the provider; please report it, {}",
-                                diag::AGAIN
-                            ),
-                        ),
-                    )],
-                )
-            })
     }
 
     fn functions(&self) -> BTreeMap<String, tfplugin::Function> {

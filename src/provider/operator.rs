@@ -1,8 +1,9 @@
 //! `kudo_operator`: KUDO's Operator and OperatorVersion objects for one package.
 
+use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, AttributePath, Diagnostic, ImportResponse, ImportedResource,
-    PlanRequest, PlanResponse, ReadRequest, ReadResponse, Value,
+    ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, ImportResponse, ImportedResource,
+    IntoValue, PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -12,51 +13,122 @@ use kudo_package::{Package, TaskSpec};
 use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
-use super::resolve::{cluster_of, load_with_dependencies, overrides_of, resolution_values};
-use super::{DEFAULT_NAMESPACE, Session, namespace_of, schema};
+use super::resolve::{
+    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_values,
+};
+use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
-/// The resource's state for a loaded package.
-fn state_for(pkg: &Package, package_attr: Value, namespace: &str) -> Value {
+tfplugin::model! {
+    /// A `kudo_operator` value: configuration, plan or state.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct OperatorModel {
+        pub package: Attr<String>,
+        pub namespace: Attr<String>,
+        pub id: Attr<String>,
+        pub name: Attr<String>,
+        pub operator_version: Attr<String>,
+        pub app_version: Attr<String>,
+        pub operator_version_name: Attr<String>,
+        /// A value: its entries may be unknown while planning.
+        pub dependency_overrides: Value,
+        pub dependencies: Attr<Vec<Dependency>>,
+        pub install_order: Attr<Vec<String>>,
+        pub digest: Attr<String>,
+    }
+}
+
+/// The `kudo_operator` resource type.
+pub struct Operator;
+
+#[async_trait]
+impl Resource<Call> for Operator {
+    fn name(&self) -> &'static str {
+        schema::OPERATOR
+    }
+
+    fn schema(&self) -> Schema {
+        schema::operator()
+    }
+
+    async fn read(&self, call: &Call, req: ReadRequest) -> ReadResponse {
+        read(&call.session, req).await
+    }
+
+    async fn plan(&self, call: &Call, req: PlanRequest) -> PlanResponse {
+        plan(&call.session, req).await
+    }
+
+    async fn apply(&self, call: &Call, req: ApplyRequest) -> ApplyResponse {
+        apply(&call.session, req, &call.cancel).await
+    }
+
+    async fn import(&self, call: &Call, id: &str) -> ImportResponse {
+        import(&call.session, id).await
+    }
+}
+
+/// The resource's state for a loaded package (without the dependency attributes).
+fn state_for(pkg: &Package, package: Attr<String>, namespace: &str) -> OperatorModel {
     let ov_name = pkg.operator_version_name();
-    Value::object([
-        ("package", package_attr),
-        ("namespace", Value::string(namespace)),
-        ("id", Value::string(format!("{namespace}/{ov_name}"))),
-        ("name", Value::string(&pkg.operator.name)),
-        (
-            "operator_version",
-            Value::string(&pkg.operator.operator_version),
-        ),
-        (
-            "app_version",
-            Value::opt_string(pkg.operator.app_version.clone()),
-        ),
-        ("operator_version_name", Value::string(ov_name)),
-        ("digest", Value::string(packages::digest(pkg))),
-    ])
+    OperatorModel {
+        package,
+        namespace: namespace.into(),
+        id: format!("{namespace}/{ov_name}").into(),
+        name: pkg.operator.name.as_str().into(),
+        operator_version: pkg.operator.operator_version.as_str().into(),
+        app_version: pkg.operator.app_version.clone().into(),
+        digest: packages::digest(pkg).into(),
+        operator_version_name: ov_name.into(),
+        ..Default::default()
+    }
+}
+
+/// `state` with the dependency attributes of `resolution` and the configured overrides.
+fn with_resolution(
+    mut state: OperatorModel,
+    resolution: &Resolution,
+    overrides: Value,
+) -> OperatorModel {
+    let (deps, order) = resolution_values(resolution);
+    state.dependency_overrides = overrides;
+    state.dependencies = Attr::Known(deps);
+    state.install_order = Attr::Known(order);
+    state
 }
 
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
-    let proposed = req.proposed_new_state;
-    if proposed.is_null() {
-        return PlanResponse::default();
-    }
+    let fail = |diagnostics| PlanResponse {
+        diagnostics,
+        ..Default::default()
+    };
+    let proposed: OperatorModel = match decode(&req.proposed_new_state) {
+        Ok(Some(p)) => p,
+        Ok(None) => return PlanResponse::default(),
+        Err(d) => return fail(d),
+    };
     let schema = schema::operator();
-    let Some(source) = proposed.get("package").as_str().map(str::to_string) else {
+    let Attr::Known(source) = &proposed.package else {
         // The package path depends on something not known yet: everything computed is too.
-        let mut planned = schema.mark_computed_unknown(&proposed);
-        if proposed.get("namespace").is_null() {
-            planned.set_attr("namespace", Value::string(DEFAULT_NAMESPACE));
+        let mut planned: OperatorModel = match schema
+            .mark_computed_unknown(&req.proposed_new_state)
+            .decode()
+        {
+            Ok(p) => p,
+            Err(d) => return fail(vec![d]),
+        };
+        if proposed.namespace.is_null() {
+            planned.namespace = DEFAULT_NAMESPACE.into();
         }
+        let planned = planned.into_value();
         return PlanResponse {
             requires_replace: schema.requires_replace(&req.prior_state, &planned),
             planned_state: planned,
             ..Default::default()
         };
     };
-    if !proposed.get("dependency_overrides").is_fully_known() {
+    if !proposed.dependency_overrides.is_fully_known() {
         return PlanResponse {
-            planned_state: schema.mark_computed_unknown(&proposed),
+            planned_state: schema.mark_computed_unknown(&req.proposed_new_state),
             ..Default::default()
         };
     }
@@ -66,21 +138,16 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let cluster = session.cluster().await.ok();
     let (pkg, resolution) = match load_with_dependencies(
         &session.config.repositories,
-        &source,
-        overrides_of(&proposed),
+        source,
+        overrides_of(&proposed.dependency_overrides),
         cluster.as_ref().and_then(cluster_of),
     )
     .await
     {
         Ok(r) => r,
-        Err(d) => {
-            return PlanResponse {
-                diagnostics: vec![d],
-                ..Default::default()
-            };
-        }
+        Err(d) => return fail(vec![d]),
     };
-    let namespace = namespace_of(&proposed);
+    let namespace = namespace_of(&proposed.namespace);
     let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
         .into_iter()
         .map(|w| {
@@ -102,14 +169,12 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         ));
     }
     diagnostics.extend(super::resolve::unused_override_warnings(&resolution));
-    let mut planned = state_for(&pkg, proposed.get("package").clone(), &namespace);
-    let (deps, order) = resolution_values(&resolution);
-    planned.set_attr(
-        "dependency_overrides",
-        proposed.get("dependency_overrides").clone(),
-    );
-    planned.set_attr("dependencies", deps);
-    planned.set_attr("install_order", order);
+    let planned = with_resolution(
+        state_for(&pkg, proposed.package.clone(), &namespace),
+        &resolution,
+        proposed.dependency_overrides,
+    )
+    .into_value();
     PlanResponse {
         requires_replace: schema.requires_replace(&req.prior_state, &planned),
         planned_state: planned,
@@ -123,55 +188,58 @@ pub async fn apply(
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let prior = req.prior_state;
-    let planned = req.planned_state;
-    let fail = |state: Value, d: Diagnostic| ApplyResponse {
+    let fail = |state: Value, diagnostics: Vec<Diagnostic>| ApplyResponse {
         new_state: state,
-        diagnostics: vec![d],
+        diagnostics,
         ..Default::default()
     };
-    let cluster = match session.cluster_for_change(&planned).await {
-        Ok(c) => c,
-        Err(d) => return fail(prior, d),
+    let (prior, planned) = match (
+        decode::<OperatorModel>(&req.prior_state),
+        decode::<OperatorModel>(&req.planned_state),
+    ) {
+        (Ok(prior), Ok(planned)) => (prior, planned),
+        (Err(d), _) | (_, Err(d)) => return fail(req.prior_state, d),
     };
+    let cluster = match session.cluster_for_change(planned.is_none()).await {
+        Ok(c) => c,
+        Err(d) => return fail(req.prior_state, vec![d]),
+    };
+    let Some(planned) = planned else {
+        return match prior {
+            Some(prior) => destroy(session, &cluster, req.prior_state, &prior, cancel).await,
+            // Nothing planned and nothing there: nothing to do.
+            None => ApplyResponse::default(),
+        };
+    };
+    let prior_state = req.prior_state;
 
-    if planned.is_null() {
-        return destroy(session, &cluster, prior, cancel).await;
-    }
-
-    let source = planned
-        .get("package")
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let source = planned.package.as_deref().unwrap_or_default().to_string();
     let (pkg, resolution) = match load_with_dependencies(
         &session.config.repositories,
         &source,
-        overrides_of(&planned),
+        overrides_of(&planned.dependency_overrides),
         cluster_of(&cluster),
     )
     .await
     {
         Ok(r) => r,
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, vec![d]),
     };
-    let namespace = namespace_of(&planned);
-    let mut state = state_for(&pkg, planned.get("package").clone(), &namespace);
-    let (deps, order) = resolution_values(&resolution);
-    state.set_attr(
-        "dependency_overrides",
-        planned.get("dependency_overrides").clone(),
+    let namespace = namespace_of(&planned.namespace);
+    let state = with_resolution(
+        state_for(&pkg, planned.package.clone(), &namespace),
+        &resolution,
+        planned.dependency_overrides.clone(),
     );
-    state.set_attr("dependencies", deps);
-    state.set_attr("install_order", order);
-    if planned.get("digest").is_known() && planned.get("digest") != state.get("digest") {
+    // A null digest (never planned so) counts as a change, as any value but unknown does.
+    if !planned.digest.is_unknown() && planned.digest != state.digest {
         return fail(
-            prior,
-            Diagnostic::error(
+            prior_state,
+            vec![Diagnostic::error(
                 "Operator package changed after the plan",
                 format!("The package at {source:?} is not the one Terraform planned with. Run `terraform plan` again and review the new changes."),
             )
-            .with_attribute(AttributePath::attribute("package")),
+            .with_attribute(AttributePath::attribute("package"))],
         );
     }
     // Instances read their dependency tree from this copy; the plan may have been made
@@ -185,8 +253,8 @@ pub async fn apply(
     }
     if let Err(e) = cluster.ensure_kudo_crds().await {
         return fail(
-            prior,
-            session.cluster_error("Cannot install the KUDO CRDs", &e),
+            prior_state,
+            vec![session.cluster_error("Cannot install the KUDO CRDs", &e)],
         );
     }
     // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
@@ -197,28 +265,29 @@ pub async fn apply(
         let name = &dep.operator.name;
         if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
             return fail(
-                prior,
-                session.engine_error(
+                prior_state,
+                vec![session.engine_error(
                     &format!(
                         "Cannot install dependency {name} of operator {}",
                         pkg.operator.name
                     ),
                     &e,
-                ),
+                )],
             );
         }
     }
     if let Err(e) = engine::install_operator(&cluster, &pkg, &namespace).await {
         return fail(
-            prior,
-            session.engine_error("Cannot install the operator", &e),
+            prior_state,
+            vec![session.engine_error("Cannot install the operator", &e)],
         );
     }
     // A version change leaves the previous OperatorVersion unused: instances move to the
     // new one when they are updated after this resource. The same holds for dependency
     // versions the new resolution no longer picks.
     let mut stale: Vec<(String, String)> = Vec::new();
-    if let Some(old_ov) = prior.get("operator_version_name").as_str()
+    let prior = prior.unwrap_or_default();
+    if let Some(old_ov) = prior.operator_version_name.as_deref()
         && old_ov != pkg.operator_version_name()
     {
         stale.push((pkg.operator.name.clone(), old_ov.to_string()));
@@ -238,7 +307,7 @@ pub async fn apply(
             // version later in the same apply.
             engine::uninstall_operator(
                 &cluster,
-                &namespace_of(&prior),
+                &namespace_of(&prior.namespace),
                 name,
                 old_ov,
                 false,
@@ -256,7 +325,7 @@ pub async fn apply(
         }
     }
     ApplyResponse {
-        new_state: state,
+        new_state: state.into_value(),
         diagnostics,
         ..Default::default()
     }
@@ -292,22 +361,20 @@ fn dependency_install_sequence<'r>(resolution: &'r Resolution, root: &Package) -
 /// operator first, then its dependencies in reverse install order, so a package goes
 /// before the ones it needs. Dependencies the state's `install_order` does not name
 /// (a state written before it had one) follow in reverse `dependencies` order.
-fn removal_order(state: &Value) -> Vec<(String, String)> {
-    let name = state.get("name").as_str().unwrap_or_default().to_string();
+fn removal_order(state: &OperatorModel) -> Vec<(String, String)> {
+    let name = state.name.as_deref().unwrap_or_default().to_string();
     let ov_name = state
-        .get("operator_version_name")
-        .as_str()
+        .operator_version_name
+        .as_deref()
         .unwrap_or_default()
         .to_string();
     let deps = dependency_versions(state);
     let mut removals = vec![(name, ov_name)];
-    let order: Vec<String> = state
-        .get("install_order")
-        .as_slice()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
+    let order = state
+        .install_order
+        .known()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     for ov in order.iter().rev() {
         if let Some(d) = deps.iter().find(|d| d.1 == *ov)
             && !removals.contains(d)
@@ -324,33 +391,32 @@ fn removal_order(state: &Value) -> Vec<(String, String)> {
 }
 
 /// `(package, OperatorVersion name)` of each entry of a state's `dependencies`.
-fn dependency_versions(state: &Value) -> Vec<(String, String)> {
+fn dependency_versions(state: &OperatorModel) -> Vec<(String, String)> {
     state
-        .get("dependencies")
-        .as_slice()
+        .dependencies
+        .known()
+        .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
-        .filter_map(|d| {
-            Some((
-                d.get("package").as_str()?.to_string(),
-                d.get("operator_version_name").as_str()?.to_string(),
-            ))
-        })
+        .filter_map(|d| Some((d.package.clone()?, d.operator_version_name.clone()?)))
         .collect()
 }
 
+/// Removes what `prior` installed; `prior_state` is the same state as Terraform sent
+/// it, handed back unchanged when the destroy fails.
 async fn destroy(
     session: &Session,
     cluster: &kudo_engine::cluster::Cluster,
-    prior: Value,
+    prior_state: Value,
+    prior: &OperatorModel,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let namespace = namespace_of(&prior);
+    let namespace = namespace_of(&prior.namespace);
     // Everything it installed for its dependencies goes too, so nothing is left behind
     // the way KUDO left it.
     // This configuration's instances are gone by now (they depend on this resource);
     // versions other instances still run stay, with a warning.
-    let removals = removal_order(&prior);
+    let removals = removal_order(prior);
     let mut result = Ok(Vec::new());
     for (name, ov_name) in &removals {
         match engine::uninstall_operator(cluster, &namespace, name, ov_name, true, true, cancel)
@@ -373,7 +439,7 @@ async fn destroy(
             ..Default::default()
         },
         Err(e) => ApplyResponse {
-            new_state: prior,
+            new_state: prior_state,
             diagnostics: vec![session.destroy_error("Cannot remove the operator", &e)],
             ..Default::default()
         },
@@ -387,12 +453,13 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         private: req.private.clone(),
         diagnostics,
     };
+    let model = match decode::<OperatorModel>(&state) {
+        Ok(m) => m.unwrap_or_default(),
+        Err(d) => return keep(state, d),
+    };
     let (Some(namespace), Some(ov_name)) = (
-        state.get("namespace").as_str().map(str::to_string),
-        state
-            .get("operator_version_name")
-            .as_str()
-            .map(str::to_string),
+        model.namespace.as_deref(),
+        model.operator_version_name.as_deref(),
     ) else {
         return keep(state, Vec::new());
     };
@@ -400,17 +467,19 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         Ok(c) => c,
         Err(d) => return keep(state, vec![d]),
     };
-    match engine::load_operator(&cluster, &namespace, &ov_name).await {
+    match engine::load_operator(&cluster, namespace, ov_name).await {
         // Deleted out of band: Terraform plans to create it again.
         Ok(None) => keep(Value::Null, Vec::new()),
         Ok(Some(pkg)) => {
-            let mut fresh = state.clone();
             // A changed OperatorVersion shows up as a digest change, which plans an update.
-            fresh.set_attr("digest", Value::string(packages::digest(&pkg)));
-            keep(fresh, Vec::new())
+            let fresh = OperatorModel {
+                digest: packages::digest(&pkg).into(),
+                ..model.clone()
+            };
+            keep(fresh.into_value(), Vec::new())
         }
         Err(e) => keep(
-            state,
+            state.clone(),
             vec![session.engine_error("Cannot read the operator", &e)],
         ),
     }
@@ -435,7 +504,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         Ok(Some(pkg)) => {
             // The package source is not recorded in the cluster; the next plan
             // takes it from the configuration.
-            let mut state = state_for(&pkg, Value::Null, namespace);
+            let mut state = state_for(&pkg, Attr::Null, namespace);
             // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
             // record it, so the next plan shows only the `package` it cannot know.
             let has_dependencies = !pkg.operator.dependencies.is_empty()
@@ -445,16 +514,13 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
                     .iter()
                     .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }));
             if !has_dependencies {
-                state.set_attr("dependencies", Value::list(std::iter::empty::<Value>()));
-                state.set_attr(
-                    "install_order",
-                    Value::list([Value::string(pkg.operator_version_name())]),
-                );
+                state.dependencies = Attr::Known(Vec::new());
+                state.install_order = Attr::Known(vec![pkg.operator_version_name()]);
             }
             ImportResponse {
                 imported: vec![ImportedResource {
                     type_name: schema::OPERATOR.to_string(),
-                    state,
+                    state: state.into_value(),
                     private: Vec::new(),
                 }],
                 diagnostics: Vec::new(),
@@ -518,8 +584,14 @@ mod tests {
                 ),
             ),
         ]);
+        let state = state.decode().expect("an operator state");
         let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
         assert_eq!(removed, ["aa", "cc", "bb", "gg", "ee"]);
+    }
+
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        schema::assert_model_covers(&schema::operator(), OperatorModel::ATTRIBUTES);
     }
 
     #[test]
@@ -533,6 +605,7 @@ mod tests {
             ),
             ("install_order", Value::Null),
         ]);
+        let state = state.decode().expect("an operator state");
         let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
         assert_eq!(removed, ["aa", "cc", "bb"]);
     }

@@ -2,11 +2,74 @@
 //! repository reference) and exposes what it declares, without touching the cluster.
 //! Useful to look up parameter defaults or the OperatorVersion name before installing.
 
-use tfplugin::{Attribute, AttributePath, Block, Diagnostic, ObjectNesting, Schema, Type, Value};
+use async_trait::async_trait;
+use tfplugin::{
+    Attr, Attribute, AttributePath, Block, DataSource, Diagnostic, IntoValue, ObjectNesting,
+    Schema, Type, Value,
+};
 
 use kudo_package::{LoadContext, Package, Parameter, Phase, Plan, Repository, Severity};
 
+use super::Call;
+
 pub const NAME: &str = "kudo_package";
+
+tfplugin::model! {
+    /// A `kudo_package` value. The nested lists are built for output only and stay
+    /// values.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct PackageModel {
+        pub source: Attr<String>,
+        pub name: Attr<String>,
+        pub operator_version: Attr<String>,
+        pub app_version: Attr<String>,
+        pub description: Attr<String>,
+        pub kubernetes_version: Attr<String>,
+        pub kudo_version: Attr<String>,
+        pub operator_version_name: Attr<String>,
+        pub parameters: Value,
+        pub plans: Value,
+        pub tasks: Value,
+        pub warnings: Attr<Vec<String>>,
+    }
+}
+
+/// The `kudo_package` data source.
+pub struct PackageData;
+
+#[async_trait]
+impl DataSource<Call> for PackageData {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    async fn read(&self, call: &Call, config: Value) -> (Value, Vec<Diagnostic>) {
+        let repositories = super::packages::repositories(&call.session.config.repositories);
+        // Loading may download; keep it off the async workers.
+        let fallback = config.clone();
+        tokio::task::spawn_blocking(move || read(&config, &repositories))
+            .await
+            .unwrap_or_else(|e| {
+                (
+                    fallback,
+                    vec![Diagnostic::error(
+                        "Reading the package failed",
+                        super::diag::with_advice(
+                            e,
+                            &format!(
+                                "This is a bug in the provider; please report it, {}",
+                                super::diag::AGAIN
+                            ),
+                        ),
+                    )],
+                )
+            })
+    }
+}
 
 fn string(name: &str) -> Attribute {
     Attribute::new(name, Type::String)
@@ -110,17 +173,21 @@ pub fn schema() -> Schema {
 }
 
 /// The trimmed text, or null when there is none.
-fn non_empty(text: &str) -> Value {
+fn non_empty(text: &str) -> Attr<String> {
     let t = text.trim();
-    Value::opt_string((!t.is_empty()).then(|| t.to_string()))
+    (!t.is_empty()).then(|| t.to_string()).into()
 }
 
 /// Reads the data source. Unknown `source` (during plan) leaves everything computed
 /// unknown; load errors are diagnostics on `source`.
 pub fn read(config: &Value, repositories: &[Repository]) -> (Value, Vec<Diagnostic>) {
-    let source = match config.get("source") {
-        Value::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
-        Value::String(s) if !s.trim().is_empty() => s.clone(),
+    let model: PackageModel = match config.decode() {
+        Ok(m) => m,
+        Err(d) => return (config.clone(), vec![d]),
+    };
+    let source = match model.source {
+        Attr::Unknown => return (schema().mark_computed_unknown(config), Vec::new()),
+        Attr::Known(s) if !s.trim().is_empty() => s,
         _ => {
             return (
                 config.clone(),
@@ -159,38 +226,28 @@ fn state(source: &str, pkg: &Package) -> Value {
     let warnings = kudo_package::verify(pkg)
         .into_iter()
         .filter(|f| f.severity == Severity::Warning)
-        .map(|f| Value::string(format!("{}: {}", f.file, f.message)));
-    Value::object([
-        ("source", Value::string(source)),
-        ("name", Value::string(&op.name)),
-        ("operator_version", Value::string(&op.operator_version)),
-        ("app_version", Value::opt_string(op.app_version.clone())),
-        ("description", Value::string(&op.description)),
-        ("kubernetes_version", non_empty(&op.kubernetes_version)),
-        ("kudo_version", non_empty(&op.kudo_version)),
-        (
-            "operator_version_name",
-            Value::string(pkg.operator_version_name()),
-        ),
-        (
-            "parameters",
-            Value::list(pkg.parameters.iter().map(parameter)),
-        ),
-        (
-            "plans",
-            Value::list(op.plans.iter().map(|(name, p)| plan(name, p))),
-        ),
-        (
-            "tasks",
-            Value::list(op.tasks.iter().map(|t| {
-                Value::object([
-                    ("name", Value::string(&t.name)),
-                    ("kind", Value::string(&t.kind)),
-                ])
-            })),
-        ),
-        ("warnings", Value::list(warnings)),
-    ])
+        .map(|f| format!("{}: {}", f.file, f.message))
+        .collect();
+    PackageModel {
+        source: source.into(),
+        name: op.name.as_str().into(),
+        operator_version: op.operator_version.as_str().into(),
+        app_version: op.app_version.clone().into(),
+        description: op.description.as_str().into(),
+        kubernetes_version: non_empty(&op.kubernetes_version),
+        kudo_version: non_empty(&op.kudo_version),
+        operator_version_name: pkg.operator_version_name().into(),
+        parameters: Value::list(pkg.parameters.iter().map(parameter)),
+        plans: Value::list(op.plans.iter().map(|(name, p)| plan(name, p))),
+        tasks: Value::list(op.tasks.iter().map(|t| {
+            Value::object([
+                ("name", Value::string(&t.name)),
+                ("kind", Value::string(&t.kind)),
+            ])
+        })),
+        warnings: Attr::Known(warnings),
+    }
+    .into_value()
 }
 
 fn parameter(p: &Parameter) -> Value {
@@ -344,6 +401,11 @@ mod tests {
         assert!(diags[0].is_error());
         assert_eq!(diags[0].attribute, Some(AttributePath::attribute("source")));
         assert!(diags[0].detail.contains("nope"), "{}", diags[0].detail);
+    }
+
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        super::super::schema::assert_model_covers(&schema(), PackageModel::ATTRIBUTES);
     }
 
     #[test]

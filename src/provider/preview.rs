@@ -10,8 +10,6 @@ use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, PreviewAction, RunRequest};
 use kudo_plan::{Desired, Inputs};
 
-pub const ATTR: &str = "preview";
-
 pub fn preview_type() -> Type {
     Type::object([
         ("create", Type::list(Type::String)),

@@ -24,13 +24,10 @@ pub fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
     .with_attribute(AttributePath::attribute("package"))
 }
 
-/// The `dependency_overrides` map of a configuration (empty when null).
-pub fn overrides_of(v: &Value) -> BTreeMap<String, String> {
-    v.get("dependency_overrides")
-        .to_string_map()
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+/// A `dependency_overrides` value as a map (empty when null). Kept a `Value` in the
+/// models: its entries may be unknown while planning, which the callers check first.
+pub fn overrides_of(overrides: &Value) -> BTreeMap<String, String> {
+    overrides.to_string_map().ok().flatten().unwrap_or_default()
 }
 
 /// Loads the package and resolves its dependencies (blocking work: reads files and
@@ -120,32 +117,39 @@ pub fn check_kubernetes_version(
     }
 }
 
-/// `dependencies` and `install_order` values of a resolution.
-pub fn resolution_values(resolution: &Resolution) -> (Value, Value) {
-    let deps = resolution.dependencies().into_iter().map(|d| {
-        Value::object([
-            ("package", Value::string(d.package)),
-            ("operator_version", Value::string(d.operator_version)),
-            ("app_version", Value::opt_string(d.app_version)),
-            (
-                "operator_version_name",
-                Value::string(d.operator_version_name),
-            ),
-            ("source", Value::string(d.source)),
-            ("required_by", Value::string(d.required_by)),
-            ("constraint", Value::opt_string(d.constraint)),
-            ("enabled", Value::bool(d.enabled)),
-        ])
-    });
-    (
-        Value::list(deps),
-        Value::list(
-            resolution
-                .install_order_versions()
-                .into_iter()
-                .map(Value::string),
-        ),
-    )
+tfplugin::model! {
+    /// An entry of `dependencies` (`kudo_operator`, `kudo_dependencies`). Every field
+    /// may be null, so that a state written before a field existed still decodes.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct Dependency {
+        pub package: Option<String>,
+        pub operator_version: Option<String>,
+        pub app_version: Option<String>,
+        pub operator_version_name: Option<String>,
+        pub source: Option<String>,
+        pub required_by: Option<String>,
+        pub constraint: Option<String>,
+        pub enabled: Option<bool>,
+    }
+}
+
+/// `dependencies` and `install_order` of a resolution.
+pub fn resolution_values(resolution: &Resolution) -> (Vec<Dependency>, Vec<String>) {
+    let deps = resolution
+        .dependencies()
+        .into_iter()
+        .map(|d| Dependency {
+            package: Some(d.package),
+            operator_version: Some(d.operator_version),
+            app_version: d.app_version,
+            operator_version_name: Some(d.operator_version_name),
+            source: Some(d.source),
+            required_by: Some(d.required_by),
+            constraint: d.constraint,
+            enabled: Some(d.enabled),
+        })
+        .collect();
+    (deps, resolution.install_order_versions())
 }
 
 /// A warning for each override key that names no package of the tree: most likely a

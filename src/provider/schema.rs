@@ -136,3 +136,20 @@ pub fn instance() -> Schema {
             .block(timeouts_block()),
     )
 }
+
+/// Asserts that a model names exactly the attributes and nested blocks of `schema`:
+/// a model that missed one would drop it when a value is decoded and encoded again.
+#[cfg(test)]
+pub fn assert_model_covers(schema: &Schema, model: &[&str]) {
+    let mut names: Vec<&str> = schema
+        .block
+        .attributes
+        .iter()
+        .map(|a| a.name.as_str())
+        .chain(schema.block.blocks.iter().map(|b| b.type_name.as_str()))
+        .collect();
+    names.sort_unstable();
+    let mut model = model.to_vec();
+    model.sort_unstable();
+    assert_eq!(names, model);
+}

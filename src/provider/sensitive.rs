@@ -4,20 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use tfplugin::{AttributePath, Diagnostic, Value};
+use tfplugin::{AttributePath, Diagnostic};
 
 pub const ATTR: &str = "sensitive_parameters";
 
 /// Stands for a sensitive value in messages.
 const REDACTED: &str = "(sensitive value)";
-
-/// The `sensitive_parameters` map; null counts as empty. `None` while unknown.
-pub fn sensitive_of(v: &Value) -> Option<BTreeMap<String, String>> {
-    match v.get(ATTR) {
-        Value::Unknown => None,
-        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
-    }
-}
 
 /// `parameters` and `sensitive_parameters` together, as the templates see them. A name
 /// in both would leave it unclear which value wins, so it is an error.

@@ -2,11 +2,61 @@
 
 use std::time::Duration;
 
-use tfplugin::{AttributePath, Diagnostic, Value};
+use tfplugin::{Attr, AttributePath, Diagnostic};
 
 pub const DEFAULT_CREATE: Duration = Duration::from_secs(20 * 60);
 pub const DEFAULT_UPDATE: Duration = Duration::from_secs(20 * 60);
 pub const DEFAULT_DELETE: Duration = Duration::from_secs(10 * 60);
+
+tfplugin::model! {
+    /// The `timeouts` block.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct Timeouts {
+        pub create: Attr<String>,
+        pub update: Attr<String>,
+        pub delete: Attr<String>,
+    }
+}
+
+/// What a timeout limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 3] = [Operation::Create, Operation::Update, Operation::Delete];
+
+    /// The attribute of the `timeouts` block.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            Operation::Create => "create",
+            Operation::Update => "update",
+            Operation::Delete => "delete",
+        }
+    }
+
+    pub fn default_limit(self) -> Duration {
+        match self {
+            Operation::Create => DEFAULT_CREATE,
+            Operation::Update => DEFAULT_UPDATE,
+            Operation::Delete => DEFAULT_DELETE,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The configured text for `operation`, if any.
+    pub fn text(&self, operation: Operation) -> Option<&str> {
+        match operation {
+            Operation::Create => self.create.as_deref(),
+            Operation::Update => self.update.as_deref(),
+            Operation::Delete => self.delete.as_deref(),
+        }
+    }
+}
 
 /// Parses Go-style durations made of `h`, `m`, `s` and `ms` parts.
 pub fn parse_duration(text: &str) -> Option<Duration> {
@@ -36,22 +86,21 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     Some(total)
 }
 
-/// The duration for `operation` (`create`, `update`, `delete`) from a resource value.
-pub fn timeout(
-    resource: &Value,
-    operation: &str,
-    default: Duration,
-) -> Result<Duration, Diagnostic> {
-    match resource.get("timeouts").get(operation).as_str() {
-        None => Ok(default),
-        Some(text) => parse_duration(text).ok_or_else(|| {
-            Diagnostic::error(
-                "Invalid timeout",
-                format!("{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."),
-            )
-            .with_attribute(AttributePath::attribute("timeouts").attr(operation))
-        }),
+/// The duration for `operation` from a resource's `timeouts` block, else the default.
+pub fn timeout(timeouts: &Attr<Timeouts>, operation: Operation) -> Result<Duration, Diagnostic> {
+    match timeouts.known().and_then(|t| t.text(operation)) {
+        None => Ok(operation.default_limit()),
+        Some(text) => parse_duration(text).ok_or_else(|| invalid(text, operation)),
     }
+}
+
+/// The error for a timeout that is not a duration.
+pub fn invalid(text: &str, operation: Operation) -> Diagnostic {
+    Diagnostic::error(
+        "Invalid timeout",
+        format!("{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."),
+    )
+    .with_attribute(AttributePath::attribute("timeouts").attr(operation.attribute()))
 }
 
 #[cfg(test)]
@@ -70,11 +119,12 @@ mod tests {
 
     #[test]
     fn bad_timeout_names_the_attribute() {
-        let v = Value::object([(
-            "timeouts",
-            Value::object([("create", Value::string("soon"))]),
-        )]);
-        let d = timeout(&v, "create", DEFAULT_CREATE).expect_err("invalid");
+        let t = Attr::Known(Timeouts {
+            create: "soon".into(),
+            ..Default::default()
+        });
+        let d = timeout(&t, Operation::Create).expect_err("invalid");
+        assert_eq!(timeout(&Attr::Null, Operation::Delete), Ok(DEFAULT_DELETE));
         assert_eq!(
             d.attribute,
             Some(AttributePath::attribute("timeouts").attr("create"))

@@ -3,17 +3,13 @@
 //! `volumeClaimTemplates` (see `kudo_engine::engine::volumes`). They hold the data, so
 //! the default keeps them, as Kubernetes does, and says which ones stayed.
 
-use tfplugin::{AttributePath, Diagnostic, Value};
+use tfplugin::{AttributePath, Diagnostic};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, ClaimSource};
 
 pub const ATTR: &str = "delete_volumes_on_destroy";
-
-pub fn delete_of(state: &Value) -> bool {
-    state.get(ATTR).as_bool().unwrap_or(false)
-}
 
 /// The instance's claims as found before the uninstall, while its StatefulSets exist.
 #[derive(Debug, Default)]

@@ -19,14 +19,15 @@ use std::collections::BTreeMap;
 
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
+use super::instance::InstanceModel;
 use super::sensitive;
 
 pub const ATTR: &str = "parameters_wo";
 pub const VERSION_ATTR: &str = "parameters_wo_version";
 
 /// The configured `parameters_wo` (null = empty); `None` while unknown.
-pub fn configured(config: &Value) -> Option<BTreeMap<String, String>> {
-    match config.get(ATTR) {
+pub fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
+    match &config.parameters_wo {
         Value::Unknown => None,
         v if !v.is_fully_known() => None,
         v => Some(v.to_string_map().ok().flatten().unwrap_or_default()),
@@ -35,14 +36,14 @@ pub fn configured(config: &Value) -> Option<BTreeMap<String, String>> {
 
 /// Whether this change takes the configured values: a create, or a new
 /// `parameters_wo_version` (adding or removing it counts).
-pub fn takes_configured(prior: &Value, planned: &Value) -> bool {
-    prior.is_null() || prior.get(VERSION_ATTR) != planned.get(VERSION_ATTR)
+pub fn takes_configured(prior: Option<&InstanceModel>, planned: &InstanceModel) -> bool {
+    prior.is_none_or(|p| p.parameters_wo_version != planned.parameters_wo_version)
 }
 
 /// The write-only values among what the instance's Secret holds: the keys the prior
 /// state does not list in `sensitive_parameters`.
-pub fn stored(secret: BTreeMap<String, String>, prior: &Value) -> BTreeMap<String, String> {
-    let listed = sensitive::sensitive_of(prior).unwrap_or_default();
+pub fn stored(secret: BTreeMap<String, String>, prior: &InstanceModel) -> BTreeMap<String, String> {
+    let listed = prior.sensitive().unwrap_or_default();
     secret
         .into_iter()
         .filter(|(k, _)| !listed.contains_key(k))
@@ -53,27 +54,24 @@ pub fn stored(secret: BTreeMap<String, String>, prior: &Value) -> BTreeMap<Strin
 /// to see them as sensitive values; `None` values make that map unknown. A name also in
 /// `parameters` or `sensitive_parameters` is an error (which value would win?).
 pub fn with_values(
-    state: &Value,
+    state: &InstanceModel,
     values: Option<&BTreeMap<String, String>>,
-) -> Result<Value, Vec<Diagnostic>> {
-    if state.is_null() {
-        return Ok(state.clone());
-    }
+) -> Result<InstanceModel, Vec<Diagnostic>> {
     let mut out = state.clone();
     let Some(values) = values else {
-        out.set_attr(sensitive::ATTR, Value::Unknown);
+        out.sensitive_parameters = Value::Unknown;
         return Ok(out);
     };
     if values.is_empty() {
         return Ok(out);
     }
     let public = state
-        .get("parameters")
+        .parameters
         .to_string_map()
         .ok()
         .flatten()
         .unwrap_or_default();
-    let Some(mut secret) = sensitive::sensitive_of(state) else {
+    let Some(mut secret) = state.sensitive() else {
         return Ok(out);
     };
     let twice: Vec<Diagnostic> = values
@@ -101,10 +99,7 @@ pub fn with_values(
         return Err(twice);
     }
     secret.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
-    out.set_attr(
-        sensitive::ATTR,
-        Value::string_map(secret.iter().map(|(k, v)| (k.clone(), v.clone()))),
-    );
+    out.sensitive_parameters = Value::string_map(secret);
     Ok(out)
 }
 
@@ -126,8 +121,8 @@ pub fn retarget(diagnostics: &mut [Diagnostic], keys: &BTreeMap<String, String>)
 
 /// A configuration setting `parameters_wo` on a Terraform that does not know write-only
 /// attributes would have the values stored in its state: refuse it, saying what to use.
-pub fn validate(config: &Value, client: ClientCapabilities) -> Vec<Diagnostic> {
-    let set = match config.get(ATTR) {
+pub fn validate(config: &InstanceModel, client: ClientCapabilities) -> Vec<Diagnostic> {
+    let set = match &config.parameters_wo {
         Value::Null => false,
         Value::Map(m) => !m.is_empty(),
         _ => true,
@@ -158,7 +153,7 @@ pub struct Restore {
 }
 
 impl Restore {
-    fn none() -> Restore {
+    pub fn none() -> Restore {
         Restore {
             sensitive: Value::Null,
             injected: None,
@@ -168,19 +163,22 @@ impl Restore {
     }
 
     /// `state` as Terraform must see it: its own `sensitive_parameters`, no write-only value.
-    pub fn state(&self, mut state: Value) -> Value {
+    pub fn state(&self, state: Value) -> Value {
+        let mut model = match state.decode::<Option<InstanceModel>>() {
+            Ok(Some(m)) => m,
+            // Null (a destroy, or a failure before there was a state) holds nothing to
+            // undo; the handlers produce no other value that is not an instance.
+            Ok(None) | Err(_) => return state,
+        };
         // Only a state carrying the values it was given back (not, say, the prior
         // state an early failure returns) gets the configured map back.
         if let Some(injected) = &self.injected
-            && !state.is_null()
-            && state.get(sensitive::ATTR) == injected
+            && model.sensitive_parameters == *injected
         {
-            state.set_attr(sensitive::ATTR, self.sensitive.clone());
+            model.sensitive_parameters = self.sensitive.clone();
         }
-        if !state.is_null() {
-            state.set_attr(ATTR, Value::Null);
-        }
-        state
+        model.parameters_wo = Value::Null;
+        tfplugin::encode(model)
     }
 
     pub fn diagnostics(&self, diagnostics: &mut Vec<Diagnostic>) {
@@ -191,45 +189,51 @@ impl Restore {
 
 /// Whether the configuration or state uses write-only parameters at all; if not, the
 /// Secret is not read.
-fn in_use(prior: &Value, planned: &Value, config: &Value) -> bool {
-    !config.get(ATTR).is_null()
-        || !prior.get(VERSION_ATTR).is_null()
-        || !planned.get(VERSION_ATTR).is_null()
+fn in_use(
+    prior: Option<&InstanceModel>,
+    planned: &InstanceModel,
+    config: Option<&InstanceModel>,
+) -> bool {
+    config.is_some_and(|c| !c.parameters_wo.is_null())
+        || prior.is_some_and(|p| !p.parameters_wo_version.is_null())
+        || !planned.parameters_wo_version.is_null()
 }
 
 /// The write-only values the instance has now, from its Secret.
 async fn read_stored(
     session: &super::Session,
-    prior: &Value,
+    prior: &InstanceModel,
 ) -> Result<BTreeMap<String, String>, Diagnostic> {
     let cluster = session.cluster().await?;
-    let namespace = super::namespace_of(prior);
-    let name = prior.get("name").as_str().unwrap_or_default();
+    let namespace = super::namespace_of(&prior.namespace);
+    let name = prior.name.as_deref().unwrap_or_default();
     kudo_engine::engine::read_sensitive(&cluster, &namespace, name)
         .await
         .map(|secret| stored(secret, prior))
         .map_err(|e| session.engine_error("Cannot read the write-only parameters", &e))
 }
 
-/// The plan request `instance.rs` plans with: write-only values added to the sensitive
-/// ones of the proposed state (the configured values when the version changes, else the
-/// stored ones) and of the prior state (the stored ones), so that a new version with new
-/// values selects the plan those parameters call for, like any parameter change.
+/// The prior and proposed states `instance.rs` plans with: write-only values added to
+/// the sensitive ones of the proposed state (the configured values when the version
+/// changes, else the stored ones) and of the prior state (the stored ones), so that a
+/// new version with new values selects the plan those parameters call for, like any
+/// parameter change.
 pub async fn for_plan(
     session: &super::Session,
-    mut req: tfplugin::PlanRequest,
-) -> Result<(tfplugin::PlanRequest, Restore), Vec<Diagnostic>> {
-    let proposed = &req.proposed_new_state;
-    if proposed.is_null() || !in_use(&req.prior_state, proposed, &req.config) {
-        return Ok((req, Restore::none()));
+    mut prior: Option<InstanceModel>,
+    mut proposed: InstanceModel,
+    config: Option<&InstanceModel>,
+) -> Result<(Option<InstanceModel>, InstanceModel, Restore), Vec<Diagnostic>> {
+    if !in_use(prior.as_ref(), &proposed, config) {
+        return Ok((prior, proposed, Restore::none()));
     }
-    let restore_sensitive = proposed.get(sensitive::ATTR).clone();
-    let configured = configured(&req.config);
+    let restore_sensitive = proposed.sensitive_parameters.clone();
+    let configured = config.map_or(Some(BTreeMap::new()), configured);
     // The stored values while planning are a best effort: without the cluster, the plan
     // compares as if they were the configured ones and the apply reads them again.
-    let stored = match req.prior_state.is_null() {
-        true => None,
-        false => match read_stored(session, &req.prior_state).await {
+    let stored = match &prior {
+        None => None,
+        Some(p) => match read_stored(session, p).await {
             Ok(s) => Some(s),
             Err(d) => {
                 tracing::debug!(detail = %d.detail, "write-only parameters not read while planning");
@@ -237,7 +241,7 @@ pub async fn for_plan(
             }
         },
     };
-    let taken = takes_configured(&req.prior_state, proposed);
+    let taken = takes_configured(prior.as_ref(), &proposed);
     let mut warnings = Vec::new();
     if !taken
         && let (Some(stored), Some(configured)) = (&stored, &configured)
@@ -252,17 +256,18 @@ pub async fn for_plan(
     };
     let old = stored.or(configured);
     let keys = new.clone().unwrap_or_default();
-    req.proposed_new_state = with_values(&req.proposed_new_state, new.as_ref())?;
-    if let Some(old) = &old {
+    proposed = with_values(&proposed, new.as_ref())?;
+    if let (Some(old), Some(p)) = (&old, &prior) {
         // A prior state that fails the duplicate check (a name moved between maps in
         // this change) is compared without the write-only values.
-        if let Ok(p) = with_values(&req.prior_state, Some(old)) {
-            req.prior_state = p;
+        if let Ok(p) = with_values(p, Some(old)) {
+            prior = Some(p);
         }
     }
-    let injected = Some(req.proposed_new_state.get(sensitive::ATTR).clone());
+    let injected = Some(proposed.sensitive_parameters.clone());
     Ok((
-        req,
+        prior,
+        proposed,
         Restore {
             sensitive: restore_sensitive,
             injected,
@@ -314,36 +319,38 @@ fn unsent_names(
     .with_attribute(AttributePath::attribute(VERSION_ATTR))
 }
 
-/// The apply request `instance.rs` applies with: the configured values on create or a
+/// The planned state `instance.rs` applies with: the configured values on create or a
 /// new version, else the stored ones (so an unrelated change keeps them).
 pub async fn for_apply(
     session: &super::Session,
-    mut req: tfplugin::ApplyRequest,
-) -> Result<(tfplugin::ApplyRequest, Restore), Vec<Diagnostic>> {
-    let planned = &req.planned_state;
-    if planned.is_null() || !in_use(&req.prior_state, planned, &req.config) {
-        return Ok((req, Restore::none()));
+    prior: Option<&InstanceModel>,
+    planned: InstanceModel,
+    config: Option<&InstanceModel>,
+) -> Result<(InstanceModel, Restore), Vec<Diagnostic>> {
+    if !in_use(prior, &planned, config) {
+        return Ok((planned, Restore::none()));
     }
-    let restore_sensitive = planned.get(sensitive::ATTR).clone();
-    let values = if takes_configured(&req.prior_state, planned) {
-        configured(&req.config).ok_or_else(|| {
-            vec![
-                Diagnostic::error(
-                    "Write-only parameters unknown",
-                    format!("`{ATTR}` is still unknown while applying; its values must be known when the apply runs."),
-                )
-                .with_attribute(AttributePath::attribute(ATTR)),
-            ]
-        })?
-    } else {
-        read_stored(session, &req.prior_state)
-            .await
-            .map_err(|d| vec![d])?
+    let restore_sensitive = planned.sensitive_parameters.clone();
+    let values = match prior {
+        Some(p) if !takes_configured(Some(p), &planned) => {
+            read_stored(session, p).await.map_err(|d| vec![d])?
+        }
+        _ => config
+            .map_or(Some(BTreeMap::new()), configured)
+            .ok_or_else(|| {
+                vec![
+                    Diagnostic::error(
+                        "Write-only parameters unknown",
+                        format!("`{ATTR}` is still unknown while applying; its values must be known when the apply runs."),
+                    )
+                    .with_attribute(AttributePath::attribute(ATTR)),
+                ]
+            })?,
     };
-    req.planned_state = with_values(&req.planned_state, Some(&values))?;
-    let injected = Some(req.planned_state.get(sensitive::ATTR).clone());
+    let planned = with_values(&planned, Some(&values))?;
+    let injected = Some(planned.sensitive_parameters.clone());
     Ok((
-        req,
+        planned,
         Restore {
             sensitive: restore_sensitive,
             injected,
@@ -364,22 +371,24 @@ mod tests {
             .collect()
     }
 
-    fn state(public: &[(&str, &str)], secret: &[(&str, &str)], version: Option<&str>) -> Value {
-        Value::object([
-            ("parameters", Value::string_map(map(public))),
-            (sensitive::ATTR, Value::string_map(map(secret))),
-            (VERSION_ATTR, Value::opt_string(version)),
-        ])
+    fn state(
+        public: &[(&str, &str)],
+        secret: &[(&str, &str)],
+        version: Option<&str>,
+    ) -> InstanceModel {
+        InstanceModel {
+            parameters: Value::string_map(map(public)),
+            sensitive_parameters: Value::string_map(map(secret)),
+            parameters_wo_version: version.map(str::to_string).into(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn values_join_the_sensitive_map_and_duplicates_are_errors() {
         let s = state(&[("A", "1")], &[("S", "x")], None);
         let out = with_values(&s, Some(&map(&[("W", "w")]))).expect("merge");
-        assert_eq!(
-            sensitive::sensitive_of(&out),
-            Some(map(&[("S", "x"), ("W", "w")]))
-        );
+        assert_eq!(out.sensitive(), Some(map(&[("S", "x"), ("W", "w")])));
         let err = with_values(&s, Some(&map(&[("A", "w")]))).expect_err("twice");
         assert!(err[0].detail.contains("`parameters`"), "{err:?}");
         assert!(
@@ -387,15 +396,15 @@ mod tests {
             "quotes the value: {err:?}"
         );
         let unknown = with_values(&s, None).expect("unknown");
-        assert_eq!(unknown.get(sensitive::ATTR), &Value::Unknown);
+        assert_eq!(unknown.sensitive_parameters, Value::Unknown);
     }
 
     #[test]
     fn the_version_decides_and_stored_values_are_those_not_listed_as_sensitive() {
         let prior = state(&[], &[("S", "x")], Some("1"));
-        assert!(!takes_configured(&prior, &state(&[], &[], Some("1"))));
-        assert!(takes_configured(&prior, &state(&[], &[], Some("2"))));
-        assert!(takes_configured(&Value::Null, &prior));
+        assert!(!takes_configured(Some(&prior), &state(&[], &[], Some("1"))));
+        assert!(takes_configured(Some(&prior), &state(&[], &[], Some("2"))));
+        assert!(takes_configured(None, &prior));
         assert_eq!(
             stored(map(&[("S", "x"), ("W", "w")]), &prior),
             map(&[("W", "w")])
@@ -416,7 +425,10 @@ mod tests {
 
     #[test]
     fn an_old_client_is_refused_only_when_values_are_set() {
-        let with = Value::object([(ATTR, Value::string_map(map(&[("W", "w")])))]);
+        let with = InstanceModel {
+            parameters_wo: Value::string_map(map(&[("W", "w")])),
+            ..Default::default()
+        };
         let old = ClientCapabilities::default();
         let new = ClientCapabilities {
             write_only_attributes_allowed: true,
@@ -424,7 +436,7 @@ mod tests {
         };
         assert_eq!(validate(&with, old).len(), 1);
         assert!(validate(&with, new).is_empty());
-        assert!(validate(&Value::object([(ATTR, Value::Null)]), old).is_empty());
+        assert!(validate(&InstanceModel::default(), old).is_empty());
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //!   builders (`Attribute::new("name", Type::String).required()`).
 //! * [`Diagnostic`], [`AttributePath`]: errors and warnings shown to the user.
 //! * [`Provider`]: the trait to implement; [`serve`] runs it as a plugin.
+//! * [`Resource`], [`DataSource`], [`Resources`]: one trait per resource type and
+//!   data source, and the registry a `Provider` forwards resource RPCs to (dispatch
+//!   by type name and the "unknown type" diagnostic live there).
+//! * [`model!`], [`Attr`], [`FromValue`], [`IntoValue`]: typed models of values
+//!   (`value.decode::<MyModel>()`), keeping null / unknown / known apart.
 //! * [`init_logging`]: hclog JSON logs on stderr at `TF_LOG_PROVIDER`/`TF_LOG`.
 //!
 //! A provider binary's `main`:
@@ -49,8 +54,10 @@ mod convert;
 mod diag;
 mod function;
 mod logging;
+pub mod model;
 pub mod proto;
 mod provider;
+mod resources;
 mod schema;
 mod server;
 mod types;
@@ -64,10 +71,12 @@ pub use logging::{
     HclogLayer, hclog_line, hclog_timestamp, init_logging, level_from_env, level_from_env_values,
     log_filter,
 };
+pub use model::{Attr, FromValue, IntoValue, encode};
 pub use provider::{
     ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, ImportedResource, PlanRequest,
     PlanResponse, Provider, ReadRequest, ReadResponse,
 };
+pub use resources::{DataSource, Resource, Resources, TypeKind, unknown_type};
 pub use schema::{
     Attribute, Block, NestedAttributes, NestedBlock, NestingMode, ObjectNesting, ProviderSchemas,
     Schema,

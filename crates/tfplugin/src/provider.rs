@@ -5,6 +5,7 @@ use async_trait::async_trait;
 
 use crate::diag::{AttributePath, Diagnostic};
 use crate::function::{Function, FunctionError};
+use crate::resources::{TypeKind, unknown_type};
 use crate::schema::ProviderSchemas;
 use crate::value::Value;
 
@@ -133,12 +134,10 @@ pub trait Provider: Send + Sync + 'static {
         raw_json: serde_json::Value,
     ) -> Result<Value, Vec<Diagnostic>> {
         let schemas = self.schemas();
-        let schema = schemas.resources.get(type_name).ok_or_else(|| {
-            vec![Diagnostic::error(
-                "Unknown resource type",
-                format!("This provider has no resource type {type_name:?}."),
-            )]
-        })?;
+        let schema = schemas
+            .resources
+            .get(type_name)
+            .ok_or_else(|| vec![unknown_type(TypeKind::Resource, type_name)])?;
         Value::from_json(&raw_json, &schema.value_type()).map_err(|e| {
             vec![Diagnostic::error(
                 "Stored state does not match the resource schema",

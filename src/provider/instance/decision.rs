@@ -13,7 +13,8 @@ use crate::provider::Session;
 use crate::provider::packages::{self, PlanCache, parse_operator_id};
 use crate::provider::sensitive::{self};
 
-use super::values::*;
+use super::model::InstanceModel;
+use super::values::{STATUS_COMPLETE, STATUS_DRIFTED};
 
 /// The package an instance runs. While planning, the copy `kudo_operator` just planned
 /// wins (it is what the apply will install); otherwise the cluster is asked.
@@ -88,23 +89,26 @@ pub(in crate::provider) fn parameter_diagnostics(
 /// [`kudo_plan::decide`]; this only reads the prior state's attributes into it and its
 /// refusals into diagnostics on the attribute concerned.
 pub(super) fn decide_plan(
-    prior: &Value,
+    prior: Option<&InstanceModel>,
     replacing: bool,
     pkg: &Package,
     params: &BTreeMap<String, String>,
     triggers: &BTreeMap<String, String>,
     children_changed: bool,
 ) -> Result<Option<String>, Diagnostic> {
-    let old_params = all_parameters_of(prior).ok().flatten().unwrap_or_default();
-    let old_triggers = string_map_of(prior, "plan_triggers").unwrap_or_default();
+    let exists = prior.is_some() && !replacing;
+    let none = InstanceModel::default();
+    let prior = prior.unwrap_or(&none);
+    let old_params = prior.all_parameters().ok().flatten().unwrap_or_default();
+    let old_triggers = prior.plan_triggers().unwrap_or_default();
     let old_ov = prior
-        .get("operator")
-        .as_str()
+        .operator
+        .as_deref()
         .and_then(parse_operator_id)
         .map(|(_, ov)| ov.to_string())
         .unwrap_or_default();
     let digest = packages::digest(pkg);
-    let last_run = match prior.get("status").as_str() {
+    let last_run = match prior.status.as_deref() {
         Some(STATUS_COMPLETE) => LastRun::Complete,
         Some(STATUS_DRIFTED) => LastRun::Drifted,
         Some(other) => LastRun::Unfinished(other.to_string()),
@@ -113,9 +117,9 @@ pub(super) fn decide_plan(
     let prior_model = Prior {
         operator_version: &old_ov,
         parameters: &old_params,
-        last_plan: prior.get("last_plan").as_str(),
+        last_plan: prior.last_plan.as_deref(),
         last_run,
-        digest: prior.get("operator_digest").as_str(),
+        digest: prior.operator_digest.as_deref(),
         plan_triggers: &old_triggers,
     };
     let wanted = WantedChange {
@@ -125,7 +129,6 @@ pub(super) fn decide_plan(
         plan_triggers: triggers,
         children_changed,
     };
-    let exists = !prior.is_null() && !replacing;
     match kudo_plan::decide(exists.then_some(&prior_model), &wanted) {
         Ok(decision) => Ok(decision.plan().map(str::to_string)),
         Err(e) => {
@@ -183,7 +186,7 @@ pub(super) async fn plan_preview(
     session: &Session,
     desired: &Desired<'_>,
     plan_name: &str,
-    prior: &Value,
+    prior: &InstanceModel,
     params: Option<&BTreeMap<String, String>>,
 ) -> (Value, Vec<Diagnostic>) {
     let pkg = desired.inputs.package;
@@ -194,15 +197,15 @@ pub(super) async fn plan_preview(
             return (Value::Unknown, Vec::new());
         }
     };
-    let previous = objects_of(prior);
+    let previous = prior.object_refs();
     // Object contents can be compared only with what the same package rendered.
     let same_package = prior
-        .get("operator")
-        .as_str()
+        .operator
+        .as_deref()
         .and_then(parse_operator_id)
         .is_some_and(|(_, ov)| ov == pkg.operator_version_name())
-        && prior.get("operator_digest").as_str() == Some(packages::digest(pkg).as_str());
-    let old_params = all_parameters_of(prior).ok().flatten();
+        && prior.operator_digest.as_deref() == Some(packages::digest(pkg).as_str());
+    let old_params = prior.all_parameters().ok().flatten();
     let prior_run = crate::provider::preview::Prior {
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),

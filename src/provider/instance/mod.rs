@@ -4,15 +4,18 @@
 
 mod deadline;
 mod decision;
+mod model;
 mod rendered;
 mod validate;
 mod values;
 
 use std::collections::BTreeMap;
 
+use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, AttributePath, Diagnostic, ImportResponse, ImportedResource,
-    PlanRequest, PlanResponse, ReadRequest, ReadResponse, Value,
+    ApplyRequest, ApplyResponse, Attr, AttributePath, ClientCapabilities, Diagnostic,
+    ImportResponse, ImportedResource, IntoValue, PlanRequest, PlanResponse, ReadRequest,
+    ReadResponse, Resource, Schema, Value,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -22,17 +25,58 @@ use kudo_plan::{Desired, Inputs};
 
 use super::children;
 use super::packages::{self};
-use super::sensitive::{self, sensitive_of};
-use super::timeouts::{self, DEFAULT_CREATE, DEFAULT_DELETE, DEFAULT_UPDATE};
-use super::{Session, namespace_of, render_seed, schema};
+use super::sensitive::{self};
+use super::timeouts::{self, Operation};
+use super::{Call, Session, decode, namespace_of, render_seed, schema};
 
 use self::deadline::*;
 pub(super) use self::decision::parameter_diagnostics;
 use self::decision::*;
+pub use self::model::{InstanceModel, ManagedObject};
 use self::rendered::*;
 pub use self::validate::validate;
 use self::values::*;
 pub use self::values::{STATUS_COMPLETE, STATUS_DRIFTED};
+
+/// The `kudo_instance` resource type.
+pub struct Instance;
+
+#[async_trait]
+impl Resource<Call> for Instance {
+    fn name(&self) -> &'static str {
+        schema::INSTANCE
+    }
+
+    fn schema(&self) -> Schema {
+        schema::instance()
+    }
+
+    async fn validate(&self, config: Value, client: ClientCapabilities) -> Vec<Diagnostic> {
+        let config: InstanceModel = match config.decode() {
+            Ok(c) => c,
+            Err(d) => return vec![d],
+        };
+        let mut diags = super::write_only::validate(&config, client);
+        diags.extend(validate(&config));
+        diags
+    }
+
+    async fn read(&self, call: &Call, req: ReadRequest) -> ReadResponse {
+        read(&call.session, req).await
+    }
+
+    async fn plan(&self, call: &Call, req: PlanRequest) -> PlanResponse {
+        plan(&call.session, req).await
+    }
+
+    async fn apply(&self, call: &Call, req: ApplyRequest) -> ApplyResponse {
+        apply(&call.session, req, &call.cancel).await
+    }
+
+    async fn import(&self, call: &Call, id: &str) -> ImportResponse {
+        import(&call.session, id).await
+    }
+}
 
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     // Private state carries the render seed; a plan must hand it on unchanged. A create
@@ -46,85 +90,92 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             req.prior_private.clone(),
         )
     };
-    // Write-only values join the sensitive ones for planning (see `write_only`).
-    let (req, restore) = match super::write_only::for_plan(session, req).await {
-        Ok(r) => r,
-        Err(diagnostics) => {
-            return PlanResponse {
-                diagnostics,
-                ..Default::default()
-            };
-        }
+    let fail = |diagnostics| PlanResponse {
+        diagnostics,
+        ..Default::default()
     };
-    let mut resp = plan_inner(session, req, &seed).await;
+    let (prior, proposed, config) = match (
+        decode::<InstanceModel>(&req.prior_state),
+        decode::<InstanceModel>(&req.proposed_new_state),
+        decode::<InstanceModel>(&req.config),
+    ) {
+        (Ok(prior), Ok(proposed), Ok(config)) => (prior, proposed, config),
+        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return fail(d),
+    };
+    let Some(proposed) = proposed else {
+        // A destroy: nothing to plan, and the seed stays until the apply.
+        return PlanResponse {
+            planned_private,
+            ..Default::default()
+        };
+    };
+    // Write-only values join the sensitive ones for planning (see `write_only`).
+    let (prior, proposed, restore) =
+        match super::write_only::for_plan(session, prior, proposed, config.as_ref()).await {
+            Ok(r) => r,
+            Err(diagnostics) => return fail(diagnostics),
+        };
+    let mut resp = plan_inner(session, prior, proposed, &seed).await;
     resp.planned_private = planned_private;
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
     resp
 }
 
-async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> PlanResponse {
-    let proposed = req.proposed_new_state;
-    let prior = req.prior_state;
-    if proposed.is_null() {
-        return PlanResponse::default();
-    }
+async fn plan_inner(
+    session: &Session,
+    prior: Option<InstanceModel>,
+    proposed: InstanceModel,
+    seed: &PlanSeed,
+) -> PlanResponse {
+    let fail = |diagnostics| PlanResponse {
+        diagnostics,
+        ..Default::default()
+    };
     let schema = schema::instance();
-    let namespace = namespace_of(&proposed);
-    let name = proposed.get("name").as_str().map(str::to_string);
+    let prior_state = prior.clone().into_value();
+    let none = InstanceModel::default();
+    // The prior state's attributes, null on create, as the rules below read them.
+    let prior_attrs = prior.as_ref().unwrap_or(&none);
+    let namespace = namespace_of(&proposed.namespace);
+    let name = proposed.name.known().cloned();
     let mut planned = proposed.clone();
-    planned.set_attr("namespace", Value::string(&namespace));
-    planned.set_attr(
-        "id",
-        name.as_ref().map_or(Value::Unknown, |n| {
-            Value::string(format!("{namespace}/{n}"))
-        }),
-    );
+    planned.namespace = namespace.as_str().into();
+    planned.id = name
+        .as_ref()
+        .map_or(Attr::Unknown, |n| format!("{namespace}/{n}").into());
 
-    if let Some(prior_name) = prior.get("name").as_str() {
-        session.remember_instance(&namespace_of(&prior), prior_name);
+    if let Some(prior_name) = prior_attrs.name.as_deref() {
+        session.remember_instance(&namespace_of(&prior_attrs.namespace), prior_name);
     }
     // A new resource must not find its Instance there already (someone else's). Checked
     // whenever the cluster can be reached while planning, except for an instance this
     // run's state holds (the create half of a replacement); the apply checks again.
-    if prior.is_null()
+    if prior.is_none()
         && let Some(name) = &name
         && !session.knows_instance(&namespace, name)
         && let Ok(cluster) = session.cluster().await
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, name).await
     {
-        return PlanResponse {
-            diagnostics: vec![d],
-            ..Default::default()
-        };
+        return fail(vec![d]);
     }
 
     let mut diagnostics = Vec::new();
-    let operator = proposed.get("operator").as_str().map(str::to_string);
-    let params = match all_parameters_of(&proposed) {
+    let operator = proposed.operator.known().cloned();
+    let params = match proposed.all_parameters() {
         Ok(p) => p,
-        Err(diagnostics) => {
-            return PlanResponse {
-                diagnostics,
-                ..Default::default()
-            };
-        }
+        Err(diagnostics) => return fail(diagnostics),
     };
-    let secret = sensitive_of(&proposed).unwrap_or_default();
+    let secret = proposed.sensitive().unwrap_or_default();
     let pkg = match &operator {
         Some(id) => match find_package(session, id, true).await {
             Ok(p) => p,
-            Err(d) => {
-                return PlanResponse {
-                    diagnostics: vec![d],
-                    ..Default::default()
-                };
-            }
+            Err(d) => return fail(vec![d]),
         },
         None => None,
     };
 
-    if let (Some(pkg), Some(triggers)) = (&pkg, string_map_of(&proposed, "plan_triggers")) {
+    if let (Some(pkg), Some(triggers)) = (&pkg, proposed.plan_triggers()) {
         let unknown: Vec<Diagnostic> = triggers
             .keys()
             .filter(|plan| !pkg.operator.plans.contains_key(*plan))
@@ -137,10 +188,7 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
             })
             .collect();
         if !unknown.is_empty() {
-            return PlanResponse {
-                diagnostics: unknown,
-                ..Default::default()
-            };
+            return fail(unknown);
         }
     }
 
@@ -148,84 +196,66 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
     if let (Some(pkg), Some(params)) = (&pkg, &params) {
         match parameter_diagnostics(pkg, params, &secret) {
             Ok(e) => effective = Some(e),
-            Err(d) => {
-                return PlanResponse {
-                    diagnostics: d,
-                    ..Default::default()
-                };
-            }
+            Err(d) => return fail(d),
         }
     }
     let digest = pkg.as_ref().map(packages::digest);
-    let outputs = match (&pkg, &effective, &name) {
+    planned.outputs = match (&pkg, &effective, &name) {
         (Some(pkg), Some(effective), Some(name)) => {
             match planned_outputs(pkg, name, &namespace, effective, &secret, seed) {
                 Ok(o) => o,
-                Err(d) => {
-                    return PlanResponse {
-                        diagnostics: vec![d],
-                        ..Default::default()
-                    };
-                }
+                Err(d) => return fail(vec![d]),
             }
         }
         _ => Value::Unknown,
     };
-    planned.set_attr("outputs", outputs);
     match planned_children(
         session, &operator, &pkg, &name, &namespace, &params, &secret, seed,
     )
     .await
     {
-        Ok(children) => planned.set_attr("children", children),
-        Err(d) => {
-            return PlanResponse {
-                diagnostics: vec![d],
-                ..Default::default()
-            };
-        }
+        Ok(children) => planned.children = children,
+        Err(d) => return fail(vec![d]),
     };
 
-    let replacing = !schema.requires_replace(&prior, &planned).is_empty();
-    let Some(triggers) = string_map_of(&proposed, "plan_triggers") else {
+    let replacing = !schema
+        .requires_replace(&prior_state, &planned.clone().into_value())
+        .is_empty();
+    let Some(triggers) = proposed.plan_triggers() else {
         // Which plan runs depends on a value Terraform does not know yet.
         return PlanResponse {
-            planned_state: schema.mark_computed_unknown(&planned),
+            planned_state: schema.mark_computed_unknown(&planned.into_value()),
             ..Default::default()
         };
     };
-    let plan_to_run: Option<Value> = match (&pkg, &params) {
+    let plan_to_run: Option<Attr<String>> = match (&pkg, &params) {
         (Some(pkg), Some(new_params)) => {
-            let children_changed = children::children_changed(&prior, &planned);
+            let children_changed =
+                children::children_changed(prior.as_ref().map(|p| &p.children), &planned.children);
             match decide_plan(
-                &prior,
+                prior.as_ref(),
                 replacing,
                 pkg,
                 new_params,
                 &triggers,
                 children_changed,
             ) {
-                Ok(plan) => plan.map(Value::string),
-                Err(d) => {
-                    return PlanResponse {
-                        diagnostics: vec![d],
-                        ..Default::default()
-                    };
-                }
+                Ok(plan) => plan.map(Attr::Known),
+                Err(d) => return fail(vec![d]),
             }
         }
         // Without the package or the parameters only a create is certain, and an
         // instance nothing about has changed stays as it is.
-        _ if prior.is_null() || replacing => Some(Value::string("deploy")),
+        _ if prior.is_none() || replacing => Some("deploy".into()),
         _ if params.is_some()
-            && params == all_parameters_of(&prior).ok().flatten()
-            && proposed.get("operator") == prior.get("operator")
-            && Some(&triggers) == string_map_of(&prior, "plan_triggers").as_ref()
-            && prior.get("status").as_str() == Some(STATUS_COMPLETE) =>
+            && params == prior_attrs.all_parameters().ok().flatten()
+            && proposed.operator == prior_attrs.operator
+            && Some(&triggers) == prior_attrs.plan_triggers().as_ref()
+            && prior_attrs.status.as_deref() == Some(STATUS_COMPLETE) =>
         {
             None
         }
-        _ => Some(Value::Unknown),
+        _ => Some(Attr::Unknown),
     };
 
     if pkg.is_none() && operator.is_some() {
@@ -253,23 +283,25 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
         }
         _ => None,
     };
-    if let (Some(desired), Some(Value::String(plan_name))) = (&desired, &plan_to_run)
+    let plan_name = plan_to_run.as_ref().and_then(Attr::known);
+    if let (Some(desired), Some(plan_name)) = (&desired, plan_name)
         && let Err(e) = desired.plan(plan_name)
         && let Some(pkg) = &pkg
     {
         return walk_failure(pkg, &secret, e);
     }
-    let (preview, warning) = match (&desired, &plan_to_run) {
-        (Some(desired), Some(Value::String(plan_name))) => {
-            plan_preview(session, desired, plan_name, &prior, params.as_ref()).await
+    let (preview, warning) = match (&desired, plan_name) {
+        (Some(desired), Some(plan_name)) => {
+            plan_preview(session, desired, plan_name, prior_attrs, params.as_ref()).await
         }
         _ => (Value::Unknown, Vec::new()),
     };
     diagnostics.extend(warning);
-    planned.set_attr(super::preview::ATTR, preview);
+    planned.preview = preview;
     finish_plan(
         &schema,
-        &prior,
+        &prior_state,
+        prior_attrs,
         planned,
         plan_to_run,
         effective.map(|e| sensitive::strip(e, &secret)),
@@ -280,11 +312,13 @@ async fn plan_inner(session: &Session, req: PlanRequest, seed: &PlanSeed) -> Pla
 
 /// Fills the computed attributes: kept from the prior state when no plan runs, else
 /// the plan's name and unknowns for what the run decides.
+#[allow(clippy::too_many_arguments)]
 fn finish_plan(
     schema: &tfplugin::Schema,
-    prior: &Value,
-    mut planned: Value,
-    plan_to_run: Option<Value>,
+    prior_state: &Value,
+    prior: &InstanceModel,
+    mut planned: InstanceModel,
+    plan_to_run: Option<Attr<String>>,
     effective: Option<BTreeMap<String, String>>,
     digest: Option<String>,
     diagnostics: Vec<Diagnostic>,
@@ -292,34 +326,25 @@ fn finish_plan(
     match plan_to_run {
         None => {
             // Nothing to do: keep what the state says.
-            for attr in [
-                "status",
-                "last_plan",
-                "objects",
-                "effective_parameters",
-                "operator_digest",
-                "outputs",
-                super::preview::ATTR,
-            ] {
-                planned.set_attr(attr, prior.get(attr).clone());
-            }
+            planned.status = prior.status.clone();
+            planned.last_plan = prior.last_plan.clone();
+            planned.objects = prior.objects.clone();
+            planned.effective_parameters = prior.effective_parameters.clone();
+            planned.operator_digest = prior.operator_digest.clone();
+            planned.outputs = prior.outputs.clone();
+            planned.preview = prior.preview.clone();
         }
         Some(plan_name) => {
-            planned.set_attr("last_plan", plan_name);
-            planned.set_attr("status", Value::Unknown);
-            planned.set_attr("objects", Value::Unknown);
-            planned.set_attr(
-                "effective_parameters",
-                effective.as_ref().map_or(Value::Unknown, string_map),
-            );
-            planned.set_attr(
-                "operator_digest",
-                digest.map_or(Value::Unknown, Value::string),
-            );
+            planned.last_plan = plan_name;
+            planned.status = Attr::Unknown;
+            planned.objects = Attr::Unknown;
+            planned.effective_parameters = effective.map_or(Attr::Unknown, Attr::Known);
+            planned.operator_digest = digest.map_or(Attr::Unknown, Attr::Known);
         }
     }
+    let planned = planned.into_value();
     PlanResponse {
-        requires_replace: schema.requires_replace(prior, &planned),
+        requires_replace: schema.requires_replace(prior_state, &planned),
         planned_state: planned,
         planned_private: Vec::new(),
         diagnostics,
@@ -331,28 +356,43 @@ pub async fn apply(
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let restore_prior = req.prior_state.clone();
+    let fail = |state: Value, diagnostics| ApplyResponse {
+        new_state: state,
+        diagnostics,
+        ..Default::default()
+    };
     let seed = match render_seed::for_apply(req.prior_state.is_null(), &req.planned_private) {
         Ok(s) => s,
-        Err(d) => {
-            return ApplyResponse {
-                new_state: req.prior_state,
-                diagnostics: vec![d],
-                ..Default::default()
-            };
+        Err(d) => return fail(req.prior_state, vec![d]),
+    };
+    let (prior, planned, config) = match (
+        decode::<InstanceModel>(&req.prior_state),
+        decode::<InstanceModel>(&req.planned_state),
+        decode::<InstanceModel>(&req.config),
+    ) {
+        (Ok(prior), Ok(planned), Ok(config)) => (prior, planned, config),
+        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return fail(req.prior_state, d),
+    };
+    let (planned, restore) = match planned {
+        None => (None, super::write_only::Restore::none()),
+        Some(planned) => {
+            match super::write_only::for_apply(session, prior.as_ref(), planned, config.as_ref())
+                .await
+            {
+                Ok((planned, restore)) => (Some(planned), restore),
+                Err(diagnostics) => return fail(req.prior_state, diagnostics),
+            }
         }
     };
-    let (req, restore) = match super::write_only::for_apply(session, req).await {
-        Ok(r) => r,
-        Err(diagnostics) => {
-            return ApplyResponse {
-                new_state: restore_prior,
-                diagnostics,
-                ..Default::default()
-            };
-        }
-    };
-    let mut resp = apply_inner(session, req, seed.as_deref(), cancel).await;
+    let mut resp = apply_inner(
+        session,
+        req.prior_state,
+        prior,
+        planned,
+        seed.as_deref(),
+        cancel,
+    )
+    .await;
     resp.new_state = restore.state(resp.new_state);
     restore.diagnostics(&mut resp.diagnostics);
     // Every outcome that leaves an instance in state keeps the seed, failures included:
@@ -366,44 +406,42 @@ pub async fn apply(
     resp
 }
 
+/// `prior_state` is the prior state as Terraform sent it, handed back on failures.
 async fn apply_inner(
     session: &Session,
-    req: ApplyRequest,
+    prior_state: Value,
+    prior: Option<InstanceModel>,
+    planned: Option<InstanceModel>,
     seed: Option<&str>,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let prior = req.prior_state;
-    let planned = req.planned_state;
     let fail = |state: Value, d: Diagnostic| ApplyResponse {
         new_state: state,
         diagnostics: vec![d],
         ..Default::default()
     };
-    let cluster = match session.cluster_for_change(&planned).await {
+    let cluster = match session.cluster_for_change(planned.is_none()).await {
         Ok(c) => c,
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, d),
     };
-    if planned.is_null() {
-        return destroy(session, &cluster, prior, seed, cancel).await;
-    }
+    let Some(planned) = planned else {
+        let prior = prior.unwrap_or_default();
+        return destroy(session, &cluster, prior_state, &prior, seed, cancel).await;
+    };
 
-    let namespace = namespace_of(&planned);
-    let name = planned.get("name").as_str().unwrap_or_default().to_string();
-    if prior.is_null()
+    let namespace = namespace_of(&planned.namespace);
+    let name = planned.name.as_deref().unwrap_or_default().to_string();
+    if prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {
-        return fail(prior, d);
+        return fail(prior_state, d);
     }
-    let operator = planned
-        .get("operator")
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match find_package(session, &operator, false).await {
         Ok(Some(p)) => p,
         Ok(None) => {
             return fail(
-                prior,
+                prior_state,
                 Diagnostic::error(
                     "Operator not installed",
                     format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
@@ -411,15 +449,15 @@ async fn apply_inner(
                 .with_attribute(AttributePath::attribute("operator")),
             );
         }
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, d),
     };
-    let public = parameters_of(&planned).unwrap_or_default();
-    let secret = sensitive_of(&planned).unwrap_or_default();
+    let public = planned.parameters().unwrap_or_default();
+    let secret = planned.sensitive().unwrap_or_default();
     let params = match sensitive::merge(Some(&public), Some(&secret)) {
         Ok(p) => p.unwrap_or_default(),
         Err(diagnostics) => {
             return ApplyResponse {
-                new_state: prior,
+                new_state: prior_state,
                 diagnostics,
                 ..Default::default()
             };
@@ -429,25 +467,20 @@ async fn apply_inner(
         Ok(e) => e,
         Err(d) => {
             return ApplyResponse {
-                new_state: prior,
+                new_state: prior_state,
                 diagnostics: d,
                 ..Default::default()
             };
         }
     };
-    let plan_name = planned
-        .get("last_plan")
-        .as_str()
-        .unwrap_or("deploy")
-        .to_string();
-    let (operation, default_limit) = if prior.is_null() {
-        ("create", DEFAULT_CREATE)
-    } else {
-        ("update", DEFAULT_UPDATE)
+    let plan_name = planned.last_plan.as_deref().unwrap_or("deploy").to_string();
+    let operation = match prior {
+        None => Operation::Create,
+        Some(_) => Operation::Update,
     };
-    let limit = match timeouts::timeout(&planned, operation, default_limit) {
+    let limit = match timeouts::timeout(&planned.timeouts, operation) {
         Ok(l) => l,
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, d),
     };
     // Outputs were checked while planning; computing them before the run means a
     // surprise here cannot lose the record of what the run created.
@@ -455,7 +488,7 @@ async fn apply_inner(
         .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
     {
         Ok(o) => o,
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, d),
     };
     let tree = match children::tree(
         session, &operator, &pkg, &name, &namespace, &params, seed, false,
@@ -463,9 +496,12 @@ async fn apply_inner(
     .await
     {
         Ok(t) => t.unwrap_or_default(),
-        Err(d) => return fail(prior, d),
+        Err(d) => return fail(prior_state, d),
     };
-    let previous = objects_of(&prior);
+    let previous = prior
+        .as_ref()
+        .map(InstanceModel::object_refs)
+        .unwrap_or_default();
     let deadline = Deadline::new(cancel, limit);
     let mut run = engine::run_plan_with_sensitive(
         &cluster,
@@ -478,27 +514,24 @@ async fn apply_inner(
             plan: &plan_name,
             previous_inventory: &previous,
             render_seed: seed,
-            crd_deletion: crd_deletion_of(&planned),
+            crd_deletion: planned.crd_deletion(),
         },
         &secret,
         &deadline.token,
     )
     .await;
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut run);
-    let mut state = planned.clone();
-    state.set_attr("id", Value::string(format!("{namespace}/{name}")));
-    state.set_attr("last_plan", Value::string(&plan_name));
-    state.set_attr(
-        "effective_parameters",
-        string_map(&sensitive::strip(effective, &secret)),
-    );
-    state.set_attr("operator_digest", Value::string(packages::digest(&pkg)));
-    if !state.get(super::preview::ATTR).is_known() {
+    let mut state = planned;
+    state.id = format!("{namespace}/{name}").into();
+    state.last_plan = plan_name.as_str().into();
+    state.effective_parameters = Attr::Known(sensitive::strip(effective, &secret));
+    state.operator_digest = packages::digest(&pkg).into();
+    if !state.preview.is_known() {
         // The plan could not look at the cluster; an apply must leave nothing unknown.
-        state.set_attr(super::preview::ATTR, Value::Null);
+        state.preview = Value::Null;
     }
-    state.set_attr("outputs", string_map(&outputs));
-    state.set_attr("children", tree.value(&secret));
+    state.outputs = string_map(&outputs);
+    state.children = tree.value(&secret);
     match run {
         Ok(outcome) => {
             let status = outcome
@@ -507,10 +540,10 @@ async fn apply_inner(
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or(STATUS_COMPLETE)
                 .to_string();
-            state.set_attr("status", Value::string(status));
-            state.set_attr("objects", objects_value(&cluster, &outcome.inventory).await);
+            state.status = status.into();
+            state.objects = objects_value(&cluster, &outcome.inventory).await;
             ApplyResponse {
-                new_state: state,
+                new_state: state.into_value(),
                 diagnostics: super::diag::kept_warnings(&outcome.kept),
                 ..Default::default()
             }
@@ -519,13 +552,13 @@ async fn apply_inner(
             // Record what exists so the next plan re-runs the plan (status is not
             // COMPLETE) and destroy finds every object (they also carry the instance label).
             let status = if e.fatal { "FATAL_ERROR" } else { "ERROR" };
-            state.set_attr("status", Value::string(status));
+            state.status = status.into();
             let objects = match &e.inventory {
                 Some(known) => known.clone(),
-                None if prior.is_null() => Vec::new(),
+                None if prior.is_none() => Vec::new(),
                 None => previous,
             };
-            state.set_attr("objects", objects_value(&cluster, &objects).await);
+            state.objects = objects_value(&cluster, &objects).await;
             // Failures can quote rendered text or a rejected value.
             let mut d = engine_diagnostic(
                 session,
@@ -533,44 +566,43 @@ async fn apply_inner(
                 &e,
             );
             d.detail = sensitive::redact(&d.detail, &secret);
-            fail(state, d)
+            fail(state.into_value(), d)
         }
     }
 }
 
+/// Removes the instance `prior` describes; `prior_state` is the same state as
+/// Terraform sent it, handed back when the destroy fails.
 async fn destroy(
     session: &Session,
     cluster: &Cluster,
-    prior: Value,
+    prior_state: Value,
+    prior: &InstanceModel,
     seed: Option<&str>,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let namespace = namespace_of(&prior);
-    let name = prior.get("name").as_str().unwrap_or_default().to_string();
-    let limit = match timeouts::timeout(&prior, "delete", DEFAULT_DELETE) {
+    let namespace = namespace_of(&prior.namespace);
+    let name = prior.name.as_deref().unwrap_or_default().to_string();
+    let limit = match timeouts::timeout(&prior.timeouts, Operation::Delete) {
         Ok(l) => l,
         Err(d) => {
             return ApplyResponse {
-                new_state: prior,
+                new_state: prior_state,
                 diagnostics: vec![d],
                 ..Default::default()
             };
         }
     };
-    let operator = prior
-        .get("operator")
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let operator = prior.operator.as_deref().unwrap_or_default().to_string();
     // The package is needed only for the `cleanup` plan; without it the objects still go.
     let pkg = find_package(session, &operator, false).await.ok().flatten();
-    let params = parameters_of(&prior).unwrap_or_default();
+    let params = prior.parameters().unwrap_or_default();
     // KudoOperator tasks of the cleanup plan take their packages from the tree, as the
     // apply's plans do. Without one only folder dependencies run, which is no reason to
     // keep the instance: the cleanup run says which task it could not load.
     let tree = match &pkg {
         Some(p) if p.operator.plans.contains_key("cleanup") => {
-            let all = all_parameters_of(&prior).ok().flatten().unwrap_or_default();
+            let all = prior.all_parameters().ok().flatten().unwrap_or_default();
             match children::tree(session, &operator, p, &name, &namespace, &all, seed, false).await
             {
                 Ok(t) => t,
@@ -582,8 +614,8 @@ async fn destroy(
         }
         _ => None,
     };
-    let inventory = objects_of(&prior);
-    let delete_volumes = super::volumes::delete_of(&prior);
+    let inventory = prior.object_refs();
+    let delete_volumes = prior.delete_volumes();
     // Dependency instances' StatefulSets hold the same user's data: their claims are
     // kept (or deleted) with this instance's.
     let mut with_children = inventory.clone();
@@ -611,7 +643,7 @@ async fn destroy(
             render_seed: seed,
             dependencies: tree.as_ref().map(|t| &t.packages),
         }),
-        crd_deletion_of(&prior),
+        prior.crd_deletion(),
         volumes.keep(delete_volumes),
         &deadline.token,
     )
@@ -642,7 +674,7 @@ async fn destroy(
             }
         }
         Err(e) => ApplyResponse {
-            new_state: prior,
+            new_state: prior_state,
             diagnostics: vec![destroy_diagnostic(
                 session,
                 &format!("Cannot remove instance {name}"),
@@ -661,8 +693,13 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         private: private.clone(),
         diagnostics,
     };
-    let namespace = namespace_of(&state);
-    let Some(name) = state.get("name").as_str().map(str::to_string) else {
+    let model = match decode::<InstanceModel>(&state) {
+        Ok(Some(m)) => m,
+        Ok(None) => return keep(state, Vec::new()),
+        Err(d) => return keep(state, d),
+    };
+    let namespace = namespace_of(&model.namespace);
+    let Some(name) = model.name.known().cloned() else {
         return keep(state, Vec::new());
     };
     session.remember_instance(&namespace, &name);
@@ -680,16 +717,12 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
             );
         }
     };
-    let mut fresh = state.clone();
-    let plan = state
-        .get("last_plan")
-        .as_str()
-        .unwrap_or("deploy")
-        .to_string();
-    if let Some(status) = engine::InstanceObject::from_value(&instance).plan_status(&plan) {
-        fresh.set_attr("status", Value::string(status));
+    let mut fresh = model.clone();
+    let plan = model.last_plan.as_deref().unwrap_or("deploy");
+    if let Some(status) = engine::InstanceObject::from_value(&instance).plan_status(plan) {
+        fresh.status = status.into();
     }
-    let entries = object_entries(&state);
+    let entries = model.object_entries();
     let refs: Vec<ObjectRef> = entries.iter().map(|(r, _)| r.clone()).collect();
     let uids = match cluster_uids(&cluster, &refs).await {
         Ok(u) => u,
@@ -712,7 +745,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
             (None, Some(_)) => false,
         });
     if let Some(((object, _), now)) = drifted
-        && fresh.get("status").as_str() == Some(STATUS_COMPLETE)
+        && fresh.status.as_deref() == Some(STATUS_COMPLETE)
     {
         match now {
             None => tracing::info!(%object, "managed object is missing; the next plan repairs it"),
@@ -720,20 +753,18 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
                 tracing::info!(%object, "managed object was re-created out of band; the next plan applies it again")
             }
         }
-        fresh.set_attr("status", Value::string(STATUS_DRIFTED));
+        fresh.status = STATUS_DRIFTED.into();
     }
     if !entries.is_empty() {
-        fresh.set_attr(
-            "objects",
-            Value::list(
-                entries
-                    .iter()
-                    .zip(&uids)
-                    .map(|((r, _), uid)| object_value(r, uid.as_deref())),
-            ),
+        fresh.objects = Attr::Known(
+            entries
+                .iter()
+                .zip(&uids)
+                .map(|((r, _), uid)| ManagedObject::new(r, uid.as_deref()))
+                .collect(),
         );
     }
-    keep(fresh, Vec::new())
+    keep(fresh.into_value(), Vec::new())
 }
 
 pub async fn import(session: &Session, id: &str) -> ImportResponse {
@@ -830,66 +861,42 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .map_or(Value::Null, |t| t.value(&secret)),
         None => Value::Null,
     };
-    let state = Value::object([
-        ("name", Value::string(name)),
-        ("namespace", Value::string(namespace)),
-        ("operator", Value::string(operator)),
-        (
-            "parameters",
-            if params.is_empty() {
-                Value::Null
-            } else {
-                string_map(&params)
-            },
+    let state = InstanceModel {
+        name: name.into(),
+        namespace: namespace.into(),
+        operator: operator.into(),
+        parameters: match params.is_empty() {
+            true => Value::Null,
+            false => string_map(&params),
+        },
+        sensitive_parameters: match secret.is_empty() {
+            true => Value::Null,
+            false => string_map(&secret),
+        },
+        id: format!("{namespace}/{name}").into(),
+        status: status.into(),
+        outputs: match (&pkg, &effective) {
+            (Some(p), Some(e)) => {
+                render_outputs(p, name, namespace, e, None).map_or(Value::Null, |o| string_map(&o))
+            }
+            _ => Value::Null,
+        },
+        last_plan: last_plan.into(),
+        effective_parameters: effective.map(|e| sensitive::strip(e, &secret)).into(),
+        objects: Attr::Known(
+            objects
+                .iter()
+                .map(|(r, uid)| ManagedObject::new(r, uid.as_deref()))
+                .collect(),
         ),
-        (
-            sensitive::ATTR,
-            if secret.is_empty() {
-                Value::Null
-            } else {
-                string_map(&secret)
-            },
-        ),
-        ("id", Value::string(format!("{namespace}/{name}"))),
-        ("status", Value::string(status)),
-        (
-            "outputs",
-            match (&pkg, &effective) {
-                (Some(p), Some(e)) => render_outputs(p, name, namespace, e, None)
-                    .map_or(Value::Null, |o| string_map(&o)),
-                _ => Value::Null,
-            },
-        ),
-        ("last_plan", Value::string(last_plan)),
-        (
-            "effective_parameters",
-            effective
-                .map(|e| sensitive::strip(e, &secret))
-                .as_ref()
-                .map_or(Value::Null, string_map),
-        ),
-        (super::preview::ATTR, Value::Null),
-        (
-            "objects",
-            Value::list(
-                objects
-                    .iter()
-                    .map(|(r, uid)| object_value(r, uid.as_deref())),
-            ),
-        ),
-        (
-            "operator_digest",
-            pkg.as_ref()
-                .map_or(Value::Null, |p| Value::string(packages::digest(p))),
-        ),
-        ("timeouts", Value::Null),
-        ("children", children),
+        operator_digest: pkg.as_ref().map(packages::digest).into(),
+        children,
         // Write-only values are never in state; an imported instance's Secret shows
-        // as `sensitive_parameters` above.
-        (super::write_only::ATTR, Value::Null),
-        (super::write_only::VERSION_ATTR, Value::Null),
-        (super::volumes::ATTR, Value::Null),
-    ]);
+        // as `sensitive_parameters` above. Preview, timeouts and the settings are
+        // null until the configuration sets them.
+        ..Default::default()
+    }
+    .into_value();
     ImportResponse {
         imported: vec![ImportedResource {
             type_name: schema::INSTANCE.to_string(),

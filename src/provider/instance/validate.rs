@@ -1,15 +1,16 @@
 //! Configuration checks that need neither the package nor the cluster.
 
-use tfplugin::{AttributePath, Diagnostic, Value};
+use tfplugin::{AttributePath, Diagnostic};
 
 use kudo_engine::engine::{self};
 
+use super::InstanceModel;
 use crate::provider::packages::parse_operator_id;
-use crate::provider::timeouts::{self};
+use crate::provider::timeouts::{self, Operation};
 
-pub fn validate(config: &Value) -> Vec<Diagnostic> {
+pub fn validate(config: &InstanceModel) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    if let Some(v) = config.get("crd_deletion").as_str()
+    if let Some(v) = config.crd_deletion.as_deref()
         && engine::CrdDeletion::parse(v).is_none()
     {
         diags.push(
@@ -27,7 +28,7 @@ pub fn validate(config: &Value) -> Vec<Diagnostic> {
             .with_attribute(AttributePath::attribute("crd_deletion")),
         );
     }
-    if let Some(id) = config.get("operator").as_str()
+    if let Some(id) = config.operator.as_deref()
         && parse_operator_id(id).is_none()
     {
         diags.push(
@@ -38,20 +39,12 @@ pub fn validate(config: &Value) -> Vec<Diagnostic> {
             .with_attribute(AttributePath::attribute("operator")),
         );
     }
-    if let Some(t) = config.get("timeouts").as_map() {
-        for (op, v) in t {
-            if let Some(text) = v.as_str()
+    if let Some(t) = config.timeouts.known() {
+        for op in Operation::ALL {
+            if let Some(text) = t.text(op)
                 && timeouts::parse_duration(text).is_none()
             {
-                diags.push(
-                    Diagnostic::error(
-                        "Invalid timeout",
-                        format!(
-                            "{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."
-                        ),
-                    )
-                    .with_attribute(AttributePath::attribute("timeouts").attr(op)),
-                );
+                diags.push(timeouts::invalid(text, op));
             }
         }
     }

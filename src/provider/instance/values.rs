@@ -1,73 +1,17 @@
-//! Reading and writing `kudo_instance` attribute values (parameters, objects, uids).
+//! Values the `kudo_instance` handlers build: string maps, and the managed objects
+//! with the uids read back from the cluster.
 
 use std::collections::BTreeMap;
 
-use tfplugin::{Diagnostic, Value};
+use tfplugin::{Attr, Value};
 
 use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self};
 
-use crate::provider::sensitive::{self, sensitive_of};
+use super::model::ManagedObject;
 
 pub const STATUS_COMPLETE: &str = "COMPLETE";
 /// Reported by a refresh that finds a managed object gone; the next plan repairs it.
 pub const STATUS_DRIFTED: &str = "DRIFTED";
-
-/// A `map(string)` attribute; null counts as empty. `None` while unknown.
-pub(super) fn string_map_of(v: &Value, attr: &str) -> Option<BTreeMap<String, String>> {
-    match v.get(attr) {
-        Value::Unknown => None,
-        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
-    }
-}
-
-pub(super) fn parameters_of(v: &Value) -> Option<BTreeMap<String, String>> {
-    string_map_of(v, "parameters")
-}
-
-/// `parameters` and `sensitive_parameters` together, as templates see them.
-pub(super) fn all_parameters_of(
-    v: &Value,
-) -> Result<Option<BTreeMap<String, String>>, Vec<Diagnostic>> {
-    sensitive::merge(parameters_of(v).as_ref(), sensitive_of(v).as_ref())
-}
-
-pub(super) fn object_value(r: &ObjectRef, uid: Option<&str>) -> Value {
-    Value::object([
-        ("api_version", Value::string(&r.api_version)),
-        ("kind", Value::string(&r.kind)),
-        (
-            "namespace",
-            Value::string(r.namespace.clone().unwrap_or_default()),
-        ),
-        ("name", Value::string(&r.name)),
-        ("uid", uid.map_or(Value::Null, Value::string)),
-    ])
-}
-
-/// The `objects` entries with the uid each had when last read. The uid stays out of
-/// `ObjectRef`: the engine compares inventories by identity, which a re-created object
-/// keeps.
-pub(super) fn object_entries(v: &Value) -> Vec<(ObjectRef, Option<String>)> {
-    v.get("objects")
-        .as_slice()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|o| {
-            let r = ObjectRef::new(
-                o.get("api_version").as_str()?,
-                o.get("kind").as_str()?,
-                o.get("namespace").as_str().filter(|s| !s.is_empty()),
-                o.get("name").as_str()?,
-            );
-            Some((r, o.get("uid").as_str().map(str::to_string)))
-        })
-        .collect()
-}
-
-pub(super) fn objects_of(v: &Value) -> Vec<ObjectRef> {
-    object_entries(v).into_iter().map(|(r, _)| r).collect()
-}
 
 pub(super) fn uid_of(object: &serde_json::Value) -> Option<&str> {
     object
@@ -109,9 +53,12 @@ pub(super) async fn uid_in(
         .map(str::to_string))
 }
 
-/// The `objects` value of a finished apply. A failed read leaves the uids null rather
-/// than failing an apply whose objects exist: the next refresh fills them in.
-pub(super) async fn objects_value(cluster: &Cluster, objects: &[ObjectRef]) -> Value {
+/// The `objects` of a finished apply. A failed read leaves the uids null rather than
+/// failing an apply whose objects exist: the next refresh fills them in.
+pub(super) async fn objects_value(
+    cluster: &Cluster,
+    objects: &[ObjectRef],
+) -> Attr<Vec<ManagedObject>> {
     let uids = match cluster_uids(cluster, objects).await {
         Ok(u) => u,
         Err(e) => {
@@ -119,21 +66,13 @@ pub(super) async fn objects_value(cluster: &Cluster, objects: &[ObjectRef]) -> V
             vec![None; objects.len()]
         }
     };
-    Value::list(
+    Attr::Known(
         objects
             .iter()
             .zip(uids)
-            .map(|(r, uid)| object_value(r, uid.as_deref())),
+            .map(|(r, uid)| ManagedObject::new(r, uid.as_deref()))
+            .collect(),
     )
-}
-
-/// `crd_deletion`, unset meaning the default. An invalid value is reported by
-/// [`validate`]; where it reaches here anyway the default (which loses nothing) applies.
-pub(super) fn crd_deletion_of(v: &Value) -> engine::CrdDeletion {
-    v.get("crd_deletion")
-        .as_str()
-        .and_then(engine::CrdDeletion::parse)
-        .unwrap_or_default()
 }
 
 pub(super) fn string_map(m: &BTreeMap<String, String>) -> Value {

@@ -12,6 +12,7 @@ use crate::function::{Function, FunctionError};
 use crate::proto::tfplugin6 as pb;
 use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
 use crate::provider::{ApplyRequest, ClientCapabilities, PlanRequest, Provider, ReadRequest};
+use crate::resources::TypeKind;
 use crate::schema::{ProviderSchemas, Schema};
 use crate::types::Type;
 use crate::value::Value;
@@ -58,7 +59,7 @@ impl<P: Provider> ProviderService<P> {
         let schemas = self.schemas();
         match schemas.resources.get(type_name) {
             Some(s) => Ok((s.clone(), s.value_type())),
-            None => Err(vec![unknown_type("resource", type_name)]),
+            None => Err(vec![unknown_type(TypeKind::Resource, type_name)]),
         }
     }
 
@@ -66,7 +67,7 @@ impl<P: Provider> ProviderService<P> {
         let schemas = self.schemas();
         match schemas.data_sources.get(type_name) {
             Some(s) => Ok(s.value_type()),
-            None => Err(vec![unknown_type("data source", type_name)]),
+            None => Err(vec![unknown_type(TypeKind::DataSource, type_name)]),
         }
     }
 }
@@ -82,12 +83,8 @@ fn capabilities() -> pb::ServerCapabilities {
     }
 }
 
-fn unknown_type(kind: &str, type_name: &str) -> pb::Diagnostic {
-    Diagnostic::error(
-        format!("Unknown {kind} type"),
-        format!("This provider has no {kind} type {type_name:?}."),
-    )
-    .to_proto()
+fn unknown_type(kind: TypeKind, type_name: &str) -> pb::Diagnostic {
+    crate::resources::unknown_type(kind, type_name).to_proto()
 }
 
 fn bad_input(what: &str, e: impl std::fmt::Display) -> Vec<pb::Diagnostic> {
@@ -597,7 +594,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let name = r.into_inner().type_name;
         Ok(Response::new(
             pb::validate_ephemeral_resource_config::Response {
-                diagnostics: vec![unknown_type("ephemeral resource", &name)],
+                diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
             },
         ))
     }
@@ -608,7 +605,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::open_ephemeral_resource::Response> {
         let name = r.into_inner().type_name;
         Ok(Response::new(pb::open_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
             ..Default::default()
         }))
     }
@@ -619,7 +616,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
         let name = r.into_inner().type_name;
         Ok(Response::new(pb::renew_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
             ..Default::default()
         }))
     }
@@ -630,7 +627,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::close_ephemeral_resource::Response> {
         let name = r.into_inner().type_name;
         Ok(Response::new(pb::close_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type("ephemeral resource", &name)],
+            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
         }))
     }
 

@@ -1,0 +1,373 @@
+//! One trait per resource type and per data source, and [`Resources`], the registry a
+//! [`Provider`](crate::Provider) forwards the resource RPCs to: dispatch by type name,
+//! and the "unknown type" diagnostic, live here once.
+//!
+//! `C` is the provider's context for a call: whatever `ConfigureProvider` established
+//! (a client, settings) plus per-call state such as a cancellation token. The provider
+//! builds it and hands it to the registry, which hands it to the resource.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use crate::diag::Diagnostic;
+use crate::provider::{
+    ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, PlanRequest, PlanResponse,
+    ReadRequest, ReadResponse,
+};
+use crate::schema::{ProviderSchemas, Schema};
+use crate::value::Value;
+
+/// A managed resource type. Requests carry values already decoded against
+/// [`Resource::schema`]; decode them into the resource's model with [`Value::decode`].
+#[async_trait]
+pub trait Resource<C: Sync>: Send + Sync {
+    /// The type name, such as `example_thing`.
+    fn name(&self) -> &'static str;
+
+    fn schema(&self) -> Schema;
+
+    /// `ValidateResourceConfig`: checks that need neither the provider's configuration
+    /// nor the real world. Values may be unknown. Default: nothing to check.
+    async fn validate(&self, _config: Value, _client: ClientCapabilities) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `ReadResource`: refresh the prior state from the real world.
+    async fn read(&self, ctx: &C, req: ReadRequest) -> ReadResponse;
+
+    /// `PlanResourceChange`, destroys included (`proposed_new_state` is then null).
+    async fn plan(&self, ctx: &C, req: PlanRequest) -> PlanResponse;
+
+    /// `ApplyResourceChange`, destroys included (`planned_state` is then null).
+    async fn apply(&self, ctx: &C, req: ApplyRequest) -> ApplyResponse;
+
+    /// `ImportResourceState`. Default: import is not supported.
+    async fn import(&self, _ctx: &C, _id: &str) -> ImportResponse {
+        ImportResponse {
+            imported: Vec::new(),
+            diagnostics: vec![Diagnostic::error(
+                "Import not supported",
+                format!("The resource type {} cannot be imported.", self.name()),
+            )],
+        }
+    }
+}
+
+/// A data source.
+#[async_trait]
+pub trait DataSource<C: Sync>: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn schema(&self) -> Schema;
+
+    /// `ValidateDataResourceConfig`. Default: nothing to check.
+    async fn validate(&self, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `ReadDataSource`: the data source's state (the config with its computed
+    /// attributes filled) and diagnostics.
+    async fn read(&self, ctx: &C, config: Value) -> (Value, Vec<Diagnostic>);
+}
+
+/// Which kind of type a name was looked up as, for [`unknown_type`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeKind {
+    Resource,
+    DataSource,
+    /// Ephemeral resources are not supported by this library; every name is unknown.
+    EphemeralResource,
+}
+
+/// The error for a type name the provider does not have. The server answers with it
+/// before a provider is called; the registry and the default
+/// `upgrade_resource_state` use the same words.
+pub fn unknown_type(kind: TypeKind, type_name: &str) -> Diagnostic {
+    let kind = match kind {
+        TypeKind::Resource => "resource",
+        TypeKind::DataSource => "data source",
+        TypeKind::EphemeralResource => "ephemeral resource",
+    };
+    Diagnostic::error(
+        format!("Unknown {kind} type"),
+        format!("This provider has no {kind} type {type_name:?}."),
+    )
+}
+
+/// The resources and data sources of a provider, by type name.
+pub struct Resources<C> {
+    resources: BTreeMap<&'static str, Box<dyn Resource<C>>>,
+    data_sources: BTreeMap<&'static str, Box<dyn DataSource<C>>>,
+}
+
+impl<C> Default for Resources<C> {
+    fn default() -> Self {
+        Resources {
+            resources: BTreeMap::new(),
+            data_sources: BTreeMap::new(),
+        }
+    }
+}
+
+impl<C: Send + Sync> Resources<C> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a resource type; a second one of the same name replaces the first.
+    pub fn resource(mut self, resource: impl Resource<C> + 'static) -> Self {
+        self.resources.insert(resource.name(), Box::new(resource));
+        self
+    }
+
+    /// Adds a data source; a second one of the same name replaces the first.
+    pub fn data_source(mut self, data_source: impl DataSource<C> + 'static) -> Self {
+        self.data_sources
+            .insert(data_source.name(), Box::new(data_source));
+        self
+    }
+
+    /// The schemas for `GetProviderSchema`, with `provider` as the provider block.
+    pub fn schemas(&self, provider: Schema) -> ProviderSchemas {
+        ProviderSchemas {
+            provider,
+            resources: self
+                .resources
+                .iter()
+                .map(|(name, r)| (name.to_string(), r.schema()))
+                .collect(),
+            data_sources: self
+                .data_sources
+                .iter()
+                .map(|(name, d)| (name.to_string(), d.schema()))
+                .collect(),
+        }
+    }
+
+    fn find(&self, type_name: &str) -> Result<&dyn Resource<C>, Diagnostic> {
+        self.resources
+            .get(type_name)
+            .map(Box::as_ref)
+            .ok_or_else(|| unknown_type(TypeKind::Resource, type_name))
+    }
+
+    fn find_data_source(&self, type_name: &str) -> Result<&dyn DataSource<C>, Diagnostic> {
+        self.data_sources
+            .get(type_name)
+            .map(Box::as_ref)
+            .ok_or_else(|| unknown_type(TypeKind::DataSource, type_name))
+    }
+
+    pub async fn validate_resource(
+        &self,
+        type_name: &str,
+        config: Value,
+        client: ClientCapabilities,
+    ) -> Vec<Diagnostic> {
+        match self.find(type_name) {
+            Ok(r) => r.validate(config, client).await,
+            Err(d) => vec![d],
+        }
+    }
+
+    /// An unknown type keeps the current state, as a failed refresh does.
+    pub async fn read(&self, ctx: &C, req: ReadRequest) -> ReadResponse {
+        match self.find(&req.type_name) {
+            Ok(r) => r.read(ctx, req).await,
+            Err(d) => ReadResponse {
+                new_state: req.current_state,
+                private: req.private,
+                diagnostics: vec![d],
+            },
+        }
+    }
+
+    pub async fn plan(&self, ctx: &C, req: PlanRequest) -> PlanResponse {
+        match self.find(&req.type_name) {
+            Ok(r) => r.plan(ctx, req).await,
+            Err(d) => PlanResponse {
+                diagnostics: vec![d],
+                ..Default::default()
+            },
+        }
+    }
+
+    /// An unknown type keeps the prior state, as a failed apply does.
+    pub async fn apply(&self, ctx: &C, req: ApplyRequest) -> ApplyResponse {
+        match self.find(&req.type_name) {
+            Ok(r) => r.apply(ctx, req).await,
+            Err(d) => ApplyResponse {
+                new_state: req.prior_state,
+                diagnostics: vec![d],
+                ..Default::default()
+            },
+        }
+    }
+
+    pub async fn import(&self, ctx: &C, type_name: &str, id: &str) -> ImportResponse {
+        match self.find(type_name) {
+            Ok(r) => r.import(ctx, id).await,
+            Err(d) => ImportResponse {
+                imported: Vec::new(),
+                diagnostics: vec![d],
+            },
+        }
+    }
+
+    pub async fn validate_data_source(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        match self.find_data_source(type_name) {
+            Ok(d) => d.validate(config).await,
+            Err(d) => vec![d],
+        }
+    }
+
+    /// Whether `type_name` is a data source here: lets a provider report an unknown
+    /// name before it builds a context that might fail for another reason.
+    pub fn has_data_source(&self, type_name: &str) -> bool {
+        self.data_sources.contains_key(type_name)
+    }
+
+    /// Whether `type_name` is a resource type here.
+    pub fn has_resource(&self, type_name: &str) -> bool {
+        self.resources.contains_key(type_name)
+    }
+
+    /// An unknown type hands the config back, as a failed read does.
+    pub async fn read_data_source(
+        &self,
+        ctx: &C,
+        type_name: &str,
+        config: Value,
+    ) -> (Value, Vec<Diagnostic>) {
+        match self.find_data_source(type_name) {
+            Ok(d) => d.read(ctx, config).await,
+            Err(d) => (config, vec![d]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Attribute, Block};
+    use crate::types::Type;
+
+    struct Thing;
+
+    #[async_trait]
+    impl Resource<u32> for Thing {
+        fn name(&self) -> &'static str {
+            "example_thing"
+        }
+        fn schema(&self) -> Schema {
+            Schema::new(
+                0,
+                Block::new().attribute(Attribute::new("id", Type::String).computed()),
+            )
+        }
+        async fn read(&self, ctx: &u32, req: ReadRequest) -> ReadResponse {
+            ReadResponse {
+                new_state: Value::object([("id", Value::string(ctx.to_string()))]),
+                private: req.private,
+                diagnostics: Vec::new(),
+            }
+        }
+        async fn plan(&self, _: &u32, req: PlanRequest) -> PlanResponse {
+            PlanResponse {
+                planned_state: req.proposed_new_state,
+                ..Default::default()
+            }
+        }
+        async fn apply(&self, _: &u32, req: ApplyRequest) -> ApplyResponse {
+            ApplyResponse {
+                new_state: req.planned_state,
+                ..Default::default()
+            }
+        }
+    }
+
+    struct Lookup;
+
+    #[async_trait]
+    impl DataSource<u32> for Lookup {
+        fn name(&self) -> &'static str {
+            "example_lookup"
+        }
+        fn schema(&self) -> Schema {
+            Schema::new(0, Block::new())
+        }
+        async fn read(&self, _: &u32, config: Value) -> (Value, Vec<Diagnostic>) {
+            (config, Vec::new())
+        }
+    }
+
+    fn registry() -> Resources<u32> {
+        Resources::new().resource(Thing).data_source(Lookup)
+    }
+
+    fn read_request(type_name: &str) -> ReadRequest {
+        ReadRequest {
+            type_name: type_name.to_string(),
+            current_state: Value::object([("id", Value::string("old"))]),
+            private: b"p".to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn dispatches_by_type_name() {
+        let r = registry();
+        let resp = r.read(&7, read_request("example_thing")).await;
+        assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+        assert_eq!(resp.new_state.get("id"), &Value::string("7"));
+        let schemas = r.schemas(Schema::new(0, Block::new()));
+        assert_eq!(
+            schemas.resources.keys().collect::<Vec<_>>(),
+            ["example_thing"]
+        );
+        assert_eq!(
+            schemas.data_sources.keys().collect::<Vec<_>>(),
+            ["example_lookup"]
+        );
+        let import = r.import(&7, "example_thing", "x").await;
+        assert_eq!(import.diagnostics[0].summary, "Import not supported");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_type_is_one_diagnostic_and_keeps_the_input() {
+        let r = registry();
+        let resp = r.read(&7, read_request("example_other")).await;
+        assert_eq!(resp.diagnostics.len(), 1);
+        assert_eq!(resp.diagnostics[0].summary, "Unknown resource type");
+        assert!(resp.diagnostics[0].detail.contains("\"example_other\""));
+        assert_eq!(resp.new_state.get("id"), &Value::string("old"));
+        assert_eq!(resp.private, b"p");
+
+        let apply = r
+            .apply(
+                &7,
+                ApplyRequest {
+                    type_name: "example_lookup".to_string(),
+                    prior_state: Value::string("prior"),
+                    planned_state: Value::Null,
+                    config: Value::Null,
+                    planned_private: Vec::new(),
+                },
+            )
+            .await;
+        assert_eq!(apply.new_state, Value::string("prior"));
+        assert_eq!(apply.diagnostics[0].summary, "Unknown resource type");
+
+        let (state, diags) = r
+            .read_data_source(&7, "example_thing", Value::string("c"))
+            .await;
+        assert_eq!(state, Value::string("c"));
+        assert_eq!(diags[0].summary, "Unknown data source type");
+        assert_eq!(
+            r.validate_resource("nope", Value::Null, ClientCapabilities::default())
+                .await[0]
+                .summary,
+            "Unknown resource type"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! The `kudo_instance` model: every attribute of the resource as a field, and what the
+//! handlers read from them (parameter maps, managed objects, settings).
+
+use std::collections::BTreeMap;
+
+use tfplugin::{Attr, Diagnostic, Value};
+
+use kudo_engine::cluster::ObjectRef;
+use kudo_engine::engine;
+
+use crate::provider::sensitive;
+use crate::provider::timeouts::Timeouts;
+
+tfplugin::model! {
+    /// A `kudo_instance` value: configuration, plan or state.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct InstanceModel {
+        pub name: Attr<String>,
+        pub namespace: Attr<String>,
+        pub operator: Attr<String>,
+        // The parameter maps stay values: an entry may be unknown while planning, and
+        // the handlers need to tell that from a known map (see `string_map_of`).
+        pub parameters: Value,
+        pub sensitive_parameters: Value,
+        pub parameters_wo: Value,
+        pub parameters_wo_version: Attr<String>,
+        pub delete_volumes_on_destroy: Attr<bool>,
+        pub crd_deletion: Attr<String>,
+        pub plan_triggers: Value,
+        pub id: Attr<String>,
+        pub status: Attr<String>,
+        pub last_plan: Attr<String>,
+        pub effective_parameters: Attr<BTreeMap<String, String>>,
+        pub objects: Attr<Vec<ManagedObject>>,
+        // Built for output (possibly partly unknown while planning); kept as values.
+        pub outputs: Value,
+        pub preview: Value,
+        pub operator_digest: Attr<String>,
+        pub children: Value,
+        pub timeouts: Attr<Timeouts>,
+    }
+}
+
+tfplugin::model! {
+    /// An entry of `objects`. The fields may be null so that any stored entry decodes;
+    /// an entry without its identity is skipped, as before the model existed.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct ManagedObject {
+        pub api_version: Option<String>,
+        pub kind: Option<String>,
+        pub namespace: Option<String>,
+        pub name: Option<String>,
+        pub uid: Option<String>,
+    }
+}
+
+/// A `map(string)` attribute value; null counts as empty. `None` while unknown.
+pub(in crate::provider) fn string_map_of(v: &Value) -> Option<BTreeMap<String, String>> {
+    match v {
+        Value::Unknown => None,
+        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
+    }
+}
+
+impl ManagedObject {
+    pub fn new(r: &ObjectRef, uid: Option<&str>) -> ManagedObject {
+        ManagedObject {
+            api_version: Some(r.api_version.clone()),
+            kind: Some(r.kind.clone()),
+            namespace: Some(r.namespace.clone().unwrap_or_default()),
+            name: Some(r.name.clone()),
+            uid: uid.map(str::to_string),
+        }
+    }
+
+    /// The object's identity and the uid it had when last read. The uid stays out of
+    /// `ObjectRef`: the engine compares inventories by identity, which a re-created
+    /// object keeps.
+    fn entry(&self) -> Option<(ObjectRef, Option<String>)> {
+        let r = ObjectRef::new(
+            self.api_version.as_deref()?,
+            self.kind.as_deref()?,
+            self.namespace.as_deref().filter(|s| !s.is_empty()),
+            self.name.as_deref()?,
+        );
+        Some((r, self.uid.clone()))
+    }
+}
+
+impl InstanceModel {
+    /// `parameters`; null counts as empty. `None` while unknown.
+    pub fn parameters(&self) -> Option<BTreeMap<String, String>> {
+        string_map_of(&self.parameters)
+    }
+
+    /// `sensitive_parameters`; null counts as empty. `None` while unknown.
+    pub fn sensitive(&self) -> Option<BTreeMap<String, String>> {
+        string_map_of(&self.sensitive_parameters)
+    }
+
+    /// `plan_triggers`; null counts as empty. `None` while unknown.
+    pub fn plan_triggers(&self) -> Option<BTreeMap<String, String>> {
+        string_map_of(&self.plan_triggers)
+    }
+
+    /// `parameters` and `sensitive_parameters` together, as templates see them.
+    pub fn all_parameters(&self) -> Result<Option<BTreeMap<String, String>>, Vec<Diagnostic>> {
+        sensitive::merge(self.parameters().as_ref(), self.sensitive().as_ref())
+    }
+
+    /// The `objects` entries with the uid each had when last read.
+    pub fn object_entries(&self) -> Vec<(ObjectRef, Option<String>)> {
+        self.objects
+            .known()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(ManagedObject::entry)
+            .collect()
+    }
+
+    pub fn object_refs(&self) -> Vec<ObjectRef> {
+        self.object_entries().into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// `crd_deletion`, unset meaning the default. An invalid value is reported by
+    /// validation; where it reaches here anyway the default (which loses nothing)
+    /// applies.
+    pub fn crd_deletion(&self) -> engine::CrdDeletion {
+        self.crd_deletion
+            .as_deref()
+            .and_then(engine::CrdDeletion::parse)
+            .unwrap_or_default()
+    }
+
+    /// `delete_volumes_on_destroy`, unset meaning false.
+    pub fn delete_volumes(&self) -> bool {
+        self.delete_volumes_on_destroy
+            .known()
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_names_every_attribute_of_the_schema() {
+        crate::provider::schema::assert_model_covers(
+            &crate::provider::schema::instance(),
+            InstanceModel::ATTRIBUTES,
+        );
+    }
+
+    #[test]
+    fn objects_round_trip_and_entries_without_identity_are_skipped() {
+        let r = ObjectRef::new("v1", "ConfigMap", None, "c");
+        let m = InstanceModel {
+            objects: Attr::Known(vec![
+                ManagedObject::new(&r, Some("u1")),
+                ManagedObject {
+                    kind: Some("Secret".into()),
+                    ..Default::default()
+                },
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(m.object_entries(), [(r, Some("u1".to_string()))]);
+        let v = tfplugin::encode(m.clone());
+        assert_eq!(v.decode::<InstanceModel>().expect("decodes"), m);
+    }
+}
