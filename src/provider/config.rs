@@ -5,6 +5,8 @@ use tfplugin::{Attr, AttributePath, Diagnostic, Value};
 use kube_api_versions::{Mapping, Translator};
 use kudo_engine::cluster::ConnectionSettings;
 
+use super::drift::{DriftSettings, IgnoreBlock};
+
 /// A `repository` block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RepositoryConfig {
@@ -22,6 +24,8 @@ pub struct ProviderConfig {
     /// `allow_insecure_webhooks` (default false): Webhook tasks may call http:// URLs
     /// of other machines.
     pub allow_insecure_webhooks: bool,
+    /// `drift` and `drift_ignore`: what refreshes do with fields changed out of band.
+    pub drift: DriftSettings,
 }
 
 tfplugin::model! {
@@ -38,7 +42,9 @@ tfplugin::model! {
         pub insecure: Attr<bool>,
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
+        pub drift: Attr<String>,
         pub repository: Attr<Vec<RepositoryBlock>>,
+        pub drift_ignore: Attr<Vec<IgnoreBlock>>,
         pub api_version_mapping: Attr<Vec<MappingBlock>>,
     }
 }
@@ -145,6 +151,10 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         });
     }
     let translator = parse_translator(&config, &mut diags);
+    let drift = super::drift::parse(&config.drift, &config.drift_ignore).unwrap_or_else(|d| {
+        diags.extend(d);
+        DriftSettings::default()
+    });
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -158,6 +168,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         repositories,
         translator,
         allow_insecure_webhooks,
+        drift,
     })
 }
 

@@ -7,6 +7,7 @@ mod children;
 mod config;
 mod dependencies_data;
 mod diag;
+mod drift;
 mod existing;
 mod functions;
 mod instance;

@@ -19,7 +19,7 @@ pub fn preview_type() -> Type {
 }
 
 /// How objects are named in the preview, like `kubectl` prints them.
-fn label(r: &ObjectRef) -> String {
+pub(super) fn label(r: &ObjectRef) -> String {
     match &r.namespace {
         Some(ns) => format!("{} {ns}/{}", r.kind, r.name),
         None => format!("{} {}", r.kind, r.name),

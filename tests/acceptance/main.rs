@@ -18,6 +18,7 @@ mod cli;
 mod docs_coverage;
 
 mod dependencies;
+mod drift;
 mod errors;
 mod examples;
 mod faults;

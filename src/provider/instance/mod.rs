@@ -4,6 +4,7 @@
 
 mod deadline;
 mod decision;
+mod field_drift;
 mod model;
 mod rendered;
 mod validate;
@@ -24,6 +25,7 @@ use kudo_engine::engine::{self, Cleanup, RunRequest};
 use kudo_plan::{Desired, Inputs};
 
 use super::children;
+use super::drift::DriftMode;
 use super::packages::{self};
 use super::sensitive::{self};
 use super::timeouts::{self, Operation};
@@ -333,6 +335,7 @@ fn finish_plan(
             planned.operator_digest = prior.operator_digest.clone();
             planned.outputs = prior.outputs.clone();
             planned.preview = prior.preview.clone();
+            planned.drifted_fields = prior.drifted_fields.clone();
         }
         Some(plan_name) => {
             planned.last_plan = plan_name;
@@ -340,6 +343,8 @@ fn finish_plan(
             planned.objects = Attr::Unknown;
             planned.effective_parameters = effective.map_or(Attr::Unknown, Attr::Known);
             planned.operator_digest = digest.map_or(Attr::Unknown, Attr::Known);
+            // The run applies every object again, taking drifted fields back.
+            planned.drifted_fields = Value::list([]);
         }
     }
     let planned = planned.into_value();
@@ -755,6 +760,43 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         }
         fresh.status = STATUS_DRIFTED.into();
     }
+    let mut diagnostics = Vec::new();
+    fresh.drifted_fields = Value::list([]);
+    let settings = model.drift_settings(&session.config.drift);
+    if settings.mode() != DriftMode::Ignore && fresh.status.as_deref() == Some(STATUS_COMPLETE) {
+        let found = field_drift::detect(
+            session,
+            &cluster,
+            &model,
+            &private,
+            (&namespace, &name),
+            &settings,
+        )
+        .await;
+        match found {
+            Ok((drift, _)) if drift.is_empty() => {}
+            Ok((drift, secret)) => {
+                let fields = super::drift::drifted_fields(&drift, &secret);
+                match settings.mode() {
+                    DriftMode::Warn => diagnostics.push(Diagnostic::warning(
+                        format!("Fields of {name} changed outside Terraform"),
+                        format!(
+                            "{}
+
+With `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct\"` to take them back, or add a `drift_ignore` rule for fields another tool manages.",
+                            super::drift::describe(&fields)
+                        ),
+                    )),
+                    _ => {
+                        tracing::info!(instance = %name, fields = drift.len(), "managed fields changed out of band; the next plan takes them back");
+                        fresh.status = STATUS_DRIFTED.into();
+                    }
+                }
+                fresh.drifted_fields = fields;
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
     if !entries.is_empty() {
         fresh.objects = Attr::Known(
             entries
@@ -764,7 +806,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
                 .collect(),
         );
     }
-    keep(fresh.into_value(), Vec::new())
+    keep(fresh.into_value(), diagnostics)
 }
 
 pub async fn import(session: &Session, id: &str) -> ImportResponse {

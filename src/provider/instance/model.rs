@@ -8,6 +8,7 @@ use tfplugin::{Attr, Diagnostic, Value};
 use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine;
 
+use crate::provider::drift::{self, DriftSettings, IgnoreBlock};
 use crate::provider::sensitive;
 use crate::provider::timeouts::Timeouts;
 
@@ -27,6 +28,7 @@ tfplugin::model! {
         pub delete_volumes_on_destroy: Attr<bool>,
         pub crd_deletion: Attr<String>,
         pub plan_triggers: Value,
+        pub drift: Attr<String>,
         pub id: Attr<String>,
         pub status: Attr<String>,
         pub last_plan: Attr<String>,
@@ -37,7 +39,10 @@ tfplugin::model! {
         pub preview: Value,
         pub operator_digest: Attr<String>,
         pub children: Value,
+        /// Built for output with redaction; kept as a value.
+        pub drifted_fields: Value,
         pub timeouts: Attr<Timeouts>,
+        pub drift_ignore: Attr<Vec<IgnoreBlock>>,
     }
 }
 
@@ -131,6 +136,14 @@ impl InstanceModel {
             .as_deref()
             .and_then(engine::CrdDeletion::parse)
             .unwrap_or_default()
+    }
+
+    /// This resource's drift settings over the provider's (invalid ones are reported by
+    /// validation; here they count as unset).
+    pub fn drift_settings(&self, provider: &DriftSettings) -> DriftSettings {
+        drift::parse(&self.drift, &self.drift_ignore)
+            .unwrap_or_default()
+            .over(provider)
     }
 
     /// `delete_volumes_on_destroy`, unset meaning false.

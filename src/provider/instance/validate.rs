@@ -39,6 +39,9 @@ pub fn validate(config: &InstanceModel) -> Vec<Diagnostic> {
             .with_attribute(AttributePath::attribute("operator")),
         );
     }
+    if let Err(d) = crate::provider::drift::parse(&config.drift, &config.drift_ignore) {
+        diags.extend(d);
+    }
     if let Some(t) = config.timeouts.known() {
         for op in Operation::ALL {
             if let Some(text) = t.text(op)

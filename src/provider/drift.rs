@@ -1,0 +1,300 @@
+//! Field-level drift settings and their Terraform shape: `drift` and `drift_ignore` on
+//! the provider and on `kudo_instance`, and the computed `drifted_fields`.
+//!
+//! The comparison itself is the engine's (`kudo_engine::engine::drift`); this module
+//! only translates settings and results, and redacts what must not be shown.
+
+use std::collections::BTreeMap;
+
+use tfplugin::{Attr, AttributePath, Block, Diagnostic, NestedBlock, NestingMode, Type, Value};
+
+use kudo_engine::engine::{FieldDrift, IgnoredPath};
+
+/// What a refresh does with a field someone changed out of band.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DriftMode {
+    /// Report it, and plan an update that takes the field back (the default).
+    #[default]
+    Correct,
+    /// Report it with a warning; plan no change.
+    Warn,
+    /// Do not look.
+    Ignore,
+}
+
+impl DriftMode {
+    pub const VALUES: [&'static str; 3] = ["correct", "warn", "ignore"];
+
+    fn parse(text: &str) -> Option<DriftMode> {
+        match text {
+            "correct" => Some(DriftMode::Correct),
+            "warn" => Some(DriftMode::Warn),
+            "ignore" => Some(DriftMode::Ignore),
+            _ => None,
+        }
+    }
+}
+
+tfplugin::model! {
+    /// A `drift_ignore` block.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct IgnoreBlock {
+        pub kind: Attr<String>,
+        pub path: Attr<String>,
+    }
+}
+
+/// Drift settings as configured at one level (provider or resource).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DriftSettings {
+    /// None when unset at this level.
+    pub mode: Option<DriftMode>,
+    pub ignore: Vec<IgnoredPath>,
+}
+
+impl DriftSettings {
+    /// The resource's settings over the provider's: the resource's mode wins, the ignore
+    /// lists add up.
+    pub fn over(&self, provider: &DriftSettings) -> DriftSettings {
+        DriftSettings {
+            mode: self.mode.or(provider.mode),
+            ignore: provider
+                .ignore
+                .iter()
+                .chain(&self.ignore)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    pub fn mode(&self) -> DriftMode {
+        self.mode.unwrap_or_default()
+    }
+}
+
+/// Reads `drift` and `drift_ignore`; errors name the attribute and the choices.
+pub fn parse(
+    mode: &Attr<String>,
+    ignore: &Attr<Vec<IgnoreBlock>>,
+) -> Result<DriftSettings, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mode = match mode.known().map(String::as_str) {
+        None => None,
+        Some(text) => match DriftMode::parse(text) {
+            Some(m) => Some(m),
+            None => {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid drift",
+                        format!(
+                            "{text:?} is not a choice; set `drift` to \"correct\" (plan an update that takes changed fields back), \"warn\" (a warning, no change) or \"ignore\", or leave it unset for \"correct\"."
+                        ),
+                    )
+                    .with_attribute(AttributePath::attribute("drift")),
+                );
+                None
+            }
+        },
+    };
+    let mut paths = Vec::new();
+    for (i, block) in ignore
+        .known()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let at = AttributePath::attribute("drift_ignore").index(i as i64);
+        match block.path.known().map(|p| p.trim()) {
+            Some(p) if !p.is_empty() && !p.starts_with('.') && !p.ends_with('.') => {
+                paths.push(IgnoredPath {
+                    kind: block
+                        .kind
+                        .known()
+                        .map(|k| k.trim().to_string())
+                        .filter(|k| !k.is_empty()),
+                    path: p.to_string(),
+                })
+            }
+            // Unknown while validating: checked again when known.
+            None if block.path.is_unknown() => {}
+            other => diags.push(
+                Diagnostic::error(
+                    "Invalid drift_ignore path",
+                    format!(
+                        "{:?} is not a field path; write it dotted from the object's top, as `spec.replicas` or `spec.template.spec.containers[*].image` (`[*]` for any list item).",
+                        other.unwrap_or_default()
+                    ),
+                )
+                .with_attribute(at.attr("path")),
+            ),
+        }
+    }
+    match diags.is_empty() {
+        true => Ok(DriftSettings {
+            mode,
+            ignore: paths,
+        }),
+        false => Err(diags),
+    }
+}
+
+/// The `drift_ignore` block of the provider and of `kudo_instance`.
+pub fn ignore_block() -> NestedBlock {
+    NestedBlock::new(
+        "drift_ignore",
+        NestingMode::List,
+        Block::new()
+            .description("A field whose out-of-band changes are not drift, such as `spec.replicas` of a Deployment an autoscaler scales.")
+            .attribute(tfplugin::Attribute::new("kind", Type::String).optional().description("The kind the rule is for (`Deployment`); every kind when unset."))
+            .attribute(tfplugin::Attribute::new("path", Type::String).required().description("The field, dotted from the object's top: `spec.replicas`, `metadata.labels.team`, `spec.template.spec.containers[*].image` (`[*]` stands for any list item). The field and everything below it are ignored.")),
+    )
+}
+
+/// The element type of `drifted_fields`.
+pub fn drifted_field_type() -> Type {
+    Type::object([
+        ("object", Type::String),
+        ("field", Type::String),
+        ("applied", Type::String),
+        ("live", Type::String),
+    ])
+}
+
+/// What replaces a value that must not be shown.
+pub const REDACTED: &str = "(sensitive)";
+
+/// `drifted_fields` for `drift`. Values are JSON (strings unquoted); every value of a
+/// Secret, and every value that contains a sensitive parameter's value, is redacted.
+pub fn drifted_fields(drift: &[FieldDrift], secret: &BTreeMap<String, String>) -> Value {
+    let show = |d: &FieldDrift, v: &Option<serde_json::Value>| -> Value {
+        let Some(v) = v else {
+            return Value::Null;
+        };
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let revealing = d.object.kind == "Secret"
+            || secret
+                .values()
+                .any(|s| !s.is_empty() && text.contains(s.as_str()));
+        match revealing {
+            true => Value::string(REDACTED),
+            false => Value::string(text),
+        }
+    };
+    Value::list(drift.iter().map(|d| {
+        Value::object([
+            ("object", Value::string(super::preview::label(&d.object))),
+            ("field", Value::string(d.path.clone())),
+            ("applied", show(d, &d.applied)),
+            ("live", show(d, &d.live)),
+        ])
+    }))
+}
+
+/// One line per drifted field, for warnings: `ConfigMap ns/x data.greeting: "hi" -> "changed"`.
+pub fn describe(fields: &Value) -> String {
+    let Value::List(items) = fields else {
+        return String::new();
+    };
+    items
+        .iter()
+        .map(|f| {
+            let text = |name: &str| match f.get(name).as_str() {
+                Some(s) => format!("{s:?}"),
+                None => "(absent)".to_string(),
+            };
+            format!(
+                "- {} {}: {} in the cluster, {} applied",
+                f.get("object").as_str().unwrap_or_default(),
+                f.get("field").as_str().unwrap_or_default(),
+                text("live"),
+                text("applied"),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_engine::cluster::ObjectRef;
+    use serde_json::json;
+
+    fn block(kind: Option<&str>, path: &str) -> IgnoreBlock {
+        IgnoreBlock {
+            kind: kind.map(str::to_string).into(),
+            path: path.into(),
+        }
+    }
+
+    #[test]
+    fn settings_parse_and_resource_wins_over_provider() {
+        let provider = parse(
+            &"warn".into(),
+            &Attr::Known(vec![block(None, "spec.replicas")]),
+        )
+        .expect("valid");
+        let resource = parse(
+            &Attr::Null,
+            &Attr::Known(vec![block(Some("Deployment"), "metadata.labels")]),
+        )
+        .expect("valid");
+        let both = resource.over(&provider);
+        assert_eq!(both.mode(), DriftMode::Warn);
+        assert_eq!(both.ignore.len(), 2);
+        assert_eq!(DriftSettings::default().mode(), DriftMode::Correct);
+    }
+
+    #[test]
+    fn bad_settings_name_the_attribute() {
+        let errs =
+            parse(&"fix".into(), &Attr::Known(vec![block(None, ".spec")])).expect_err("invalid");
+        assert_eq!(errs.len(), 2);
+        assert!(errs[0].detail.contains("\"correct\""), "{:?}", errs[0]);
+        assert!(errs[1].detail.contains("spec.replicas"), "{:?}", errs[1]);
+    }
+
+    #[test]
+    fn secrets_and_sensitive_values_are_redacted() {
+        let cm = ObjectRef::new("v1", "ConfigMap", Some("ns"), "c");
+        let secret = ObjectRef::new("v1", "Secret", Some("ns"), "s");
+        let drift = [
+            FieldDrift {
+                object: cm.clone(),
+                path: "data.url".into(),
+                applied: Some(json!("postgres://u:hunter2@db")),
+                live: Some(json!("postgres://u:other@db")),
+            },
+            FieldDrift {
+                object: secret,
+                path: "data.password".into(),
+                applied: Some(json!("aHVudGVyMg==")),
+                live: None,
+            },
+            FieldDrift {
+                object: cm,
+                path: "data.replicas".into(),
+                applied: Some(json!(1)),
+                live: Some(json!(2)),
+            },
+        ];
+        let secrets = BTreeMap::from([("PASSWORD".to_string(), "hunter2".to_string())]);
+        let v = drifted_fields(&drift, &secrets);
+        let Value::List(items) = &v else {
+            panic!("a list: {v:?}")
+        };
+        assert_eq!(items[0].get("applied").as_str(), Some(REDACTED));
+        assert_eq!(items[0].get("live").as_str(), Some("postgres://u:other@db"));
+        assert_eq!(items[1].get("applied").as_str(), Some(REDACTED));
+        assert!(items[1].get("live").is_null());
+        assert_eq!(items[2].get("live").as_str(), Some("2"));
+        assert!(
+            describe(&v)
+                .contains("ConfigMap ns/c data.replicas: \"2\" in the cluster, \"1\" applied")
+        );
+    }
+}
