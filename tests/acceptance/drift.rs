@@ -93,6 +93,10 @@ fn correct_mode_plans_the_field_back_and_the_apply_restores_it() {
     change_greeting(&ctx);
     let run = plan(&ctx);
     assert_eq!(run.code, Some(2), "drift is a change to plan:\n{run}");
+    eprintln!(
+        "[drift] the plan after an out-of-band change:\n{}",
+        run.stdout
+    );
     let out = run.output();
     for needle in [
         "ConfigMap",
