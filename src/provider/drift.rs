@@ -10,6 +10,8 @@ use tfplugin::{Attr, AttributePath, Block, Diagnostic, NestedBlock, NestingMode,
 
 use kudo_engine::engine::{FieldDrift, IgnoredPath};
 
+use super::sensitive::REDACTED;
+
 /// What a refresh does with a field someone changed out of band.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DriftMode {
@@ -160,9 +162,6 @@ pub fn drifted_field_type() -> Type {
         ("live", Type::String),
     ])
 }
-
-/// What replaces a value that must not be shown.
-pub const REDACTED: &str = "(sensitive)";
 
 /// `drifted_fields` for `drift`. Values are JSON (strings unquoted); every value of a
 /// Secret, and every value that contains a sensitive parameter's value, is redacted.

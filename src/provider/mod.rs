@@ -14,6 +14,7 @@ mod instance;
 mod operator;
 mod package_data;
 mod packages;
+mod plan_status;
 mod preview;
 mod render_seed;
 mod resolve;

@@ -9,7 +9,7 @@ use tfplugin::{AttributePath, Diagnostic};
 pub const ATTR: &str = "sensitive_parameters";
 
 /// Stands for a sensitive value in messages.
-const REDACTED: &str = "(sensitive value)";
+pub(super) const REDACTED: &str = "(sensitive value)";
 
 /// `parameters` and `sensitive_parameters` together, as the templates see them. A name
 /// in both would leave it unclear which value wins, so it is an error.

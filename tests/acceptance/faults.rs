@@ -107,6 +107,27 @@ spec:
             .is_none(),
         "the app phase must not run after a failed Job"
     );
+    // `plan_status` tells the same story without kubectl: the failed step, its message.
+    let state = ctx.tf.state();
+    let tree = state
+        .resource("kudo_instance.web")
+        .map(|r| r["plan_status"].clone())
+        .unwrap_or_default();
+    assert_eq!(tree["name"], "deploy", "{tree:#}");
+    assert_eq!(tree["status"], "FATAL_ERROR", "{tree:#}");
+    let failed: Vec<&serde_json::Value> = tree["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|ph| ph["steps"].as_array().into_iter().flatten())
+        .filter(|st| st["status"] == "FATAL_ERROR")
+        .collect();
+    assert_eq!(failed.len(), 1, "one failed step: {tree:#}");
+    let message = failed[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("web-setup"),
+        "the step's message names the Job: {tree:#}"
+    );
 }
 
 /// The quickstart instance finished its plan, and destroy leaves nothing labelled with

@@ -336,6 +336,7 @@ fn finish_plan(
             planned.outputs = prior.outputs.clone();
             planned.preview = prior.preview.clone();
             planned.drifted_fields = prior.drifted_fields.clone();
+            planned.plan_status = prior.plan_status.clone();
         }
         Some(plan_name) => {
             planned.last_plan = plan_name;
@@ -345,6 +346,7 @@ fn finish_plan(
             planned.operator_digest = digest.map_or(Attr::Unknown, Attr::Known);
             // The run applies every object again, taking drifted fields back.
             planned.drifted_fields = Value::list([]);
+            planned.plan_status = Value::Unknown;
         }
     }
     let planned = planned.into_value();
@@ -547,6 +549,10 @@ async fn apply_inner(
                 .to_string();
             state.status = status.into();
             state.objects = objects_value(&cluster, &outcome.inventory).await;
+            if state.plan_status == Value::Unknown {
+                let tree = serde_json::from_value(outcome.plan_status.clone()).ok();
+                state.plan_status = super::plan_status::value(tree.as_ref(), &secret);
+            }
             ApplyResponse {
                 new_state: state.into_value(),
                 diagnostics: super::diag::kept_warnings(&outcome.kept),
@@ -564,6 +570,13 @@ async fn apply_inner(
                 None => previous,
             };
             state.objects = objects_value(&cluster, &objects).await;
+            if state.plan_status == Value::Unknown {
+                let tree = match cluster.get(&engine::instance_ref(&namespace, &name)).await {
+                    Ok(Some(instance)) => engine::plan_status_of(&instance, &plan_name),
+                    _ => None,
+                };
+                state.plan_status = super::plan_status::value(tree.as_ref(), &secret);
+            }
             // Failures can quote rendered text or a rejected value.
             let mut d = engine_diagnostic(
                 session,
@@ -727,6 +740,17 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     if let Some(status) = engine::InstanceObject::from_value(&instance).plan_status(plan) {
         fresh.status = status.into();
     }
+    let tree = engine::plan_status_of(&instance, plan);
+    // Only failure messages can quote a sensitive value; the Secret is read for them.
+    let secret = match &tree {
+        Some(t) if super::plan_status::has_messages(t) => {
+            engine::read_sensitive(&cluster, &namespace, &name)
+                .await
+                .unwrap_or_default()
+        }
+        _ => BTreeMap::new(),
+    };
+    fresh.plan_status = super::plan_status::value(tree.as_ref(), &secret);
     let entries = model.object_entries();
     let refs: Vec<ObjectRef> = entries.iter().map(|(r, _)| r.clone()).collect();
     let uids = match cluster_uids(&cluster, &refs).await {

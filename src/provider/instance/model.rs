@@ -39,7 +39,8 @@ tfplugin::model! {
         pub preview: Value,
         pub operator_digest: Attr<String>,
         pub children: Value,
-        /// Built for output with redaction; kept as a value.
+        /// Built for output; kept as values.
+        pub plan_status: Value,
         pub drifted_fields: Value,
         pub timeouts: Attr<Timeouts>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,

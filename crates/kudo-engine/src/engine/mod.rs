@@ -45,7 +45,7 @@ pub use sensitive::{
     ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
 };
 pub use sharing::{ANNOTATION_USED_BY, user_id};
-pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus};
+pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus, plan_status_of};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
 pub use webhook::CallError as WebhookCallError;

@@ -140,6 +140,13 @@ impl PlanStatus {
     }
 }
 
+/// The status tree of plan `plan` in an Instance object (`status.planStatus.<plan>`),
+/// when it has one that reads as KUDO's shape.
+pub fn plan_status_of(instance: &Value, plan: &str) -> Option<PlanStatus> {
+    let entry = instance.get("status")?.get("planStatus")?.get(plan)?;
+    serde_json::from_value(entry.clone()).ok()
+}
+
 pub(crate) fn now_rfc3339() -> String {
     // Seconds precision, as metav1.Time serialises.
     let now = k8s_openapi::jiff::Timestamp::now();

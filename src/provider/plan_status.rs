@@ -1,0 +1,119 @@
+//! `kudo_instance.plan_status`: KUDO's plan -> phase -> step status tree of the last
+//! run, so a failed or slow apply can be understood from `terraform show`.
+
+use std::collections::BTreeMap;
+
+use tfplugin::{Type, Value};
+
+use kudo_engine::engine::{ExecutionStatus, PlanStatus};
+
+fn status_type(children: Option<(&str, Type)>) -> Type {
+    let mut fields = vec![
+        ("name", Type::String),
+        ("status", Type::String),
+        ("message", Type::String),
+    ];
+    fields.extend(children);
+    Type::object(fields)
+}
+
+/// The attribute's type.
+pub fn plan_status_type() -> Type {
+    let step = status_type(None);
+    let phase = status_type(Some(("steps", Type::list(step))));
+    let mut plan = vec![
+        ("name", Type::String),
+        ("status", Type::String),
+        ("message", Type::String),
+        ("last_updated", Type::String),
+    ];
+    plan.push(("phases", Type::list(phase)));
+    Type::object(plan)
+}
+
+fn status_text(s: ExecutionStatus) -> Value {
+    // The spelling KUDO writes in the Instance (`IN_PROGRESS`, `FATAL_ERROR`, ...).
+    match serde_json::to_value(s) {
+        Ok(serde_json::Value::String(text)) => Value::string(text),
+        _ => Value::Null,
+    }
+}
+
+/// Whether any level of the tree carries a message (only failures do), which may quote
+/// a sensitive value.
+pub fn has_messages(plan: &PlanStatus) -> bool {
+    !plan.message.is_empty()
+        || plan
+            .phases
+            .iter()
+            .any(|ph| !ph.message.is_empty() || ph.steps.iter().any(|st| !st.message.is_empty()))
+}
+
+/// The attribute's value for a plan's status; null when the Instance has none.
+/// Messages quote rendered text and rejected values: every `secret` value in them is
+/// redacted, as in diagnostics.
+pub fn value(status: Option<&PlanStatus>, secret: &BTreeMap<String, String>) -> Value {
+    let Some(plan) = status else {
+        return Value::Null;
+    };
+    let entry = |name: &str, status: ExecutionStatus, message: &str| {
+        vec![
+            ("name", Value::string(name)),
+            ("status", status_text(status)),
+            (
+                "message",
+                Value::string(super::sensitive::redact(message, secret)),
+            ),
+        ]
+    };
+    let phases = plan.phases.iter().map(|ph| {
+        let steps = ph
+            .steps
+            .iter()
+            .map(|st| Value::object(entry(&st.name, st.status, &st.message)));
+        let mut fields = entry(&ph.name, ph.status, &ph.message);
+        fields.push(("steps", Value::list(steps)));
+        Value::object(fields)
+    });
+    let mut fields = entry(&plan.name, plan.status, &plan.message);
+    fields.push((
+        "last_updated",
+        Value::opt_string(plan.last_updated_timestamp.clone()),
+    ));
+    fields.push(("phases", Value::list(phases)));
+    Value::object(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_tree_keeps_kudo_spelling_and_names_the_failed_step() {
+        let instance = json!({"status": {"planStatus": {"deploy": {
+            "name": "deploy", "status": "FATAL_ERROR", "lastUpdatedTimestamp": "2026-11-23T10:00:00Z",
+            "phases": [{"name": "main", "status": "FATAL_ERROR", "steps": [
+                {"name": "app", "status": "FATAL_ERROR", "message": "task \"app\": job failed"}
+            ]}]
+        }}}});
+        let status = kudo_engine::engine::plan_status_of(&instance, "deploy");
+        let secret = BTreeMap::from([("P".to_string(), "job".to_string())]);
+        let v = value(status.as_ref(), &secret);
+        assert_eq!(v.get("status").as_str(), Some("FATAL_ERROR"));
+        assert_eq!(v.get("last_updated").as_str(), Some("2026-11-23T10:00:00Z"));
+        let Value::List(phases) = v.get("phases") else {
+            panic!("phases: {v:?}")
+        };
+        let Value::List(steps) = phases[0].get("steps") else {
+            panic!("steps: {v:?}")
+        };
+        assert_eq!(steps[0].get("name").as_str(), Some("app"));
+        assert_eq!(
+            steps[0].get("message").as_str(),
+            Some("task \"app\": (sensitive value) failed")
+        );
+        assert!(has_messages(status.as_ref().expect("parsed")));
+        assert!(value(None, &secret).is_null());
+    }
+}
