@@ -3,6 +3,7 @@
 use serde_json::{Map, Number, Value};
 
 use crate::error::YamlError;
+use crate::gofloat::format_float_g;
 use crate::node::{Node, NodeValue};
 use crate::resolve::Resolved;
 
@@ -56,40 +57,10 @@ fn key_string(key: &Node) -> Result<String, YamlError> {
         Resolved::Bool(b) => b.to_string(),
         Resolved::Int(i) => i.to_string(),
         Resolved::UInt(u) => u.to_string(),
-        Resolved::Float(f) => format_go_float(f),
+        // sigs.k8s.io/yaml's convertToJSONableObject: strconv.FormatFloat(k, 'g', -1, 64).
+        Resolved::Float(f) => format_float_g(f, 6),
         Resolved::Merge | Resolved::String => s.text.clone(),
     })
-}
-
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` for the common cases.
-pub(crate) fn format_go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    let exp = if f == 0.0 {
-        0
-    } else {
-        f.abs().log10().floor() as i32
-    };
-    if !(-4..21).contains(&exp) {
-        // Go: 1e+21, 1.5e-07
-        let s = format!("{f:e}");
-        match s.split_once('e') {
-            Some((mantissa, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                format!("{mantissa}e{sign}{digits:0>2}")
-            }
-            None => s,
-        }
-    } else {
-        format!("{f}")
-    }
 }
 
 #[cfg(test)]
@@ -169,11 +140,14 @@ mod tests {
     }
 
     #[test]
-    fn go_float_format() {
-        use super::format_go_float;
-        assert_eq!(format_go_float(1.5), "1.5");
-        assert_eq!(format_go_float(1e21), "1e+21");
-        assert_eq!(format_go_float(1.5e-7), "1.5e-07");
-        assert_eq!(format_go_float(100.0), "100");
+    fn float_keys_read_as_go_writes_them() {
+        let keys = to_json("1.5: a\n1e21: b\n1.5e-7: c\n100.0: d\n1.5e8: e\n").expect("parse");
+        let keys: Vec<&str> = keys
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        for key in ["1.5", "1e+21", "1.5e-07", "100", "1.5e+08"] {
+            assert!(keys.contains(&key), "{key} in {keys:?}");
+        }
     }
 }
