@@ -26,6 +26,8 @@ pub struct ProviderConfig {
     pub allow_insecure_webhooks: bool,
     /// `drift` and `drift_ignore`: what refreshes do with fields changed out of band.
     pub drift: DriftSettings,
+    /// `show_manifests` (else `KUDO_SHOW_MANIFESTS`): the default of the instances'.
+    pub show_manifests: bool,
 }
 
 tfplugin::model! {
@@ -43,6 +45,7 @@ tfplugin::model! {
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
         pub drift: Attr<String>,
+        pub show_manifests: Attr<bool>,
         pub repository: Attr<Vec<RepositoryBlock>>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,
         pub api_version_mapping: Attr<Vec<MappingBlock>>,
@@ -83,6 +86,9 @@ fn optional_string(v: &Attr<String>, name: &str, diags: &mut Vec<Diagnostic>) ->
     }
     v.known().filter(|s| !s.is_empty()).cloned()
 }
+
+/// The environment variable that sets `show_manifests` when the provider block does not.
+pub const SHOW_MANIFESTS_ENV: &str = "KUDO_SHOW_MANIFESTS";
 
 /// Reads the provider block. Unknown values are errors: the cluster is needed while
 /// planning, before any resource exists.
@@ -163,12 +169,18 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         .known()
         .copied()
         .unwrap_or(false);
+    // An environment variable too, so that one `terraform plan` can show the diffs
+    // without a change to the configuration.
+    let show_manifests = config.show_manifests.known().copied().unwrap_or_else(|| {
+        std::env::var(SHOW_MANIFESTS_ENV).is_ok_and(|v| matches!(v.trim(), "true" | "1"))
+    });
     Ok(ProviderConfig {
         connection,
         repositories,
         translator,
         allow_insecure_webhooks,
         drift,
+        show_manifests,
     })
 }
 

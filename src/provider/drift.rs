@@ -174,11 +174,7 @@ pub fn drifted_fields(drift: &[FieldDrift], secret: &BTreeMap<String, String>) -
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let revealing = d.object.kind == "Secret"
-            || secret
-                .values()
-                .any(|s| !s.is_empty() && text.contains(s.as_str()));
-        match revealing {
+        match super::sensitive::reveals(&d.object.kind, &text, secret) {
             true => Value::string(REDACTED),
             false => Value::string(text),
         }

@@ -11,6 +11,7 @@ mod drift;
 mod existing;
 mod functions;
 mod instance;
+mod manifests;
 mod operator;
 mod package_data;
 mod packages;

@@ -10,6 +10,8 @@ use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, PreviewAction, RunRequest};
 use kudo_plan::{Desired, Inputs};
 
+use super::manifests::Source;
+
 pub fn preview_type() -> Type {
     Type::object([
         ("create", Type::list(Type::String)),
@@ -44,6 +46,17 @@ pub struct Prior<'a> {
     /// package; `None` on create, upgrade or a changed package, where every object
     /// already managed counts as updated.
     pub parameters: Option<&'a BTreeMap<String, String>>,
+}
+
+/// A preview and what the plan knows of the objects managed after the apply.
+pub struct Computed {
+    /// The `preview` attribute's value (unknown when webhooks decide).
+    pub value: Value,
+    /// Plan-time warnings: translated API versions, why the preview is unknown.
+    pub warnings: Vec<Diagnostic>,
+    /// Every object the instance manages after the apply with where its content comes
+    /// from (see `manifests`); `None` when the preview is unknown.
+    pub managed: Option<Vec<(ObjectRef, Source)>>,
 }
 
 /// Why there is no preview.
@@ -99,14 +112,14 @@ pub fn translation_warnings(planned: &[engine::PlannedObject]) -> Vec<Diagnostic
 /// objects and names them; which of them change is decided from the Terraform state
 /// and the walks alone, never from what the cluster holds: Terraform plans again
 /// during the apply (after the destroy half of a replacement, after other resources
-/// changed the cluster) and the two plans must agree. `Ok` carries the plan-time
-/// warnings about translated API versions; see [`PreviewError`] for the failures.
+/// changed the cluster) and the two plans must agree. See [`PreviewError`] for the
+/// failures.
 pub async fn compute(
     cluster: &Cluster,
     desired: &Desired<'_>,
     plan: &str,
     prior: &Prior<'_>,
-) -> Result<(Value, Vec<Diagnostic>), PreviewError> {
+) -> Result<Computed, PreviewError> {
     let warn = |e: &dyn std::fmt::Display| {
         Diagnostic::warning(
             "No preview",
@@ -176,7 +189,11 @@ pub async fn compute(
                 }
             ),
         ));
-        return Ok((Value::Unknown, warnings));
+        return Ok(Computed {
+            value: Value::Unknown,
+            warnings,
+            managed: None,
+        });
     }
     let namespace = inputs.namespace;
     let mut new_render: BTreeMap<ObjectRef, Json> = BTreeMap::new();
@@ -253,16 +270,66 @@ pub async fn compute(
                     tasks.join(", ")
                 ),
             ));
-            return Ok((Value::Unknown, warnings));
+            return Ok(Computed {
+                value: Value::Unknown,
+                warnings,
+                managed: None,
+            });
         }
         gone.extend(unrendered);
     }
+    let mut deleted = Vec::new();
     for r in gone {
         if known(&r) && !applied.iter().any(|a| a.same_object(&r)) {
             delete.push(label(&r));
+            deleted.push(r);
         }
     }
-    Ok((value(&create, &update, &delete), warnings))
+    // After the apply: what the run applies, as rendered now, and the earlier objects
+    // it neither applies nor removes, as the last run's values render them.
+    let mut managed: Vec<(ObjectRef, Source)> = applied
+        .iter()
+        .filter_map(|r| Some((r.clone(), Source::Applied(new_render.get(r)?.clone()))))
+        .collect();
+    for r in prior.objects {
+        if applied.iter().any(|a| a.same_object(r)) || deleted.iter().any(|d| d.same_object(r)) {
+            continue;
+        }
+        let render = old_render
+            .as_ref()
+            .and_then(|old| old.iter().find(|(k, _)| k.same_object(r)))
+            .map(|(_, o)| o.clone());
+        managed.push((r.clone(), Source::Kept(render)));
+    }
+    Ok(Computed {
+        value: value(&create, &update, &delete),
+        warnings,
+        managed: Some(managed),
+    })
+}
+
+/// The content of each of `objects` as `desired` renders it, `plan`'s render winning
+/// (see [`renders`]); objects no plan renders get `Kept(None)`. What `manifests` holds
+/// when no plan runs, or after an apply that was planned without the cluster.
+pub async fn current(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+    plan: &str,
+    objects: &[ObjectRef],
+) -> Option<Vec<(ObjectRef, Source)>> {
+    let rendered = renders(cluster, desired, plan).await?;
+    Some(
+        objects
+            .iter()
+            .map(|r| {
+                let render = rendered
+                    .iter()
+                    .find(|(k, _)| k.same_object(r))
+                    .map(|(_, o)| o.clone());
+                (r.clone(), Source::Kept(render))
+            })
+            .collect(),
+    )
 }
 
 /// Every object any plan of `desired` applies, as rendered; `plan`'s version wins

@@ -62,6 +62,17 @@ pub fn redact(text: &str, sensitive: &BTreeMap<String, String>) -> String {
         .fold(text.to_string(), |t, v| t.replace(v.as_str(), REDACTED))
 }
 
+/// Whether showing `text`, part of an object of `kind`, would reveal a sensitive value:
+/// anything of a Secret does (its values are often encoded sensitive parameters), and
+/// so does any text that contains a sensitive parameter's value. `drifted_fields` and
+/// `manifests` redact what this says reveals.
+pub fn reveals(kind: &str, text: &str, sensitive: &BTreeMap<String, String>) -> bool {
+    kind == "Secret"
+        || sensitive
+            .values()
+            .any(|s| !s.is_empty() && text.contains(s.as_str()))
+}
+
 /// `outputs` is not sensitive either: an output template that copies a sensitive value
 /// would publish it, so that is an error naming the output.
 pub fn check_outputs(

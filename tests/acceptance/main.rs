@@ -26,6 +26,7 @@ mod functions;
 mod kubernetes_requirement;
 mod kubernetes_versions;
 mod logging;
+mod manifests;
 mod mirror;
 mod module_tests;
 mod olm_dependencies;

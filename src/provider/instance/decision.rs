@@ -10,7 +10,9 @@ use kudo_package::Package;
 use kudo_plan::{Concern, Desired, LastRun, Prior, WantedChange};
 
 use crate::provider::Session;
+use crate::provider::manifests::Source;
 use crate::provider::packages::{self, PlanCache, parse_operator_id};
+use crate::provider::preview::Computed;
 use crate::provider::sensitive::{self};
 
 use super::model::InstanceModel;
@@ -187,14 +189,18 @@ pub(super) async fn plan_preview(
     desired: &Desired<'_>,
     plan_name: &str,
     prior: &InstanceModel,
-    params: Option<&BTreeMap<String, String>>,
-) -> (Value, Vec<Diagnostic>) {
+) -> Computed {
+    let unknown = |warnings| Computed {
+        value: Value::Unknown,
+        warnings,
+        managed: None,
+    };
     let pkg = desired.inputs.package;
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => {
             tracing::debug!(detail = %d.detail, "no preview: cluster not reachable while planning");
-            return (Value::Unknown, Vec::new());
+            return unknown(Vec::new());
         }
     };
     let previous = prior.object_refs();
@@ -210,12 +216,24 @@ pub(super) async fn plan_preview(
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
     };
-    let _ = params;
     match crate::provider::preview::compute(&cluster, desired, plan_name, &prior_run).await {
-        Ok((v, warnings)) => (v, warnings),
-        Err(crate::provider::preview::PreviewError::Unknown(d)) => (Value::Unknown, vec![d]),
+        Ok(computed) => computed,
+        Err(crate::provider::preview::PreviewError::Unknown(d)) => unknown(vec![d]),
         Err(crate::provider::preview::PreviewError::Refused { summary, error }) => {
-            (Value::Unknown, vec![session.engine_error(summary, &error)])
+            unknown(vec![session.engine_error(summary, &error)])
         }
     }
+}
+
+/// The managed objects' content when no plan runs: `desired` (the values the last run
+/// had, as nothing changed) rendered for `plan_name`, the last plan. `None` without the
+/// cluster.
+pub(super) async fn current_objects(
+    session: &Session,
+    desired: &Desired<'_>,
+    plan_name: &str,
+    objects: &[kudo_engine::cluster::ObjectRef],
+) -> Option<Vec<(kudo_engine::cluster::ObjectRef, Source)>> {
+    let cluster = session.cluster().await.ok()?;
+    crate::provider::preview::current(&cluster, desired, plan_name, objects).await
 }

@@ -26,7 +26,9 @@ use kudo_plan::{Desired, Inputs};
 
 use super::children;
 use super::drift::DriftMode;
+use super::manifests;
 use super::packages::{self};
+use super::preview::Computed;
 use super::sensitive::{self};
 use super::timeouts::{self, Operation};
 use super::{Call, Session, decode, namespace_of, render_seed, schema};
@@ -292,14 +294,39 @@ async fn plan_inner(
     {
         return walk_failure(pkg, &secret, e);
     }
-    let (preview, warning) = match (&desired, plan_name) {
+    let computed = match (&desired, plan_name) {
         (Some(desired), Some(plan_name)) => {
-            plan_preview(session, desired, plan_name, prior_attrs, params.as_ref()).await
+            plan_preview(session, desired, plan_name, prior_attrs).await
         }
-        _ => (Value::Unknown, Vec::new()),
+        _ => Computed {
+            value: Value::Unknown,
+            warnings: Vec::new(),
+            managed: None,
+        },
     };
-    diagnostics.extend(warning);
-    planned.preview = preview;
+    diagnostics.extend(computed.warnings);
+    planned.preview = computed.value;
+    planned.manifests =
+        match manifests::wanted(&proposed.show_manifests, session.config.show_manifests) {
+            None => Value::Unknown,
+            Some(false) => Value::Null,
+            Some(true) => match (&computed.managed, &plan_to_run, &desired) {
+                (Some(managed), _, _) => manifests::value(managed, &prior_attrs.manifests, &secret),
+                // No plan runs: what the state shows, else what the last run applied.
+                (None, None, _) if !prior_attrs.manifests.is_null() => {
+                    prior_attrs.manifests.clone()
+                }
+                (None, None, Some(desired)) => {
+                    let last = prior_attrs.last_plan.as_deref().unwrap_or("deploy");
+                    match current_objects(session, desired, last, &prior_attrs.object_refs()).await
+                    {
+                        Some(managed) => manifests::value(&managed, &Value::Null, &secret),
+                        None => Value::Unknown,
+                    }
+                }
+                _ => Value::Unknown,
+            },
+        };
     finish_plan(
         &schema,
         &prior_state,
@@ -443,6 +470,10 @@ async fn apply_inner(
     {
         return fail(prior_state, d);
     }
+    // The plan runs no KUDO plan when it keeps the status (see `finish_plan`): only
+    // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
+    // applied again.
+    let runs_plan = prior.is_none() || !planned.status.is_known();
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match find_package(session, &operator, false).await {
         Ok(Some(p)) => p,
@@ -481,6 +512,20 @@ async fn apply_inner(
         }
     };
     let plan_name = planned.last_plan.as_deref().unwrap_or("deploy").to_string();
+    if !runs_plan {
+        let mut state = planned;
+        if state.manifests == Value::Unknown {
+            let objects = state.object_refs();
+            state.manifests = applied_manifests(
+                &cluster, &pkg, &name, &namespace, &params, seed, &plan_name, &objects, &secret,
+            )
+            .await;
+        }
+        return ApplyResponse {
+            new_state: state.into_value(),
+            ..Default::default()
+        };
+    }
     let operation = match prior {
         None => Operation::Create,
         Some(_) => Operation::Update,
@@ -549,6 +594,21 @@ async fn apply_inner(
                 .to_string();
             state.status = status.into();
             state.objects = objects_value(&cluster, &outcome.inventory).await;
+            if state.manifests == Value::Unknown {
+                // Planned without the cluster: what the run applied, rendered again.
+                state.manifests = applied_manifests(
+                    &cluster,
+                    &pkg,
+                    &name,
+                    &namespace,
+                    &params,
+                    seed,
+                    &plan_name,
+                    &outcome.inventory,
+                    &secret,
+                )
+                .await;
+            }
             if state.plan_status == Value::Unknown {
                 let tree = serde_json::from_value(outcome.plan_status.clone()).ok();
                 state.plan_status = super::plan_status::value(tree.as_ref(), &secret);
@@ -570,6 +630,10 @@ async fn apply_inner(
                 None => previous,
             };
             state.objects = objects_value(&cluster, &objects).await;
+            if state.manifests == Value::Unknown {
+                // The next plan runs the plan again and shows them.
+                state.manifests = Value::Null;
+            }
             if state.plan_status == Value::Unknown {
                 let tree = match cluster.get(&engine::instance_ref(&namespace, &name)).await {
                     Ok(Some(instance)) => engine::plan_status_of(&instance, &plan_name),
@@ -586,6 +650,37 @@ async fn apply_inner(
             d.detail = sensitive::redact(&d.detail, &secret);
             fail(state.into_value(), d)
         }
+    }
+}
+
+/// `manifests` of `objects` after an apply whose plan could not know them (planned
+/// without the cluster): the package rendered with the run's values, `plan_name`'s
+/// render winning. Null when that render fails (the apply itself succeeded).
+#[allow(clippy::too_many_arguments)]
+async fn applied_manifests(
+    cluster: &Cluster,
+    pkg: &kudo_package::Package,
+    name: &str,
+    namespace: &str,
+    params: &BTreeMap<String, String>,
+    seed: Option<&str>,
+    plan_name: &str,
+    objects: &[ObjectRef],
+    secret: &BTreeMap<String, String>,
+) -> Value {
+    let Ok(desired) = Desired::new(Inputs {
+        package: pkg,
+        instance: name,
+        namespace,
+        parameters: params,
+        seed,
+        dependencies: None,
+    }) else {
+        return Value::Null;
+    };
+    match super::preview::current(cluster, &desired, plan_name, objects).await {
+        Some(managed) => manifests::value(&managed, &Value::Null, secret),
+        None => Value::Null,
     }
 }
 
@@ -927,10 +1022,32 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         .map_or(Value::Null, |t| t.value(&secret)),
         None => Value::Null,
     };
+    // With the provider's default on, the configuration most likely leaves
+    // `show_manifests` unset: the objects as the package renders them, so that the
+    // first plan after the import is empty.
+    let refs: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
+    let manifests = match (&pkg, session.config.show_manifests) {
+        (Some(p), true) => {
+            applied_manifests(
+                &cluster,
+                p,
+                name,
+                namespace,
+                &all_params,
+                None,
+                &last_plan,
+                &refs,
+                &secret,
+            )
+            .await
+        }
+        _ => Value::Null,
+    };
     let state = InstanceModel {
         name: name.into(),
         namespace: namespace.into(),
         operator: operator.into(),
+        manifests,
         parameters: match params.is_empty() {
             true => Value::Null,
             false => string_map(&params),

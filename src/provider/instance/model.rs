@@ -29,6 +29,7 @@ tfplugin::model! {
         pub crd_deletion: Attr<String>,
         pub plan_triggers: Value,
         pub drift: Attr<String>,
+        pub show_manifests: Attr<bool>,
         pub id: Attr<String>,
         pub status: Attr<String>,
         pub last_plan: Attr<String>,
@@ -37,6 +38,7 @@ tfplugin::model! {
         // Built for output (possibly partly unknown while planning); kept as values.
         pub outputs: Value,
         pub preview: Value,
+        pub manifests: Value,
         pub operator_digest: Attr<String>,
         pub children: Value,
         /// Built for output; kept as values.

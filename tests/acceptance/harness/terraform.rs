@@ -201,6 +201,10 @@ impl Terraform {
         env.insert("CHECKPOINT_DISABLE".into(), "1".into());
         env.insert("TF_IN_AUTOMATION".into(), "1".into());
         env.insert("TF_INPUT".into(), "0".into());
+        // Every test plans with the per-object diff on (`manifests`), so that each
+        // second plan in the suite shows it adds no noise; a test of the default
+        // removes it.
+        env.insert("KUDO_SHOW_MANIFESTS".into(), "true".into());
         // Developers opt in to Terraform logs while debugging a test.
         if let Some(level) = std::env::var_os("KUDO_TEST_TF_LOG") {
             env.insert("TF_LOG".into(), level);
