@@ -6,32 +6,14 @@
 
 use serde_json::json;
 
-use crate::harness::{TestContext, TfRun, own_operator};
+use crate::harness::{TestContext, TfRun, operator_config, own_operator};
 
 /// `kudo_instance.this` (`app`, GREETING = "hi") with the given drift settings inside
 /// the resource block.
 fn config(settings: &str) -> String {
-    let package = own_operator("lifecycle-v1").display().to_string();
+    let operator = operator_config(&own_operator("lifecycle-v1"));
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
-resource "kudo_operator" "this" {{
-  package   = {package:?}
-  namespace = var.namespace
-}}
-
+        r#"{operator}
 resource "kudo_instance" "this" {{
   name      = "app"
   namespace = var.namespace

@@ -7,33 +7,15 @@
 
 use std::collections::BTreeMap;
 
-use crate::harness::{TestContext, TfRun, own_operator};
+use crate::harness::{TestContext, TfRun, operator_config, own_operator};
 
 const PASSWORD: &str = "pw-7f3a-do-not-show";
 
 /// The instance with the given greeting, replica count and `show_manifests`.
 fn config(greeting: &str, replicas: u32, show: &str) -> String {
-    let package = own_operator("manifests-demo").display().to_string();
+    let operator = operator_config(&own_operator("manifests-demo"));
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
-resource "kudo_operator" "this" {{
-  package   = {package:?}
-  namespace = var.namespace
-}}
-
+        r#"{operator}
 resource "kudo_instance" "this" {{
   name      = "app"
   namespace = var.namespace

@@ -6,34 +6,16 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestContext, own_operator};
+use crate::harness::{TestContext, operator_config, own_operator};
 
 const MANAGER: &str = "terraform-provider-kudo";
 
 /// `kudo_operator.this` from lifecycle-v1 and `kudo_instance.this` named `app` with
 /// GREETING = "hi" and a `deploy` trigger token (changing it runs deploy again).
 fn config(deploy_token: &str) -> String {
-    let package = own_operator("lifecycle-v1").display().to_string();
+    let operator = operator_config(&own_operator("lifecycle-v1"));
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
-resource "kudo_operator" "this" {{
-  package   = {package:?}
-  namespace = var.namespace
-}}
-
+        r#"{operator}
 resource "kudo_instance" "this" {{
   name      = "app"
   namespace = var.namespace

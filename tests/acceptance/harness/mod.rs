@@ -67,6 +67,34 @@ pub fn own_operator(name: &str) -> PathBuf {
     p
 }
 
+/// The opening most test configurations share: the provider requirement, the
+/// `namespace` variable the harness sets, the provider block and `kudo_operator.this`
+/// installing the package at `package`. Tests append their `kudo_instance` blocks.
+pub fn operator_config(package: &Path) -> String {
+    format!(
+        r#"terraform {{
+  required_providers {{
+    kudo = {{
+      source = "kudo/kudo"
+    }}
+  }}
+}}
+
+variable "namespace" {{
+  type = string
+}}
+
+provider "kudo" {{}}
+
+resource "kudo_operator" "this" {{
+  package   = {:?}
+  namespace = var.namespace
+}}
+"#,
+        package.display().to_string()
+    )
+}
+
 /// One test's world. Dropping it destroys what Terraform still manages (real clusters
 /// only) and deletes the namespace.
 pub struct TestContext {
