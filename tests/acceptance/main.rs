@@ -28,6 +28,7 @@ mod kubernetes_versions;
 mod logging;
 mod mirror;
 mod module_tests;
+mod offline;
 mod olm_dependencies;
 mod operators;
 mod ownership;
