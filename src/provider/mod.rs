@@ -374,3 +374,81 @@ impl Provider for KudoProvider {
         self.stop.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A provider configured as Terraform configures it on the first plan of a
+    /// configuration that creates its cluster: the connection settings unknown.
+    async fn offline_provider() -> KudoProvider {
+        let provider = KudoProvider::new();
+        let config = Value::object([
+            ("host", Value::Unknown),
+            ("token", Value::Unknown),
+            ("cluster_ca_certificate", Value::Unknown),
+        ]);
+        let diags = provider.configure(config, "1.11.4".into()).await;
+        assert!(diags.is_empty(), "{diags:?}");
+        provider
+    }
+
+    #[tokio::test]
+    async fn offline_the_cluster_is_not_contacted_and_the_error_names_the_settings() {
+        let provider = offline_provider().await;
+        let session = provider.session().await.expect("configured");
+        // Even with a kubeconfig in the environment nothing is tried: the error comes
+        // at once and is about the unknown settings.
+        let Err(err) = session.cluster().await else {
+            panic!("a cluster while offline");
+        };
+        assert_eq!(err.summary, "Kubernetes connection not known yet");
+        assert!(
+            err.detail
+                .contains("`host`, `token` and `cluster_ca_certificate`"),
+            "{}",
+            err.detail
+        );
+    }
+
+    #[tokio::test]
+    async fn offline_refresh_keeps_the_state_and_warns() {
+        let provider = offline_provider().await;
+        let state = Value::object([
+            ("id", Value::string("ns/web")),
+            ("name", Value::string("web")),
+        ]);
+        let resp = provider
+            .read_resource(ReadRequest {
+                type_name: schema::INSTANCE.to_string(),
+                current_state: state.clone(),
+                private: b"seed".to_vec(),
+            })
+            .await;
+        assert_eq!(resp.new_state, state);
+        assert_eq!(resp.private, b"seed".to_vec());
+        assert_eq!(resp.diagnostics.len(), 1, "{:?}", resp.diagnostics);
+        let d = &resp.diagnostics[0];
+        assert!(!d.is_error());
+        assert!(
+            d.detail.contains("kudo_instance ns/web was not read"),
+            "{}",
+            d.detail
+        );
+    }
+
+    #[tokio::test]
+    async fn offline_import_is_an_error_saying_what_to_do() {
+        let provider = offline_provider().await;
+        let resp = provider
+            .import_resource_state(schema::INSTANCE, "ns/web")
+            .await;
+        assert!(resp.imported.is_empty());
+        assert!(resp.diagnostics[0].is_error());
+        assert!(
+            resp.diagnostics[0].detail.contains("-target="),
+            "{}",
+            resp.diagnostics[0].detail
+        );
+    }
+}

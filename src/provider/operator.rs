@@ -595,6 +595,33 @@ mod tests {
         assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
     }
 
+    #[test]
+    fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kubernetes() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deps/kep29");
+        let root = Package::load_dir(&dir.join("aa")).expect("root package");
+        let catalog = RepositoryCatalog::folder("fixtures", &dir);
+        let mut resolution = Resolver::new(&catalog)
+            .resolve(&root, &root.operator.name)
+            .expect("resolves");
+        let mut set = |name: &str, version: &str| {
+            for pkg in resolution.packages.values_mut() {
+                if name == "*" || pkg.operator.name == name {
+                    pkg.operator.kubernetes_version = version.to_string();
+                }
+            }
+            resolution_needs_cluster(&root, &resolution)
+        };
+        assert!(!set("*", ""), "no requirements: any cluster picks the same");
+        assert!(!set("bb", "1.16.0"), "the oldest release runs it anyway");
+        // The root is checked at apply, never swapped for another version.
+        assert!(!set("aa", "1.30.0"));
+        assert!(
+            set("gg", "1.25.0"),
+            "an older cluster may skip this version"
+        );
+        assert!(set("gg", "not a version"));
+    }
+
     fn dependency(package: &str, ov: &str) -> Value {
         Value::object([
             ("package", Value::string(package)),
