@@ -247,7 +247,8 @@ impl Provider for KudoProvider {
     }
 
     async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
-        // Unknown values are allowed while validating; `configure` insists on them.
+        // Unknown values are checked by `configure`, which knows which of them may stay
+        // unknown (connection settings: the plan is then made offline).
         if !config.is_fully_known() {
             return Vec::new();
         }
