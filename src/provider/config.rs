@@ -28,6 +28,18 @@ pub struct ProviderConfig {
     pub drift: DriftSettings,
     /// `show_manifests` (else `KUDO_SHOW_MANIFESTS`): the default of the instances'.
     pub show_manifests: bool,
+    /// Connection settings whose values Terraform does not know yet (they come from a
+    /// resource the same apply creates, such as the cluster). Non-empty means the
+    /// provider is offline: it plans without the cluster and never guesses another
+    /// connection (the kubeconfig from the environment would be the wrong cluster).
+    pub unknown_connection: Vec<&'static str>,
+}
+
+impl ProviderConfig {
+    /// Whether the connection is only known after apply (see `unknown_connection`).
+    pub fn offline(&self) -> bool {
+        !self.unknown_connection.is_empty()
+    }
 }
 
 tfplugin::model! {
@@ -73,15 +85,15 @@ tfplugin::model! {
     }
 }
 
-fn optional_string(v: &Attr<String>, name: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
+/// A connection setting: `None` when unset, empty or not known yet; an unknown one is
+/// recorded in `unknown` (the provider then plans offline).
+fn optional_string(
+    v: &Attr<String>,
+    name: &'static str,
+    unknown: &mut Vec<&'static str>,
+) -> Option<String> {
     if v.is_unknown() {
-        diags.push(
-            Diagnostic::error(
-                "Provider setting not known yet",
-                format!("`{name}` depends on a value that is only known after apply. Connection settings must be known when Terraform plans; set it from a variable or a data source instead."),
-            )
-            .with_attribute(AttributePath::attribute(name)),
-        );
+        unknown.push(name);
         return None;
     }
     v.known().filter(|s| !s.is_empty()).cloned()
@@ -90,12 +102,17 @@ fn optional_string(v: &Attr<String>, name: &str, diags: &mut Vec<Diagnostic>) ->
 /// The environment variable that sets `show_manifests` when the provider block does not.
 pub const SHOW_MANIFESTS_ENV: &str = "KUDO_SHOW_MANIFESTS";
 
-/// Reads the provider block. Unknown values are errors: the cluster is needed while
-/// planning, before any resource exists.
+/// Reads the provider block. Unknown connection settings (a cluster created by the same
+/// apply) make the session offline: plans are made without the cluster and the apply
+/// configures the provider again with the values then known. Everything a plan needs
+/// without the cluster must be known: repositories (packages are loaded while planning),
+/// `api_version_mapping`, `drift`.
 pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     let config: ConfigModel = config.decode().map_err(|d| vec![d])?;
     let mut diags = Vec::new();
-    let mut string = |v: &Attr<String>, name: &str| optional_string(v, name, &mut diags);
+    let mut unknown_connection = Vec::new();
+    let mut string =
+        |v: &Attr<String>, name: &'static str| optional_string(v, name, &mut unknown_connection);
     let connection = ConnectionSettings {
         config_path: string(&config.config_path, "config_path"),
         config_context: string(&config.config_context, "config_context"),
@@ -106,7 +123,14 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         client_key: string(&config.client_key, "client_key"),
         insecure: config.insecure.known().copied().unwrap_or(false),
     };
-    if connection.client_certificate.is_some() != connection.client_key.is_some() {
+    if config.insecure.is_unknown() {
+        unknown_connection.push("insecure");
+    }
+    // Half a certificate is only certain when both halves are known.
+    if !config.client_certificate.is_unknown()
+        && !config.client_key.is_unknown()
+        && connection.client_certificate.is_some() != connection.client_key.is_some()
+    {
         diags.push(
             Diagnostic::error(
                 "Incomplete client certificate",
@@ -181,6 +205,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         allow_insecure_webhooks,
         drift,
         show_manifests,
+        unknown_connection,
     })
 }
 
@@ -355,10 +380,48 @@ mod tests {
     }
 
     #[test]
-    fn unknown_connection_setting_is_an_error() {
-        let config = Value::object([("host", Value::Unknown)]);
-        let diags = parse(&config).expect_err("must fail");
-        assert!(diags[0].detail.contains("`host`"));
+    fn unknown_connection_settings_make_the_session_offline() {
+        for name in [
+            "config_path",
+            "config_context",
+            "host",
+            "token",
+            "cluster_ca_certificate",
+            "client_certificate",
+            "client_key",
+            "insecure",
+        ] {
+            let parsed = parse(&Value::object([(name, Value::Unknown)]))
+                .unwrap_or_else(|d| panic!("{name} unknown refused: {d:?}"));
+            assert!(parsed.offline(), "{name}");
+            assert_eq!(parsed.unknown_connection, vec![name]);
+        }
+        let parsed = parse(&Value::object([
+            ("host", Value::Unknown),
+            ("token", Value::Unknown),
+            ("cluster_ca_certificate", Value::Unknown),
+        ]))
+        .expect("offline config");
+        assert_eq!(
+            parsed.unknown_connection,
+            vec!["host", "token", "cluster_ca_certificate"]
+        );
+        assert_eq!(parsed.connection.host, None);
+        assert!(
+            !parse(&Value::object([("host", Value::string("https://x"))]))
+                .expect("known config")
+                .offline()
+        );
+    }
+
+    #[test]
+    fn half_a_client_certificate_is_not_an_error_while_the_other_half_is_unknown() {
+        let config = Value::object([
+            ("client_certificate", Value::string("PEM")),
+            ("client_key", Value::Unknown),
+        ]);
+        let parsed = parse(&config).expect("the key may be known at apply");
+        assert!(parsed.offline());
     }
 
     /// Broken provider blocks, table-driven: each must be refused with a diagnostic
@@ -379,24 +442,7 @@ mod tests {
                 .index(0)
                 .attr(name)
         };
-        let mut rows: Vec<(&str, Value, AttributePath)> = [
-            "config_path",
-            "config_context",
-            "host",
-            "token",
-            "cluster_ca_certificate",
-            "client_certificate",
-            "client_key",
-        ]
-        .into_iter()
-        .map(|name| {
-            (
-                name,
-                Value::object([(name, Value::Unknown)]),
-                AttributePath::attribute(name),
-            )
-        })
-        .collect();
+        let mut rows: Vec<(&str, Value, AttributePath)> = Vec::new();
         rows.extend([
             (
                 "certificate without key",

@@ -179,6 +179,15 @@ impl PlanCache {
         std::fs::rename(tmp, path)
     }
 
+    /// Removes the tree kept for the operator `ov_name`, if any: a plan that cannot
+    /// know the tree must not leave an older one for instances to read.
+    pub fn forget_resolution(&self, namespace: &str, ov_name: &str) -> std::io::Result<()> {
+        match std::fs::remove_file(self.resolution_file(namespace, ov_name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// The tree `store_resolution` kept for the operator `ov_name`, packages included;
     /// `None` when it or one of its packages is missing or unreadable.
     pub fn load_resolution(&self, namespace: &str, ov_name: &str) -> Option<Resolution> {

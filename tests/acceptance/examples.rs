@@ -429,3 +429,42 @@ fn write_only_example_takes_the_password_from_an_ephemeral_variable() {
     ctx.mark_cleaned();
     assert!(ctx.instance_objects("app").is_empty());
 }
+
+#[test]
+fn cluster_and_operators_example_plans_offline_and_installs_in_one_apply() {
+    let mut ctx = prepare("cluster-and-operators");
+    let ns = ctx.namespace.clone();
+    // The connection reaches the provider only through the stand-in cluster module.
+    for (k, v) in ctx.connection().tf_vars("") {
+        ctx.tf.set_env(&k, v);
+    }
+    ctx.tf.remove_env("KUBE_CONFIG_PATH");
+    ctx.tf.set_env("TF_VAR_greeting", "hi");
+
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]).assert_no_crash();
+    assert_eq!(plan.code, Some(2), "expected a plan with changes:\n{plan}");
+    let shown = plan.flat_output();
+    assert!(
+        shown.contains("+ preview") && shown.contains("(known after apply)"),
+        "{plan}"
+    );
+    // Rendered offline from the package: the output is already in the plan.
+    assert!(shown.contains("hi from greeter"), "{plan}");
+
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let outputs = ctx.tf.outputs();
+    assert_eq!(text(&outputs["message"]), "hi from greeter");
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ns), "greeter-greeting");
+    assert_eq!(cm["data"]["greeting"], "hi", "{cm:#}");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+
+    ctx.tf.destroy(&[]).assert_success().assert_no_crash();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("greeter").is_empty());
+    assert!(ctx.kube().instance(&ns, "greeter").is_none());
+}

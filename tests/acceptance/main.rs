@@ -29,6 +29,7 @@ mod logging;
 mod manifests;
 mod mirror;
 mod module_tests;
+mod offline;
 mod olm_dependencies;
 mod operators;
 mod ownership;

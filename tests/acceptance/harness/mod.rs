@@ -17,6 +17,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod cluster;
+pub mod connection;
 pub mod http;
 pub mod terraform;
 
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use cluster::{Kube, ObjRef, TestCluster};
+pub use connection::Connection;
 pub use http::{FileServer, tool};
 pub use terraform::{State, Terraform, TfRun, flat, terraform_path};
 
@@ -184,6 +186,11 @@ impl TestContext {
             cluster::Backend::Sim(sim) => Some(sim),
             cluster::Backend::Real => None,
         }
+    }
+
+    /// The cluster's connection as provider settings (from the harness's kubeconfig).
+    pub fn connection(&self) -> Connection {
+        Connection::from_kubeconfig(&self.cluster.kubeconfig)
     }
 
     pub fn is_real_cluster(&self) -> bool {
