@@ -151,6 +151,8 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
     let web = change(&json, "kudo_instance.web");
     assert_eq!(web["change"]["after_unknown"]["preview"], true, "{web:#}");
     assert_eq!(web["change"]["after_unknown"]["objects"], true, "{web:#}");
+    // The harness turns the per-object diff on: it needs the cluster too.
+    assert_eq!(web["change"]["after_unknown"]["manifests"], true, "{web:#}");
     // Known offline: the package was loaded, parameters checked, the plan chosen.
     assert_eq!(web["change"]["after"]["last_plan"], "deploy", "{web:#}");
     assert_eq!(
@@ -195,6 +197,14 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
         uids.len(),
         3,
         "every object has its uid in the state: {web:#}"
+    );
+    // The apply filled what the offline plan could not know.
+    let manifests = web["manifests"]
+        .as_object()
+        .expect("manifests filled by the apply");
+    assert!(
+        manifests.contains_key(&format!("Deployment {ns}/web")),
+        "{web:#}"
     );
 
     // Connected now: nothing left to do.
