@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{TestContext, flat};
+use crate::harness::{PREAMBLE, TestContext, flat};
 
 /// Variables holding the connection, a `terraform_data` passing them through (its
 /// output is known only after it is created, as a cluster module's would be), the
@@ -333,20 +333,7 @@ plans:
     ctx.write(
         "main.tf",
         &format!(
-            r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+            r#"{PREAMBLE}
 resource "kudo_operator" "api" {{
   package   = "./operators/shared-api"
   namespace = var.namespace

@@ -69,25 +69,28 @@ pub fn own_operator(name: &str) -> PathBuf {
     p
 }
 
-/// The opening most test configurations share: the provider requirement, the
-/// `namespace` variable the harness sets, the provider block and `kudo_operator.this`
-/// installing the package at `package`. Tests append their `kudo_instance` blocks.
+/// The opening every test configuration shares: the provider requirement, the
+/// `namespace` variable the harness sets and the provider block.
+pub const PREAMBLE: &str = r#"terraform {
+  required_providers {
+    kudo = {
+      source = "kudo/kudo"
+    }
+  }
+}
+
+variable "namespace" {
+  type = string
+}
+
+provider "kudo" {}
+"#;
+
+/// [`PREAMBLE`] and `kudo_operator.this` installing the package at `package`. Tests
+/// append their `kudo_instance` blocks.
 pub fn operator_config(package: &Path) -> String {
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+        r#"{PREAMBLE}
 resource "kudo_operator" "this" {{
   package   = {:?}
   namespace = var.namespace
