@@ -83,6 +83,13 @@ struct Measured {
     plan_provider: Vec<ProviderUse>,
     apply_provider: Vec<ProviderUse>,
     requests: Vec<BTreeMap<String, u64>>,
+    /// `terraform plan` right after the apply (a refresh, nothing to change), with
+    /// field-level drift on (the default) and with the provider's `drift = "ignore"`,
+    /// and the API requests each made.
+    refresh: Sample,
+    refresh_requests: Vec<u64>,
+    refresh_no_drift: Sample,
+    refresh_no_drift_requests: Vec<u64>,
 }
 
 fn verbs(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -135,6 +142,19 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: &Scenario, runs: usize) 
         m.requests.push(verbs(&before, &sim.request_counts()));
         m.apply.push(apply.wall);
         m.apply_provider.push(apply.provider);
+        let count =
+            |before: &BTreeMap<String, u64>| verbs(before, &sim.request_counts()).values().sum();
+        let before = sim.request_counts();
+        m.refresh.push(ws.plan().wall);
+        m.refresh_requests.push(count(&before));
+        ws.write_config(&scenario.config.replace(
+            "provider \"kudo\" {",
+            "provider \"kudo\" {\n  drift = \"ignore\"\n",
+        ));
+        let before = sim.request_counts();
+        m.refresh_no_drift.push(ws.plan().wall);
+        m.refresh_no_drift_requests.push(count(&before));
+        ws.write_config(&scenario.config);
         m.destroy.push(ws.destroy().wall);
         eprintln!(
             "[bench] {}: plan {}, apply {}",
@@ -188,6 +208,29 @@ fn print_table(rows: &[(&Scenario, Measured)]) {
             rss as f64 / 1024.0,
             total,
             detail.join(", ")
+        );
+    }
+}
+
+/// What a refresh costs with field-level drift on and off.
+fn print_refresh_table(rows: &[(&Scenario, Measured)]) {
+    println!(
+        "\n| configuration | refresh plan, drift on | API requests | refresh plan, `drift = \"ignore\"` | API requests |"
+    );
+    println!("|---|---|---|---|---|");
+    let median = |v: &[u64]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    for (s, m) in rows {
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            s.name,
+            m.refresh,
+            median(&m.refresh_requests),
+            m.refresh_no_drift,
+            median(&m.refresh_no_drift_requests)
         );
     }
 }
@@ -261,6 +304,7 @@ fn bench() {
         .collect();
     if !rows.is_empty() {
         print_table(&rows);
+        print_refresh_table(&rows);
     }
     let single = rows.iter().find(|(s, _)| s.name == "1 web app");
     let many = rows.iter().find(|(s, _)| s.name == "50 web apps");
