@@ -102,8 +102,10 @@ impl Writer {
         self.column += n;
     }
 
-    fn map<'a, T: YamlTree<'a>>(&mut self, mut m: Vec<(&'a str, T)>, indent: usize) {
-        m.sort_by(|a, b| natural_cmp(a.0, b.0));
+    fn map<'a, T: YamlTree<'a>>(&mut self, m: Vec<(&'a str, T)>, indent: usize) {
+        let m = merge_sort_by(m, &|a: &(&str, T), b: &(&str, T)| {
+            natural_cmp(a.0, b.0).is_lt()
+        });
         for (i, (k, v)) in m.into_iter().enumerate() {
             // The first key of a mapping inside a sequence item sits after "- ".
             if i > 0 || self.column == 0 {
@@ -591,7 +593,30 @@ fn is_base60_float(s: &str) -> bool {
     any
 }
 
-/// yaml.v2's key order.
+/// A stable merge sort by `less`. yaml.v2's key order (`natural_cmp`) is not a total
+/// order (digit runs overflow; punctuation against digits is not transitive), which
+/// Go's `sort.Sort` tolerates and std's sort may answer with a panic. Merging only
+/// asks which of two heads goes first, so it always ends with every element kept; for
+/// keys the order does rank consistently the result is the one yaml.v2 writes.
+fn merge_sort_by<T>(mut v: Vec<T>, less: &impl Fn(&T, &T) -> bool) -> Vec<T> {
+    if v.len() < 2 {
+        return v;
+    }
+    let right = v.split_off(v.len() / 2);
+    let (left, right) = (merge_sort_by(v, less), merge_sort_by(right, less));
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
+    while let (Some(a), Some(b)) = (l.peek(), r.peek()) {
+        // Equal heads take the left one: stable.
+        let next = if less(b, a) { r.next() } else { l.next() };
+        out.extend(next);
+    }
+    out.extend(l);
+    out.extend(r);
+    out
+}
+
+/// yaml.v2's key order (`keyList.Less` in gopkg.in/yaml.v2 sorter.go).
 fn natural_cmp(a: &str, b: &str) -> Ordering {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
@@ -801,5 +826,54 @@ mod tests {
     fn natural_key_order() {
         let v = json!({"a10": 1, "a2": 2, "b": 3});
         assert_eq!(to_yaml(&v), "a2: 2\na10: 1\nb: 3\n");
+    }
+}
+
+#[cfg(test)]
+mod key_order_tests {
+    use super::*;
+
+    /// Keys over a small alphabet of digits, letters and punctuation, many with digit
+    /// runs long enough to overflow, where yaml.v2's order is not transitive.
+    fn awkward_keys() -> Vec<String> {
+        let parts = [
+            "0",
+            "1",
+            "9",
+            "00",
+            "a",
+            "-",
+            ".",
+            "99999999999999999999",
+            "é",
+            "٣",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut keys = std::collections::BTreeSet::new();
+        while keys.len() < 4000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = 1 + (seed % 5) as usize;
+            let key: String = (0..len)
+                .map(|i| parts[((seed >> (8 * i)) % parts.len() as u64) as usize])
+                .collect();
+            keys.insert(key);
+        }
+        keys.into_iter().collect()
+    }
+
+    /// Found by the `yaml` fuzz target: std's sort may panic when the comparison is not
+    /// a total order, and yaml.v2's is not one. Every key must still be written.
+    #[test]
+    fn keys_in_no_total_order_are_all_written() {
+        let keys = awkward_keys();
+        let v: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|k| (k.clone(), serde_json::Value::Null))
+            .collect();
+        let text = to_yaml(&serde_json::Value::Object(v.clone()));
+        let back = crate::to_json(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, serde_json::Value::Object(v));
     }
 }
