@@ -123,6 +123,7 @@ fn run(trap: bool) {
     let mut times: Vec<Duration> = Vec::new();
     let mut instances = 0;
     let mut newest = 0;
+    let mut digest = 0;
     for _ in 0..5 {
         let t = Instant::now();
         match Resolver::new(&catalog).resolve(&root, "app") {
@@ -133,6 +134,17 @@ fn run(trap: bool) {
                     .iter()
                     .filter(|n| n.operator_version == format!("1.{}.0", VERSIONS - 1))
                     .count();
+                // A digest of every chosen (instance, package, version): an optimisation
+                // must leave it unchanged, since which versions users get must not move.
+                let mut chosen: Vec<String> = r
+                    .nodes
+                    .iter()
+                    .map(|n| format!("{} {} {}", n.instance, n.package, n.operator_version))
+                    .collect();
+                chosen.sort();
+                let mut h = std::hash::DefaultHasher::new();
+                std::hash::Hash::hash(&chosen, &mut h);
+                digest = std::hash::Hasher::finish(&h);
             }
             Err(e) => {
                 eprintln!("resolution failed: {e}");
@@ -151,7 +163,7 @@ fn run(trap: bool) {
         "{PACKAGES} packages x {VERSIONS} versions (+ common), {what}; catalog built in {build:?}"
     );
     println!(
-        "  resolve: {instances} instances ({newest} at the newest version); min {:?}, median {:?}, max {:?} over {} runs",
+        "  resolve: {instances} instances ({newest} at the newest version, choices digest {digest:016x}); min {:?}, median {:?}, max {:?} over {} runs",
         times[0],
         times[times.len() / 2],
         times[times.len() - 1],
@@ -159,7 +171,12 @@ fn run(trap: bool) {
     );
 }
 
+/// `cargo bench -p kudo-resolve -- conflicts` runs only the case with conflicts (for a
+/// profiler); no argument runs both.
 fn main() {
-    run(false);
+    let only_conflicts = std::env::args().skip(1).any(|a| a == "conflicts");
+    if !only_conflicts {
+        run(false);
+    }
     run(true);
 }

@@ -101,7 +101,7 @@ impl Words<'_, '_> {
             .candidates(name)
             .map(|c| {
                 c.iter()
-                    .filter(|c| set.contains(&c.version))
+                    .filter(|c| set.contains(&c.rank))
                     .map(|c| c.version.clone())
                     .collect()
             })
@@ -188,7 +188,10 @@ impl ReportFormatter<String, VSet, String> for Words<'_, '_> {
 
     fn format_external(&self, external: &Ext) -> String {
         match external {
-            External::NotRoot(p, v) => format!("we are installing {p} {v}"),
+            External::NotRoot(p, rank) => match self.p.version_of(p, *rank) {
+                Ok(v) => format!("we are installing {p} {v}"),
+                Err(_) => format!("we are installing {p}"),
+            },
             External::NoVersions(p, set) => {
                 if *set == VSet::full() {
                     format!("no version of {p} is known")

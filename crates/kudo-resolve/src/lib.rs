@@ -49,6 +49,7 @@ mod graph;
 pub mod kubernetes;
 pub mod naming;
 pub mod range;
+mod rank;
 mod resolution;
 mod solve;
 

@@ -24,12 +24,13 @@ use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
 use crate::error::{MissingVersion, ResolveError};
 use crate::kubernetes::ClusterVersion;
 use crate::range::{LenientVersion, RangeError, VersionReq};
+use crate::rank::{Rank, Ranks};
 
 /// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
 /// appVersion, then operatorVersion. A package without appVersion sorts first.
 ///
-/// Shared behind an `Arc`: pubgrub copies versions around constantly (every range
-/// bound is one), and a pointer copy is much cheaper than two strings and two semvers.
+/// Shared behind an `Arc`, since lists, keys and results copy it. The solver itself
+/// works on [`Rank`]s.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PackageVersion(Arc<VersionPair>);
 
@@ -72,7 +73,7 @@ impl fmt::Display for PackageVersion {
     }
 }
 
-pub(crate) type VSet = Ranges<PackageVersion>;
+pub(crate) type VSet = Ranges<Rank>;
 
 /// A user pin: replaces every ask on one package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +146,8 @@ pub(crate) enum Source {
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
     pub version: PackageVersion,
+    /// The version as the solver sees it.
+    pub rank: Rank,
     pub source: Source,
 }
 
@@ -254,8 +257,10 @@ pub(crate) struct Provider<'a> {
     pub root_name: String,
     pub root_version: PackageVersion,
     root: Rc<Package>,
-    pinned: RefCell<HashMap<String, Vec<Candidate>>>,
+    pinned: RefCell<HashMap<String, Vec<(PackageVersion, Source)>>>,
     candidates: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    /// Kept when a package's candidates are listed again: ranks never move.
+    ranks: RefCell<HashMap<String, Ranks>>,
     packages: RefCell<HashMap<Key, Rc<Package>>>,
     asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
@@ -284,6 +289,7 @@ impl<'a> Provider<'a> {
             root: Rc::new(root.clone()),
             pinned: RefCell::default(),
             candidates: RefCell::default(),
+            ranks: RefCell::default(),
             packages: RefCell::default(),
             asks: RefCell::default(),
             missing: RefCell::default(),
@@ -301,12 +307,9 @@ impl<'a> Provider<'a> {
         if let Some(c) = self.candidates.borrow().get(name) {
             return Ok(c.clone());
         }
-        let mut list: Vec<Candidate> = Vec::new();
+        let mut list: Vec<(PackageVersion, Source)> = Vec::new();
         if name == self.root_name {
-            list.push(Candidate {
-                version: self.root_version.clone(),
-                source: Source::Root,
-            });
+            list.push((self.root_version.clone(), Source::Root));
         }
         list.extend(self.pinned.borrow().get(name).cloned().unwrap_or_default());
         let mut entries: Vec<(CatalogEntry, PackageVersion)> = self
@@ -322,13 +325,26 @@ impl<'a> Provider<'a> {
             (a.priority, a.order, Reverse(va)).cmp(&(b.priority, b.order, Reverse(vb)))
         });
         for (e, v) in entries {
-            list.push(Candidate {
-                version: v,
-                source: Source::Catalog(e),
-            });
+            list.push((v, Source::Catalog(e)));
         }
         let mut seen = BTreeSet::new();
-        list.retain(|c| seen.insert(c.version.clone()));
+        list.retain(|(v, _)| seen.insert(v.clone()));
+        let mut ranks = self.ranks.borrow_mut();
+        let ranks = ranks.entry(name.to_string()).or_default();
+        ranks.assign(name, list.iter().map(|(v, _)| v))?;
+        let list = list
+            .into_iter()
+            .map(|(version, source)| {
+                let rank = ranks.get(&version).ok_or_else(|| {
+                    ResolveError::Catalog(format!("{name} {version}: no rank was given"))
+                })?;
+                Ok(Candidate {
+                    version,
+                    rank,
+                    source,
+                })
+            })
+            .collect::<Result<Vec<_>, ResolveError>>()?;
         let list = Rc::new(list);
         self.candidates
             .borrow_mut()
@@ -342,6 +358,20 @@ impl<'a> Provider<'a> {
             .find(|c| c.version == *v)
             .cloned()
             .ok_or_else(|| ResolveError::Catalog(format!("{name} {v}: not a known version")))
+    }
+
+    /// The solver's number for a known version.
+    pub fn rank_of(&self, name: &str, v: &PackageVersion) -> Result<Rank, ResolveError> {
+        self.candidate(name, v).map(|c| c.rank)
+    }
+
+    /// The version behind a rank the solver chose or asked about.
+    pub fn version_of(&self, name: &str, rank: Rank) -> Result<PackageVersion, ResolveError> {
+        self.candidates(name)?
+            .iter()
+            .find(|c| c.rank == rank)
+            .map(|c| c.version.clone())
+            .ok_or_else(|| ResolveError::Catalog(format!("{name}: no version has rank {rank}")))
     }
 
     pub fn source_of(&self, name: &str, v: &PackageVersion) -> Option<Source> {
@@ -407,10 +437,7 @@ impl<'a> Provider<'a> {
             .borrow_mut()
             .entry(name.clone())
             .or_default()
-            .push(Candidate {
-                version: v.clone(),
-                source: Source::Path(label),
-            });
+            .push((v.clone(), Source::Path(label)));
         self.candidates.borrow_mut().remove(&name);
         v
     }
@@ -658,25 +685,31 @@ impl<'a> Provider<'a> {
     /// The version set one ask allows: the matching known versions.
     pub fn allowed(&self, ask: &Ask) -> Result<VSet, ResolveError> {
         if let Some(v) = &ask.pinned {
-            return Ok(Ranges::singleton(v.clone()));
+            return Ok(Ranges::singleton(self.rank_of(&ask.dep, v)?));
         }
-        let candidates = self.candidates(&ask.dep)?;
+        // Each run of neighbouring matching versions becomes one interval from its
+        // first to its last: pubgrub works much faster on a few segments than on many
+        // single points. Nothing outside the known versions' hull is in the set (the
+        // graph step re-checks every choice against the asks in case a folder adds a
+        // version inside an interval).
+        let mut known: Vec<(Rank, bool)> = self
+            .candidates(&ask.dep)?
+            .iter()
+            .map(|c| (c.rank, ask.matches(&c.version)))
+            .collect();
+        known.sort_unstable();
         let mut set = Ranges::empty();
-        for c in candidates.iter() {
-            if ask.matches(&c.version) {
-                set = set.union(&Ranges::singleton(c.version.clone()));
+        let mut run: Option<(Rank, Rank)> = None;
+        for (rank, matches) in known.into_iter().chain([(Rank::MAX, false)]) {
+            match (matches, run) {
+                (true, None) => run = Some((rank, rank)),
+                (true, Some((low, _))) => run = Some((low, rank)),
+                (false, Some((low, high))) => {
+                    set = set.union(&Ranges::from_range_bounds(low..=high));
+                    run = None;
+                }
+                (false, None) => {}
             }
-        }
-        // Merge neighbouring versions into intervals: pubgrub works much faster on a
-        // few segments than on many single points. Membership of every known version
-        // is unchanged; the hull keeps versions beyond the known ones out (the graph
-        // step re-checks every choice against the asks in case a folder adds one).
-        let mut known: Vec<&PackageVersion> = candidates.iter().map(|c| &c.version).collect();
-        known.sort();
-        if let (Some(&low), Some(&high)) = (known.first(), known.last()) {
-            let hull =
-                Ranges::between(low.clone(), high.clone()).union(&Ranges::singleton(high.clone()));
-            set = set.simplify(known.iter().copied()).intersection(&hull);
         }
         Ok(set)
     }
@@ -722,7 +755,7 @@ impl<'a> Provider<'a> {
 
 impl DependencyProvider for Provider<'_> {
     type P = String;
-    type V = PackageVersion;
+    type V = Rank;
     type VS = VSet;
     type M = String;
     type Err = ResolveError;
@@ -738,7 +771,7 @@ impl DependencyProvider for Provider<'_> {
         // usual pubgrub heuristic; deterministic because it only reads the inputs.
         let count = self
             .candidates(package)
-            .map(|c| c.iter().filter(|c| range.contains(&c.version)).count())
+            .map(|c| c.iter().filter(|c| range.contains(&c.rank)).count())
             .unwrap_or(0);
         (stats.conflict_count(), Reverse(count))
     }
@@ -747,12 +780,12 @@ impl DependencyProvider for Provider<'_> {
         &self,
         package: &String,
         range: &VSet,
-    ) -> Result<Option<PackageVersion>, ResolveError> {
+    ) -> Result<Option<Rank>, ResolveError> {
         // The most preferred version in range that the cluster can run; none means "no
         // version here" to the solver, which then backtracks or explains.
         for c in self.candidates(package)?.iter() {
-            if range.contains(&c.version) && self.runs_on_cluster(package, &c.version)? {
-                return Ok(Some(c.version.clone()));
+            if range.contains(&c.rank) && self.runs_on_cluster(package, &c.version)? {
+                return Ok(Some(c.rank));
             }
         }
         Ok(None)
@@ -761,9 +794,10 @@ impl DependencyProvider for Provider<'_> {
     fn get_dependencies(
         &self,
         package: &String,
-        version: &PackageVersion,
+        rank: &Rank,
     ) -> Result<Dependencies<String, VSet, String>, ResolveError> {
-        let deps = self.dependencies(package, version)?;
+        let version = self.version_of(package, *rank)?;
+        let deps = self.dependencies(package, &version)?;
         Ok(Dependencies::Available(DependencyConstraints::from_iter(
             deps,
         )))
@@ -781,12 +815,12 @@ pub(crate) fn solve(
     if !missing.is_empty() {
         return Err(ResolveError::MissingVersions(missing));
     }
-    match pubgrub::resolve(
-        provider,
-        provider.root_name.clone(),
-        provider.root_version.clone(),
-    ) {
-        Ok(sel) => Ok(sel.iter().map(|(p, v)| (p.clone(), v.clone())).collect()),
+    let root = provider.rank_of(&provider.root_name, &provider.root_version)?;
+    match pubgrub::resolve(provider, provider.root_name.clone(), root) {
+        Ok(sel) => sel
+            .iter()
+            .map(|(p, r)| Ok((p.clone(), provider.version_of(p, *r)?)))
+            .collect(),
         Err(PubGrubError::NoSolution(tree)) => {
             let explained = crate::explain::explain(provider, tree);
             let too_new = provider.too_new.borrow();
