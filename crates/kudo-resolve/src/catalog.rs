@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kudo_package::{Index, LoadContext, Origin, Package, Repository};
 use serde::{Deserialize, Serialize};
@@ -40,8 +40,9 @@ pub trait Catalog {
         Ok(Vec::new())
     }
 
-    /// Load one listed version.
-    fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError>;
+    /// Load one listed version (shared: a catalog that keeps packages in memory hands
+    /// out its own copy instead of cloning one per load).
+    fn load(&self, entry: &CatalogEntry) -> Result<Arc<Package>, ResolveError>;
 
     /// Load a dependency given as a folder or `.tgz` (relative to `parent`'s folder when
     /// the parent came from a folder) or an http(s) URL.
@@ -181,7 +182,7 @@ impl Catalog for RepositoryCatalog {
         Ok(out.into_iter().collect())
     }
 
-    fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError> {
+    fn load(&self, entry: &CatalogEntry) -> Result<Arc<Package>, ResolveError> {
         let what = || {
             format!(
                 "{} {} from repository {}",
@@ -206,10 +207,12 @@ impl Catalog for RepositoryCatalog {
                 what()
             )));
         };
-        kudo_package::load_entry(found, repo, &self.ctx).map_err(|source| ResolveError::Package {
-            what: what(),
-            source: Box::new(source),
-        })
+        kudo_package::load_entry(found, repo, &self.ctx)
+            .map(Arc::new)
+            .map_err(|source| ResolveError::Package {
+                what: what(),
+                source: Box::new(source),
+            })
     }
 
     fn load_source(&self, parent: &Package, source: &str) -> Result<Package, ResolveError> {
@@ -220,7 +223,7 @@ impl Catalog for RepositoryCatalog {
 /// Packages held in memory, each under a repository name and priority.
 #[derive(Default)]
 pub struct MemoryCatalog {
-    entries: BTreeMap<String, Vec<(CatalogEntry, Package)>>,
+    entries: BTreeMap<String, Vec<(CatalogEntry, Arc<Package>)>>,
     repositories: Vec<String>,
 }
 
@@ -250,7 +253,7 @@ impl MemoryCatalog {
         self.entries
             .entry(entry.name.clone())
             .or_default()
-            .push((entry, package));
+            .push((entry, Arc::new(package)));
     }
 
     /// Load every package folder directly under `dir` (unreadable ones are skipped with
@@ -299,7 +302,7 @@ impl Catalog for MemoryCatalog {
         Ok(self.entries.keys().cloned().collect())
     }
 
-    fn load(&self, entry: &CatalogEntry) -> Result<Package, ResolveError> {
+    fn load(&self, entry: &CatalogEntry) -> Result<Arc<Package>, ResolveError> {
         self.entries
             .get(&entry.name)
             .and_then(|list| list.iter().find(|(e, _)| e == entry))

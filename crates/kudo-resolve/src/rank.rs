@@ -69,7 +69,11 @@ impl Ranks {
             return Ok(());
         }
         for v in new {
-            let below = self.by_version.range(..v).next_back().map_or(0, |(_, r)| r.0);
+            let below = self
+                .by_version
+                .range(..v)
+                .next_back()
+                .map_or(0, |(_, r)| r.0);
             let above = self
                 .by_version
                 .range(v..)

@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::ops::Bound;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use pubgrub::{
     Dependencies, DependencyConstraints, DependencyProvider, PackageResolutionStatistics,
     PubGrubError,
 };
+use rustc_hash::FxHashMap;
 use version_ranges::Ranges;
 
 use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
@@ -256,12 +258,17 @@ pub(crate) struct Provider<'a> {
     overrides: &'a BTreeMap<String, Override>,
     pub root_name: String,
     pub root_version: PackageVersion,
-    root: Rc<Package>,
+    root: Arc<Package>,
     pinned: RefCell<HashMap<String, Vec<(PackageVersion, Source)>>>,
-    candidates: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    candidates: RefCell<FxHashMap<String, Rc<Vec<Candidate>>>>,
+    /// Each package's candidate ranks in ascending order, for counting a range's
+    /// members without testing every candidate.
+    sorted_ranks: RefCell<FxHashMap<String, Rc<Vec<Rank>>>>,
     /// Kept when a package's candidates are listed again: ranks never move.
-    ranks: RefCell<HashMap<String, Ranks>>,
-    packages: RefCell<HashMap<Key, Rc<Package>>>,
+    ranks: RefCell<FxHashMap<String, Ranks>>,
+    packages: RefCell<HashMap<Key, Arc<Package>>>,
+    /// Parsed version ranges by their text: the same range is written by many versions.
+    reqs: RefCell<FxHashMap<String, VersionReq>>,
     asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
     /// API -> the package chosen to provide it and its versions that do.
@@ -286,9 +293,11 @@ impl<'a> Provider<'a> {
             overrides,
             root_name: root.operator.name.clone(),
             root_version: PackageVersion::of(root),
-            root: Rc::new(root.clone()),
+            root: Arc::new(root.clone()),
+            reqs: RefCell::default(),
             pinned: RefCell::default(),
             candidates: RefCell::default(),
+            sorted_ranks: RefCell::default(),
             ranks: RefCell::default(),
             packages: RefCell::default(),
             asks: RefCell::default(),
@@ -345,6 +354,11 @@ impl<'a> Provider<'a> {
                 })
             })
             .collect::<Result<Vec<_>, ResolveError>>()?;
+        let mut sorted: Vec<Rank> = list.iter().map(|c| c.rank).collect();
+        sorted.sort_unstable();
+        self.sorted_ranks
+            .borrow_mut()
+            .insert(name.to_string(), Rc::new(sorted));
         let list = Rc::new(list);
         self.candidates
             .borrow_mut()
@@ -379,7 +393,7 @@ impl<'a> Provider<'a> {
     }
 
     /// The package of one version (loaded once).
-    pub fn package(&self, name: &str, v: &PackageVersion) -> Result<Rc<Package>, ResolveError> {
+    pub fn package(&self, name: &str, v: &PackageVersion) -> Result<Arc<Package>, ResolveError> {
         let key = (name.to_string(), v.clone());
         if let Some(p) = self.packages.borrow().get(&key) {
             return Ok(p.clone());
@@ -396,7 +410,7 @@ impl<'a> Provider<'a> {
                         entry.repository, entry.location, p.operator.name
                     )));
                 }
-                Rc::new(p)
+                p
             }
             Source::Path(label) => {
                 return Err(ResolveError::Catalog(format!(
@@ -432,14 +446,24 @@ impl<'a> Provider<'a> {
             // The same name and version from another place: the first one read wins.
             return v;
         }
-        packages.insert(key, Rc::new(pkg));
+        packages.insert(key, Arc::new(pkg));
         self.pinned
             .borrow_mut()
             .entry(name.clone())
             .or_default()
             .push((v.clone(), Source::Path(label)));
         self.candidates.borrow_mut().remove(&name);
+        self.sorted_ranks.borrow_mut().remove(&name);
         v
+    }
+
+    fn parse_req(&self, text: &str) -> Result<VersionReq, RangeError> {
+        if let Some(r) = self.reqs.borrow().get(text) {
+            return Ok(r.clone());
+        }
+        let r = VersionReq::parse(text)?;
+        self.reqs.borrow_mut().insert(text.to_string(), r.clone());
+        Ok(r)
     }
 
     /// The KudoOperator asks of one package version (computed once).
@@ -466,7 +490,7 @@ impl<'a> Provider<'a> {
             let parse = |field: &'static str, text: &Option<String>| {
                 text.as_deref()
                     .filter(|t| !t.trim().is_empty())
-                    .map(VersionReq::parse)
+                    .map(|t| self.parse_req(t))
                     .transpose()
                     .map_err(|source| ResolveError::Range {
                         package: who.clone(),
@@ -551,7 +575,7 @@ impl<'a> Provider<'a> {
             } => {
                 let parse = |field: &'static str, text: &Option<String>| {
                     text.as_deref()
-                        .map(VersionReq::parse)
+                        .map(|t| self.parse_req(t))
                         .transpose()
                         .map_err(|source| ResolveError::ListRange {
                             package: who.clone(),
@@ -714,6 +738,39 @@ impl<'a> Provider<'a> {
         Ok(set)
     }
 
+    /// How many known versions of `name` a set holds: a binary search per segment
+    /// over the ascending ranks (the solver asks this on every decision).
+    fn count_in(&self, name: &str, set: &VSet) -> usize {
+        let cached = self.sorted_ranks.borrow().get(name).cloned();
+        let sorted = match cached {
+            Some(s) => s,
+            None => {
+                if self.candidates(name).is_err() {
+                    return 0;
+                }
+                match self.sorted_ranks.borrow().get(name) {
+                    Some(s) => s.clone(),
+                    None => return 0,
+                }
+            }
+        };
+        set.iter()
+            .map(|(low, high)| {
+                let start = match low {
+                    Bound::Included(r) => sorted.partition_point(|x| x < r),
+                    Bound::Excluded(r) => sorted.partition_point(|x| x <= r),
+                    Bound::Unbounded => 0,
+                };
+                let end = match high {
+                    Bound::Included(r) => sorted.partition_point(|x| x <= r),
+                    Bound::Excluded(r) => sorted.partition_point(|x| x < r),
+                    Bound::Unbounded => sorted.len(),
+                };
+                end.saturating_sub(start)
+            })
+            .sum()
+    }
+
     pub fn available(&self, name: &str) -> Vec<String> {
         self.candidates(name)
             .map(|c| c.iter().map(|c| c.version.to_string()).collect())
@@ -769,18 +826,11 @@ impl DependencyProvider for Provider<'_> {
     ) -> Self::Priority {
         // Packages that conflicted often, then those with few choices, first: the
         // usual pubgrub heuristic; deterministic because it only reads the inputs.
-        let count = self
-            .candidates(package)
-            .map(|c| c.iter().filter(|c| range.contains(&c.rank)).count())
-            .unwrap_or(0);
+        let count = self.count_in(package, range);
         (stats.conflict_count(), Reverse(count))
     }
 
-    fn choose_version(
-        &self,
-        package: &String,
-        range: &VSet,
-    ) -> Result<Option<Rank>, ResolveError> {
+    fn choose_version(&self, package: &String, range: &VSet) -> Result<Option<Rank>, ResolveError> {
         // The most preferred version in range that the cluster can run; none means "no
         // version here" to the solver, which then backtracks or explains.
         for c in self.candidates(package)?.iter() {
