@@ -7,6 +7,8 @@
 #   PART: startup, render, zookeeper, kafka, graph, parallel (default: all)
 #   --micro   also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
+# KUDO_BENCH_PERF=<dir> runs every provider process under `perf record`, one file each
+# (then read with `perf report -i <dir>/provider-<pid>.data`); timings are then perf's.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,7 +18,7 @@ for a in "$@"; do
   case "$a" in
     --micro) micro=true ;;
     -h | --help)
-      sed -n '2,9p' "$0"
+      sed -n '2,11p' "$0"
       exit 0
       ;;
     *) args+=("$a") ;;

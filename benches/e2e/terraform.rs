@@ -126,6 +126,12 @@ impl Workspace {
                 continue;
             };
             let secs = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+            if std::env::var_os("KUDO_BENCH_PROCESSES").is_some() {
+                // One line per provider process: which of Terraform's starts costs what.
+                eprintln!(
+                    "[bench]   provider process: user {user} s, system {system} s, peak RSS {rss} KiB"
+                );
+            }
             used.processes += 1;
             used.cpu += Duration::from_secs_f64(secs(user) + secs(system));
             used.peak_rss_kib = used.peak_rss_kib.max(rss.parse().unwrap_or(0));

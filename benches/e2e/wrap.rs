@@ -17,7 +17,30 @@ pub fn run(args: &[String]) -> ExitCode {
         eprintln!("usage: {FLAG} RUSAGE_FILE PROVIDER [ARGS...]");
         return ExitCode::from(2);
     };
-    let status = match Command::new(provider).args(rest).status() {
+    // KUDO_BENCH_PERF=<dir>: run each provider process under `perf record` (call
+    // graphs by DWARF), one data file per process, to see where its time goes inside
+    // a real Terraform command. The CPU figures then include perf's own overhead.
+    let mut command = match std::env::var_os("KUDO_BENCH_PERF") {
+        Some(dir) => {
+            let out = Path::new(&dir).join(format!("provider-{}.data", std::process::id()));
+            let mut c = Command::new("perf");
+            c.args([
+                "record",
+                "-q",
+                "-F",
+                "2000",
+                "--call-graph",
+                "dwarf,16384",
+                "-o",
+            ])
+            .arg(out)
+            .arg("--")
+            .arg(provider);
+            c
+        }
+        None => Command::new(provider),
+    };
+    let status = match command.args(rest).status() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("cannot start {provider}: {e}");
