@@ -116,9 +116,10 @@ impl Writer {
             if k.contains('\n') || k.len() > 128 {
                 self.push("? ");
                 self.string(k, indent + 2, false);
-                if !self.out.ends_with('\n') {
-                    self.newline();
-                }
+                // Every key form ends without its last line break (a literal drops
+                // its own), so the line always ends here; a key ending in blank lines
+                // already ends in '\n' and still needs this one.
+                self.newline();
                 self.indent(indent);
                 self.push(": ");
                 self.item(v, indent + 2);
@@ -714,6 +715,11 @@ mod tests {
             "\n",
             "a\n\nb: c",
             "a\n\u{feff}b",
+            // Found by the fuzz target in CI: a key ending in two line breaks lost one.
+            "|\n\n",
+            "\n\n",
+            "x\n\n\n",
+            "  x\n\n",
         ] {
             let v = json!({ key: null, "other": {key: [key]} });
             let text = to_yaml(&v);
