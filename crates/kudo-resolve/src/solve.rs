@@ -741,18 +741,13 @@ impl<'a> Provider<'a> {
     /// How many known versions of `name` a set holds: a binary search per segment
     /// over the ascending ranks (the solver asks this on every decision).
     fn count_in(&self, name: &str, set: &VSet) -> usize {
-        let cached = self.sorted_ranks.borrow().get(name).cloned();
-        let sorted = match cached {
-            Some(s) => s,
-            None => {
-                if self.candidates(name).is_err() {
-                    return 0;
-                }
-                match self.sorted_ranks.borrow().get(name) {
-                    Some(s) => s.clone(),
-                    None => return 0,
-                }
-            }
+        // Listing the candidates fills `sorted_ranks`; only the first call per package
+        // pays for it.
+        if !self.sorted_ranks.borrow().contains_key(name) && self.candidates(name).is_err() {
+            return 0;
+        }
+        let Some(sorted) = self.sorted_ranks.borrow().get(name).cloned() else {
+            return 0;
         };
         set.iter()
             .map(|(low, high)| {
