@@ -4,10 +4,11 @@
 # Markdown tables for docs/benchmarks.md. Run by hand; CI never runs it.
 #
 # Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]...
-#   PART: startup, render, zookeeper, kafka, graph, parallel (default: all)
+#   PART: startup, render, zookeeper, kafka, graph, parallel, baseline (default: all)
 #   --micro   also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
-# KUDO_BENCH_PERF=<dir> runs every provider process under `perf record`, one file each
+# KUDO_BENCH_PERF=<dir> runs every provider process under `perf record` (KUDO_BENCH_PERF_FREQ
+# samples per second, default 2000), one file each
 # (then read with `perf report -i <dir>/provider-<pid>.data`); timings are then perf's.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -3,7 +3,7 @@
 //! prints Markdown tables for `docs/benchmarks.md`.
 //!
 //! Options: `--runs N` (Terraform runs per scenario, default 3), `--startup-runs N`
-//! (default 30), `--only startup|render|zookeeper|kafka|graph|parallel` (repeatable).
+//! (default 30), `--only startup|render|zookeeper|kafka|graph|parallel|baseline` (repeatable).
 
 mod render;
 mod scenarios;
@@ -82,6 +82,9 @@ struct Measured {
     destroy: Sample,
     plan_provider: Vec<ProviderUse>,
     apply_provider: Vec<ProviderUse>,
+    /// Terraform's own CPU and kube-sim's during each apply.
+    apply_terraform_cpu: Vec<Duration>,
+    apply_sim_cpu: Vec<Duration>,
     requests: Vec<BTreeMap<String, u64>>,
     /// `terraform plan` right after the apply (a refresh, nothing to change), with
     /// field-level drift on (the default) and with the provider's `drift = "ignore"`,
@@ -139,9 +142,20 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: &Scenario, runs: usize) 
         m.plan_provider.push(plan.provider);
         let before = sim.request_counts();
         let apply = ws.apply(scenario.parallelism);
+        if std::env::var_os("KUDO_BENCH_REQUESTS").is_some() {
+            // Every request of the apply by verb and path: which ones a change saves.
+            for (key, n) in sim.request_counts() {
+                let made = n - before.get(&key).copied().unwrap_or(0);
+                if made > 0 {
+                    eprintln!("[bench]   {made:4} {key}");
+                }
+            }
+        }
         m.requests.push(verbs(&before, &sim.request_counts()));
         m.apply.push(apply.wall);
         m.apply_provider.push(apply.provider);
+        m.apply_terraform_cpu.push(apply.terraform_cpu);
+        m.apply_sim_cpu.push(apply.sim_cpu);
         let count =
             |before: &BTreeMap<String, u64>| verbs(before, &sim.request_counts()).values().sum();
         let before = sim.request_counts();
@@ -208,6 +222,35 @@ fn print_table(rows: &[(&Scenario, Measured)]) {
             rss as f64 / 1024.0,
             total,
             detail.join(", ")
+        );
+    }
+}
+
+/// Where the CPU of each `terraform apply` goes (the run with the median apply), and
+/// the shortest the apply could take if that CPU were spread perfectly over the cores.
+fn print_cpu_table(rows: &[(&Scenario, Measured)], cores: usize) {
+    println!(
+        "\n| configuration | `terraform apply` | Terraform CPU | provider CPU | kube-sim CPU | all CPU / ({cores} cores x wall) | CPU-bound floor (all CPU / {cores}) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (s, m) in rows {
+        let applies: Vec<Duration> = (0..m.requests.len()).map(|i| apply_at(m, i)).collect();
+        let i = median_index(&applies);
+        let (tf, provider, sim) = (
+            m.apply_terraform_cpu[i],
+            m.apply_provider[i].cpu,
+            m.apply_sim_cpu[i],
+        );
+        let all = tf + provider + sim;
+        println!(
+            "| {} | {} | {} | {} | {} | {:.0}% | {} |",
+            s.name,
+            ms(applies[i]),
+            ms(tf),
+            ms(provider),
+            ms(sim),
+            100.0 * all.as_secs_f64() / (cores as f64 * applies[i].as_secs_f64()).max(1e-9),
+            ms(all / cores as u32),
         );
     }
 }
@@ -298,12 +341,20 @@ fn bench() {
         scenarios.push(scenarios::web_apps(&webapp, 1, None));
         scenarios.push(scenarios::web_apps(&webapp, 50, Some(10)));
     }
+    if o.wants("baseline") {
+        // Terraform alone (its built-in terraform_data, no provider process): what one
+        // and fifty resources cost Terraform itself, the floor under (d).
+        scenarios.push(scenarios::terraform_data(1, None));
+        scenarios.push(scenarios::terraform_data(50, Some(10)));
+    }
     let rows: Vec<(&Scenario, Measured)> = scenarios
         .iter()
         .map(|s| (s, run_scenario(&rt, s, o.runs)))
         .collect();
     if !rows.is_empty() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         print_table(&rows);
+        print_cpu_table(&rows, cores);
         print_refresh_table(&rows);
     }
     let single = rows.iter().find(|(s, _)| s.name == "1 web app");
@@ -311,6 +362,14 @@ fn bench() {
     if let (Some((_, one)), Some((_, fifty))) = (single, many) {
         println!(
             "\n50 instances with -parallelism=10 / one instance (`terraform apply`): {:.2}x",
+            fifty.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
+        );
+    }
+    let single = rows.iter().find(|(s, _)| s.name == "1 terraform_data");
+    let many = rows.iter().find(|(s, _)| s.name == "50 terraform_data");
+    if let (Some((_, one)), Some((_, fifty))) = (single, many) {
+        println!(
+            "50 terraform_data with -parallelism=10 / one (`terraform apply`, Terraform alone): {:.2}x",
             fifty.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
         );
     }

@@ -92,3 +92,16 @@ pub fn web_apps(webapp: &Path, count: usize, parallelism: Option<usize>) -> Scen
         instances: count,
     }
 }
+
+/// `count` of Terraform's built-in `terraform_data`: no provider process at all, so what
+/// remains is Terraform's own cost per command and per resource.
+pub fn terraform_data(count: usize, parallelism: Option<usize>) -> Scenario {
+    Scenario {
+        name: format!("{count} terraform_data"),
+        config: format!(
+            "variable \"namespace\" {{ type = string }}\nresource \"terraform_data\" \"r\" {{\n  count = {count}\n  input = \"${{var.namespace}}-${{count.index}}\"\n}}\n"
+        ),
+        parallelism,
+        instances: count,
+    }
+}

@@ -20,6 +20,28 @@ pub struct ProviderUse {
 pub struct Run {
     pub wall: Duration,
     pub provider: ProviderUse,
+    /// CPU time of Terraform itself: every process the command started and waited for
+    /// (Terraform, the provider wrappers, the providers), less the providers.
+    pub terraform_cpu: Duration,
+    /// CPU time of this benchmark process while the command ran: kube-sim serving the
+    /// requests (the benchmark itself only waits meanwhile).
+    pub sim_cpu: Duration,
+}
+
+/// User + system time of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`) so far.
+pub fn cpu_of(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage only writes the struct we pass; zeroed is a valid rusage.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(who, &mut u) != 0 {
+            return Duration::ZERO;
+        }
+        u
+    };
+    let d = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    d(usage.ru_utime) + d(usage.ru_stime)
 }
 
 /// A working directory whose Terraform uses the provider binary through a wrapper.
@@ -101,9 +123,12 @@ impl Workspace {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+        let (children, this) = (cpu_of(libc::RUSAGE_CHILDREN), cpu_of(libc::RUSAGE_SELF));
         let started = Instant::now();
         let out = cmd.output().expect("run terraform");
         let wall = started.elapsed();
+        let children = cpu_of(libc::RUSAGE_CHILDREN).saturating_sub(children);
+        let sim_cpu = cpu_of(libc::RUSAGE_SELF).saturating_sub(this);
         assert!(
             out.status.success(),
             "terraform {} failed:\n{}\n{}",
@@ -111,9 +136,12 @@ impl Workspace {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        let provider = self.provider_use();
         Run {
             wall,
-            provider: self.provider_use(),
+            provider,
+            terraform_cpu: children.saturating_sub(provider.cpu),
+            sim_cpu,
         }
     }
 

@@ -23,12 +23,15 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut command = match std::env::var_os("KUDO_BENCH_PERF") {
         Some(dir) => {
             let out = Path::new(&dir).join(format!("provider-{}.data", std::process::id()));
+            // KUDO_BENCH_PERF_FREQ: samples per second (default 2000; a provider process
+            // that works 5 ms needs 20000 to show anything).
+            let freq = std::env::var("KUDO_BENCH_PERF_FREQ").unwrap_or_else(|_| "2000".into());
             let mut c = Command::new("perf");
             c.args([
                 "record",
                 "-q",
                 "-F",
-                "2000",
+                &freq,
                 "--call-graph",
                 "dwarf,16384",
                 "-o",

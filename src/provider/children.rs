@@ -123,6 +123,8 @@ async fn resolution(
 
 /// The children of instance `name` running `pkg` with the user's `parameters`, its
 /// parameter files rendered with the instance's render `seed` as the run renders them.
+/// `walked`: the caller's own walk of the same instance (the plan's preview), whose
+/// renders the root's walk reuses when it has the same values.
 /// `Ok(None)`: not known yet (planning without the operator's tree).
 #[allow(clippy::too_many_arguments)]
 pub async fn tree(
@@ -134,6 +136,7 @@ pub async fn tree(
     parameters: &BTreeMap<String, String>,
     seed: Option<&str>,
     planning: bool,
+    walked: Option<&Desired<'_>>,
 ) -> Result<Option<Tree>, Diagnostic> {
     if !has_dependencies(pkg) {
         return Ok(Some(Tree::default()));
@@ -174,7 +177,7 @@ pub async fn tree(
             .packages
             .insert(root.package.clone(), pkg.clone());
     }
-    build(&resolution, name, namespace, parameters, seed).map(Some)
+    build(&resolution, name, namespace, parameters, seed, walked).map(Some)
 }
 
 /// Whether the dependency tree differs from the one the last run used: another
@@ -205,12 +208,15 @@ impl Named for Placed {
 /// The children as the walk of each parent decides them (kudo-plan): the same names,
 /// seeds, enabling and parameters the apply's runs use. Parents come before their
 /// children in the resolution, so each parent is walked with its own final values.
+/// The root's walk shares the renders of `walked` when that is the same instance with
+/// the same values.
 fn build(
     resolution: &Resolution,
     root_name: &str,
     namespace: &str,
     root_parameters: &BTreeMap<String, String>,
     seed: Option<&str>,
+    walked: Option<&Desired<'_>>,
 ) -> Result<Tree, Diagnostic> {
     let mut tree = Tree::default();
     // The packages every KudoOperator task runs, keyed as the engine looks them up.
@@ -251,20 +257,31 @@ fn build(
         if node.children.is_empty() {
             continue;
         }
-        let desired = Desired::new(Inputs {
-            package: pkg,
-            instance: &parent.name,
-            namespace,
-            parameters: &parent.parameters,
-            seed: parent.seed.as_deref(),
-            dependencies: Some(&tree.packages),
-        })
-        .map_err(|e| {
-            tree_error(format!(
-                "Instance {} ({}) has invalid parameters: {e}",
-                parent.name, node.operator_version_name
-            ))
-        })?;
+        let reusable = walked.filter(|w| {
+            node.parent.is_none()
+                && w.inputs.package.operator_version_name() == node.operator_version_name
+                && w.inputs.instance == parent.name
+                && w.inputs.namespace == namespace
+                && w.inputs.parameters == &parent.parameters
+                && w.inputs.seed == parent.seed.as_deref()
+        });
+        let desired = match reusable {
+            Some(w) => w.with_dependencies(&tree.packages),
+            None => Desired::new(Inputs {
+                package: pkg,
+                instance: &parent.name,
+                namespace,
+                parameters: &parent.parameters,
+                seed: parent.seed.as_deref(),
+                dependencies: Some(&tree.packages),
+            })
+            .map_err(|e| {
+                tree_error(format!(
+                    "Instance {} ({}) has invalid parameters: {e}",
+                    parent.name, node.operator_version_name
+                ))
+            })?,
+        };
         let mut found = Vec::new();
         for child in &node.children {
             let Some(child_node) = resolution.node(child) else {
@@ -460,7 +477,7 @@ mod tests {
     #[test]
     fn the_tree_is_renamed_for_the_instance_and_keys_packages_by_parent_and_task() {
         let (pkg, resolution) = resolve("kep29", "aa");
-        let tree = build(&resolution, "mine", "ns", &BTreeMap::new(), None).expect("tree");
+        let tree = build(&resolution, "mine", "ns", &BTreeMap::new(), None, None).expect("tree");
         let names: Vec<(&str, &str)> = tree
             .children
             .iter()
@@ -490,7 +507,7 @@ mod tests {
     #[test]
     fn the_enabling_parameter_follows_the_instance_values() {
         let (_, resolution) = resolve("enabling", "parent");
-        let off = build(&resolution, "p", "ns", &BTreeMap::new(), None).expect("default off");
+        let off = build(&resolution, "p", "ns", &BTreeMap::new(), None, None).expect("default off");
         assert_eq!(off.children.len(), 1);
         assert!(!off.children[0].enabled);
         let on = build(
@@ -498,6 +515,7 @@ mod tests {
             "p",
             "ns",
             &params(&[("MONITORING_ENABLED", "true")]),
+            None,
             None,
         )
         .expect("on");
@@ -508,6 +526,7 @@ mod tests {
             "p",
             "ns",
             &params(&[("MONITORING_ENABLED", "maybe")]),
+            None,
             None,
         );
         assert!(bad.is_err());
@@ -535,7 +554,7 @@ mod tests {
             .with_overrides(overrides)
             .resolve(&root, "flink-demo")
             .expect("resolves with overrides");
-        let tree = build(&resolution, "demo", "ns", &BTreeMap::new(), None).expect("tree");
+        let tree = build(&resolution, "demo", "ns", &BTreeMap::new(), None, None).expect("tree");
         let kafka = tree
             .children
             .iter()
@@ -546,6 +565,41 @@ mod tests {
         assert_eq!(
             kafka.parameters.get("ZOOKEEPER_PATH").map(String::as_str),
             Some("/flink-demo-kafka")
+        );
+
+        // The plan's own walk of the instance is reused (its render cache fills) and
+        // decides the same tree; a walk with other values is left alone.
+        let walk_of = |parameters| {
+            Desired::new(Inputs {
+                package: &root,
+                instance: "demo",
+                namespace: "ns",
+                parameters,
+                seed: None,
+                dependencies: None,
+            })
+            .expect("valid parameters")
+        };
+        let same = BTreeMap::new();
+        let walked = walk_of(&same);
+        assert_eq!(walked.rendered_files(), 0);
+        let reused =
+            build(&resolution, "demo", "ns", &same, None, Some(&walked)).expect("reused tree");
+        assert!(
+            walked.rendered_files() > 0,
+            "the children walk shared its renders"
+        );
+        assert_eq!(
+            format!("{:?}", reused.children),
+            format!("{:?}", tree.children)
+        );
+        let other_values = params(&[("download_url", "https://example.com/other.jar")]);
+        let other = walk_of(&other_values);
+        build(&resolution, "demo", "ns", &same, None, Some(&other)).expect("tree");
+        assert_eq!(
+            other.rendered_files(),
+            0,
+            "a walk with other values is not used"
         );
     }
 }

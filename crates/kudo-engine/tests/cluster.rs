@@ -139,6 +139,48 @@ async fn label_sweep_survives_discovery_faults_and_discovers_once() {
     );
 }
 
+/// Resolving kinds asks discovery once per group-version: the kinds a package uses from
+/// `v1` and from `apps/v1` cost one request each, whatever their number. A kind the
+/// group-version does not serve is unknown and asks again each time (a CRD created a
+/// moment ago must be found).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kinds_of_one_group_version_are_discovered_with_one_request() {
+    let (sim, cluster) = sim().await;
+    let discovery = || sim.request_stats().discovery_requests;
+    let start = discovery();
+    for kind in ["ConfigMap", "Secret", "Service", "ServiceAccount"] {
+        let (ar, _) = cluster.resolve("v1", kind).await.expect("core kind");
+        assert_eq!(ar.kind, kind);
+    }
+    assert_eq!(discovery() - start, 1, "one request for every v1 kind");
+    let (sts, scope) = cluster
+        .resolve("apps/v1", "StatefulSet")
+        .await
+        .expect("apps kind");
+    assert_eq!(
+        (sts.plural.as_str(), sts.api_version.as_str()),
+        ("statefulsets", "apps/v1")
+    );
+    assert!(matches!(scope, kube::discovery::Scope::Namespaced));
+    cluster
+        .resolve("apps/v1", "Deployment")
+        .await
+        .expect("apps kind");
+    assert_eq!(discovery() - start, 2, "one more for apps/v1");
+    let (_, scope) = cluster.resolve("v1", "Namespace").await.expect("namespace");
+    assert!(matches!(scope, kube::discovery::Scope::Cluster));
+    assert_eq!(discovery() - start, 2, "Namespace came with the v1 list");
+
+    for _ in 0..2 {
+        let err = cluster
+            .resolve("v1", "NoSuchKind")
+            .await
+            .expect_err("not served");
+        assert!(matches!(err, ClusterError::UnknownKind { .. }), "{err:?}");
+    }
+    assert_eq!(discovery() - start, 4, "a miss asks again every time");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_and_wait_tolerates_missing_objects_and_unknown_kinds() {
     let (_sim, cluster) = sim().await;

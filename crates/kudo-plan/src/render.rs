@@ -53,6 +53,10 @@ impl RenderCache {
         map.get(key).cloned()
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
     fn put(&self, key: CacheKey, documents: Vec<Value>) {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         map.insert(key, documents);

@@ -171,6 +171,36 @@ impl<'p> Desired<'p> {
         })
     }
 
+    /// The same instance with the resolved dependency packages handed in, sharing this
+    /// one's renders: dependencies decide only which package a KudoOperator task runs,
+    /// never what a template renders to, so the `children` of a plan reuse the preview's
+    /// renders instead of rendering the package again.
+    pub fn with_dependencies<'q>(&self, dependencies: &'q DependencyPackages) -> Desired<'q>
+    where
+        'p: 'q,
+    {
+        Desired {
+            inputs: Inputs {
+                dependencies: Some(dependencies),
+                ..self.inputs
+            },
+            effective: self.effective.clone(),
+            template_params: self.template_params.clone(),
+            plans: self
+                .plans
+                .keys()
+                .map(|name| (name.clone(), OnceLock::new()))
+                .collect(),
+            cache: Arc::clone(&self.cache),
+        }
+    }
+
+    /// How many template files this instance's walks have rendered (each once per set
+    /// of values; see [`RenderCache`]).
+    pub fn rendered_files(&self) -> usize {
+        self.cache.len()
+    }
+
     /// The walk of plan `name`, or the error a run of it would fail with.
     pub fn plan(&self, name: &str) -> Result<&PlanWalk<'p>, PlanError> {
         match self.plans.get(name) {
@@ -520,5 +550,39 @@ mod tests {
             }
         }
         assert!(checked >= 5, "only {checked} fixture packages found");
+    }
+
+    /// `children` walks the parent with the resolved packages handed in; that walk must
+    /// decide exactly what the preview's walk decides and render nothing again.
+    #[test]
+    fn a_walk_with_dependencies_reuses_the_renders() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/operators/flink-demo");
+        let Ok(pkg) = Package::load_dir(&dir) else {
+            eprintln!("skipped: {} is absent", dir.display());
+            return;
+        };
+        let none = BTreeMap::new();
+        let desired = Desired::new(Inputs {
+            package: &pkg,
+            instance: "demo",
+            namespace: "ns",
+            parameters: &none,
+            seed: Some("seed"),
+            dependencies: None,
+        })
+        .expect("defaults are valid");
+        let preview = format!("{:?}", desired.plan("deploy"));
+        let rendered = desired.rendered_files();
+        assert!(rendered > 0, "flink-demo's deploy plan renders templates");
+        let packages = DependencyPackages::new();
+        let children = desired.with_dependencies(&packages);
+        assert_eq!(format!("{:?}", children.plan("deploy")), preview);
+        assert_eq!(
+            children.rendered_files(),
+            rendered,
+            "nothing rendered again"
+        );
+        assert_eq!(desired.rendered_files(), rendered);
     }
 }

@@ -71,7 +71,9 @@ async fn schema_metadata_and_capabilities() {
     assert!(s.data_source_schemas.contains_key("test_info"));
     let caps = s.server_capabilities.unwrap();
     assert!(caps.plan_destroy);
-    assert!(!caps.get_provider_schema_optional);
+    // Advertised because no RPC relies on GetProviderSchema having been called:
+    // `configure_plan_apply_read` serves a fresh process without it.
+    assert!(caps.get_provider_schema_optional);
 
     let m = c
         .get_metadata(pb::get_metadata::Request {})
@@ -105,6 +107,8 @@ async fn schema_metadata_and_capabilities() {
     server.shutdown();
 }
 
+/// A fresh process serves configure, plan, apply and read without being asked for its
+/// schema first (what `get_provider_schema_optional` promises Terraform).
 #[tokio::test]
 async fn configure_plan_apply_read() {
     let (server, _) = plain_server().await;

@@ -213,8 +213,36 @@ async fn plan_inner(
         }
         _ => Value::Unknown,
     };
+    // Walk what the apply will walk, so that whatever fails without a cluster (template
+    // mistakes, a Toggle or enablingParameter that is not a boolean) fails the plan with
+    // the apply's own words rather than half-way through the apply. Made before
+    // `children`, whose walk of this instance then reuses its renders.
+    let desired = match (&pkg, &params, &name) {
+        (Some(pkg), Some(params), Some(name)) => {
+            match Desired::new(Inputs {
+                package: pkg,
+                instance: name,
+                namespace: &namespace,
+                parameters: params,
+                seed: seed.known(),
+                dependencies: None,
+            }) {
+                Ok(d) => Some(d),
+                Err(e) => return walk_failure(pkg, &secret, e),
+            }
+        }
+        _ => None,
+    };
     match planned_children(
-        session, &operator, &pkg, &name, &namespace, &params, &secret, seed,
+        session,
+        &operator,
+        &pkg,
+        &name,
+        &namespace,
+        &params,
+        &secret,
+        seed,
+        desired.as_ref(),
     )
     .await
     {
@@ -268,25 +296,6 @@ async fn plan_inner(
             "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
         ));
     }
-    // Walk what the apply will walk, so that whatever fails without a cluster (template
-    // mistakes, a Toggle or enablingParameter that is not a boolean) fails the plan with
-    // the apply's own words rather than half-way through the apply.
-    let desired = match (&pkg, &params, &name) {
-        (Some(pkg), Some(params), Some(name)) => {
-            match Desired::new(Inputs {
-                package: pkg,
-                instance: name,
-                namespace: &namespace,
-                parameters: params,
-                seed: seed.known(),
-                dependencies: None,
-            }) {
-                Ok(d) => Some(d),
-                Err(e) => return walk_failure(pkg, &secret, e),
-            }
-        }
-        _ => None,
-    };
     let plan_name = plan_to_run.as_ref().and_then(Attr::known);
     if let (Some(desired), Some(plan_name)) = (&desired, plan_name)
         && let Err(e) = desired.plan(plan_name)
@@ -543,7 +552,7 @@ async fn apply_inner(
         Err(d) => return fail(prior_state, d),
     };
     let tree = match children::tree(
-        session, &operator, &pkg, &name, &namespace, &params, seed, false,
+        session, &operator, &pkg, &name, &namespace, &params, seed, false, None,
     )
     .await
     {
@@ -716,7 +725,10 @@ async fn destroy(
     let tree = match &pkg {
         Some(p) if p.operator.plans.contains_key("cleanup") => {
             let all = prior.all_parameters().ok().flatten().unwrap_or_default();
-            match children::tree(session, &operator, p, &name, &namespace, &all, seed, false).await
+            match children::tree(
+                session, &operator, p, &name, &namespace, &all, seed, false, None,
+            )
+            .await
             {
                 Ok(t) => t,
                 Err(d) => {
@@ -1015,6 +1027,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             &all_params,
             None,
             true,
+            None,
         )
         .await
         .ok()

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_package::Package;
+use kudo_plan::Desired;
 
 use crate::provider::Session;
 use crate::provider::children;
@@ -146,6 +147,7 @@ pub(super) fn planned_outputs(
 }
 
 /// `children` while planning: unknown until the package, parameters and name are.
+/// `walked` is the plan's own walk of the instance (see [`children::tree`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn planned_children(
     session: &Session,
@@ -156,6 +158,7 @@ pub(super) async fn planned_children(
     params: &Option<BTreeMap<String, String>>,
     secret: &BTreeMap<String, String>,
     seed: &PlanSeed,
+    walked: Option<&Desired<'_>>,
 ) -> Result<Value, Diagnostic> {
     let (Some(operator), Some(pkg), Some(name), Some(params)) = (operator, pkg, name, params)
     else {
@@ -173,6 +176,7 @@ pub(super) async fn planned_children(
                 params,
                 seed.as_deref(),
                 true,
+                walked,
             )
             .await
         }

@@ -244,8 +244,10 @@ impl Cluster {
     }
 
     /// Resolves apiVersion + kind to the served resource (plural, scope) by asking the
-    /// server. Hits are cached; a miss always asks again, so CRDs created a moment ago
-    /// are found.
+    /// server. One request lists the whole group-version and caches every kind it
+    /// serves (a package's Services, ConfigMaps and Secrets cost one request, not three);
+    /// hits are cached, and a miss always asks again, so CRDs created a moment ago are
+    /// found.
     pub async fn resolve(
         &self,
         api_version: &str,
@@ -256,18 +258,26 @@ impl Cluster {
             return Ok(hit);
         }
         let gvk = gvk_of(api_version, kind);
+        let gv = kube::core::GroupVersion::gv(&gvk.group, &gvk.version);
         let what = format!("{kind} in {api_version}");
         match with_retry("discovery", None, || {
-            kube::discovery::pinned_kind(&self.client, &gvk)
+            kube::discovery::pinned_group(&self.client, &gv)
         })
         .await
         {
-            Ok((ar, caps)) => {
-                let entry = (ar, caps.scope);
+            Ok(group) => {
+                // What kube's `pinned_kind` answers for each kind: the first resource
+                // of the list with that kind (subresources are already left out).
+                let served = group.versioned_resources(&gvk.version);
                 if let Ok(mut cache) = self.discovery.lock() {
-                    cache.insert(key, entry.clone());
+                    for (ar, caps) in served {
+                        cache
+                            .entry((api_version.to_string(), ar.kind.clone()))
+                            .or_insert((ar, caps.scope));
+                    }
                 }
-                Ok(entry)
+                self.cache_get(&key)
+                    .ok_or_else(|| self.unknown(api_version, kind))
             }
             Err(RetryError::Kube(kube::Error::Discovery(_))) => {
                 Err(self.unknown(api_version, kind))

@@ -76,9 +76,11 @@ fn capabilities() -> pb::ServerCapabilities {
     pb::ServerCapabilities {
         // Destroys go through PlanResourceChange too, so providers can warn or refuse.
         plan_destroy: true,
-        // Terraform then calls GetProviderSchema in every provider process
-        // before other RPCs; we never rely on that, but it is the common path.
-        get_provider_schema_optional: false,
+        // Every RPC builds what it needs of the schema itself (see
+        // `configure_plan_apply_read`, which never asks for it), so Terraform may reuse
+        // the schema it read from the first process of a command instead of asking each
+        // later process again: one schema encoding and decoding per command.
+        get_provider_schema_optional: true,
         move_resource_state: false,
     }
 }
