@@ -140,7 +140,7 @@ pub(crate) fn describe_reqs(op: Option<&VersionReq>, app: Option<&VersionReq>) -
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
     Root,
-    Catalog(CatalogEntry),
+    Catalog(Arc<CatalogEntry>),
     /// A folder, archive or URL named by a KudoOperator task.
     Path(String),
 }
@@ -250,6 +250,14 @@ pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
 
 pub(crate) type Key = (String, PackageVersion);
 
+/// One package's candidates as listed once: in preference order, and by rank.
+pub(crate) struct Listing {
+    list: Rc<Vec<Candidate>>,
+    /// (rank, position in `list`) in ascending rank order: what turns an ask into
+    /// intervals and counts a range's members, without sorting per call.
+    ascending: Vec<(Rank, usize)>,
+}
+
 /// The package chosen to provide an API, and its versions that do.
 type ApiProvider = (String, Vec<PackageVersion>);
 
@@ -260,16 +268,15 @@ pub(crate) struct Provider<'a> {
     pub root_version: PackageVersion,
     root: Arc<Package>,
     pinned: RefCell<HashMap<String, Vec<(PackageVersion, Source)>>>,
-    candidates: RefCell<FxHashMap<String, Rc<Vec<Candidate>>>>,
-    /// Each package's candidate ranks in ascending order, for counting a range's
-    /// members without testing every candidate.
-    sorted_ranks: RefCell<FxHashMap<String, Rc<Vec<Rank>>>>,
+    listings: RefCell<FxHashMap<String, Rc<Listing>>>,
     /// Kept when a package's candidates are listed again: ranks never move.
     ranks: RefCell<FxHashMap<String, Ranks>>,
-    packages: RefCell<HashMap<Key, Arc<Package>>>,
+    packages: RefCell<FxHashMap<Key, Arc<Package>>>,
+    /// Parsed catalog versions: appVersion text ("" for none) -> operatorVersion text.
+    parsed_versions: RefCell<FxHashMap<String, FxHashMap<String, PackageVersion>>>,
     /// Parsed version ranges by their text: the same range is written by many versions.
     reqs: RefCell<FxHashMap<String, VersionReq>>,
-    asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
+    asks: RefCell<FxHashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
     /// API -> the package chosen to provide it and its versions that do.
     api_providers: RefCell<HashMap<Gvk, Option<ApiProvider>>>,
@@ -295,9 +302,9 @@ impl<'a> Provider<'a> {
             root_version: PackageVersion::of(root),
             root: Arc::new(root.clone()),
             reqs: RefCell::default(),
+            parsed_versions: RefCell::default(),
             pinned: RefCell::default(),
-            candidates: RefCell::default(),
-            sorted_ranks: RefCell::default(),
+            listings: RefCell::default(),
             ranks: RefCell::default(),
             packages: RefCell::default(),
             asks: RefCell::default(),
@@ -313,57 +320,88 @@ impl<'a> Provider<'a> {
     /// dependencies first, then repositories by priority (ties: list order), newest first.
     /// A version offered twice keeps its most preferred source.
     pub fn candidates(&self, name: &str) -> Result<Rc<Vec<Candidate>>, ResolveError> {
-        if let Some(c) = self.candidates.borrow().get(name) {
-            return Ok(c.clone());
+        self.listing(name).map(|l| l.list.clone())
+    }
+
+    /// The candidates of `name` and their rank order, listed once.
+    fn listing(&self, name: &str) -> Result<Rc<Listing>, ResolveError> {
+        if let Some(l) = self.listings.borrow().get(name) {
+            return Ok(l.clone());
         }
         let mut list: Vec<(PackageVersion, Source)> = Vec::new();
         if name == self.root_name {
             list.push((self.root_version.clone(), Source::Root));
         }
         list.extend(self.pinned.borrow().get(name).cloned().unwrap_or_default());
-        let mut entries: Vec<(CatalogEntry, PackageVersion)> = self
+        let mut entries: Vec<(Arc<CatalogEntry>, PackageVersion)> = self
             .catalog
-            .versions(name)?
+            .shared_versions(name)?
             .into_iter()
             .map(|e| {
-                let v = PackageVersion::new(&e.operator_version, e.app_version.as_deref());
+                let v = self.parse_version(&e.operator_version, e.app_version.as_deref());
                 (e, v)
             })
             .collect();
-        entries.sort_by(|(a, va), (b, vb)| {
-            (a.priority, a.order, Reverse(va)).cmp(&(b.priority, b.order, Reverse(vb)))
-        });
+        // Newest first, then (stable) by repository priority and list order: the order
+        // of sorting by (priority, order, newest first), with one version sort instead of
+        // a version comparison inside every tie of the integer keys. Catalogs usually
+        // list oldest first, and the small-slice sort is quadratic on a reversed run, so
+        // a strictly ascending list is just reversed (no equal versions to keep stable).
+        if entries.windows(2).all(|w| w[0].1 < w[1].1) {
+            entries.reverse();
+        } else {
+            entries.sort_by(|(_, va), (_, vb)| vb.cmp(va));
+        }
+        entries.sort_by_key(|(e, _)| (e.priority, e.order));
+        list.reserve(entries.len());
         for (e, v) in entries {
             list.push((v, Source::Catalog(e)));
         }
-        let mut seen = BTreeSet::new();
-        list.retain(|(v, _)| seen.insert(v.clone()));
+        // A strictly descending list (one repository, nothing pinned: the usual case) has
+        // no version twice; otherwise keep each version's first, most preferred, place.
+        let descending = list.windows(2).all(|w| w[0].0 > w[1].0);
+        if !descending {
+            let mut seen = BTreeSet::new();
+            list.retain(|(v, _)| seen.insert(v.clone()));
+        }
         let mut ranks = self.ranks.borrow_mut();
         let ranks = ranks.entry(name.to_string()).or_default();
-        ranks.assign(name, list.iter().map(|(v, _)| v))?;
-        let list = list
-            .into_iter()
-            .map(|(version, source)| {
-                let rank = ranks.get(&version).ok_or_else(|| {
-                    ResolveError::Catalog(format!("{name} {version}: no rank was given"))
-                })?;
-                Ok(Candidate {
+        let list = if descending && ranks.is_empty() {
+            let given = ranks.first_descending(list.iter().map(|(v, _)| v));
+            list.into_iter()
+                .zip(given)
+                .map(|((version, source), rank)| Candidate {
                     version,
                     rank,
                     source,
                 })
-            })
-            .collect::<Result<Vec<_>, ResolveError>>()?;
-        let mut sorted: Vec<Rank> = list.iter().map(|c| c.rank).collect();
-        sorted.sort_unstable();
-        self.sorted_ranks
+                .collect()
+        } else {
+            ranks.assign(name, list.iter().map(|(v, _)| v))?;
+            list.into_iter()
+                .map(|(version, source)| {
+                    let rank = ranks.get(&version).ok_or_else(|| {
+                        ResolveError::Catalog(format!("{name} {version}: no rank was given"))
+                    })?;
+                    Ok(Candidate {
+                        version,
+                        rank,
+                        source,
+                    })
+                })
+                .collect::<Result<Vec<_>, ResolveError>>()?
+        };
+        let mut ascending: Vec<(Rank, usize)> =
+            list.iter().enumerate().map(|(i, c)| (c.rank, i)).collect();
+        ascending.sort_unstable();
+        let listing = Rc::new(Listing {
+            list: Rc::new(list),
+            ascending,
+        });
+        self.listings
             .borrow_mut()
-            .insert(name.to_string(), Rc::new(sorted));
-        let list = Rc::new(list);
-        self.candidates
-            .borrow_mut()
-            .insert(name.to_string(), list.clone());
-        Ok(list)
+            .insert(name.to_string(), listing.clone());
+        Ok(listing)
     }
 
     fn candidate(&self, name: &str, v: &PackageVersion) -> Result<Candidate, ResolveError> {
@@ -403,7 +441,11 @@ impl<'a> Provider<'a> {
             Source::Catalog(entry) => {
                 tracing::debug!(package = %name, version = %v, repository = %entry.repository, "loading dependency");
                 let p = self.catalog.load(&entry)?;
-                let got = PackageVersion::of(&p);
+                // Parsed through the cache: the entry's own text is already there.
+                let got = self.parse_version(
+                    &p.operator.operator_version,
+                    p.operator.app_version.as_deref(),
+                );
                 if p.operator.name != name || got != *v {
                     return Err(ResolveError::Catalog(format!(
                         "repository {} lists {name} {v} at {}, but that package is {} {got}; fix the repository index",
@@ -452,8 +494,28 @@ impl<'a> Provider<'a> {
             .entry(name.clone())
             .or_default()
             .push((v.clone(), Source::Path(label)));
-        self.candidates.borrow_mut().remove(&name);
-        self.sorted_ranks.borrow_mut().remove(&name);
+        self.listings.borrow_mut().remove(&name);
+        v
+    }
+
+    /// A catalog entry's version, parsed once per text: catalogs repeat the same few
+    /// version numbers across packages, and equal versions then share one allocation.
+    fn parse_version(&self, operator: &str, app: Option<&str>) -> PackageVersion {
+        let app = app.filter(|a| !a.is_empty()).unwrap_or_default();
+        if let Some(v) = self
+            .parsed_versions
+            .borrow()
+            .get(app)
+            .and_then(|by_operator| by_operator.get(operator))
+        {
+            return v.clone();
+        }
+        let v = PackageVersion::new(operator, Some(app));
+        self.parsed_versions
+            .borrow_mut()
+            .entry(app.to_string())
+            .or_default()
+            .insert(operator.to_string(), v.clone());
         v
     }
 
@@ -716,49 +778,48 @@ impl<'a> Provider<'a> {
         // single points. Nothing outside the known versions' hull is in the set (the
         // graph step re-checks every choice against the asks in case a folder adds a
         // version inside an interval).
-        let mut known: Vec<(Rank, bool)> = self
-            .candidates(&ask.dep)?
-            .iter()
-            .map(|c| (c.rank, ask.matches(&c.version)))
-            .collect();
-        known.sort_unstable();
-        let mut set = Ranges::empty();
+        let listing = self.listing(&ask.dep)?;
+        let mut runs: Vec<(Bound<Rank>, Bound<Rank>)> = Vec::new();
         let mut run: Option<(Rank, Rank)> = None;
-        for (rank, matches) in known.into_iter().chain([(Rank::MAX, false)]) {
+        for &(rank, at) in &listing.ascending {
+            let matches = listing
+                .list
+                .get(at)
+                .is_some_and(|c| ask.matches(&c.version));
             match (matches, run) {
                 (true, None) => run = Some((rank, rank)),
                 (true, Some((low, _))) => run = Some((low, rank)),
                 (false, Some((low, high))) => {
-                    set = set.union(&Ranges::from_range_bounds(low..=high));
+                    runs.push((Bound::Included(low), Bound::Included(high)));
                     run = None;
                 }
                 (false, None) => {}
             }
         }
-        Ok(set)
+        if let Some((low, high)) = run {
+            runs.push((Bound::Included(low), Bound::Included(high)));
+        }
+        // Sorted, disjoint runs: the same set as the union of their intervals.
+        Ok(runs.into_iter().collect())
     }
 
     /// How many known versions of `name` a set holds: a binary search per segment
     /// over the ascending ranks (the solver asks this on every decision).
     fn count_in(&self, name: &str, set: &VSet) -> usize {
-        // Listing the candidates fills `sorted_ranks`; only the first call per package
-        // pays for it.
-        if !self.sorted_ranks.borrow().contains_key(name) && self.candidates(name).is_err() {
-            return 0;
-        }
-        let Some(sorted) = self.sorted_ranks.borrow().get(name).cloned() else {
+        let Ok(listing) = self.listing(name) else {
             return 0;
         };
+        let sorted = &listing.ascending;
         set.iter()
             .map(|(low, high)| {
                 let start = match low {
-                    Bound::Included(r) => sorted.partition_point(|x| x < r),
-                    Bound::Excluded(r) => sorted.partition_point(|x| x <= r),
+                    Bound::Included(r) => sorted.partition_point(|(x, _)| x < r),
+                    Bound::Excluded(r) => sorted.partition_point(|(x, _)| x <= r),
                     Bound::Unbounded => 0,
                 };
                 let end = match high {
-                    Bound::Included(r) => sorted.partition_point(|x| x <= r),
-                    Bound::Excluded(r) => sorted.partition_point(|x| x < r),
+                    Bound::Included(r) => sorted.partition_point(|(x, _)| x <= r),
+                    Bound::Excluded(r) => sorted.partition_point(|(x, _)| x < r),
                     Bound::Unbounded => sorted.len(),
                 };
                 end.saturating_sub(start)
