@@ -320,7 +320,13 @@ impl Catalog for MemoryCatalog {
     fn load(&self, entry: &CatalogEntry) -> Result<Arc<Package>, ResolveError> {
         self.entries
             .get(&entry.name)
-            .and_then(|list| list.iter().find(|(e, _)| **e == *entry))
+            .and_then(|list| {
+                // The resolver passes back the entries `shared_versions` handed out: find
+                // by address first, by value for an entry built elsewhere.
+                list.iter()
+                    .find(|(e, _)| std::ptr::eq(&**e, entry))
+                    .or_else(|| list.iter().find(|(e, _)| **e == *entry))
+            })
             .map(|(_, p)| p.clone())
             .ok_or_else(|| {
                 ResolveError::Catalog(format!(

@@ -161,8 +161,10 @@ pub(crate) struct Ask {
     pub reference: String,
     /// The dependency's package name.
     pub dep: String,
-    pub operator_req: Option<VersionReq>,
-    pub app_req: Option<VersionReq>,
+    /// Shared with every ask written the same way (parsed once per text), which also
+    /// lets [`Provider::allowed`] reuse the set of an identical ask.
+    pub operator_req: Option<Rc<VersionReq>>,
+    pub app_req: Option<Rc<VersionReq>>,
     /// The user override that replaced the task's own versions.
     pub override_text: Option<String>,
     /// Folder/archive/URL dependencies have exactly one version.
@@ -188,7 +190,7 @@ impl Ask {
 
     /// What the ask requires, in words (`operatorVersion 1.3.x (overridden by the user; …)`).
     pub fn describe(&self) -> String {
-        let reqs = describe_reqs(self.operator_req.as_ref(), self.app_req.as_ref());
+        let reqs = describe_reqs(self.operator_req.as_deref(), self.app_req.as_deref());
         let base = match (&self.provides, reqs.as_str()) {
             (None, _) => reqs,
             (Some((gvk, _)), "any version") => format!("provides {gvk}"),
@@ -275,7 +277,13 @@ pub(crate) struct Provider<'a> {
     /// Parsed catalog versions: appVersion text ("" for none) -> operatorVersion text.
     parsed_versions: RefCell<FxHashMap<String, FxHashMap<String, PackageVersion>>>,
     /// Parsed version ranges by their text: the same range is written by many versions.
-    reqs: RefCell<FxHashMap<String, VersionReq>>,
+    reqs: RefCell<FxHashMap<String, Rc<VersionReq>>>,
+    /// Each used override's ranges, shared like parsed ones.
+    override_reqs: RefCell<FxHashMap<String, (Option<Rc<VersionReq>>, Option<Rc<VersionReq>>)>>,
+    /// [`Provider::allowed`] by (package, operatorVersion req, appVersion req), the reqs
+    /// by address (0: none): many versions ask the same range of a shared dependency.
+    /// Emptied when a folder adds a version, since the sets list known versions.
+    allowed_sets: RefCell<FxHashMap<(String, usize, usize), VSet>>,
     asks: RefCell<FxHashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
     /// API -> the package chosen to provide it and its versions that do.
@@ -303,6 +311,8 @@ impl<'a> Provider<'a> {
             root: Arc::new(root.clone()),
             reqs: RefCell::default(),
             parsed_versions: RefCell::default(),
+            override_reqs: RefCell::default(),
+            allowed_sets: RefCell::default(),
             pinned: RefCell::default(),
             listings: RefCell::default(),
             ranks: RefCell::default(),
@@ -469,13 +479,24 @@ impl<'a> Provider<'a> {
     fn apply_override(
         &self,
         dep: &str,
-        operator_req: &mut Option<VersionReq>,
-        app_req: &mut Option<VersionReq>,
+        operator_req: &mut Option<Rc<VersionReq>>,
+        app_req: &mut Option<Rc<VersionReq>>,
     ) -> Option<String> {
         let o = self.overrides.get(dep)?;
         self.used_overrides.borrow_mut().insert(dep.to_string());
-        *operator_req = o.operator_version.clone();
-        *app_req = o.app_version.clone();
+        let (op, app) = self
+            .override_reqs
+            .borrow_mut()
+            .entry(dep.to_string())
+            .or_insert_with(|| {
+                (
+                    o.operator_version.clone().map(Rc::new),
+                    o.app_version.clone().map(Rc::new),
+                )
+            })
+            .clone();
+        *operator_req = op;
+        *app_req = app;
         Some(o.text.clone())
     }
 
@@ -495,6 +516,7 @@ impl<'a> Provider<'a> {
             .or_default()
             .push((v.clone(), Source::Path(label)));
         self.listings.borrow_mut().remove(&name);
+        self.allowed_sets.borrow_mut().clear();
         v
     }
 
@@ -519,11 +541,11 @@ impl<'a> Provider<'a> {
         v
     }
 
-    fn parse_req(&self, text: &str) -> Result<VersionReq, RangeError> {
+    fn parse_req(&self, text: &str) -> Result<Rc<VersionReq>, RangeError> {
         if let Some(r) = self.reqs.borrow().get(text) {
             return Ok(r.clone());
         }
-        let r = VersionReq::parse(text)?;
+        let r = Rc::new(VersionReq::parse(text)?);
         self.reqs.borrow_mut().insert(text.to_string(), r.clone());
         Ok(r)
     }
@@ -535,8 +557,11 @@ impl<'a> Provider<'a> {
             return Ok(a.clone());
         }
         let pkg = self.package(name, v)?;
-        let mut out = Vec::new();
-        for task in operator_tasks(&pkg) {
+        let tasks = operator_tasks(&pkg);
+        let mut out = Vec::with_capacity(tasks.len() + pkg.operator.dependencies.len());
+        // Who asks, in words: only for errors, so written only when one occurs.
+        let who = || format!("{name} {v}");
+        for task in tasks {
             let TaskSpec::KudoOperator {
                 package,
                 app_version,
@@ -548,14 +573,13 @@ impl<'a> Provider<'a> {
             else {
                 continue;
             };
-            let who = format!("{name} {v}");
             let parse = |field: &'static str, text: &Option<String>| {
                 text.as_deref()
                     .filter(|t| !t.trim().is_empty())
                     .map(|t| self.parse_req(t))
                     .transpose()
                     .map_err(|source| ResolveError::Range {
-                        package: who.clone(),
+                        package: who(),
                         task: task.name.clone(),
                         field,
                         source,
@@ -567,7 +591,7 @@ impl<'a> Provider<'a> {
                 && pkg.parameter(param).is_none()
             {
                 return Err(ResolveError::UnknownEnablingParameter {
-                    package: who,
+                    package: who(),
                     task: task.name.clone(),
                     parameter: param.clone(),
                 });
@@ -599,7 +623,7 @@ impl<'a> Provider<'a> {
                 && !ask.matches(pv)
             {
                 return Err(ResolveError::SourceMismatch {
-                    asked_by: format!("{who} (task {:?})", task.name),
+                    asked_by: format!("{} (task {:?})", who(), task.name),
                     package: ask.dep.clone(),
                     asked: ask.describe(),
                     source_label: label.clone(),
@@ -773,6 +797,22 @@ impl<'a> Provider<'a> {
         if let Some(v) = &ask.pinned {
             return Ok(Ranges::singleton(self.rank_of(&ask.dep, v)?));
         }
+        // The reqs live as long as the provider (kept in `reqs` / `override_reqs`), so
+        // an address names one req for the cache's whole life.
+        let address = |r: &Option<Rc<VersionReq>>| r.as_ref().map_or(0, |r| Rc::as_ptr(r) as usize);
+        let key = ask.provides.is_none().then(|| {
+            (
+                ask.dep.clone(),
+                address(&ask.operator_req),
+                address(&ask.app_req),
+            )
+        });
+        if let Some(set) = key
+            .as_ref()
+            .and_then(|k| self.allowed_sets.borrow().get(k).cloned())
+        {
+            return Ok(set);
+        }
         // Each run of neighbouring matching versions becomes one interval from its
         // first to its last: pubgrub works much faster on a few segments than on many
         // single points. Nothing outside the known versions' hull is in the set (the
@@ -800,7 +840,11 @@ impl<'a> Provider<'a> {
             runs.push((Bound::Included(low), Bound::Included(high)));
         }
         // Sorted, disjoint runs: the same set as the union of their intervals.
-        Ok(runs.into_iter().collect())
+        let set: VSet = runs.into_iter().collect();
+        if let Some(key) = key {
+            self.allowed_sets.borrow_mut().insert(key, set.clone());
+        }
+        Ok(set)
     }
 
     /// How many known versions of `name` a set holds: a binary search per segment
