@@ -227,10 +227,14 @@ impl Catalog for RepositoryCatalog {
     }
 }
 
+/// One version held by a [`MemoryCatalog`]: its entry (shared with the resolver) and
+/// the package.
+type Offered = (Arc<CatalogEntry>, Arc<Package>);
+
 /// Packages held in memory, each under a repository name and priority.
 #[derive(Default)]
 pub struct MemoryCatalog {
-    entries: BTreeMap<String, Vec<(Arc<CatalogEntry>, Arc<Package>)>>,
+    entries: BTreeMap<String, Vec<Offered>>,
     repositories: Vec<String>,
 }
 

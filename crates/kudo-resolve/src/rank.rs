@@ -23,6 +23,30 @@ use crate::solve::PackageVersion;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Rank(u64);
 
+/// Ranks stay below this, so that [`crate::rank_set::RankSet`] can double them.
+pub(crate) const RANK_LIMIT: u64 = 1 << 62;
+
+impl Rank {
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// A rank from its number (sets turning their bounds back into ranks, tests).
+    pub fn from_raw(n: u64) -> Rank {
+        Rank(n)
+    }
+}
+
+/// The rank of the `i`-th (from 0) version of a first list, or `None` past the limit.
+fn spaced(i: usize) -> Option<Rank> {
+    let n = u64::try_from(i).ok()?.checked_add(1)?;
+    n.checked_mul(SPACING).filter(|r| *r < RANK_LIMIT).map(Rank)
+}
+
+fn too_many(package: &str) -> ResolveError {
+    ResolveError::Catalog(format!("{package}: too many versions to order"))
+}
+
 impl fmt::Display for Rank {
     // Only pubgrub's own logs print a bare rank; explanations map ranks back to
     // versions (`explain::Words`).
@@ -64,11 +88,8 @@ impl Ranks {
             self.by_version = new
                 .into_iter()
                 .enumerate()
-                .map(|(i, v)| {
-                    let n = u64::try_from(i + 1).unwrap_or(u64::MAX / SPACING);
-                    (v.clone(), Rank(n * SPACING))
-                })
-                .collect();
+                .map(|(i, v)| Ok((v.clone(), spaced(i).ok_or_else(|| too_many(package))?)))
+                .collect::<Result<_, ResolveError>>()?;
             return Ok(());
         }
         for v in new {
@@ -83,7 +104,7 @@ impl Ranks {
                 .map(|(_, r)| r.0)
                 .unwrap_or_else(|| below.saturating_add(2 * SPACING));
             let mid = below + (above - below) / 2;
-            if mid == below {
+            if mid == below || mid >= RANK_LIMIT {
                 return Err(ResolveError::Catalog(format!(
                     "{package}: too many versions found while resolving to order {v} among them"
                 )));
@@ -102,18 +123,16 @@ impl Ranks {
     /// list's order.
     pub fn first_descending<'v>(
         &mut self,
+        package: &str,
         versions: impl DoubleEndedIterator<Item = &'v PackageVersion>,
-    ) -> Vec<Rank> {
+    ) -> Result<Vec<Rank>, ResolveError> {
         debug_assert!(self.by_version.is_empty());
         self.by_version = versions
             .rev()
             .enumerate()
-            .map(|(i, v)| {
-                let n = u64::try_from(i + 1).unwrap_or(u64::MAX / SPACING);
-                (v.clone(), Rank(n * SPACING))
-            })
-            .collect();
-        self.by_version.iter().rev().map(|(_, r)| *r).collect()
+            .map(|(i, v)| Ok((v.clone(), spaced(i).ok_or_else(|| too_many(package))?)))
+            .collect::<Result<_, ResolveError>>()?;
+        Ok(self.by_version.iter().rev().map(|(_, r)| *r).collect())
     }
 
     pub fn get(&self, v: &PackageVersion) -> Option<Rank> {
@@ -156,7 +175,7 @@ mod tests {
         let mut sorted = Ranks::default();
         sorted.assign("p", &list).unwrap();
         let mut fast = Ranks::default();
-        let given = fast.first_descending(list.iter());
+        let given = fast.first_descending("p", list.iter()).unwrap();
         let expected: Vec<Rank> = list.iter().map(|x| sorted.get(x).unwrap()).collect();
         assert_eq!(given, expected);
         let looked_up: Vec<Rank> = list.iter().map(|x| fast.get(x).unwrap()).collect();

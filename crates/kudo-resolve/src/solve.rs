@@ -10,23 +10,22 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::ops::Bound;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use kudo_package::{Gvk, OperatorDependency, Package, TaskSpec};
 use pubgrub::{
     Dependencies, DependencyConstraints, DependencyProvider, PackageResolutionStatistics,
-    PubGrubError,
+    PubGrubError, VersionSet,
 };
 use rustc_hash::FxHashMap;
-use version_ranges::Ranges;
 
 use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
 use crate::error::{MissingVersion, ResolveError};
 use crate::kubernetes::ClusterVersion;
 use crate::range::{LenientVersion, RangeError, VersionReq};
 use crate::rank::{Rank, Ranks};
+use crate::rank_set::RankSet;
 
 /// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
 /// appVersion, then operatorVersion. A package without appVersion sorts first.
@@ -75,7 +74,7 @@ impl fmt::Display for PackageVersion {
     }
 }
 
-pub(crate) type VSet = Ranges<Rank>;
+pub(crate) type VSet = RankSet;
 
 /// A user pin: replaces every ask on one package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,6 +259,9 @@ pub(crate) struct Listing {
     ascending: Vec<(Rank, usize)>,
 }
 
+/// (operatorVersion, appVersion) reqs of an override, shared like parsed ones.
+type SharedReqs = (Option<Rc<VersionReq>>, Option<Rc<VersionReq>>);
+
 /// The package chosen to provide an API, and its versions that do.
 type ApiProvider = (String, Vec<PackageVersion>);
 
@@ -279,7 +281,7 @@ pub(crate) struct Provider<'a> {
     /// Parsed version ranges by their text: the same range is written by many versions.
     reqs: RefCell<FxHashMap<String, Rc<VersionReq>>>,
     /// Each used override's ranges, shared like parsed ones.
-    override_reqs: RefCell<FxHashMap<String, (Option<Rc<VersionReq>>, Option<Rc<VersionReq>>)>>,
+    override_reqs: RefCell<FxHashMap<String, SharedReqs>>,
     /// [`Provider::allowed`] by (package, operatorVersion req, appVersion req), the reqs
     /// by address (0: none): many versions ask the same range of a shared dependency.
     /// Emptied when a folder adds a version, since the sets list known versions.
@@ -377,7 +379,7 @@ impl<'a> Provider<'a> {
         let mut ranks = self.ranks.borrow_mut();
         let ranks = ranks.entry(name.to_string()).or_default();
         let list = if descending && ranks.is_empty() {
-            let given = ranks.first_descending(list.iter().map(|(v, _)| v));
+            let given = ranks.first_descending(name, list.iter().map(|(v, _)| v))?;
             list.into_iter()
                 .zip(given)
                 .map(|((version, source), rank)| Candidate {
@@ -795,7 +797,7 @@ impl<'a> Provider<'a> {
     /// The version set one ask allows: the matching known versions.
     pub fn allowed(&self, ask: &Ask) -> Result<VSet, ResolveError> {
         if let Some(v) = &ask.pinned {
-            return Ok(Ranges::singleton(self.rank_of(&ask.dep, v)?));
+            return Ok(RankSet::singleton(self.rank_of(&ask.dep, v)?));
         }
         // The reqs live as long as the provider (kept in `reqs` / `override_reqs`), so
         // an address names one req for the cache's whole life.
@@ -819,7 +821,7 @@ impl<'a> Provider<'a> {
         // graph step re-checks every choice against the asks in case a folder adds a
         // version inside an interval).
         let listing = self.listing(&ask.dep)?;
-        let mut runs: Vec<(Bound<Rank>, Bound<Rank>)> = Vec::new();
+        let mut runs: Vec<(Rank, Rank)> = Vec::new();
         let mut run: Option<(Rank, Rank)> = None;
         for &(rank, at) in &listing.ascending {
             let matches = listing
@@ -829,18 +831,15 @@ impl<'a> Provider<'a> {
             match (matches, run) {
                 (true, None) => run = Some((rank, rank)),
                 (true, Some((low, _))) => run = Some((low, rank)),
-                (false, Some((low, high))) => {
-                    runs.push((Bound::Included(low), Bound::Included(high)));
+                (false, Some(done)) => {
+                    runs.push(done);
                     run = None;
                 }
                 (false, None) => {}
             }
         }
-        if let Some((low, high)) = run {
-            runs.push((Bound::Included(low), Bound::Included(high)));
-        }
-        // Sorted, disjoint runs: the same set as the union of their intervals.
-        let set: VSet = runs.into_iter().collect();
+        runs.extend(run);
+        let set = RankSet::from_runs(runs);
         if let Some(key) = key {
             self.allowed_sets.borrow_mut().insert(key, set.clone());
         }
@@ -853,22 +852,7 @@ impl<'a> Provider<'a> {
         let Ok(listing) = self.listing(name) else {
             return 0;
         };
-        let sorted = &listing.ascending;
-        set.iter()
-            .map(|(low, high)| {
-                let start = match low {
-                    Bound::Included(r) => sorted.partition_point(|(x, _)| x < r),
-                    Bound::Excluded(r) => sorted.partition_point(|(x, _)| x <= r),
-                    Bound::Unbounded => 0,
-                };
-                let end = match high {
-                    Bound::Included(r) => sorted.partition_point(|(x, _)| x <= r),
-                    Bound::Excluded(r) => sorted.partition_point(|(x, _)| x < r),
-                    Bound::Unbounded => sorted.len(),
-                };
-                end.saturating_sub(start)
-            })
-            .sum()
+        set.count_of(&listing.ascending, |(rank, _)| *rank)
     }
 
     pub fn available(&self, name: &str) -> Vec<String> {
