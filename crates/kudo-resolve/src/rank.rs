@@ -38,7 +38,7 @@ impl Rank {
 }
 
 /// The rank of the `i`-th (from 0) version of a first list, or `None` past the limit.
-fn spaced(i: usize) -> Option<Rank> {
+pub(crate) fn spaced(i: usize) -> Option<Rank> {
     let n = u64::try_from(i).ok()?.checked_add(1)?;
     n.checked_mul(SPACING).filter(|r| *r < RANK_LIMIT).map(Rank)
 }
@@ -56,7 +56,7 @@ impl fmt::Display for Rank {
 }
 
 /// The gap left between two versions listed together.
-const SPACING: u64 = 1 << 32;
+pub(crate) const SPACING: u64 = 1 << 32;
 
 /// The numbers given to one package's versions so far.
 #[derive(Debug, Default)]

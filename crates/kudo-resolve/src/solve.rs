@@ -257,6 +257,9 @@ pub(crate) struct Listing {
     /// (rank, position in `list`) in ascending rank order: what turns an ask into
     /// intervals and counts a range's members, without sorting per call.
     ascending: Vec<(Rank, usize)>,
+    /// Whether the ranks are exactly those of a first list (`SPACING`, `2 * SPACING`,
+    /// ...): then counting a set's members is arithmetic.
+    spaced: bool,
 }
 
 /// (operatorVersion, appVersion) reqs of an override, shared like parsed ones.
@@ -406,9 +409,14 @@ impl<'a> Provider<'a> {
         let mut ascending: Vec<(Rank, usize)> =
             list.iter().enumerate().map(|(i, c)| (c.rank, i)).collect();
         ascending.sort_unstable();
+        let spaced = ascending
+            .iter()
+            .enumerate()
+            .all(|(i, (rank, _))| crate::rank::spaced(i) == Some(*rank));
         let listing = Rc::new(Listing {
             list: Rc::new(list),
             ascending,
+            spaced,
         });
         self.listings
             .borrow_mut()
@@ -852,6 +860,11 @@ impl<'a> Provider<'a> {
         let Ok(listing) = self.listing(name) else {
             return 0;
         };
+        if listing.spaced {
+            let n = u64::try_from(listing.ascending.len()).unwrap_or(u64::MAX);
+            let count = set.count_spaced(n, crate::rank::SPACING);
+            return usize::try_from(count).unwrap_or(usize::MAX);
+        }
         set.count_of(&listing.ascending, |(rank, _)| *rank)
     }
 
@@ -917,7 +930,7 @@ impl DependencyProvider for Provider<'_> {
     fn choose_version(&self, package: &String, range: &VSet) -> Result<Option<Rank>, ResolveError> {
         // The most preferred version in range that the cluster can run; none means "no
         // version here" to the solver, which then backtracks or explains.
-        for c in self.candidates(package)?.iter() {
+        for c in self.listing(package)?.list.iter() {
             if range.contains(&c.rank) && self.runs_on_cluster(package, &c.version)? {
                 return Ok(Some(c.rank));
             }
