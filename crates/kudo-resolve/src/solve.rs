@@ -406,9 +406,17 @@ impl<'a> Provider<'a> {
                 })
                 .collect::<Result<Vec<_>, ResolveError>>()?
         };
-        let mut ascending: Vec<(Rank, usize)> =
-            list.iter().enumerate().map(|(i, c)| (c.rank, i)).collect();
-        ascending.sort_unstable();
+        // Read from the end: a newest-first list is then already ascending (the
+        // small-slice sort would be quadratic on its reverse).
+        let mut ascending: Vec<(Rank, usize)> = list
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, c)| (c.rank, i))
+            .collect();
+        if !ascending.is_sorted() {
+            ascending.sort_unstable();
+        }
         let spaced = ascending
             .iter()
             .enumerate()
