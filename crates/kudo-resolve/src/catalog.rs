@@ -34,6 +34,13 @@ pub trait Catalog {
     /// empty list.
     fn versions(&self, name: &str) -> Result<Vec<CatalogEntry>, ResolveError>;
 
+    /// [`Catalog::versions`] as shared entries: the resolver keeps one per candidate, so
+    /// a catalog that holds its entries already hands them out without copying their
+    /// strings (the default wraps [`Catalog::versions`]).
+    fn shared_versions(&self, name: &str) -> Result<Vec<Arc<CatalogEntry>>, ResolveError> {
+        Ok(self.versions(name)?.into_iter().map(Arc::new).collect())
+    }
+
     /// Every package name the catalog offers (to find the package that provides an
     /// API). A catalog that cannot list its names offers none.
     fn names(&self) -> Result<Vec<String>, ResolveError> {
@@ -220,10 +227,14 @@ impl Catalog for RepositoryCatalog {
     }
 }
 
+/// One version held by a [`MemoryCatalog`]: its entry (shared with the resolver) and
+/// the package.
+type Offered = (Arc<CatalogEntry>, Arc<Package>);
+
 /// Packages held in memory, each under a repository name and priority.
 #[derive(Default)]
 pub struct MemoryCatalog {
-    entries: BTreeMap<String, Vec<(CatalogEntry, Arc<Package>)>>,
+    entries: BTreeMap<String, Vec<Offered>>,
     repositories: Vec<String>,
 }
 
@@ -253,7 +264,7 @@ impl MemoryCatalog {
         self.entries
             .entry(entry.name.clone())
             .or_default()
-            .push((entry, Arc::new(package)));
+            .push((Arc::new(entry), Arc::new(package)));
     }
 
     /// Load every package folder directly under `dir` (unreadable ones are skipped with
@@ -294,6 +305,14 @@ impl Catalog for MemoryCatalog {
         Ok(self
             .entries
             .get(name)
+            .map(|list| list.iter().map(|(e, _)| (**e).clone()).collect())
+            .unwrap_or_default())
+    }
+
+    fn shared_versions(&self, name: &str) -> Result<Vec<Arc<CatalogEntry>>, ResolveError> {
+        Ok(self
+            .entries
+            .get(name)
             .map(|list| list.iter().map(|(e, _)| e.clone()).collect())
             .unwrap_or_default())
     }
@@ -305,7 +324,13 @@ impl Catalog for MemoryCatalog {
     fn load(&self, entry: &CatalogEntry) -> Result<Arc<Package>, ResolveError> {
         self.entries
             .get(&entry.name)
-            .and_then(|list| list.iter().find(|(e, _)| e == entry))
+            .and_then(|list| {
+                // The resolver passes back the entries `shared_versions` handed out: find
+                // by address first, by value for an entry built elsewhere.
+                list.iter()
+                    .find(|(e, _)| std::ptr::eq(&**e, entry))
+                    .or_else(|| list.iter().find(|(e, _)| **e == *entry))
+            })
             .map(|(_, p)| p.clone())
             .ok_or_else(|| {
                 ResolveError::Catalog(format!(

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use pubgrub::{
     DefaultStringReporter, DerivationTree, Derived, External, Map, ReportFormatter, Reporter, Term,
+    VersionSet,
 };
 
 use crate::error::{MissingVersion, ResolveError};

@@ -4,6 +4,7 @@
 //! post-order (children before parents), e.g. KEP-29's (EE, GG, BB, CC, AA).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use petgraph::algo::{tarjan_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -52,19 +53,16 @@ pub(crate) fn build(
 /// The KudoOperator asks of a selected package (empty for an unselected one).
 /// `dependencies:` entries are left out: they install no instance, so a loop through
 /// them only means that both OperatorVersions are installed.
+/// (The provider's shared list: callers skip the listed asks, `Ask::listed`, rather
+/// than every call copying the others.)
 fn asks_of(
     provider: &Provider<'_>,
     selection: &BTreeMap<String, PackageVersion>,
     name: &str,
-) -> Result<Vec<Ask>, ResolveError> {
+) -> Result<Rc<Vec<Ask>>, ResolveError> {
     match selection.get(name) {
-        Some(v) => Ok(provider
-            .asks(name, v)?
-            .iter()
-            .filter(|a| a.listed.is_none())
-            .cloned()
-            .collect()),
-        None => Ok(Vec::new()),
+        Some(v) => provider.asks(name, v),
+        None => Ok(Rc::default()),
     }
 }
 
@@ -138,7 +136,10 @@ fn check_cycles(
         index.insert(name.clone(), g.add_node(name.clone()));
     }
     for name in selection.keys() {
-        for ask in asks_of(provider, selection, name)? {
+        for ask in asks_of(provider, selection, name)?
+            .iter()
+            .filter(|a| a.listed.is_none())
+        {
             if let (Some(&a), Some(&b)) = (index.get(name), index.get(&ask.dep)) {
                 g.add_edge(a, b, ());
             }
@@ -190,7 +191,10 @@ fn find_cycle(
         return Ok(None);
     }
     path.push(name.to_string());
-    for ask in asks_of(provider, selection, name)? {
+    for ask in asks_of(provider, selection, name)?
+        .iter()
+        .filter(|a| a.listed.is_none())
+    {
         if let Some(c) = find_cycle(provider, selection, &ask.dep, path, done)? {
             return Ok(Some(c));
         }

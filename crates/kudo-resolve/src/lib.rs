@@ -50,6 +50,7 @@ pub mod kubernetes;
 pub mod naming;
 pub mod range;
 mod rank;
+mod rank_set;
 mod resolution;
 mod solve;
 

@@ -14,7 +14,6 @@
 //! part the unknown versions between them did before: set relations, and therefore
 //! every choice and every explanation, are the same.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::ResolveError;
@@ -24,9 +23,28 @@ use crate::solve::PackageVersion;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Rank(u64);
 
+/// Ranks stay below this, so that [`crate::rank_set::RankSet`] can double them.
+pub(crate) const RANK_LIMIT: u64 = 1 << 62;
+
 impl Rank {
-    /// Above every rank given out (a sentinel for scans).
-    pub const MAX: Rank = Rank(u64::MAX);
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// A rank from its number (sets turning their bounds back into ranks, tests).
+    pub fn from_raw(n: u64) -> Rank {
+        Rank(n)
+    }
+}
+
+/// The rank of the `i`-th (from 0) version of a first list, or `None` past the limit.
+pub(crate) fn spaced(i: usize) -> Option<Rank> {
+    let n = u64::try_from(i).ok()?.checked_add(1)?;
+    n.checked_mul(SPACING).filter(|r| *r < RANK_LIMIT).map(Rank)
+}
+
+fn too_many(package: &str) -> ResolveError {
+    ResolveError::Catalog(format!("{package}: too many versions to order"))
 }
 
 impl fmt::Display for Rank {
@@ -38,12 +56,15 @@ impl fmt::Display for Rank {
 }
 
 /// The gap left between two versions listed together.
-const SPACING: u64 = 1 << 32;
+pub(crate) const SPACING: u64 = 1 << 32;
 
 /// The numbers given to one package's versions so far.
 #[derive(Debug, Default)]
 pub(crate) struct Ranks {
-    by_version: BTreeMap<PackageVersion, Rank>,
+    /// Ascending by version (so also by rank): a sorted vector rather than a map, since
+    /// a package is ranked once in bulk and looked up by binary search; versions found
+    /// later are rare and few.
+    by_version: Vec<(PackageVersion, Rank)>,
 }
 
 impl Ranks {
@@ -56,43 +77,70 @@ impl Ranks {
     ) -> Result<(), ResolveError> {
         let mut new: Vec<&PackageVersion> = versions
             .into_iter()
-            .filter(|v| !self.by_version.contains_key(*v))
+            .filter(|v| self.get(v).is_none())
             .collect();
+        // Candidate lists come newest first: the sort sees one descending run and only
+        // reverses it.
         new.sort();
         new.dedup();
         if self.by_version.is_empty() {
             // The first list: evenly spaced, leaving room below the lowest.
-            for (i, v) in new.into_iter().enumerate() {
-                let n = u64::try_from(i + 1).unwrap_or(u64::MAX / SPACING);
-                self.by_version.insert(v.clone(), Rank(n * SPACING));
-            }
+            self.by_version = new
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| Ok((v.clone(), spaced(i).ok_or_else(|| too_many(package))?)))
+                .collect::<Result<_, ResolveError>>()?;
             return Ok(());
         }
         for v in new {
-            let below = self
-                .by_version
-                .range(..v)
-                .next_back()
+            let at = self.by_version.partition_point(|(x, _)| x < v);
+            let below = at
+                .checked_sub(1)
+                .and_then(|i| self.by_version.get(i))
                 .map_or(0, |(_, r)| r.0);
             let above = self
                 .by_version
-                .range(v..)
-                .next()
+                .get(at)
                 .map(|(_, r)| r.0)
                 .unwrap_or_else(|| below.saturating_add(2 * SPACING));
             let mid = below + (above - below) / 2;
-            if mid == below {
+            if mid == below || mid >= RANK_LIMIT {
                 return Err(ResolveError::Catalog(format!(
                     "{package}: too many versions found while resolving to order {v} among them"
                 )));
             }
-            self.by_version.insert(v.clone(), Rank(mid));
+            self.by_version.insert(at, (v.clone(), Rank(mid)));
         }
         Ok(())
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_version.is_empty()
+    }
+
+    /// The first list of a package when it is strictly descending (the usual candidate
+    /// order): the same ranks [`Ranks::assign`] gives, without sorting; returned in the
+    /// list's order.
+    pub fn first_descending<'v>(
+        &mut self,
+        package: &str,
+        versions: impl DoubleEndedIterator<Item = &'v PackageVersion>,
+    ) -> Result<Vec<Rank>, ResolveError> {
+        debug_assert!(self.by_version.is_empty());
+        self.by_version = versions
+            .rev()
+            .enumerate()
+            .map(|(i, v)| Ok((v.clone(), spaced(i).ok_or_else(|| too_many(package))?)))
+            .collect::<Result<_, ResolveError>>()?;
+        Ok(self.by_version.iter().rev().map(|(_, r)| *r).collect())
+    }
+
     pub fn get(&self, v: &PackageVersion) -> Option<Rank> {
-        self.by_version.get(v).copied()
+        self.by_version
+            .binary_search_by(|(x, _)| x.cmp(v))
+            .ok()
+            .and_then(|i| self.by_version.get(i))
+            .map(|(_, r)| *r)
     }
 }
 
@@ -119,6 +167,19 @@ mod tests {
         all.sort();
         let ranks: Vec<Rank> = all.iter().map(|x| r.get(x).unwrap()).collect();
         assert!(ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
+    }
+
+    #[test]
+    fn a_descending_first_list_gets_the_ranks_assign_gives() {
+        let list = [v("2.0.0"), v("1.10.0"), v("1.2.0"), v("0.1.0")];
+        let mut sorted = Ranks::default();
+        sorted.assign("p", &list).unwrap();
+        let mut fast = Ranks::default();
+        let given = fast.first_descending("p", list.iter()).unwrap();
+        let expected: Vec<Rank> = list.iter().map(|x| sorted.get(x).unwrap()).collect();
+        assert_eq!(given, expected);
+        let looked_up: Vec<Rank> = list.iter().map(|x| fast.get(x).unwrap()).collect();
+        assert_eq!(looked_up, expected);
     }
 
     #[test]

@@ -10,23 +10,22 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::ops::Bound;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use kudo_package::{Gvk, OperatorDependency, Package, TaskSpec};
 use pubgrub::{
     Dependencies, DependencyConstraints, DependencyProvider, PackageResolutionStatistics,
-    PubGrubError,
+    PubGrubError, VersionSet,
 };
 use rustc_hash::FxHashMap;
-use version_ranges::Ranges;
 
 use crate::catalog::{Catalog, CatalogEntry, is_path_or_url};
 use crate::error::{MissingVersion, ResolveError};
 use crate::kubernetes::ClusterVersion;
 use crate::range::{LenientVersion, RangeError, VersionReq};
 use crate::rank::{Rank, Ranks};
+use crate::rank_set::RankSet;
 
 /// (appVersion, operatorVersion), ordered as KUDO orders repository entries: by
 /// appVersion, then operatorVersion. A package without appVersion sorts first.
@@ -75,7 +74,7 @@ impl fmt::Display for PackageVersion {
     }
 }
 
-pub(crate) type VSet = Ranges<Rank>;
+pub(crate) type VSet = RankSet;
 
 /// A user pin: replaces every ask on one package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +139,7 @@ pub(crate) fn describe_reqs(op: Option<&VersionReq>, app: Option<&VersionReq>) -
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
     Root,
-    Catalog(CatalogEntry),
+    Catalog(Arc<CatalogEntry>),
     /// A folder, archive or URL named by a KudoOperator task.
     Path(String),
 }
@@ -161,8 +160,10 @@ pub(crate) struct Ask {
     pub reference: String,
     /// The dependency's package name.
     pub dep: String,
-    pub operator_req: Option<VersionReq>,
-    pub app_req: Option<VersionReq>,
+    /// Shared with every ask written the same way (parsed once per text), which also
+    /// lets [`Provider::allowed`] reuse the set of an identical ask.
+    pub operator_req: Option<Rc<VersionReq>>,
+    pub app_req: Option<Rc<VersionReq>>,
     /// The user override that replaced the task's own versions.
     pub override_text: Option<String>,
     /// Folder/archive/URL dependencies have exactly one version.
@@ -188,7 +189,7 @@ impl Ask {
 
     /// What the ask requires, in words (`operatorVersion 1.3.x (overridden by the user; …)`).
     pub fn describe(&self) -> String {
-        let reqs = describe_reqs(self.operator_req.as_ref(), self.app_req.as_ref());
+        let reqs = describe_reqs(self.operator_req.as_deref(), self.app_req.as_deref());
         let base = match (&self.provides, reqs.as_str()) {
             (None, _) => reqs,
             (Some((gvk, _)), "any version") => format!("provides {gvk}"),
@@ -250,6 +251,20 @@ pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
 
 pub(crate) type Key = (String, PackageVersion);
 
+/// One package's candidates as listed once: in preference order, and by rank.
+pub(crate) struct Listing {
+    list: Rc<Vec<Candidate>>,
+    /// (rank, position in `list`) in ascending rank order: what turns an ask into
+    /// intervals and counts a range's members, without sorting per call.
+    ascending: Vec<(Rank, usize)>,
+    /// Whether the ranks are exactly those of a first list (`SPACING`, `2 * SPACING`,
+    /// ...): then counting a set's members is arithmetic.
+    spaced: bool,
+}
+
+/// (operatorVersion, appVersion) reqs of an override, shared like parsed ones.
+type SharedReqs = (Option<Rc<VersionReq>>, Option<Rc<VersionReq>>);
+
 /// The package chosen to provide an API, and its versions that do.
 type ApiProvider = (String, Vec<PackageVersion>);
 
@@ -260,16 +275,21 @@ pub(crate) struct Provider<'a> {
     pub root_version: PackageVersion,
     root: Arc<Package>,
     pinned: RefCell<HashMap<String, Vec<(PackageVersion, Source)>>>,
-    candidates: RefCell<FxHashMap<String, Rc<Vec<Candidate>>>>,
-    /// Each package's candidate ranks in ascending order, for counting a range's
-    /// members without testing every candidate.
-    sorted_ranks: RefCell<FxHashMap<String, Rc<Vec<Rank>>>>,
+    listings: RefCell<FxHashMap<String, Rc<Listing>>>,
     /// Kept when a package's candidates are listed again: ranks never move.
     ranks: RefCell<FxHashMap<String, Ranks>>,
-    packages: RefCell<HashMap<Key, Arc<Package>>>,
+    packages: RefCell<FxHashMap<Key, Arc<Package>>>,
+    /// Parsed catalog versions: appVersion text ("" for none) -> operatorVersion text.
+    parsed_versions: RefCell<FxHashMap<String, FxHashMap<String, PackageVersion>>>,
     /// Parsed version ranges by their text: the same range is written by many versions.
-    reqs: RefCell<FxHashMap<String, VersionReq>>,
-    asks: RefCell<HashMap<Key, Rc<Vec<Ask>>>>,
+    reqs: RefCell<FxHashMap<String, Rc<VersionReq>>>,
+    /// Each used override's ranges, shared like parsed ones.
+    override_reqs: RefCell<FxHashMap<String, SharedReqs>>,
+    /// [`Provider::allowed`] by (package, operatorVersion req, appVersion req), the reqs
+    /// by address (0: none): many versions ask the same range of a shared dependency.
+    /// Emptied when a folder adds a version, since the sets list known versions.
+    allowed_sets: RefCell<FxHashMap<(String, usize, usize), VSet>>,
+    asks: RefCell<FxHashMap<Key, Rc<Vec<Ask>>>>,
     pub missing: RefCell<Vec<MissingVersion>>,
     /// API -> the package chosen to provide it and its versions that do.
     api_providers: RefCell<HashMap<Gvk, Option<ApiProvider>>>,
@@ -295,9 +315,11 @@ impl<'a> Provider<'a> {
             root_version: PackageVersion::of(root),
             root: Arc::new(root.clone()),
             reqs: RefCell::default(),
+            parsed_versions: RefCell::default(),
+            override_reqs: RefCell::default(),
+            allowed_sets: RefCell::default(),
             pinned: RefCell::default(),
-            candidates: RefCell::default(),
-            sorted_ranks: RefCell::default(),
+            listings: RefCell::default(),
             ranks: RefCell::default(),
             packages: RefCell::default(),
             asks: RefCell::default(),
@@ -313,57 +335,101 @@ impl<'a> Provider<'a> {
     /// dependencies first, then repositories by priority (ties: list order), newest first.
     /// A version offered twice keeps its most preferred source.
     pub fn candidates(&self, name: &str) -> Result<Rc<Vec<Candidate>>, ResolveError> {
-        if let Some(c) = self.candidates.borrow().get(name) {
-            return Ok(c.clone());
+        self.listing(name).map(|l| l.list.clone())
+    }
+
+    /// The candidates of `name` and their rank order, listed once.
+    fn listing(&self, name: &str) -> Result<Rc<Listing>, ResolveError> {
+        if let Some(l) = self.listings.borrow().get(name) {
+            return Ok(l.clone());
         }
         let mut list: Vec<(PackageVersion, Source)> = Vec::new();
         if name == self.root_name {
             list.push((self.root_version.clone(), Source::Root));
         }
         list.extend(self.pinned.borrow().get(name).cloned().unwrap_or_default());
-        let mut entries: Vec<(CatalogEntry, PackageVersion)> = self
+        let mut entries: Vec<(Arc<CatalogEntry>, PackageVersion)> = self
             .catalog
-            .versions(name)?
+            .shared_versions(name)?
             .into_iter()
             .map(|e| {
-                let v = PackageVersion::new(&e.operator_version, e.app_version.as_deref());
+                let v = self.parse_version(&e.operator_version, e.app_version.as_deref());
                 (e, v)
             })
             .collect();
-        entries.sort_by(|(a, va), (b, vb)| {
-            (a.priority, a.order, Reverse(va)).cmp(&(b.priority, b.order, Reverse(vb)))
-        });
+        // Newest first, then (stable) by repository priority and list order: the order
+        // of sorting by (priority, order, newest first), with one version sort instead of
+        // a version comparison inside every tie of the integer keys. Catalogs usually
+        // list oldest first, and the small-slice sort is quadratic on a reversed run, so
+        // a strictly ascending list is just reversed (no equal versions to keep stable).
+        if entries.windows(2).all(|w| w[0].1 < w[1].1) {
+            entries.reverse();
+        } else {
+            entries.sort_by(|(_, va), (_, vb)| vb.cmp(va));
+        }
+        entries.sort_by_key(|(e, _)| (e.priority, e.order));
+        list.reserve(entries.len());
         for (e, v) in entries {
             list.push((v, Source::Catalog(e)));
         }
-        let mut seen = BTreeSet::new();
-        list.retain(|(v, _)| seen.insert(v.clone()));
+        // A strictly descending list (one repository, nothing pinned: the usual case) has
+        // no version twice; otherwise keep each version's first, most preferred, place.
+        let descending = list.windows(2).all(|w| w[0].0 > w[1].0);
+        if !descending {
+            let mut seen = BTreeSet::new();
+            list.retain(|(v, _)| seen.insert(v.clone()));
+        }
         let mut ranks = self.ranks.borrow_mut();
         let ranks = ranks.entry(name.to_string()).or_default();
-        ranks.assign(name, list.iter().map(|(v, _)| v))?;
-        let list = list
-            .into_iter()
-            .map(|(version, source)| {
-                let rank = ranks.get(&version).ok_or_else(|| {
-                    ResolveError::Catalog(format!("{name} {version}: no rank was given"))
-                })?;
-                Ok(Candidate {
+        let list = if descending && ranks.is_empty() {
+            let given = ranks.first_descending(name, list.iter().map(|(v, _)| v))?;
+            list.into_iter()
+                .zip(given)
+                .map(|((version, source), rank)| Candidate {
                     version,
                     rank,
                     source,
                 })
-            })
-            .collect::<Result<Vec<_>, ResolveError>>()?;
-        let mut sorted: Vec<Rank> = list.iter().map(|c| c.rank).collect();
-        sorted.sort_unstable();
-        self.sorted_ranks
+                .collect()
+        } else {
+            ranks.assign(name, list.iter().map(|(v, _)| v))?;
+            list.into_iter()
+                .map(|(version, source)| {
+                    let rank = ranks.get(&version).ok_or_else(|| {
+                        ResolveError::Catalog(format!("{name} {version}: no rank was given"))
+                    })?;
+                    Ok(Candidate {
+                        version,
+                        rank,
+                        source,
+                    })
+                })
+                .collect::<Result<Vec<_>, ResolveError>>()?
+        };
+        // Read from the end: a newest-first list is then already ascending (the
+        // small-slice sort would be quadratic on its reverse).
+        let mut ascending: Vec<(Rank, usize)> = list
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, c)| (c.rank, i))
+            .collect();
+        if !ascending.is_sorted() {
+            ascending.sort_unstable();
+        }
+        let spaced = ascending
+            .iter()
+            .enumerate()
+            .all(|(i, (rank, _))| crate::rank::spaced(i) == Some(*rank));
+        let listing = Rc::new(Listing {
+            list: Rc::new(list),
+            ascending,
+            spaced,
+        });
+        self.listings
             .borrow_mut()
-            .insert(name.to_string(), Rc::new(sorted));
-        let list = Rc::new(list);
-        self.candidates
-            .borrow_mut()
-            .insert(name.to_string(), list.clone());
-        Ok(list)
+            .insert(name.to_string(), listing.clone());
+        Ok(listing)
     }
 
     fn candidate(&self, name: &str, v: &PackageVersion) -> Result<Candidate, ResolveError> {
@@ -403,7 +469,11 @@ impl<'a> Provider<'a> {
             Source::Catalog(entry) => {
                 tracing::debug!(package = %name, version = %v, repository = %entry.repository, "loading dependency");
                 let p = self.catalog.load(&entry)?;
-                let got = PackageVersion::of(&p);
+                // Parsed through the cache: the entry's own text is already there.
+                let got = self.parse_version(
+                    &p.operator.operator_version,
+                    p.operator.app_version.as_deref(),
+                );
                 if p.operator.name != name || got != *v {
                     return Err(ResolveError::Catalog(format!(
                         "repository {} lists {name} {v} at {}, but that package is {} {got}; fix the repository index",
@@ -427,13 +497,24 @@ impl<'a> Provider<'a> {
     fn apply_override(
         &self,
         dep: &str,
-        operator_req: &mut Option<VersionReq>,
-        app_req: &mut Option<VersionReq>,
+        operator_req: &mut Option<Rc<VersionReq>>,
+        app_req: &mut Option<Rc<VersionReq>>,
     ) -> Option<String> {
         let o = self.overrides.get(dep)?;
         self.used_overrides.borrow_mut().insert(dep.to_string());
-        *operator_req = o.operator_version.clone();
-        *app_req = o.app_version.clone();
+        let (op, app) = self
+            .override_reqs
+            .borrow_mut()
+            .entry(dep.to_string())
+            .or_insert_with(|| {
+                (
+                    o.operator_version.clone().map(Rc::new),
+                    o.app_version.clone().map(Rc::new),
+                )
+            })
+            .clone();
+        *operator_req = op;
+        *app_req = app;
         Some(o.text.clone())
     }
 
@@ -452,16 +533,37 @@ impl<'a> Provider<'a> {
             .entry(name.clone())
             .or_default()
             .push((v.clone(), Source::Path(label)));
-        self.candidates.borrow_mut().remove(&name);
-        self.sorted_ranks.borrow_mut().remove(&name);
+        self.listings.borrow_mut().remove(&name);
+        self.allowed_sets.borrow_mut().clear();
         v
     }
 
-    fn parse_req(&self, text: &str) -> Result<VersionReq, RangeError> {
+    /// A catalog entry's version, parsed once per text: catalogs repeat the same few
+    /// version numbers across packages, and equal versions then share one allocation.
+    fn parse_version(&self, operator: &str, app: Option<&str>) -> PackageVersion {
+        let app = app.filter(|a| !a.is_empty()).unwrap_or_default();
+        if let Some(v) = self
+            .parsed_versions
+            .borrow()
+            .get(app)
+            .and_then(|by_operator| by_operator.get(operator))
+        {
+            return v.clone();
+        }
+        let v = PackageVersion::new(operator, Some(app));
+        self.parsed_versions
+            .borrow_mut()
+            .entry(app.to_string())
+            .or_default()
+            .insert(operator.to_string(), v.clone());
+        v
+    }
+
+    fn parse_req(&self, text: &str) -> Result<Rc<VersionReq>, RangeError> {
         if let Some(r) = self.reqs.borrow().get(text) {
             return Ok(r.clone());
         }
-        let r = VersionReq::parse(text)?;
+        let r = Rc::new(VersionReq::parse(text)?);
         self.reqs.borrow_mut().insert(text.to_string(), r.clone());
         Ok(r)
     }
@@ -473,8 +575,11 @@ impl<'a> Provider<'a> {
             return Ok(a.clone());
         }
         let pkg = self.package(name, v)?;
-        let mut out = Vec::new();
-        for task in operator_tasks(&pkg) {
+        let tasks = operator_tasks(&pkg);
+        let mut out = Vec::with_capacity(tasks.len() + pkg.operator.dependencies.len());
+        // Who asks, in words: only for errors, so written only when one occurs.
+        let who = || format!("{name} {v}");
+        for task in tasks {
             let TaskSpec::KudoOperator {
                 package,
                 app_version,
@@ -486,14 +591,13 @@ impl<'a> Provider<'a> {
             else {
                 continue;
             };
-            let who = format!("{name} {v}");
             let parse = |field: &'static str, text: &Option<String>| {
                 text.as_deref()
                     .filter(|t| !t.trim().is_empty())
                     .map(|t| self.parse_req(t))
                     .transpose()
                     .map_err(|source| ResolveError::Range {
-                        package: who.clone(),
+                        package: who(),
                         task: task.name.clone(),
                         field,
                         source,
@@ -505,7 +609,7 @@ impl<'a> Provider<'a> {
                 && pkg.parameter(param).is_none()
             {
                 return Err(ResolveError::UnknownEnablingParameter {
-                    package: who,
+                    package: who(),
                     task: task.name.clone(),
                     parameter: param.clone(),
                 });
@@ -537,7 +641,7 @@ impl<'a> Provider<'a> {
                 && !ask.matches(pv)
             {
                 return Err(ResolveError::SourceMismatch {
-                    asked_by: format!("{who} (task {:?})", task.name),
+                    asked_by: format!("{} (task {:?})", who(), task.name),
                     package: ask.dep.clone(),
                     asked: ask.describe(),
                     source_label: label.clone(),
@@ -709,31 +813,51 @@ impl<'a> Provider<'a> {
     /// The version set one ask allows: the matching known versions.
     pub fn allowed(&self, ask: &Ask) -> Result<VSet, ResolveError> {
         if let Some(v) = &ask.pinned {
-            return Ok(Ranges::singleton(self.rank_of(&ask.dep, v)?));
+            return Ok(RankSet::singleton(self.rank_of(&ask.dep, v)?));
+        }
+        // The reqs live as long as the provider (kept in `reqs` / `override_reqs`), so
+        // an address names one req for the cache's whole life.
+        let address = |r: &Option<Rc<VersionReq>>| r.as_ref().map_or(0, |r| Rc::as_ptr(r) as usize);
+        let key = ask.provides.is_none().then(|| {
+            (
+                ask.dep.clone(),
+                address(&ask.operator_req),
+                address(&ask.app_req),
+            )
+        });
+        if let Some(set) = key
+            .as_ref()
+            .and_then(|k| self.allowed_sets.borrow().get(k).cloned())
+        {
+            return Ok(set);
         }
         // Each run of neighbouring matching versions becomes one interval from its
         // first to its last: pubgrub works much faster on a few segments than on many
         // single points. Nothing outside the known versions' hull is in the set (the
         // graph step re-checks every choice against the asks in case a folder adds a
         // version inside an interval).
-        let mut known: Vec<(Rank, bool)> = self
-            .candidates(&ask.dep)?
-            .iter()
-            .map(|c| (c.rank, ask.matches(&c.version)))
-            .collect();
-        known.sort_unstable();
-        let mut set = Ranges::empty();
+        let listing = self.listing(&ask.dep)?;
+        let mut runs: Vec<(Rank, Rank)> = Vec::new();
         let mut run: Option<(Rank, Rank)> = None;
-        for (rank, matches) in known.into_iter().chain([(Rank::MAX, false)]) {
+        for &(rank, at) in &listing.ascending {
+            let matches = listing
+                .list
+                .get(at)
+                .is_some_and(|c| ask.matches(&c.version));
             match (matches, run) {
                 (true, None) => run = Some((rank, rank)),
                 (true, Some((low, _))) => run = Some((low, rank)),
-                (false, Some((low, high))) => {
-                    set = set.union(&Ranges::from_range_bounds(low..=high));
+                (false, Some(done)) => {
+                    runs.push(done);
                     run = None;
                 }
                 (false, None) => {}
             }
+        }
+        runs.extend(run);
+        let set = RankSet::from_runs(runs);
+        if let Some(key) = key {
+            self.allowed_sets.borrow_mut().insert(key, set.clone());
         }
         Ok(set)
     }
@@ -741,29 +865,15 @@ impl<'a> Provider<'a> {
     /// How many known versions of `name` a set holds: a binary search per segment
     /// over the ascending ranks (the solver asks this on every decision).
     fn count_in(&self, name: &str, set: &VSet) -> usize {
-        // Listing the candidates fills `sorted_ranks`; only the first call per package
-        // pays for it.
-        if !self.sorted_ranks.borrow().contains_key(name) && self.candidates(name).is_err() {
-            return 0;
-        }
-        let Some(sorted) = self.sorted_ranks.borrow().get(name).cloned() else {
+        let Ok(listing) = self.listing(name) else {
             return 0;
         };
-        set.iter()
-            .map(|(low, high)| {
-                let start = match low {
-                    Bound::Included(r) => sorted.partition_point(|x| x < r),
-                    Bound::Excluded(r) => sorted.partition_point(|x| x <= r),
-                    Bound::Unbounded => 0,
-                };
-                let end = match high {
-                    Bound::Included(r) => sorted.partition_point(|x| x <= r),
-                    Bound::Excluded(r) => sorted.partition_point(|x| x < r),
-                    Bound::Unbounded => sorted.len(),
-                };
-                end.saturating_sub(start)
-            })
-            .sum()
+        if listing.spaced {
+            let n = u64::try_from(listing.ascending.len()).unwrap_or(u64::MAX);
+            let count = set.count_spaced(n, crate::rank::SPACING);
+            return usize::try_from(count).unwrap_or(usize::MAX);
+        }
+        set.count_of(&listing.ascending, |(rank, _)| *rank)
     }
 
     pub fn available(&self, name: &str) -> Vec<String> {
@@ -828,7 +938,7 @@ impl DependencyProvider for Provider<'_> {
     fn choose_version(&self, package: &String, range: &VSet) -> Result<Option<Rank>, ResolveError> {
         // The most preferred version in range that the cluster can run; none means "no
         // version here" to the solver, which then backtracks or explains.
-        for c in self.candidates(package)?.iter() {
+        for c in self.listing(package)?.list.iter() {
             if range.contains(&c.rank) && self.runs_on_cluster(package, &c.version)? {
                 return Ok(Some(c.rank));
             }
