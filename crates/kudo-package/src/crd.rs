@@ -296,13 +296,49 @@ fn spec_of(v: &Value) -> &Value {
     v.get("spec").unwrap_or(v)
 }
 
+/// Packages rebuilt from cluster objects in this process, by the exact text of what
+/// they were built from. A provider process reads the same OperatorVersion for every
+/// instance and RPC (50 instances of one operator: a hundred reads per apply), and
+/// rebuilding means emitting and parsing all of its YAML again; an unchanged object
+/// gives the same package, so the parse is done once. A changed object (another spec)
+/// is another key. Bounded: a process rarely sees more than a few operators.
+static REBUILT: std::sync::Mutex<Option<std::collections::HashMap<Vec<u8>, Package>>> =
+    std::sync::Mutex::new(None);
+const REBUILT_LIMIT: usize = 64;
+
 /// Rebuild a package from an OperatorVersion (object or its spec) and, optionally, its
 /// Operator (object or spec). Goes through the same parser as files so that the result
-/// is checked the same way.
+/// is checked the same way (once per distinct object per process, see `REBUILT`).
 pub fn package_from_operator_version(
     operator: Option<&Value>,
     ov: &Value,
 ) -> Result<Package, PackageError> {
+    // Everything the package is built from: the name (error labels), both specs.
+    let key = serde_json::to_vec(&(
+        ov.pointer("/metadata/name"),
+        operator.map(spec_of),
+        spec_of(ov),
+    ))
+    .unwrap_or_default();
+    let lock = || {
+        REBUILT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(pkg) = lock().as_ref().and_then(|m| m.get(&key)) {
+        return Ok(pkg.clone());
+    }
+    let pkg = rebuild(operator, ov)?;
+    let mut cache = lock();
+    let map = cache.get_or_insert_with(Default::default);
+    if map.len() >= REBUILT_LIMIT {
+        map.clear();
+    }
+    map.insert(key, pkg.clone());
+    Ok(pkg)
+}
+
+fn rebuild(operator: Option<&Value>, ov: &Value) -> Result<Package, PackageError> {
     let label = ov
         .pointer("/metadata/name")
         .and_then(Value::as_str)

@@ -54,3 +54,26 @@ fn an_output_that_is_not_text_names_the_field() {
         "{err}"
     );
 }
+
+/// Rebuilding from the same object again gives the same package (the process keeps the
+/// first rebuild); an object whose spec changed since is rebuilt, never served stale.
+#[test]
+fn a_changed_operator_version_is_rebuilt_not_served_from_the_first_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    package_with_outputs(tmp.path());
+    let pkg = Package::load_dir(tmp.path()).expect("loads");
+    let mut ov = serde_json::json!({"metadata": {"name": pkg.operator_version_name()}, "spec": crd::operator_version_spec(&pkg)});
+    let first = crd::package_from_operator_version(None, &ov).expect("first read");
+    let again = crd::package_from_operator_version(None, &ov).expect("second read");
+    assert_eq!(first.templates, again.templates);
+    assert_eq!(first.operator.outputs, again.operator.outputs);
+
+    let changed = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-changed\n";
+    ov["spec"]["templates"]["cm.yaml"] = serde_json::Value::from(changed);
+    ov["metadata"]["resourceVersion"] = serde_json::Value::from("2");
+    let rebuilt = crd::package_from_operator_version(None, &ov).expect("changed object");
+    assert_eq!(
+        rebuilt.templates.get("cm.yaml").map(String::as_str),
+        Some(changed)
+    );
+}
