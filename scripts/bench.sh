@@ -7,6 +7,7 @@
 #   PART: startup, render, zookeeper, kafka, graph, parallel, baseline (default: all)
 #   --micro   also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
+# KUDO_BENCH_PROVIDER=<binary> measures another build of the provider (before/after).
 # KUDO_BENCH_PERF=<dir> runs every provider process under `perf record` (KUDO_BENCH_PERF_FREQ
 # samples per second, default 2000), one file each
 # (then read with `perf report -i <dir>/provider-<pid>.data`); timings are then perf's.

@@ -74,6 +74,15 @@ fn terraform_path() -> PathBuf {
         .expect("no terraform on PATH (or set TF_ACC_TERRAFORM_PATH)")
 }
 
+/// The provider under test: this build's, or `KUDO_BENCH_PROVIDER` (another build kept
+/// aside, to measure before and after a change with the same benchmark).
+fn provider_binary() -> PathBuf {
+    std::env::var_os("KUDO_BENCH_PROVIDER").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_terraform-provider-kudo")),
+        PathBuf::from,
+    )
+}
+
 /// What one scenario measured over its runs.
 #[derive(Default)]
 struct Measured {
@@ -131,7 +140,7 @@ fn run_scenario(rt: &tokio::runtime::Runtime, scenario: &Scenario, runs: usize) 
         let mut ws = Workspace::new(
             root.path(),
             &terraform_path(),
-            Path::new(env!("CARGO_BIN_EXE_terraform-provider-kudo")),
+            &provider_binary(),
             &kubeconfig,
         );
         ws.set_env("TF_VAR_namespace", "default");
@@ -293,7 +302,7 @@ fn main() -> std::process::ExitCode {
 
 fn bench() {
     let o = options();
-    let provider = Path::new(env!("CARGO_BIN_EXE_terraform-provider-kudo"));
+    let provider = &provider_binary();
     let fixtures = repo_root().join("../shared/fixtures/operators");
     println!(
         "# End-to-end benchmark ({}; {} cores)\n",
