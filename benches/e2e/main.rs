@@ -13,7 +13,7 @@ mod terraform;
 mod wrap;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use kube_sim::{ExecFile, KubeSim, SimConfig};
