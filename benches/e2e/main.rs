@@ -209,8 +209,7 @@ fn print_table(rows: &[(&Scenario, Measured)]) {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (s, m) in rows {
-        let applies: Vec<Duration> = (0..m.requests.len()).map(|i| apply_at(m, i)).collect();
-        let i = median_index(&applies);
+        let (i, apply) = median_apply(m);
         let (pp, ap) = (m.plan_provider[i], m.apply_provider[i]);
         let requests = &m.requests[i];
         let total: u64 = requests.values().sum();
@@ -225,7 +224,7 @@ fn print_table(rows: &[(&Scenario, Measured)]) {
             share(pp.cpu, m.plan.median()),
             m.apply,
             ms(ap.cpu),
-            share(ap.cpu, applies[i]),
+            share(ap.cpu, apply),
             pp.processes,
             ap.processes,
             rss as f64 / 1024.0,
@@ -243,8 +242,7 @@ fn print_cpu_table(rows: &[(&Scenario, Measured)], cores: usize) {
     );
     println!("|---|---|---|---|---|---|---|");
     for (s, m) in rows {
-        let applies: Vec<Duration> = (0..m.requests.len()).map(|i| apply_at(m, i)).collect();
-        let i = median_index(&applies);
+        let (i, apply) = median_apply(m);
         let (tf, provider, sim) = (
             m.apply_terraform_cpu[i],
             m.apply_provider[i].cpu,
@@ -254,11 +252,11 @@ fn print_cpu_table(rows: &[(&Scenario, Measured)], cores: usize) {
         println!(
             "| {} | {} | {} | {} | {} | {:.0}% | {} |",
             s.name,
-            ms(applies[i]),
+            ms(apply),
             ms(tf),
             ms(provider),
             ms(sim),
-            100.0 * all.as_secs_f64() / (cores as f64 * applies[i].as_secs_f64()).max(1e-9),
+            100.0 * all.as_secs_f64() / (cores as f64 * apply.as_secs_f64()).max(1e-9),
             ms(all / cores as u32),
         );
     }
@@ -287,8 +285,12 @@ fn print_refresh_table(rows: &[(&Scenario, Measured)]) {
     }
 }
 
-fn apply_at(m: &Measured, i: usize) -> Duration {
-    m.apply.nth(i)
+/// The run with the median apply (its index and wall time): the run whose figures the
+/// tables show.
+fn median_apply(m: &Measured) -> (usize, Duration) {
+    let applies: Vec<Duration> = (0..m.requests.len()).map(|i| m.apply.nth(i)).collect();
+    let i = median_index(&applies);
+    (i, applies.get(i).copied().unwrap_or_default())
 }
 
 fn main() -> std::process::ExitCode {
