@@ -262,6 +262,17 @@ fn print_cpu_table(rows: &[(&Scenario, Measured)], cores: usize) {
     }
 }
 
+/// The median apply of scenario `names.1` over that of `names.0`, when both ran.
+fn print_ratio(rows: &[(&Scenario, Measured)], names: (&str, &str), label: &str) {
+    let find = |name: &str| rows.iter().find(|(s, _)| s.name == name).map(|(_, m)| m);
+    if let (Some(one), Some(many)) = (find(names.0), find(names.1)) {
+        println!(
+            "{label}: {:.2}x",
+            many.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
+        );
+    }
+}
+
 /// What a refresh costs with field-level drift on and off.
 fn print_refresh_table(rows: &[(&Scenario, Measured)]) {
     println!(
@@ -368,20 +379,14 @@ fn bench() {
         print_cpu_table(&rows, cores);
         print_refresh_table(&rows);
     }
-    let single = rows.iter().find(|(s, _)| s.name == "1 web app");
-    let many = rows.iter().find(|(s, _)| s.name == "50 web apps");
-    if let (Some((_, one)), Some((_, fifty))) = (single, many) {
-        println!(
-            "\n50 instances with -parallelism=10 / one instance (`terraform apply`): {:.2}x",
-            fifty.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
-        );
-    }
-    let single = rows.iter().find(|(s, _)| s.name == "1 terraform_data");
-    let many = rows.iter().find(|(s, _)| s.name == "50 terraform_data");
-    if let (Some((_, one)), Some((_, fifty))) = (single, many) {
-        println!(
-            "50 terraform_data with -parallelism=10 / one (`terraform apply`, Terraform alone): {:.2}x",
-            fifty.apply.median().as_secs_f64() / one.apply.median().as_secs_f64().max(1e-9)
-        );
-    }
+    print_ratio(
+        &rows,
+        ("1 web app", "50 web apps"),
+        "\n50 instances with -parallelism=10 / one instance (`terraform apply`)",
+    );
+    print_ratio(
+        &rows,
+        ("1 terraform_data", "50 terraform_data"),
+        "50 terraform_data with -parallelism=10 / one (`terraform apply`, Terraform alone)",
+    );
 }
