@@ -269,6 +269,10 @@ impl Cluster {
                 // What kube's `pinned_kind` answers for each kind: the first resource
                 // of the list with that kind (subresources are already left out).
                 let served = group.versioned_resources(&gvk.version);
+                let found = served
+                    .iter()
+                    .find(|(ar, _)| ar.kind == kind)
+                    .map(|(ar, caps)| (ar.clone(), caps.scope.clone()));
                 if let Ok(mut cache) = self.discovery.lock() {
                     for (ar, caps) in served {
                         cache
@@ -276,8 +280,7 @@ impl Cluster {
                             .or_insert((ar, caps.scope));
                     }
                 }
-                self.cache_get(&key)
-                    .ok_or_else(|| self.unknown(api_version, kind))
+                found.ok_or_else(|| self.unknown(api_version, kind))
             }
             Err(RetryError::Kube(kube::Error::Discovery(_))) => {
                 Err(self.unknown(api_version, kind))
