@@ -60,6 +60,13 @@ pub fn check(
             }
             Some((Note::Converted(line), Some(t.object)))
         }
+        // Its own words say when it was removed.
+        Err(e @ TranslateError::Removed { .. }) => Some((
+            Note::NotServed(format!(
+                "templates/{file}: {e} (checked against Kubernetes {release})"
+            )),
+            None,
+        )),
         Err(e @ TranslateError::NotServed { .. }) | Err(e @ TranslateError::Convert(_)) => Some((
             Note::NotServed(format!(
                 "templates/{file}: {e} (checked against Kubernetes {release}{})",

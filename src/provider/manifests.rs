@@ -17,18 +17,10 @@ use tfplugin::Value;
 
 use kudo_engine::cluster::ObjectRef;
 
+pub use kudo_engine::engine::Source;
+
 use super::preview::label;
 use super::sensitive::{REDACTED, reveals};
-
-/// Where the content of an object managed after the apply comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    /// The pending run applies it: this render.
-    Applied(Json),
-    /// The run leaves it as it is: the prior state's entry when there is one, else this
-    /// render of the last run's values (none when it cannot be known).
-    Kept(Option<Json>),
-}
 
 /// One object's entry: its YAML, or `(sensitive value)`.
 pub fn entry(object: &Json, sensitive: &BTreeMap<String, String>) -> String {

@@ -13,6 +13,8 @@ mod autoscaling;
 mod batch;
 mod certificates;
 mod crd;
+
+pub use crd::{API_APPROVAL_ANNOTATION, UNAPPROVED_CONVERTED, is_protected_group};
 mod discovery;
 mod networking;
 mod policy;

@@ -15,8 +15,14 @@ pub mod convert;
 pub mod releases;
 mod translate;
 
-pub use convert::{ConvertError, Converted, convert, successors};
-pub use releases::{BuiltinKind, CURRENT, OLDEST, ParseReleaseError, Release, builtin_kinds};
+pub use convert::{
+    API_APPROVAL_ANNOTATION, ConvertError, Converted, UNAPPROVED_CONVERTED, convert,
+    is_protected_group, successors,
+};
+pub use releases::{
+    BuiltinKind, CURRENT, OLDEST, ParseReleaseError, Release, builtin_kinds,
+    removed_without_successor,
+};
 pub use translate::{Mapping, TranslateError, Translation, Translator};
 
 /// `group/version` split; the core group is empty (`v1` -> `("", "v1")`).

@@ -200,6 +200,22 @@ impl Release {
     }
 }
 
+/// The release that removed `kind` at `api_version` when nothing replaced it: a built-in
+/// version the table marks removed, with no converter to another version and no version
+/// of the same kind that is still served (`policy/v1beta1` PodSecurityPolicy: 1.25).
+/// `None` for kinds that live on under another version, and for custom resources.
+pub fn removed_without_successor(api_version: &str, kind: &str) -> Option<u32> {
+    let (group, version) = crate::split_api_version(api_version);
+    let row = builtin_kinds()
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)?;
+    let removed = row.removed_in?;
+    let lives_on = builtin_kinds()
+        .iter()
+        .any(|k| k.kind == kind && k.removed_in.is_none());
+    (crate::convert::successors(api_version, kind).is_empty() && !lives_on).then_some(removed)
+}
+
 /// `Release` from "1.24", "v1.24.3", "1.24.0-gke.100" or "v0.0.0-master" (an error:
 /// development builds do not say what they serve).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -73,9 +73,30 @@ pub enum TranslateError {
         /// Translation is switched off by the provider setting.
         disabled: bool,
     },
+    /// A built-in API Kubernetes removed with nothing to replace it (PodSecurityPolicy):
+    /// no version, mapping or conversion can make the object apply.
+    #[error("{}", removed_message(kind, name, api_version, *removed_in))]
+    Removed {
+        kind: String,
+        name: String,
+        api_version: String,
+        /// The 1.x minor release that stopped serving it.
+        removed_in: u32,
+    },
     /// A served successor exists but this object cannot be converted to it.
     #[error(transparent)]
     Convert(#[from] ConvertError),
+}
+
+fn removed_message(kind: &str, name: &str, api_version: &str, removed_in: u32) -> String {
+    format!(
+        "{kind} {name:?} uses {api_version}, which Kubernetes removed in 1.{removed_in} with \
+         nothing to replace it: no API version of this cluster can hold a {kind}, so the \
+         object cannot be applied here. The package author can drop this template, or render \
+         it only when a parameter asks for it (for example `{{{{ if eq .Params.ENABLE_{upper} \
+         \"true\" }}}}` around the whole file) for clusters older than 1.{removed_in}",
+        upper = kind.to_uppercase()
+    )
 }
 
 fn not_served_message(
@@ -199,13 +220,34 @@ impl Translator {
                 .find(|to| served(to, kind))
                 .map(|to| to.to_string())
         };
-        Err(TranslateError::NotServed {
+        Err(self.not_served(obj, use_instead))
+    }
+
+    /// Why `obj`, whose version is not served and for which no candidate is served,
+    /// cannot be applied: removed with no successor, or not served (with the served
+    /// successor to write instead when translation is off and one exists). The one
+    /// wording, for the cluster's discovery and for a release profile alike.
+    pub fn not_served(&self, obj: &Value, use_instead: Option<String>) -> TranslateError {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let no_mapping = !self.mappings.iter().any(|m| m.matches(api_version, kind));
+        if let Some(removed_in) = crate::releases::removed_without_successor(api_version, kind)
+            && no_mapping
+        {
+            return TranslateError::Removed {
+                kind: kind.to_string(),
+                name: convert::object_name(obj),
+                api_version: api_version.to_string(),
+                removed_in,
+            };
+        }
+        TranslateError::NotServed {
             kind: kind.to_string(),
             name: convert::object_name(obj),
             api_version: api_version.to_string(),
             use_instead,
             disabled: !self.enabled,
-        })
+        }
     }
 }
 
@@ -226,6 +268,47 @@ mod tests {
     /// A 1.25+ cluster: policy/v1 only.
     fn modern(api_version: &str, _kind: &str) -> bool {
         api_version != "policy/v1beta1" && api_version != "example.com/v1alpha1"
+    }
+
+    // PodSecurityPolicy: policy/v1beta1 removed in 1.25 with no successor (Kubernetes'
+    // deprecation guide); a PodDisruptionBudget lives on as policy/v1.
+    #[test]
+    fn a_removed_api_without_successor_says_so() {
+        let psp = json!({"apiVersion": "policy/v1beta1", "kind": "PodSecurityPolicy",
+                         "metadata": {"name": "restricted"}, "spec": {}});
+        let err = Translator::default().translate(&psp, modern).unwrap_err();
+        assert_eq!(
+            err,
+            TranslateError::Removed {
+                kind: "PodSecurityPolicy".into(),
+                name: "restricted".into(),
+                api_version: "policy/v1beta1".into(),
+                removed_in: 25,
+            }
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("removed in 1.25 with nothing to replace it"),
+            "{text}"
+        );
+        assert!(text.contains("drop this template"), "{text}");
+        assert_eq!(
+            crate::removed_without_successor("policy/v1beta1", "PodDisruptionBudget"),
+            None
+        );
+        // A user mapping is the user's own successor.
+        let mapped = Translator {
+            enabled: true,
+            mappings: vec![Mapping {
+                from_api_version: "policy/v1beta1".into(),
+                kind: Some("PodSecurityPolicy".into()),
+                to_api_version: "example.com/v1".into(),
+            }],
+        };
+        assert!(matches!(
+            mapped.translate(&psp, |_, _| false).unwrap_err(),
+            TranslateError::NotServed { .. }
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use tfplugin::{AttributePath, Diagnostic, PlanResponse, Value};
+use tfplugin::{AttributePath, Diagnostic, PlanResponse};
 
 use kudo_engine::engine::{self};
 use kudo_package::Package;
@@ -190,17 +190,12 @@ pub(super) async fn plan_preview(
     plan_name: &str,
     prior: &InstanceModel,
 ) -> Computed {
-    let unknown = |warnings| Computed {
-        value: Value::Unknown,
-        warnings,
-        managed: None,
-    };
     let pkg = desired.inputs.package;
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => {
             tracing::debug!(detail = %d.detail, "no preview: cluster not reachable while planning");
-            return unknown(Vec::new());
+            return Computed::unknown(Vec::new());
         }
     };
     let previous = prior.object_refs();
@@ -212,15 +207,17 @@ pub(super) async fn plan_preview(
         .is_some_and(|(_, ov)| ov == pkg.operator_version_name())
         && prior.operator_digest.as_deref() == Some(packages::digest(pkg).as_str());
     let old_params = prior.all_parameters().ok().flatten();
-    let prior_run = crate::provider::preview::Prior {
+    let prior_run = engine::Prior {
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
     };
-    match crate::provider::preview::compute(&cluster, desired, plan_name, &prior_run).await {
-        Ok(computed) => computed,
-        Err(crate::provider::preview::PreviewError::Unknown(d)) => unknown(vec![d]),
-        Err(crate::provider::preview::PreviewError::Refused { summary, error }) => {
-            unknown(vec![session.engine_error(summary, &error)])
+    match engine::plan_instance(&cluster, desired, plan_name, &prior_run).await {
+        Ok(plan) => Computed::of_plan(plan),
+        Err(engine::PlanFailure::Unknown(note)) => {
+            Computed::unknown(vec![crate::provider::preview::warning(&note)])
+        }
+        Err(engine::PlanFailure::Refused { summary, error }) => {
+            Computed::unknown(vec![session.engine_error(summary, &error)])
         }
     }
 }
@@ -235,5 +232,5 @@ pub(super) async fn current_objects(
     objects: &[kudo_engine::cluster::ObjectRef],
 ) -> Option<Vec<(kudo_engine::cluster::ObjectRef, Source)>> {
     let cluster = session.cluster().await.ok()?;
-    crate::provider::preview::current(&cluster, desired, plan_name, objects).await
+    engine::current(&cluster, desired, plan_name, objects).await
 }

@@ -307,11 +307,7 @@ async fn plan_inner(
         (Some(desired), Some(plan_name)) => {
             plan_preview(session, desired, plan_name, prior_attrs).await
         }
-        _ => Computed {
-            value: Value::Unknown,
-            warnings: Vec::new(),
-            managed: None,
-        },
+        _ => Computed::unknown(Vec::new()),
     };
     diagnostics.extend(computed.warnings);
     planned.preview = computed.value;
@@ -687,7 +683,7 @@ async fn applied_manifests(
     }) else {
         return Value::Null;
     };
-    match super::preview::current(cluster, &desired, plan_name, objects).await {
+    match engine::current(cluster, &desired, plan_name, objects).await {
         Some(managed) => manifests::value(&managed, &Value::Null, secret),
         None => Value::Null,
     }

@@ -236,6 +236,16 @@ pub(super) fn custom_resource_definition(
 
     convert_conversion(cx, spec)?;
 
+    let group = spec
+        .get("group")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if is_protected_group(&group) {
+        approve(cx, root, &group);
+    }
+    let spec = cx.spec(root)?;
+
     let extra: Vec<String> = spec
         .keys()
         .filter(|k| !V1_SPEC_FIELDS.contains(&k.as_str()))
@@ -248,6 +258,57 @@ pub(super) fn custom_resource_definition(
         ));
     }
     Ok(())
+}
+
+/// The annotation v1 requires on CustomResourceDefinitions of protected groups.
+pub const API_APPROVAL_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// The value written on converted CRDs of protected groups that carry none. The API
+/// server accepts any value starting with "unapproved" (Kubernetes'
+/// `apihelpers.GetAPIApprovalState`: APIApprovalBypassed) and records the CRD as not
+/// conformant to the API approval policy, which is the truth for a package's CRD.
+pub const UNAPPROVED_CONVERTED: &str =
+    "unapproved, converted from apiextensions.k8s.io/v1beta1 by terraform-provider-kudo";
+
+/// Kubernetes' `apihelpers.IsProtectedCommunityGroup`: `k8s.io`, `kubernetes.io` and
+/// their subdomains, whose v1 CRDs need [`API_APPROVAL_ANNOTATION`] (v1beta1 did not
+/// check it, which is why KUDO-era packages lack it).
+pub fn is_protected_group(group: &str) -> bool {
+    group == "k8s.io"
+        || group == "kubernetes.io"
+        || group.ends_with(".k8s.io")
+        || group.ends_with(".kubernetes.io")
+}
+
+/// Writes [`UNAPPROVED_CONVERTED`] unless the template already says something.
+fn approve(cx: &mut Cx, root: &mut Map<String, Value>, group: &str) {
+    let metadata = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(metadata) = metadata.as_object_mut() else {
+        return;
+    };
+    let annotations = metadata
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if annotations.is_null() {
+        *annotations = Value::Object(Map::new());
+    }
+    let Some(annotations) = annotations.as_object_mut() else {
+        return;
+    };
+    if annotations.contains_key(API_APPROVAL_ANNOTATION) {
+        return;
+    }
+    annotations.insert(
+        API_APPROVAL_ANNOTATION.to_string(),
+        Value::String(UNAPPROVED_CONVERTED.to_string()),
+    );
+    cx.note(format!(
+        "group {group} is protected: apiextensions.k8s.io/v1 requires the annotation \
+         {API_APPROVAL_ANNOTATION}, which v1beta1 did not check; wrote \
+         \"{UNAPPROVED_CONVERTED}\" (accepted as not approved)"
+    ));
 }
 
 /// `spec.conversion`: v1beta1 kept the webhook's client config and review versions
@@ -415,6 +476,34 @@ mod tests {
         })
     }
 
+    // Kubernetes' apihelpers.IsProtectedCommunityGroup and GetAPIApprovalState: any value
+    // starting with "unapproved" is accepted; a template's own value is kept.
+    #[test]
+    fn protected_groups_get_the_approval_annotation_once() {
+        for (group, protected) in [
+            ("sparkoperator.k8s.io", true),
+            ("k8s.io", true),
+            ("x.kubernetes.io", true),
+            ("example.com", false),
+            ("notk8s.io", false),
+        ] {
+            assert_eq!(super::is_protected_group(group), protected, "{group}");
+        }
+        assert!(super::UNAPPROVED_CONVERTED.starts_with("unapproved"));
+        let mut crd = spark_application_crd();
+        crd["metadata"]["annotations"] =
+            json!({"api-approved.kubernetes.io": "https://example.com/approval"});
+        let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
+        assert_eq!(
+            out.object["metadata"]["annotations"]["api-approved.kubernetes.io"],
+            "https://example.com/approval"
+        );
+        let mut other = spark_application_crd();
+        other["spec"]["group"] = json!("example.com");
+        let out = convert(&other, "apiextensions.k8s.io/v1").unwrap();
+        assert!(out.object["metadata"].get("annotations").is_none());
+    }
+
     // CustomResourceDefinition apiextensions.k8s.io/v1beta1 (version, validation, subresources, additionalPrinterColumns
     // with JSONPath, preserveUnknownFields default true): kubernetes.io/docs/reference/generated/kubernetes-api/v1.21/#customresourcedefinitionspec-v1beta1-apiextensions-k8s-io;
     // v1 (versions[].schema/subresources/additionalPrinterColumns with jsonPath, preserveUnknownFields must not be true):
@@ -424,7 +513,17 @@ mod tests {
         let crd = spark_application_crd();
         let out = convert(&crd, "apiextensions.k8s.io/v1").unwrap();
         let spec = &out.object["spec"];
-        assert_eq!(out.object["metadata"], crd["metadata"]);
+        // sparkoperator.k8s.io is a protected group: v1 wants the approval annotation.
+        assert_eq!(
+            out.object["metadata"],
+            json!({"name": "sparkapplications.sparkoperator.k8s.io",
+                   "annotations": {"api-approved.kubernetes.io": super::UNAPPROVED_CONVERTED}})
+        );
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("api-approved.kubernetes.io") && n.contains("protected"))
+        );
         assert_eq!(spec["group"], "sparkoperator.k8s.io");
         for gone in [
             "version",
@@ -471,8 +570,8 @@ mod tests {
         assert_eq!(schema["properties"]["spec"]["type"], "object");
         assert_eq!(schema["properties"]["metadata"]["type"], "object");
         // Notes: root type written, preserveUnknownFields, types implied by keywords,
-        // nodes whose type nothing implies.
-        assert_eq!(out.notes.len(), 4, "{:#?}", out.notes);
+        // nodes whose type nothing implies, the approval annotation.
+        assert_eq!(out.notes.len(), 5, "{:#?}", out.notes);
         let inferred = &out.notes[2];
         assert!(inferred.contains("v1beta2.metadata"), "{inferred}");
         assert!(

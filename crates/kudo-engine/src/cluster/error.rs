@@ -112,6 +112,23 @@ fn describe_conflicts(conflicts: &[FieldConflict]) -> String {
     }
 }
 
+/// Whether a 5xx answer is the server failing to read the object we sent rather than
+/// the server faltering: the API server answers HTTP 500 when the request body cannot
+/// be converted to its typed form (a Secret's `data` that is not base64, a string field
+/// holding a number, in server-side apply's typed conversion). The same bytes fail the
+/// same way every time, so retrying cannot help and the content must change.
+pub fn rejects_content(message: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "failed to convert new object",
+        "failed to create typed patch object",
+        "failed to create typed live object",
+        "illegal base64 data",
+        "cannot unmarshal",
+        "failed to decode",
+    ];
+    MARKERS.iter().any(|m| message.contains(m))
+}
+
 /// What kind of trouble an error is, as far as what the user should do differs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Trouble {
@@ -148,6 +165,9 @@ impl ClusterError {
             ClusterError::Api {
                 code: 401 | 403, ..
             } => Trouble::Denied,
+            ClusterError::Api { code, message, .. } if *code >= 500 && rejects_content(message) => {
+                Trouble::Content
+            }
             ClusterError::Api { code, .. } if *code == 429 || *code >= 500 => Trouble::Transient,
             ClusterError::ConnectionLost { .. } => Trouble::Transient,
             ClusterError::NamespaceGone { .. } => Trouble::Namespace,

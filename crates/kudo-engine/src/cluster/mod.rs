@@ -21,13 +21,13 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Scope};
-use kube_api_versions::{TranslateError, Translation, Translator};
+use kube_api_versions::{Translation, Translator};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
-pub use error::{ClusterError, Trouble};
+pub use error::{ClusterError, Trouble, rejects_content};
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
 pub use object_ref::ObjectRef;
 pub use settings::ConnectionSettings;
@@ -381,17 +381,23 @@ impl Cluster {
         }
         let candidates = self.translator.candidates(&r.api_version, &r.kind);
         let Some(to) = self.first_served(&candidates, &r.kind).await? else {
-            if !self.translator.enabled {
-                let builtin = Translator::default().candidates(&r.api_version, &r.kind);
-                if let Some(use_instead) = self.first_served(&builtin, &r.kind).await? {
-                    return Err(ClusterError::Translate(TranslateError::NotServed {
-                        kind: r.kind.clone(),
-                        name: r.name.clone(),
-                        api_version: r.api_version.clone(),
-                        use_instead: Some(use_instead),
-                        disabled: true,
-                    }));
+            let use_instead = match self.translator.enabled {
+                true => None,
+                false => {
+                    let builtin = Translator::default().candidates(&r.api_version, &r.kind);
+                    self.first_served(&builtin, &r.kind).await?
                 }
+            };
+            // A built-in API removed with nothing in its place, or one whose successor
+            // translation may not use: the translation rule words it (the same words
+            // `package verify --kubernetes-version` prints). Anything else unserved may
+            // be a CRD that is not installed.
+            let removed =
+                kube_api_versions::removed_without_successor(&r.api_version, &r.kind).is_some();
+            if use_instead.is_some() || removed {
+                return Err(ClusterError::Translate(
+                    self.translator.not_served(manifest, use_instead),
+                ));
             }
             return Err(self.unknown(&r.api_version, &r.kind));
         };

@@ -34,7 +34,11 @@ pub(crate) fn classify(err: &kube::Error) -> Verdict {
                 .unwrap_or(0);
             Verdict::RetryAfter((secs > 0).then(|| Duration::from_secs(u64::from(secs))))
         }
-        kube::Error::Api(status) if status.code >= 500 && status.code != 501 => {
+        kube::Error::Api(status)
+            if status.code >= 500
+                && status.code != 501
+                && !super::error::rejects_content(&status.message) =>
+        {
             Verdict::RetryAfter(None)
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => Verdict::RetryAfter(None),

@@ -201,6 +201,18 @@ impl EngineError {
         self.trouble == Trouble::ApiVersion
     }
 
+    /// The cluster error this one wraps, at any depth of the chain within this
+    /// instance's run (not through a dependency's failure).
+    pub fn cluster_cause(&self) -> Option<&ClusterError> {
+        let mut cause = self.source.as_deref()?;
+        loop {
+            if let Some(c) = cause.downcast_ref::<ClusterError>() {
+                return Some(c);
+            }
+            cause = cause.downcast_ref::<EngineError>()?.source.as_deref()?;
+        }
+    }
+
     /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     pub fn is_cancelled(&self) -> bool {
         self.trouble == Trouble::Cancelled
@@ -242,8 +254,9 @@ impl From<ClusterError> for EngineError {
             | ClusterError::Translate(_) => true,
             // Another manager keeps the fields until someone acts; retrying cannot help.
             ClusterError::FieldConflict { .. } => true,
-            ClusterError::Api { code, .. } => {
-                (400..500).contains(code) && *code != 409 && *code != 429
+            ClusterError::Api { code, message, .. } => {
+                ((400..500).contains(code) && *code != 409 && *code != 429)
+                    || (*code >= 500 && crate::cluster::rejects_content(message))
             }
             ClusterError::Settings { .. } => true,
             ClusterError::Unreachable { .. }

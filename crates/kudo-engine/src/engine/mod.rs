@@ -10,7 +10,9 @@ mod metadata;
 mod operator;
 mod ownership;
 mod pipe;
+mod planning;
 mod preview;
+mod prune;
 mod removal;
 mod run;
 mod sensitive;
@@ -35,10 +37,15 @@ pub use operator::{
     install_operator, instances_using, load_operator, operator_ref, operator_version_ref,
     uninstall_operator,
 };
+pub use planning::{
+    Changes, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current, label,
+    plan_instance, translation_notes,
+};
 pub use preview::{
     PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,
     preview_walk, render_plan,
 };
+pub use prune::unwanted;
 pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use sensitive::{

@@ -18,9 +18,12 @@ use crate::cluster::{Cluster, ClusterError, ObjectRef};
 pub struct PlannedObject {
     pub object: ObjectRef,
     pub manifest: Value,
-    /// False when the server could not judge it yet: its kind comes from a CRD the same
-    /// plan creates, or its namespace does not exist yet.
+    /// False when the server could not judge it yet; `unchecked` says why.
     pub checked: bool,
+    /// Why the server could not judge it at plan time: its kind comes from a CRD the
+    /// same plan creates, or its namespace does not exist yet. The apply checks it
+    /// before writing anything of its step.
+    pub unchecked: Option<String>,
     /// The template that renders it (`templates/pdb.yaml`).
     pub template: String,
     /// Set when the template writes an API version the cluster no longer serves and the
@@ -125,7 +128,13 @@ pub async fn preview_walk(
                 // Unknown scope: most custom kinds are namespaced.
                 decorate(&mut manifest, &owner, loc, namespaced.unwrap_or(true));
                 let mut dry_run = None;
-                if namespaced.is_some() {
+                let mut unchecked = None;
+                if namespaced.is_none() {
+                    unchecked = Some(format!(
+                        "its kind {} comes from a CustomResourceDefinition this plan creates first",
+                        r.kind
+                    ));
+                } else {
                     // The same ownership rule as the run (see Run::apply_all).
                     let owned = ObjectRef::from_object(&manifest)
                         .is_ok_and(|o| in_inventory(req.previous_inventory, &o));
@@ -146,7 +155,15 @@ pub async fn preview_walk(
                     match checked_apply {
                         Ok(answer) => dry_run = Some(answer),
                         // The namespace may be created by the same Terraform apply.
-                        Err(e) if e.is_not_found() => {}
+                        Err(e) if e.is_not_found() => {
+                            unchecked = Some(format!(
+                                "namespace {} does not exist yet (another resource of the configuration may create it)",
+                                manifest
+                                    .pointer("/metadata/namespace")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or(req.namespace)
+                            ));
+                        }
                         Err(e) => return Err(fail(e)),
                     }
                 }
@@ -156,6 +173,7 @@ pub async fn preview_walk(
                     object,
                     manifest,
                     checked: dry_run.is_some(),
+                    unchecked,
                     template,
                     translation,
                     dry_run,

@@ -1015,35 +1015,6 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Everything any plan of the desired state applies, stores from a pipe or runs as
-    /// a dependency; None when some plan cannot be walked or a rendered object cannot
-    /// be identified, in which case nothing is pruned (better to leak than to delete
-    /// something still wanted).
-    async fn desired_objects(&self) -> Option<BTreeSet<ObjectRef>> {
-        let wanted = self.desired.wanted()?;
-        let mut desired = BTreeSet::new();
-        // Only the ref matters here, and it does not depend on the location.
-        let anywhere = Location::default();
-        for rendered in wanted.objects {
-            match self.prepare(&anywhere, rendered.object.clone()).await {
-                Ok((r, _)) => {
-                    desired.insert(r);
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
-                    return None;
-                }
-            }
-        }
-        for (kind, name) in wanted.pipe_artifacts {
-            desired.insert(ObjectRef::new("v1", &kind, Some(self.req.namespace), &name));
-        }
-        for child in wanted.children {
-            desired.insert(super::instance_ref(self.req.namespace, &child));
-        }
-        Some(desired)
-    }
-
     /// `unwanted` without the objects a Webhook task's latest answer holds. No plan can
     /// know what a webhook answers without calling it, so the desired set never holds
     /// them; instead each object a webhook answered carries the task's name
@@ -1121,14 +1092,9 @@ impl<'a> Run<'a> {
             .cloned()
             .collect();
         if !stale.is_empty()
-            && let Some(desired) = self.desired_objects().await
+            && let Some(wanted) = super::planning::wanted_refs(self.cluster, self.desired).await
         {
-            // By stored object, not by ref: deleting `policy/v1beta1` PDB x would delete
-            // the `policy/v1` PDB x the run just applied.
-            let unwanted: Vec<ObjectRef> = stale
-                .into_iter()
-                .filter(|r| !in_inventory(&desired, r))
-                .collect();
+            let unwanted = super::prune::unwanted(&stale, &applied, &wanted);
             let unwanted = self.not_held_by_webhooks(unwanted, cancel).await;
             for r in &unwanted {
                 tracing::info!(object = %r, "pruning object no longer rendered");
@@ -1143,13 +1109,7 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Whether `refs` holds the stored object `r` names, under any version of its group.
-pub(crate) fn in_inventory<'a>(
-    refs: impl IntoIterator<Item = &'a ObjectRef>,
-    r: &ObjectRef,
-) -> bool {
-    refs.into_iter().any(|o| o.same_object(r))
-}
+pub(crate) use super::prune::in_inventory;
 
 /// Runs a cluster call, giving up as soon as `cancel` fires: a hanging API server must not
 /// outlive the Terraform timeout.

@@ -1,0 +1,475 @@
+//! The one planning call: what an apply of one instance's plan will do, computed at
+//! plan time from the desired state, the prior run and a read-only view of the cluster
+//! (server-side dry-runs, GETs, discovery; nothing is written).
+//!
+//! Every view of a pending apply is made from [`InstancePlan`]: the provider's
+//! `preview` and `manifests`, the objects it will manage, and the refusals that fail
+//! `terraform plan`. The run ([`super::run_plan`]) decides the same things with the same
+//! functions: which objects a plan applies ([`super::preview_walk`]'s translation and
+//! ownership rules), what pruning removes ([`super::prune::unwanted`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kudo_plan::{Desired, Inputs};
+use serde_json::Value;
+
+use super::error::EngineError;
+use super::preview::{PlannedObject, PreviewAction, preview_objects, preview_walk};
+use super::run::RunRequest;
+use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
+
+/// What the instance's last run worked from, as the Terraform state records it.
+#[derive(Debug, Clone, Copy)]
+pub struct Prior<'a> {
+    /// The `objects` inventory.
+    pub objects: &'a [ObjectRef],
+    /// The parameters of the last run (sensitive ones included), when it ran this same
+    /// package; `None` on create, upgrade or a changed package, where every object
+    /// already managed counts as updated.
+    pub parameters: Option<&'a BTreeMap<String, String>>,
+}
+
+/// Where the content of an object managed after the apply comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The pending run applies it: this render.
+    Applied(Value),
+    /// The run leaves it as it is: the prior state's entry when there is one, else this
+    /// render of the last run's values (none when it cannot be known).
+    Kept(Option<Value>),
+}
+
+/// The objects the apply creates, updates and deletes, in plan order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Changes {
+    pub create: Vec<ObjectRef>,
+    pub update: Vec<ObjectRef>,
+    pub delete: Vec<ObjectRef>,
+}
+
+/// Something the plan tells the user without failing: an object converted to a served
+/// API version, or why part of the plan stays unknown until the apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanNote {
+    pub summary: String,
+    pub detail: String,
+}
+
+/// The whole plan of one instance's run.
+#[derive(Debug, Clone)]
+pub struct InstancePlan {
+    /// Every object the plan applies, as the server's dry-run judged it.
+    pub planned: Vec<PlannedObject>,
+    /// What changes; `None` when it cannot be known before the apply (a note says why).
+    pub changes: Option<Changes>,
+    /// Warnings: translated API versions, objects checked only at apply, unknowns.
+    pub notes: Vec<PlanNote>,
+    /// Every object the instance manages after the apply with where its content comes
+    /// from; `None` when `changes` is.
+    pub managed: Option<Vec<(ObjectRef, Source)>>,
+}
+
+/// Why there is no plan.
+#[derive(Debug)]
+pub enum PlanFailure {
+    /// The apply would certainly fail the same way, so the plan fails now and nothing
+    /// is written. `summary` heads the diagnostic; `error` is the apply's own error.
+    Refused {
+        summary: &'static str,
+        error: Box<EngineError>,
+    },
+    /// The plan cannot be known now and may well work at apply (the cluster was not
+    /// reachable, a transient server error, a kind another resource of the
+    /// configuration may install): `changes` stays unknown and the note says why.
+    Unknown(PlanNote),
+}
+
+/// The one classification of a failure met while planning: refused when the apply
+/// would meet the same failure whatever happens in between, unknown otherwise.
+pub fn classify(error: EngineError, plan: &str) -> PlanFailure {
+    let refuse = |summary| PlanFailure::Refused {
+        summary,
+        error: Box::new(error.clone()),
+    };
+    if error.is_cancelled() {
+        return unknown(plan, &error);
+    }
+    match error.trouble {
+        Trouble::ApiVersion => match error.cluster_cause() {
+            Some(ClusterError::Translate(kube_api_versions::TranslateError::Removed {
+                ..
+            })) => refuse("API removed, with nothing to replace it"),
+            _ => refuse("API version not served"),
+        },
+        Trouble::Taken => refuse("Object belongs to another instance"),
+        Trouble::Webhook => refuse("Webhook URL not allowed"),
+        Trouble::Denied => refuse("Not allowed for these credentials"),
+        // A custom kind no CRD serves yet: another resource of the configuration (an
+        // operator instance applied first) may install it, which only the apply shows.
+        Trouble::Content
+            if matches!(
+                error.cluster_cause(),
+                Some(ClusterError::UnknownKind { .. })
+            ) =>
+        {
+            unknown(plan, &error)
+        }
+        Trouble::Content => refuse("The API server refuses this object"),
+        Trouble::Unreachable | Trouble::Transient | Trouble::Namespace | Trouble::Cancelled => {
+            unknown(plan, &error)
+        }
+    }
+}
+
+fn unknown(plan: &str, error: &EngineError) -> PlanFailure {
+    PlanFailure::Unknown(PlanNote {
+        summary: "No preview".to_string(),
+        detail: format!(
+            "The dry-run of plan {plan:?} could not be completed, so `preview` is unknown until the apply, which checks again before it writes: {error}"
+        ),
+    })
+}
+
+/// How objects are named in plans, like `kubectl` prints them.
+pub fn label(r: &ObjectRef) -> String {
+    match &r.namespace {
+        Some(ns) => format!("{} {ns}/{}", r.kind, r.name),
+        None => format!("{} {}", r.kind, r.name),
+    }
+}
+
+/// What running `plan` of the desired state (sensitive parameters included; only object
+/// names come out) would create, update and delete. The server-side dry-run checks the
+/// objects and names them; which of them change is decided from the prior run and the
+/// walks alone, never from what the cluster holds: Terraform plans again during the
+/// apply (after the destroy half of a replacement, after other resources changed the
+/// cluster) and the two plans must agree.
+pub async fn plan_instance(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+    plan: &str,
+    prior: &Prior<'_>,
+) -> Result<InstancePlan, PlanFailure> {
+    let inputs = desired.inputs;
+    let request = RunRequest {
+        package: inputs.package,
+        instance: inputs.instance,
+        namespace: inputs.namespace,
+        parameters: inputs.parameters,
+        plan,
+        previous_inventory: prior.objects,
+        // A dry-run shows this instance's own objects; children are planned on their own.
+        dependencies: None,
+        render_seed: inputs.seed,
+        // A plan deletes nothing.
+        crd_deletion: super::CrdDeletion::default(),
+    };
+    let walk = desired
+        .plan(plan)
+        .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?;
+    let planned = preview_walk(cluster, &request, walk)
+        .await
+        .map_err(|e| classify(e.with_plan(plan), plan))?;
+    let mut notes = translation_notes(&planned);
+    notes.extend(unchecked_notes(&planned));
+    // A webhook is called by the apply only: what it answers cannot be shown.
+    let calls: Vec<String> = walk
+        .webhooks()
+        .map(|(step, task, call)| {
+            format!(
+                "task {task:?} (phase {:?}, step {:?}) calls {}",
+                step.location.phase,
+                step.location.step,
+                call.shown_url()
+            )
+        })
+        .collect();
+    if !calls.is_empty() {
+        let from_templates: Vec<String> = planned.iter().map(|p| label(&p.object)).collect();
+        notes.push(PlanNote {
+            summary: "Preview unknown: webhook tasks run at apply time".to_string(),
+            detail: format!(
+                "Plan {plan:?} runs Webhook tasks: {}. A webhook is never called while planning, because the call may have side effects, so the objects it answers, and with them what the apply creates, updates and deletes, are known only after the apply; `preview` is unknown. Objects from templates the plan applies: {}.",
+                calls.join("; "),
+                if from_templates.is_empty() {
+                    "none".to_string()
+                } else {
+                    from_templates.join(", ")
+                }
+            ),
+        });
+        return Ok(InstancePlan {
+            planned,
+            changes: None,
+            notes,
+            managed: None,
+        });
+    }
+    let namespace = inputs.namespace;
+    let mut new_render: BTreeMap<ObjectRef, Value> = BTreeMap::new();
+    let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
+    for o in preview_objects(walk) {
+        let Ok(r) = ObjectRef::from_object(&o.object) else {
+            continue;
+        };
+        let r = with_namespace(cluster, r, namespace).await;
+        match o.action {
+            PreviewAction::Apply => {
+                new_render.insert(r, o.object);
+            }
+            PreviewAction::Delete => {
+                deleted_by_tasks.insert(r);
+            }
+        }
+    }
+    // The last run's render of the same package: the same walk with the old values.
+    let old_desired = prior.parameters.and_then(|old| {
+        Desired::new(Inputs {
+            parameters: old,
+            ..inputs
+        })
+        .ok()
+    });
+    let old_render = match &old_desired {
+        Some(old) => renders(cluster, old, plan).await,
+        None => None,
+    };
+
+    // Compared by stored object: after a cluster upgrade the state may name an object
+    // under the version it was applied as, the plan under the version served now.
+    let known = |r: &ObjectRef| prior.objects.iter().any(|k| k.same_object(r));
+    let mut changes = Changes::default();
+    let mut applied = BTreeSet::new();
+    for p in &planned {
+        if !applied.insert(p.object.clone()) {
+            continue;
+        }
+        if !known(&p.object) {
+            changes.create.push(p.object.clone());
+            continue;
+        }
+        let same = match (&old_render, new_render.get(&p.object)) {
+            (Some(old), Some(new)) => old.get(&p.object) == Some(new),
+            _ => false,
+        };
+        if !same {
+            changes.update.push(p.object.clone());
+        }
+    }
+    // What the run prunes: the same rule as the run's (nothing when some plan does not
+    // walk, like the run).
+    let mut gone: Vec<ObjectRef> = deleted_by_tasks.into_iter().collect();
+    if let Some(wanted) = wanted_refs(cluster, desired).await {
+        let unwanted = super::prune::unwanted(prior.objects, &applied, &wanted);
+        // A webhook's earlier answer may hold them (the run then keeps them), which
+        // only the objects in the cluster can tell: the plan does not guess.
+        let webhook_tasks = desired.webhook_tasks();
+        if !webhook_tasks.is_empty() && !unwanted.is_empty() {
+            let tasks: Vec<String> = webhook_tasks.iter().map(|t| format!("{t:?}")).collect();
+            let objects: Vec<String> = unwanted.iter().map(label).collect();
+            notes.push(PlanNote {
+                summary: "Preview unknown: objects a webhook may hold".to_string(),
+                detail: format!(
+                    "No template renders {} any more, but Webhook task {} of this package may have answered them; the apply keeps what a webhook's latest answer holds and prunes the rest, which only the objects in the cluster tell. `preview` is unknown.",
+                    objects.join(", "),
+                    tasks.join(", ")
+                ),
+            });
+            return Ok(InstancePlan {
+                planned,
+                changes: None,
+                notes,
+                managed: None,
+            });
+        }
+        gone.extend(unwanted);
+    }
+    let mut deleted: Vec<ObjectRef> = Vec::new();
+    for r in gone {
+        if known(&r)
+            && !applied.iter().any(|a| a.same_object(&r))
+            && !deleted.iter().any(|d| d.same_object(&r))
+        {
+            deleted.push(r);
+        }
+    }
+    deleted.sort();
+    changes.delete = deleted.clone();
+    // After the apply: what the run applies, as rendered now, and the earlier objects
+    // it neither applies nor removes, as the last run's values render them.
+    let mut managed: Vec<(ObjectRef, Source)> = applied
+        .iter()
+        .filter_map(|r| Some((r.clone(), Source::Applied(new_render.get(r)?.clone()))))
+        .collect();
+    for r in prior.objects {
+        if applied.iter().any(|a| a.same_object(r)) || deleted.iter().any(|d| d.same_object(r)) {
+            continue;
+        }
+        let render = old_render
+            .as_ref()
+            .and_then(|old| old.iter().find(|(k, _)| k.same_object(r)))
+            .map(|(_, o)| o.clone());
+        managed.push((r.clone(), Source::Kept(render)));
+    }
+    Ok(InstancePlan {
+        planned,
+        changes: Some(changes),
+        notes,
+        managed: Some(managed),
+    })
+}
+
+/// The content of each of `objects` as `desired` renders it, `plan`'s render winning
+/// (see [`renders`]); objects no plan renders get `Kept(None)`. What the managed objects
+/// hold when no plan runs, or after an apply that was planned without the cluster.
+pub async fn current(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+    plan: &str,
+    objects: &[ObjectRef],
+) -> Option<Vec<(ObjectRef, Source)>> {
+    let rendered = renders(cluster, desired, plan).await?;
+    Some(
+        objects
+            .iter()
+            .map(|r| {
+                let render = rendered
+                    .iter()
+                    .find(|(k, _)| k.same_object(r))
+                    .map(|(_, o)| o.clone());
+                (r.clone(), Source::Kept(render))
+            })
+            .collect(),
+    )
+}
+
+/// One note per object a template writes for an API version the cluster no longer
+/// serves, naming the template, the object and both versions.
+pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
+    planned
+        .iter()
+        .filter_map(|p| {
+            let t = p.translation.as_ref()?;
+            let mut detail = format!(
+                "{} renders {} with apiVersion {}, which this cluster no longer serves. It will be applied as {}, converted field by field.",
+                p.template,
+                label(&p.object),
+                t.from_api_version,
+                t.to_api_version
+            );
+            for note in &t.notes {
+                detail.push_str("\n- ");
+                detail.push_str(note);
+            }
+            detail.push_str("\nTo stop this warning, write the new apiVersion in the template; to fail instead, set `translate_api_versions = false` in the provider block.");
+            // The object in the summary too: Terraform folds warnings with one summary
+            // into "and N more similar warnings", and each object deserves its line.
+            Some(PlanNote {
+                summary: format!(
+                    "{}: {} converted to {}",
+                    label(&p.object),
+                    t.from_api_version,
+                    t.to_api_version
+                ),
+                detail,
+            })
+        })
+        .collect()
+}
+
+/// One note listing the objects the server could not judge at plan time, with why.
+fn unchecked_notes(planned: &[PlannedObject]) -> Option<PlanNote> {
+    let lines: Vec<String> = planned
+        .iter()
+        .filter_map(|p| {
+            let why = p.unchecked.as_ref()?;
+            Some(format!("- {} ({}): {why}", label(&p.object), p.template))
+        })
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(PlanNote {
+        summary: "Some objects are checked only at apply".to_string(),
+        detail: format!(
+            "The API server cannot judge these objects before the apply, because what they need does not exist yet; the apply checks each step's objects before it writes any of them:\n{}",
+            lines.join("\n")
+        ),
+    })
+}
+
+/// Every object any plan of `desired` applies, as rendered; `plan`'s version wins
+/// when plans render one object differently. None when some plan cannot be walked.
+async fn renders(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+    plan: &str,
+) -> Option<BTreeMap<ObjectRef, Value>> {
+    let pkg = desired.inputs.package;
+    let mut out = BTreeMap::new();
+    let order = std::iter::once(plan).chain(
+        pkg.operator
+            .plans
+            .keys()
+            .map(String::as_str)
+            .filter(|p| *p != plan),
+    );
+    for plan_name in order {
+        let walk = desired.plan(plan_name).ok()?;
+        for o in preview_objects(walk) {
+            if o.action == PreviewAction::Apply
+                && let Ok(r) = ObjectRef::from_object(&o.object)
+            {
+                let r = with_namespace(cluster, r, desired.inputs.namespace).await;
+                out.entry(r).or_insert(o.object);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The references of everything the package wants after any of its plans (the run's
+/// pruning rule, [`kudo_plan::Desired::wanted`]): rendered objects under the version the
+/// cluster serves them as, pipe artifacts, child Instances. None when some plan cannot
+/// be walked or an object cannot be named: then nothing is pruned.
+pub(crate) async fn wanted_refs(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+) -> Option<BTreeSet<ObjectRef>> {
+    let wanted = desired.wanted()?;
+    let namespace = desired.inputs.namespace;
+    let mut out = BTreeSet::new();
+    for rendered in wanted.objects {
+        let r = match ObjectRef::from_object(&rendered.object) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
+                return None;
+            }
+        };
+        out.insert(with_namespace(cluster, r, namespace).await);
+    }
+    for (kind, name) in wanted.pipe_artifacts {
+        out.insert(ObjectRef::new("v1", &kind, Some(namespace), &name));
+    }
+    for child in wanted.children {
+        out.insert(super::instance_ref(namespace, &child));
+    }
+    Some(out)
+}
+
+/// Rendered objects without a namespace land in the instance's, unless their kind is
+/// cluster-scoped (the inventory records those without one).
+async fn with_namespace(cluster: &Cluster, r: ObjectRef, namespace: &str) -> ObjectRef {
+    // Under the version the run applies it as (see Cluster::served_form).
+    let mut r = cluster.served_ref(&r).await.unwrap_or(r);
+    if r.namespace.is_none()
+        && cluster
+            .is_namespaced(&r.api_version, &r.kind)
+            .await
+            .unwrap_or(true)
+    {
+        r.namespace = Some(namespace.to_string());
+    }
+    r
+}

@@ -1,0 +1,58 @@
+//! The one pruning rule, as a pure function: which objects of earlier runs a run removes.
+//! The run applies it to what it did ([`super::run_plan`]); the plan to what the run
+//! will do ([`super::plan_instance`]), so `preview.delete` and the run cannot disagree.
+
+use std::collections::BTreeSet;
+
+use crate::cluster::ObjectRef;
+
+/// Objects of `previous` (the inventory the run started from, less what it deleted)
+/// that the run did not apply and that no plan of the package wants any more
+/// ([`kudo_plan::Desired::wanted`]). Compared by stored object, not by reference:
+/// deleting `policy/v1beta1` PDB x would delete the `policy/v1` PDB x the run just
+/// applied. Objects a Webhook task's latest answer holds are decided by the caller,
+/// which alone can read them.
+pub fn unwanted(
+    previous: &[ObjectRef],
+    applied: &BTreeSet<ObjectRef>,
+    wanted: &BTreeSet<ObjectRef>,
+) -> Vec<ObjectRef> {
+    previous
+        .iter()
+        .filter(|r| !in_inventory(applied, r) && !in_inventory(wanted, r))
+        .cloned()
+        .collect()
+}
+
+/// Whether `refs` holds the stored object `r` names, under any version of its group.
+pub(crate) fn in_inventory<'a>(
+    refs: impl IntoIterator<Item = &'a ObjectRef>,
+    r: &ObjectRef,
+) -> bool {
+    refs.into_iter().any(|o| o.same_object(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(name: &str) -> ObjectRef {
+        ObjectRef::new("v1", "ConfigMap", Some("ns"), name)
+    }
+
+    #[test]
+    fn only_objects_neither_applied_nor_wanted_go() {
+        let previous = [cm("applied"), cm("wanted"), cm("stale")];
+        let applied = BTreeSet::from([cm("applied")]);
+        let wanted = BTreeSet::from([cm("wanted")]);
+        assert_eq!(unwanted(&previous, &applied, &wanted), vec![cm("stale")]);
+    }
+
+    #[test]
+    fn an_object_applied_under_a_newer_version_is_the_same_object() {
+        let old = ObjectRef::new("policy/v1beta1", "PodDisruptionBudget", Some("ns"), "pdb");
+        let new = ObjectRef::new("policy/v1", "PodDisruptionBudget", Some("ns"), "pdb");
+        let applied = BTreeSet::from([new]);
+        assert!(unwanted(&[old], &applied, &BTreeSet::new()).is_empty());
+    }
+}
