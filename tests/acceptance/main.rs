@@ -38,6 +38,7 @@ mod patches;
 mod preview;
 mod quickstart;
 mod randomness;
+mod refusals;
 mod requests;
 mod resolve_data;
 mod semantics;

@@ -102,6 +102,42 @@ impl ApiError {
         .with_details(details)
     }
 
+    /// Every field error of one object, as the API server reports a failed validation:
+    /// one cause each, and the message listing them all (`[a: x, b: y]` when there are
+    /// several). The cause's reason follows the message's wording.
+    pub fn invalid_all(qualified_kind: &str, name: &str, errors: &[(String, String)]) -> Self {
+        if let [(field, why)] = errors {
+            let mut one = Self::invalid(qualified_kind, name, field, why);
+            if let Some(details) = one.details.as_mut() {
+                details["causes"][0]["reason"] = json!(cause_reason(why));
+            }
+            return one;
+        }
+        let (kind, group) = qualified_kind
+            .split_once('.')
+            .unwrap_or((qualified_kind, ""));
+        let causes: Vec<Value> = errors
+            .iter()
+            .map(
+                |(field, why)| json!({"reason": cause_reason(why), "message": why, "field": field}),
+            )
+            .collect();
+        let mut details = json!({"name": name, "kind": kind, "causes": causes});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        let listed: Vec<String> = errors.iter().map(|(f, w)| format!("{f}: {w}")).collect();
+        ApiError::new(
+            422,
+            "Invalid",
+            format!(
+                "{qualified_kind} \"{name}\" is invalid: [{}]",
+                listed.join(", ")
+            ),
+        )
+        .with_details(details)
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(400, "BadRequest", message)
     }
@@ -151,5 +187,23 @@ impl ApiError {
             s["details"] = d.clone();
         }
         s
+    }
+}
+
+/// `metav1.CauseType` of a field error, from how its message starts (field.ErrorType's
+/// wording).
+fn cause_reason(why: &str) -> &'static str {
+    if why.starts_with("Required value") {
+        "FieldValueRequired"
+    } else if why.starts_with("Unsupported value") {
+        "FieldValueNotSupported"
+    } else if why.starts_with("Forbidden") {
+        "FieldValueForbidden"
+    } else if why.starts_with("Duplicate value") {
+        "FieldValueDuplicate"
+    } else if why.starts_with("Too long") {
+        "FieldValueTooLong"
+    } else {
+        "FieldValueInvalid"
     }
 }

@@ -278,6 +278,7 @@ pub fn create(
     }
     defaults::apply(rt, &mut body, None, store)?;
     crate::validate::object(rt, &body)?;
+    crate::validate::api_approval(rt, None, &body)?;
     let entries = match preset {
         Some(e) => e,
         None => {
@@ -422,6 +423,7 @@ pub fn write_existing(
         crate::validate::decode(rt, &body)?;
         defaults::apply(rt, &mut body, Some(&old), store)?;
         crate::validate::object(rt, &body)?;
+        crate::validate::api_approval(rt, Some(&old), &body)?;
         crate::validate::update(rt, &old, &body)?;
     }
     if spec_part(&old) != spec_part(&body) {

@@ -45,6 +45,7 @@ pub fn apply(
             rt.kind
         )));
     }
+    crate::validate::apply_decode(rt, ns, name, &applied)?;
     strip_nulls(&mut applied);
     match applied["metadata"]["name"].as_str() {
         Some(n) if n == name => {}

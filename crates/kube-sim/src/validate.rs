@@ -54,6 +54,59 @@ fn invalid(rt: &ResourceType, obj: &Value, field: &str, why: &str) -> ApiError {
     ApiError::invalid(&rt.qualified_kind(), name_of(obj), field, why)
 }
 
+/// What server-side apply's typed conversion refuses in a ConfigMap or Secret, with the
+/// real server's answers (checked on Kubernetes 1.36): a value that is not a string
+/// fails the typed patch, and a Secret's `data` that is not base64 fails the
+/// conversion to the stored version. Both are HTTP 500 without a reason, because the
+/// server meets them while converting rather than validating.
+pub fn apply_decode(rt: &ResourceType, ns: &str, name: &str, obj: &Value) -> ApiResult<()> {
+    if !rt.group.is_empty() || !matches!(rt.kind.as_str(), "ConfigMap" | "Secret") {
+        return Ok(());
+    }
+    let fields: &[&str] = match rt.kind.as_str() {
+        "ConfigMap" => &["data", "binaryData"],
+        _ => &["data", "stringData"],
+    };
+    for field in fields {
+        let Some(map) = obj.get(*field).and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, v) in map {
+            if !v.is_string() && !v.is_null() {
+                return Err(ApiError::internal(format!(
+                    "failed to create typed patch object ({ns}/{name}; /v1, Kind={kind}): .{field}.{k}: expected string, got &value.valueUnstructured{{Value:{v}}}",
+                    kind = rt.kind
+                )));
+            }
+        }
+    }
+    if rt.kind == "Secret"
+        && let Some(data) = obj["data"].as_object()
+    {
+        for v in data.values() {
+            let text = v.as_str().unwrap_or_default();
+            if base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .is_err()
+            {
+                return Err(ApiError::internal(format!(
+                    "failed to convert new object ({ns}/{name}; /v1, Kind=Secret) to proper version: unable to convert unstructured object to /v1, Kind=Secret: error decoding from json: illegal base64 data at input byte {}",
+                    corrupt_at(text)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where Go's base64 decoder reports corrupt input: the first byte outside the
+/// alphabet, else the end (missing padding).
+fn corrupt_at(text: &str) -> usize {
+    text.bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'='))
+        .unwrap_or(text.len())
+}
+
 /// Checks that decoding would do (run before defaults).
 pub fn decode(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
     if !rt.group.is_empty() {
@@ -231,37 +284,109 @@ pub fn object(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
         ("apiextensions.k8s.io", "CustomResourceDefinition") if rt.version == "v1" => {
             check_crd_v1(rt, obj)
         }
-        ("", "Service") => {
-            let spec = &obj["spec"];
-            let headless = spec["clusterIP"] == "None";
-            let ports = spec["ports"].as_array().map(Vec::len).unwrap_or(0);
-            if ports == 0 && !headless && spec["type"] != "ExternalName" {
-                return Err(invalid(rt, obj, "spec.ports", "Required value"));
-            }
-            if let Some(ps) = spec["ports"].as_array() {
-                for (i, p) in ps.iter().enumerate() {
-                    if !p["port"].is_u64() {
-                        return Err(invalid(
-                            rt,
-                            obj,
-                            &format!("spec.ports[{i}].port"),
-                            "Required value",
-                        ));
-                    }
-                    if ps.len() > 1 && p["name"].as_str().is_none_or(str::is_empty) {
-                        return Err(invalid(
-                            rt,
-                            obj,
-                            &format!("spec.ports[{i}].name"),
-                            "Required value",
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        }
+        ("", "Service") => check_service(rt, obj),
         _ => Ok(()),
     }
+}
+
+/// Services: every field error at once, as the real server reports them.
+fn check_service(rt: &ResourceType, obj: &Value) -> ApiResult<()> {
+    let spec = &obj["spec"];
+    let mut errors: Vec<(String, String)> = Vec::new();
+    let headless = spec["clusterIP"] == "None";
+    let ports = spec["ports"].as_array().map(Vec::len).unwrap_or(0);
+    if ports == 0 && !headless && spec["type"] != "ExternalName" {
+        errors.push(("spec.ports".into(), "Required value".into()));
+    }
+    if let Some(ps) = spec["ports"].as_array() {
+        for (i, p) in ps.iter().enumerate() {
+            if !p["port"].is_u64() {
+                errors.push((format!("spec.ports[{i}].port"), "Required value".into()));
+            }
+            if ps.len() > 1 && p["name"].as_str().is_none_or(str::is_empty) {
+                errors.push((format!("spec.ports[{i}].name"), "Required value".into()));
+            }
+        }
+    }
+    const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+    if let Some(t) = spec["type"].as_str()
+        && !TYPES.contains(&t)
+    {
+        errors.push(("spec.type".into(), unsupported(t, TYPES)));
+    }
+    match errors.is_empty() {
+        true => Ok(()),
+        false => Err(ApiError::invalid_all(
+            &rt.qualified_kind(),
+            name_of(obj),
+            &errors,
+        )),
+    }
+}
+
+/// Kubernetes' API approval rule for CustomResourceDefinitions of protected groups
+/// (`k8s.io`, `kubernetes.io` and their subdomains), which apiextensions.k8s.io/v1
+/// enforces and v1beta1 did not: `api-approved.kubernetes.io` must hold a URL or a
+/// text starting with "unapproved". An update that keeps the approval state as it was
+/// passes (apiextensions validation's validateAPIApproval).
+pub fn api_approval(rt: &ResourceType, old: Option<&Value>, new: &Value) -> ApiResult<()> {
+    if rt.group != "apiextensions.k8s.io"
+        || rt.kind != "CustomResourceDefinition"
+        || rt.version != "v1"
+    {
+        return Ok(());
+    }
+    let group = new["spec"]["group"].as_str().unwrap_or_default();
+    if !kube_api_versions::is_protected_group(group) {
+        return Ok(());
+    }
+    let state = |o: &Value| -> Option<bool> {
+        let value =
+            o["metadata"]["annotations"][kube_api_versions::API_APPROVAL_ANNOTATION].as_str()?;
+        Some(value.starts_with("unapproved") || url_like(value))
+    };
+    let new_state = state(new);
+    if old.is_some_and(|o| state(o) == new_state) {
+        return Ok(());
+    }
+    let field = format!(
+        "metadata.annotations[{}]",
+        kube_api_versions::API_APPROVAL_ANNOTATION
+    );
+    match new_state {
+        Some(true) => Ok(()),
+        None => Err(ApiError::invalid_all(
+            &rt.qualified_kind(),
+            name_of(new),
+            &[(
+                field,
+                "Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111".into(),
+            )],
+        )),
+        Some(false) => {
+            let value = &new["metadata"]["annotations"][kube_api_versions::API_APPROVAL_ANNOTATION];
+            Err(ApiError::invalid_all(
+                &rt.qualified_kind(),
+                name_of(new),
+                &[(
+                    field,
+                    format!("Invalid value: {value}: protected groups must have approval annotation \"api-approved.kubernetes.io\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"),
+                )],
+            ))
+        }
+    }
+}
+
+/// Go's `url.ParseRequestURI` in the cases that matter here: an absolute URL.
+fn url_like(value: &str) -> bool {
+    value.split_once("://").is_some_and(|(scheme, rest)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && !rest.is_empty()
+            && !value.contains(' ')
+    })
 }
 
 /// `Unsupported value: "x": supported values: "a", "b"`

@@ -490,6 +490,7 @@ impl<'a> Run<'a> {
         step: &StepWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
+        self.check_step(loc, step, cancel).await?;
         let mut waits = Vec::new();
         for task in &step.tasks {
             let name = &task.name;
@@ -513,6 +514,58 @@ impl<'a> Run<'a> {
         }
         for task in &step.tasks {
             tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, task = %task.name, "task complete");
+        }
+        Ok(())
+    }
+
+    /// Asks the API server, with a server-side dry-run, whether it takes every object
+    /// the step's Apply tasks write, before the step writes any of them: an object the
+    /// plan could not check (its CRD or namespace did not exist yet) must not fail
+    /// half-way through a step. A step with one object needs no rehearsal: applying it
+    /// is the check. Objects the server still cannot judge (their kind comes from a CRD
+    /// an earlier task of this step creates) are left to their own apply.
+    async fn check_step(
+        &self,
+        loc: &Location,
+        step: &StepWalk<'a>,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let objects: Vec<(&str, &Rendered)> = step
+            .tasks
+            .iter()
+            .filter_map(|t| match &t.action {
+                Action::Apply(objects) => Some(objects.iter().map(move |o| (t.name.as_str(), o))),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if objects.len() < 2 {
+            return Ok(());
+        }
+        for (task, rendered) in objects {
+            let located = |e: EngineError| {
+                let e = e.with_task(task);
+                match rendered.template.as_str() {
+                    "" => e,
+                    template => e.with_template(template),
+                }
+            };
+            let (r, obj) = match self.prepare(loc, rendered.object.clone()).await {
+                Ok(prepared) => prepared,
+                Err(e) if matches!(e.cluster_cause(), Some(ClusterError::UnknownKind { .. })) => {
+                    continue;
+                }
+                Err(e) => return Err(located(e)),
+            };
+            let dry_run = match in_inventory(self.req.previous_inventory, &r) {
+                true => self.cluster.apply_owned(&obj, true).boxed(),
+                false => self.cluster.apply(&obj, true).boxed(),
+            };
+            match or_cancel(cancel, &r, dry_run).await {
+                Ok(_) => {}
+                Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => {}
+                Err(e) => return Err(located(e)),
+            }
         }
         Ok(())
     }
