@@ -47,14 +47,24 @@ pub fn check(
     };
     let (api_version, kind, name) = (text("/apiVersion"), text("/kind"), text("/metadata/name"));
     match translator.translate(object, |v, k| served(release, v, k)) {
-        Ok(None) => None,
-        Ok(Some(t)) => {
+        Ok(None) => {
+            // Fields Kubernetes removed are left out as the engine does (Cluster::served_form).
+            let mut object = object.clone();
+            let removed = kube_api_versions::strip_removed_fields(&mut object);
+            if removed.is_empty() {
+                return None;
+            }
+            let line = format!("templates/{file}: {kind} {name:?}: {}", removed.join("; "));
+            Some((Note::Converted(line), Some(object)))
+        }
+        Ok(Some(mut t)) => {
             let mut line = format!(
                 "templates/{file}: {kind} {name:?} uses {api_version}, which Kubernetes {release} does not serve{}; it will be applied as {}",
                 removed_in(&api_version, &kind),
                 t.to_api_version
             );
-            for note in &t.notes {
+            let removed = kube_api_versions::strip_removed_fields(&mut t.object);
+            for note in t.notes.iter().chain(&removed) {
                 line.push_str("; ");
                 line.push_str(note);
             }

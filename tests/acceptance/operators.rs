@@ -155,3 +155,75 @@ fn first_operator_lifecycle() {
 
     uninstall(&ctx, "first");
 }
+
+/// The packages folder the all-packages test reads: `KUDO_TEST_OPERATORS` (for example
+/// the `repository/*/operator` folders of kudobuilder/operators, extracted one folder per
+/// package), else the shared fixtures.
+fn all_packages() -> Vec<std::path::PathBuf> {
+    let dir = match std::env::var_os("KUDO_TEST_OPERATORS") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => match fixture_operator("zookeeper").and_then(|z| z.parent().map(Path::to_path_buf))
+        {
+            Some(d) => d,
+            None => return Vec::new(),
+        },
+    };
+    let mut out: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("operator.yaml").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Pipe tasks need a container runtime, and packages with dependencies need theirs at
+/// paths or repositories of their own: both have tests of their own.
+fn standalone_without_pipe(package: &Path) -> bool {
+    let text = std::fs::read_to_string(package.join("operator.yaml")).unwrap_or_default();
+    !text.contains("kind: Pipe") && !text.contains("kind: KudoOperator")
+}
+
+/// Every real package without a Pipe task installs with its defaults, plans empty
+/// again and destroys clean: the promise made to KUDO's users, checked package by
+/// package; the failures are reported together.
+#[test]
+fn every_package_without_a_pipe_task_installs_with_its_defaults() {
+    let packages: Vec<_> = all_packages()
+        .into_iter()
+        .filter(|p| standalone_without_pipe(p))
+        .collect();
+    if packages.is_empty() {
+        skip!("no operator packages (../shared/fixtures/operators or KUDO_TEST_OPERATORS)");
+    }
+    let mut failures = Vec::new();
+    for package in &packages {
+        let name = package
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let ctx = TestContext::new(&format!("all-{name}"));
+        ctx.write("main.tf", &config(package, &name, &[]));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            install(&ctx, &name);
+            uninstall(&ctx, &name);
+        }));
+        match outcome {
+            Ok(()) => eprintln!("[all-packages] {name}: installed, planned empty, destroyed clean"),
+            Err(e) => {
+                let why = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                eprintln!("[all-packages] {name}: FAILED");
+                failures.push(format!("{name}: {why}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

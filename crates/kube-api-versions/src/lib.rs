@@ -13,6 +13,7 @@
 
 pub mod convert;
 pub mod releases;
+mod removed_fields;
 mod translate;
 
 pub use convert::{
@@ -23,6 +24,7 @@ pub use releases::{
     BuiltinKind, CURRENT, OLDEST, ParseReleaseError, Release, builtin_kinds,
     removed_without_successor,
 };
+pub use removed_fields::strip_removed_fields;
 pub use translate::{Mapping, TranslateError, Translation, Translator};
 
 /// `group/version` split; the core group is empty (`v1` -> `("", "v1")`).

@@ -66,6 +66,9 @@ pub struct ServedObject {
     pub object: Value,
     /// Set when the manifest was converted from a version the cluster does not serve.
     pub translation: Option<Translation>,
+    /// Fields Kubernetes removed that the template still writes, left out (see
+    /// [`kube_api_versions::strip_removed_fields`]); one note each.
+    pub removed_fields: Vec<String>,
 }
 
 /// (apiVersion, kind) -> served resource and scope.
@@ -368,12 +371,20 @@ impl Cluster {
     /// on and a conversion is known). The one place that decides translation, for
     /// applies, dry-runs, the inventory and pruning alike.
     pub async fn served_form(&self, manifest: &Value) -> Result<ServedObject, ClusterError> {
+        let mut served = self.served_version(manifest).await?;
+        served.removed_fields = kube_api_versions::strip_removed_fields(&mut served.object);
+        Ok(served)
+    }
+
+    /// The version part of [`Cluster::served_form`].
+    async fn served_version(&self, manifest: &Value) -> Result<ServedObject, ClusterError> {
         let r = ObjectRef::from_object(manifest)?;
         match self.resolve(&r.api_version, &r.kind).await {
             Ok(_) => {
                 return Ok(ServedObject {
                     object: manifest.clone(),
                     translation: None,
+                    removed_fields: Vec::new(),
                 });
             }
             Err(ClusterError::UnknownKind { .. }) => {}
@@ -413,6 +424,7 @@ impl Cluster {
         Ok(ServedObject {
             object: translation.object.clone(),
             translation: Some(translation),
+            removed_fields: Vec::new(),
         })
     }
 

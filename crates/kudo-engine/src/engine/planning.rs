@@ -171,6 +171,7 @@ pub async fn plan_instance(
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
     let mut notes = translation_notes(&planned);
+    notes.extend(removed_field_notes(&planned));
     notes.extend(unchecked_notes(&planned));
     // A webhook is called by the apply only: what it answers cannot be shown.
     let calls: Vec<String> = walk
@@ -373,6 +374,23 @@ pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
                 ),
                 detail,
             })
+        })
+        .collect()
+}
+
+/// One note per object whose template writes fields Kubernetes removed.
+fn removed_field_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
+    planned
+        .iter()
+        .filter(|p| !p.removed_fields.is_empty())
+        .map(|p| PlanNote {
+            summary: format!("{}: removed fields left out", label(&p.object)),
+            detail: format!(
+                "{} renders {} with fields no Kubernetes release since 1.14 knows:\n- {}\nTo stop this warning, remove them from the template.",
+                p.template,
+                label(&p.object),
+                p.removed_fields.join("\n- ")
+            ),
         })
         .collect()
 }

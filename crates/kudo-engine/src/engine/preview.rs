@@ -29,6 +29,8 @@ pub struct PlannedObject {
     /// Set when the template writes an API version the cluster no longer serves and the
     /// object will be applied converted (see [`Cluster::served_form`]).
     pub translation: Option<kube_api_versions::Translation>,
+    /// Fields Kubernetes removed that the template writes, left out; one note each.
+    pub removed_fields: Vec<String>,
     /// The server's answer to the dry-run: the object as it would be after the apply,
     /// with the server's defaults and normalisation (None when not `checked`).
     pub dry_run: Option<Value>,
@@ -110,13 +112,14 @@ pub async fn preview_walk(
                 };
                 let key = (r.api_version.clone(), r.kind.clone());
                 // The same translation rule as the run (Run::prepare).
-                let (mut manifest, translation) = match cluster.served_form(&manifest).await {
-                    Ok(served) => (served.object, served.translation),
-                    Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
-                        (manifest, None)
-                    }
-                    Err(e) => return Err(fail(e)),
-                };
+                let (mut manifest, translation, removed_fields) =
+                    match cluster.served_form(&manifest).await {
+                        Ok(served) => (served.object, served.translation, served.removed_fields),
+                        Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
+                            (manifest, None, Vec::new())
+                        }
+                        Err(e) => return Err(fail(e)),
+                    };
                 // Scope of the version the object is sent as (no second discovery
                 // miss for a version the cluster does not serve).
                 let api_version = manifest["apiVersion"].as_str().unwrap_or(&r.api_version);
@@ -176,6 +179,7 @@ pub async fn preview_walk(
                     unchecked,
                     template,
                     translation,
+                    removed_fields,
                     dry_run,
                 });
             }
