@@ -1,7 +1,7 @@
 //! Failures only the stand-in can stage on demand (kube-sim's annotations make a
 //! workload never become ready, or a Job fail). Skipped against a real cluster.
 
-use crate::harness::TestContext;
+use crate::harness::{PREAMBLE, TestContext};
 use crate::skip;
 
 /// The quickstart example with one template replaced and the instance's create
@@ -285,20 +285,7 @@ pub(crate) fn zookeeper_and_kafka(zk_cpus: &str, mirror_maker: bool) -> String {
     let zk = crate::harness::fixture_operator("zookeeper").expect("zookeeper fixture");
     let kafka = crate::harness::fixture_operator("kafka").expect("kafka fixture");
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+        r#"{PREAMBLE}
 resource "kudo_operator" "zookeeper" {{
   package   = {zk:?}
   namespace = var.namespace

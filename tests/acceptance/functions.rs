@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{TestContext, fixture_operator, flat};
+use crate::harness::{PREAMBLE, TestContext, fixture_operator, flat};
 use crate::skip;
 
 fn functions_tf(package: &Path) -> String {
@@ -39,13 +39,7 @@ output "invalid" {{
 
 fn instance_tf(package: &Path) -> String {
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+        r#"{PREAMBLE}
 resource "kudo_operator" "zk" {{
   package   = {package:?}
   namespace = var.namespace

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{State, TestContext, fixture_operator};
+use crate::harness::{PREAMBLE, State, TestContext, fixture_operator};
 use crate::skip;
 
 /// A root module installing `package` as `kudo_instance.this` named `instance`.
@@ -15,20 +15,7 @@ fn config(package: &Path, instance: &str, params: &[(&str, &str)]) -> String {
         .map(|(k, v)| format!("    {k} = {v:?}\n"))
         .collect();
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+        r#"{PREAMBLE}
 resource "kudo_operator" "this" {{
   package   = {package:?}
   namespace = var.namespace

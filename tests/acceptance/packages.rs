@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::harness::{FileServer, TestContext, repo_root, tool};
+use crate::harness::{FileServer, PREAMBLE, TestContext, repo_root, tool};
 
 /// A repository folder holding the quickstart package as a tgz and an index for `url`.
 fn repository(ctx: &TestContext, server_url: &str) -> PathBuf {
@@ -156,14 +156,7 @@ fn kep12_extension_applies_and_runs_its_added_plan() {
     );
     let main = |trigger: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+            r#"{PREAMBLE}
 resource "kudo_operator" "db" {{
   package   = "${{path.module}}/operators/kep12-extension"
   namespace = var.namespace

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestContext, own_operator, provider_binary};
+use crate::harness::{PREAMBLE, TestContext, own_operator, provider_binary};
 
 fn container<'v>(pod_spec_owner: &'v Value, name: &str) -> &'v Value {
     pod_spec_owner["spec"]["template"]["spec"]["containers"]
@@ -84,14 +84,7 @@ fn kep12_partial_container_patch_keeps_the_base_container() {
     );
     let main = |trigger: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+            r#"{PREAMBLE}
 resource "kudo_operator" "db" {{
   package   = "${{path.module}}/operators/kep12-extension"
   namespace = var.namespace
@@ -161,14 +154,7 @@ fn delete_directive_custom_resource_merge_and_json_operations_reach_the_cluster(
     let group = format!("{}.patches.example", ctx.namespace);
     let main = |mode: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+            r#"{PREAMBLE}
 resource "kudo_operator" "p" {{
   package   = "${{path.module}}/operators/patches"
   namespace = var.namespace
@@ -250,24 +236,19 @@ spec:
     );
     ctx.write(
         "main.tf",
-        r#"
-terraform {
-  required_providers {
-    kudo = { source = "kudo/kudo" }
-  }
-}
-variable "namespace" { type = string }
-provider "kudo" {}
-resource "kudo_operator" "p" {
-  package   = "${path.module}/operators/patches"
+        &format!(
+            r#"{PREAMBLE}
+resource "kudo_operator" "p" {{
+  package   = "${{path.module}}/operators/patches"
   namespace = var.namespace
-}
-resource "kudo_instance" "p" {
+}}
+resource "kudo_instance" "p" {{
   name      = "p"
   namespace = var.namespace
   operator  = kudo_operator.p.id
-}
-"#,
+}}
+"#
+        ),
     );
     let run = ctx.tf.plan(&[]).assert_clean_error();
     let text = crate::harness::terraform::flat(&run.output());

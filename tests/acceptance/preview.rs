@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::harness::TestContext;
+use crate::harness::{PREAMBLE, TestContext};
 
 /// `preview` of `kudo_instance.web` in a saved plan, as `terraform show -json` has it.
 fn planned_preview(ctx: &TestContext, extra: &[&str]) -> (String, Value) {
@@ -176,14 +176,7 @@ fn plan_previews_the_objects_a_change_prunes() {
     ctx.write("operator/templates/cms.yaml", PRUNE_CMS);
     let main = |extra: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+            r#"{PREAMBLE}
 resource "kudo_operator" "op" {{
   package   = "${{path.module}}/operator"
   namespace = var.namespace

@@ -5,25 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::harness::{TestContext, own_operator};
+use crate::harness::{PREAMBLE, TestContext, own_operator};
 
 fn config(deploy_token: &str) -> String {
     let package = own_operator("random-secret").display().to_string();
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+        r#"{PREAMBLE}
 resource "kudo_operator" "this" {{
   package   = {package:?}
   namespace = var.namespace

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{State, TestContext, fixture_operator, own_operator};
+use crate::harness::{PREAMBLE, State, TestContext, fixture_operator, own_operator};
 use crate::skip;
 
 const KUDO: &str = "kudo.dev/v1beta1";
@@ -33,20 +33,7 @@ fn config(
         format!("  {attr} = {{\n{body}  }}\n")
     };
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{
-      source = "kudo/kudo"
-    }}
-  }}
-}}
-
-variable "namespace" {{
-  type = string
-}}
-
-provider "kudo" {{}}
-
+        r#"{PREAMBLE}
 resource "kudo_operator" "this" {{
   package   = {package:?}
   namespace = var.namespace

@@ -1,7 +1,7 @@
 //! `sensitive_parameters`: the value reaches the object that uses it, and nowhere else a
 //! user or an operator of the cluster could read it in passing.
 
-use crate::harness::TestContext;
+use crate::harness::{PREAMBLE, TestContext};
 
 const SECRET: &str = "s3cr3t-Hunter2-value";
 const NEW_SECRET: &str = "an0ther-Hunter3-value";
@@ -54,14 +54,7 @@ data:
 
 fn main_tf(sensitive: &str, extra_public: &str) -> String {
     format!(
-        r#"
-terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+        r#"{PREAMBLE}
 resource "kudo_operator" "op" {{
   package   = "${{path.module}}/operator"
   namespace = var.namespace

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::harness::{TestContext, fixture_operator, flat};
+use crate::harness::{PREAMBLE, TestContext, fixture_operator, flat};
 use crate::skip;
 
 fn config(package: &Path, delete_volumes: Option<bool>) -> String {
@@ -14,13 +14,7 @@ fn config(package: &Path, delete_volumes: Option<bool>) -> String {
         .map(|d| format!("  delete_volumes_on_destroy = {d}\n"))
         .unwrap_or_default();
     format!(
-        r#"terraform {{
-  required_providers {{
-    kudo = {{ source = "kudo/kudo" }}
-  }}
-}}
-variable "namespace" {{ type = string }}
-provider "kudo" {{}}
+        r#"{PREAMBLE}
 resource "kudo_operator" "zk" {{
   package   = {package:?}
   namespace = var.namespace

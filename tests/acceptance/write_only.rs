@@ -2,7 +2,7 @@
 //! variable) reaches the Secret the package renders, and nothing Terraform keeps or
 //! prints; `parameters_wo_version` is what sends a new value.
 
-use crate::harness::TestContext;
+use crate::harness::{PREAMBLE, TestContext};
 
 const SECRET: &str = "wr1te-0nly-Hunter2-value";
 const NEW_SECRET: &str = "an0ther-wr1te-0nly-value";
@@ -54,38 +54,37 @@ stringData:
   password: {{ .Params.PASSWORD | quote }}
 "#;
 
-const MAIN_TF: &str = r#"
-terraform {
-  required_providers {
-    kudo = { source = "kudo/kudo" }
-  }
-}
-variable "namespace" { type = string }
-variable "user" { type = string }
-variable "password_version" { type = number }
-variable "password" {
+/// The harness preamble, the variables the tests set through `TF_VAR_*`, and one
+/// instance taking its password from the ephemeral variable.
+fn main_tf() -> String {
+    format!(
+        r#"{PREAMBLE}
+variable "user" {{ type = string }}
+variable "password_version" {{ type = number }}
+variable "password" {{
   type      = string
   ephemeral = true
-}
-provider "kudo" {}
-resource "kudo_operator" "op" {
-  package   = "${path.module}/operator"
+}}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/operator"
   namespace = var.namespace
-}
-resource "kudo_instance" "db" {
+}}
+resource "kudo_instance" "db" {{
   name      = "db"
   namespace = var.namespace
   operator  = kudo_operator.op.id
-  parameters = {
+  parameters = {{
     USER = var.user
-  }
-  parameters_wo = {
+  }}
+  parameters_wo = {{
     PASSWORD = var.password
-  }
+  }}
   parameters_wo_version = var.password_version
+}}
+output "effective" {{ value = kudo_instance.db.effective_parameters }}
+"#
+    )
 }
-output "effective" { value = kudo_instance.db.effective_parameters }
-"#;
 
 /// Standard base64 (the Secret's `data` encoding), so the test reads what a user of the
 /// Secret reads.
@@ -134,7 +133,7 @@ fn write_only_value_reaches_the_object_and_nothing_terraform_keeps_and_a_version
     ctx.write("operator/operator.yaml", OPERATOR_YAML);
     ctx.write("operator/params.yaml", PARAMS_YAML);
     ctx.write("operator/templates/secret.yaml", SECRET_YAML);
-    ctx.write("main.tf", MAIN_TF);
+    ctx.write("main.tf", &main_tf());
     let ns = ctx.namespace.as_str();
     let kube = ctx.kube();
     let trace = |mut v: Vec<(&'static str, &'static str)>| {
@@ -285,7 +284,7 @@ fn a_write_only_name_also_in_parameters_is_an_error_that_does_not_quote_the_valu
     ctx.write("operator/templates/secret.yaml", SECRET_YAML);
     ctx.write(
         "main.tf",
-        &MAIN_TF.replace("USER = var.user", "USER = var.user\n    PASSWORD = \"x\""),
+        &main_tf().replace("USER = var.user", "USER = var.user\n    PASSWORD = \"x\""),
     );
     let plan = ctx.tf.run_with_env(
         &["plan", "-input=false", "-no-color"],

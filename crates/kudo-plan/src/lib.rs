@@ -7,6 +7,54 @@
 //! decisions against a cluster; the plan-time preview, pruning, the provider's
 //! `children` and `outputs`, and the `render` command are views of them. Nothing here
 //! talks to Kubernetes.
+//!
+//! # Example
+//!
+//! The desired state of one instance, and what each task of its `deploy` plan would do.
+//! The same walk serves the plan-time preview and the run, which is why a plan and an
+//! apply report a broken template or parameter with the same words.
+//!
+//! ```rust,no_run
+//! use std::collections::BTreeMap;
+//! use std::path::Path;
+//!
+//! use kudo_package::Package;
+//! use kudo_plan::{Action, Desired, Inputs};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let package = Package::load_dir(Path::new("operators/zookeeper"))?;
+//! let parameters = BTreeMap::from([("NODE_COUNT".to_string(), "3".to_string())]);
+//! // Only invalid parameters fail here; a plan that cannot be walked fails when asked for.
+//! let desired = Desired::new(Inputs {
+//!     package: &package,
+//!     instance: "zk",
+//!     namespace: "default",
+//!     parameters: &parameters,
+//!     // No seed: the random template functions fall back to "namespace/name".
+//!     seed: None,
+//!     // No resolved dependencies: only folders next to this package are looked at.
+//!     dependencies: None,
+//! })?;
+//! println!("effective parameters: {:?}", desired.effective);
+//!
+//! for step in desired.plan("deploy")?.steps() {
+//!     for task in &step.tasks {
+//!         let what = match &task.action {
+//!             Action::Apply(objects) => format!("applies {} objects", objects.len()),
+//!             Action::Delete(objects) => format!("deletes {} objects", objects.len()),
+//!             Action::Pipe { files, .. } => format!("stores {} pipe files", files.len()),
+//!             Action::Child(child) if child.enabled => "ensures a dependency".to_string(),
+//!             Action::Child(_) => "removes a dependency".to_string(),
+//!             Action::Webhook(_) => "calls a webhook (at apply time only)".to_string(),
+//!             Action::Dummy { .. } => "is a Dummy task".to_string(),
+//!         };
+//!         let at = &step.location;
+//!         println!("{}/{}: task {} {what}", at.phase, at.step, task.name);
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 // `PlanError` carries its location as plain fields the engine and the provider copy into
 // their own errors; it is only built on the failure path, so its size does not matter.

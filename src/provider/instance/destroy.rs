@@ -1,0 +1,134 @@
+//! Destroy, which Terraform sends as an apply with a null planned state: runs the
+//! package's `cleanup` plan when it has one, removes the instance and its objects, and
+//! keeps or deletes the volume claims its StatefulSets leave behind.
+
+use tfplugin::{ApplyResponse, Diagnostic, Value};
+use tokio_util::sync::CancellationToken;
+
+use kudo_engine::cluster::Cluster;
+use kudo_engine::engine::{self, Cleanup};
+
+use crate::provider::children;
+use crate::provider::timeouts::{self, Operation};
+use crate::provider::{Session, namespace_of};
+
+use super::deadline::*;
+use super::decision::*;
+use super::model::InstanceModel;
+
+/// Removes the instance `prior` describes; `prior_state` is the same state as
+/// Terraform sent it, handed back when the destroy fails.
+pub(super) async fn destroy(
+    session: &Session,
+    cluster: &Cluster,
+    prior_state: Value,
+    prior: &InstanceModel,
+    seed: Option<&str>,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
+    let namespace = namespace_of(&prior.namespace);
+    let name = prior.name.as_deref().unwrap_or_default().to_string();
+    let limit = match timeouts::timeout(&prior.timeouts, Operation::Delete) {
+        Ok(l) => l,
+        Err(d) => {
+            return ApplyResponse {
+                new_state: prior_state,
+                diagnostics: vec![d],
+                ..Default::default()
+            };
+        }
+    };
+    let operator = prior.operator.as_deref().unwrap_or_default().to_string();
+    // The package is needed only for the `cleanup` plan; without it the objects still go.
+    let pkg = find_package(session, &operator, false).await.ok().flatten();
+    let params = prior.parameters().unwrap_or_default();
+    // KudoOperator tasks of the cleanup plan take their packages from the tree, as the
+    // apply's plans do. Without one only folder dependencies run, which is no reason to
+    // keep the instance: the cleanup run says which task it could not load.
+    let tree = match &pkg {
+        Some(p) if p.operator.plans.contains_key("cleanup") => {
+            let all = prior.all_parameters().ok().flatten().unwrap_or_default();
+            match children::tree(
+                session, &operator, p, &name, &namespace, &all, seed, false, None,
+            )
+            .await
+            {
+                Ok(t) => t,
+                Err(d) => {
+                    tracing::warn!(summary = %d.summary, detail = %d.detail, "cleanup runs without the dependency tree");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let inventory = prior.object_refs();
+    let delete_volumes = prior.delete_volumes();
+    // Dependency instances' StatefulSets hold the same user's data: their claims are
+    // kept (or deleted) with this instance's.
+    let mut with_children = inventory.clone();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    match engine::descendant_objects(cluster, &namespace, &name).await {
+        Ok(objects) => with_children.extend(objects),
+        Err(e) => diagnostics.push(Diagnostic::warning(
+            "Dependency volumes not checked",
+            format!(
+                "The dependency instances of {name} could not be listed ({e}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
+            ),
+        )),
+    }
+    let (volumes, warning) = super::volumes::before(cluster, &with_children).await;
+    diagnostics.extend(warning);
+    let deadline = Deadline::new(cancel, limit);
+    let mut work = engine::uninstall_instance_keeping(
+        cluster,
+        &namespace,
+        &name,
+        &inventory,
+        pkg.as_ref().map(|package| Cleanup {
+            package,
+            parameters: &params,
+            render_seed: seed,
+            dependencies: tree.as_ref().map(|t| &t.packages),
+        }),
+        prior.crd_deletion(),
+        volumes.keep(delete_volumes),
+        &deadline.token,
+    )
+    .await;
+    deadline.explain(cancel, "uninstall", &mut work);
+    match work {
+        Ok(kept) => {
+            diagnostics.extend(super::diag::kept_warnings(&kept));
+            // The instance is gone; the claims are what its StatefulSets leave behind.
+            let deadline = Deadline::new(cancel, limit);
+            let volumes = super::volumes::settle(
+                session,
+                cluster,
+                &name,
+                &volumes,
+                delete_volumes,
+                &deadline.token,
+            )
+            .await;
+            deadline.timer.abort();
+            match volumes {
+                Ok(d) => diagnostics.extend(d),
+                Err(d) => diagnostics.push(d),
+            }
+            ApplyResponse {
+                diagnostics,
+                ..Default::default()
+            }
+        }
+        Err(e) => ApplyResponse {
+            new_state: prior_state,
+            diagnostics: vec![destroy_diagnostic(
+                session,
+                &format!("Cannot remove instance {name}"),
+                &e,
+            )],
+            ..Default::default()
+        },
+    }
+}
