@@ -199,3 +199,189 @@ async fn preview_and_run_agree_for_every_fixture_package() {
         "no generated case was refused (expected a non-boolean toggle)"
     );
 }
+
+/// One piece of a generated package: a template, and whether the API server of the
+/// current release (kube-sim's default, 1.36) takes it.
+struct Piece {
+    name: &'static str,
+    template: &'static str,
+    accepted: bool,
+}
+
+/// Templates of every class the plan must judge like the apply: plain objects, removed
+/// APIs with and without a successor, objects the server refuses (invalid fields, a body
+/// it cannot decode), CRDs of protected groups written for v1 and for v1beta1, and a CRD
+/// with its custom resource. Names are prefixed with the instance so cases never meet.
+const PIECES: &[Piece] = &[
+    Piece {
+        name: "configmap",
+        template: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\ndata:\n  k: v\n",
+        accepted: true,
+    },
+    Piece {
+        name: "pdb-v1beta1",
+        template: "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Name }}-pdb\nspec:\n  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app: x\n",
+        accepted: true,
+    },
+    Piece {
+        name: "psp",
+        template: "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-psp\nspec:\n  seLinux:\n    rule: RunAsAny\n  runAsUser:\n    rule: RunAsAny\n  supplementalGroups:\n    rule: RunAsAny\n  fsGroup:\n    rule: RunAsAny\n",
+        accepted: false,
+    },
+    Piece {
+        name: "secret-not-base64",
+        template: "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}-secret\ndata:\n  password: not base64!\n",
+        accepted: false,
+    },
+    Piece {
+        name: "configmap-number",
+        template: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-num\ndata:\n  replicas: 3\n",
+        accepted: false,
+    },
+    Piece {
+        name: "service-invalid",
+        template: "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Name }}-svc\nspec:\n  type: NoSuchType\n  ports:\n    - port: 80\n",
+        accepted: false,
+    },
+    Piece {
+        name: "crd-protected-v1",
+        template: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{{ .Namespace }}-{{ .Name }}.example.k8s.io\nspec:\n  group: {{ .Namespace }}-{{ .Name }}.example.k8s.io\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n",
+        accepted: false,
+    },
+    Piece {
+        name: "crd-protected-v1beta1",
+        template: "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.{{ .Namespace }}-{{ .Name }}.example.k8s.io\nspec:\n  group: {{ .Namespace }}-{{ .Name }}.example.k8s.io\n  version: v1\n  names:\n    kind: Gadget\n    plural: gadgets\n",
+        accepted: true,
+    },
+    Piece {
+        name: "crd-and-resource",
+        template: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gizmos.{{ .Namespace }}-{{ .Name }}.example.com\nspec:\n  group: {{ .Namespace }}-{{ .Name }}.example.com\n  scope: Namespaced\n  names:\n    kind: Gizmo\n    plural: gizmos\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n---\napiVersion: {{ .Namespace }}-{{ .Name }}.example.com/v1\nkind: Gizmo\nmetadata:\n  name: {{ .Name }}-gizmo\nspec:\n  size: 1\n",
+        accepted: true,
+    },
+];
+
+/// operator.yaml of a generated package: one Apply task per piece, each in its own
+/// serial phase, in the order given.
+fn generated_operator(pieces: &[&Piece]) -> String {
+    let mut tasks = String::new();
+    let mut phases = String::new();
+    for (i, p) in pieces.iter().enumerate() {
+        tasks.push_str(&format!(
+            "  - name: t{i}\n    kind: Apply\n    spec:\n      resources:\n        - p{i}-{}.yaml\n",
+            p.name
+        ));
+        phases.push_str(&format!(
+            "      - name: phase{i}\n        strategy: serial\n        steps:\n          - name: step{i}\n            tasks:\n              - t{i}\n"
+        ));
+    }
+    format!(
+        "apiVersion: kudo.dev/v1beta1\nname: generated\noperatorVersion: 0.1.0\nkudoVersion: 0.19.0\nkubernetesVersion: 1.20.0\nmaintainers:\n  - name: tests\n    email: tests@example.com\nurl: https://example.com\ntasks:\n{tasks}plans:\n  deploy:\n    strategy: serial\n    phases:\n{phases}"
+    )
+}
+
+/// A plan succeeds exactly when the apply does, and what the plan says the apply
+/// creates is what it creates: generated packages mix the classes of [`PIECES`] in
+/// random order, so a refusal may sit in any phase, after objects that would apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
+    let (_sim, cluster) = sim().await;
+    let cluster = cluster.with_translator(kube_api_versions::Translator::default());
+    let mut cases = Cases(0x0ddb_a11_5eed_0026);
+    let (mut agreed_ok, mut agreed_refused) = (0, 0);
+    for case in 0..16 {
+        let count = 1 + (cases.next() % 3) as usize;
+        let pieces: Vec<&Piece> = (0..count)
+            .map(|_| &PIECES[(cases.next() % PIECES.len() as u64) as usize])
+            .collect();
+        let names: Vec<&str> = pieces.iter().map(|p| p.name).collect();
+        let what = format!("case {case} {names:?}");
+        let templates: Vec<(String, &str)> = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("p{i}-{}.yaml", p.name), p.template))
+            .collect();
+        let template_refs: Vec<(&str, &str)> =
+            templates.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let pkg = package(
+            &generated_operator(&pieces),
+            "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+            &template_refs,
+        );
+        let ns = format!("gen-{case}");
+        namespace(&cluster, &ns).await;
+        engine::install_operator(&cluster, &pkg, &ns)
+            .await
+            .expect("install operator");
+        let instance = format!("g{case}");
+        let values = BTreeMap::new();
+        let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+            package: &pkg,
+            instance: &instance,
+            namespace: &ns,
+            parameters: &values,
+            seed: None,
+            dependencies: None,
+        })
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let prior = engine::Prior {
+            objects: &[],
+            parameters: None,
+        };
+        let plan = engine::plan_instance(&cluster, &desired, "deploy", &prior).await;
+        let expected = pieces.iter().all(|p| p.accepted);
+        let req = request(&pkg, &instance, &ns, &values, "deploy");
+        let run = bounded(engine::run_plan(&cluster, req, &CancellationToken::new())).await;
+        match (&plan, &run) {
+            (Ok(plan), Ok(outcome)) => {
+                assert!(
+                    expected,
+                    "{what}: plan and apply took a piece the server refuses"
+                );
+                let changes = plan
+                    .changes
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{what}: no changes planned: {:?}", plan.notes));
+                let planned: BTreeSet<String> = changes
+                    .create
+                    .iter()
+                    .map(|r| format!("{} {}", r.kind, r.name))
+                    .collect();
+                let applied: BTreeSet<String> = outcome
+                    .inventory
+                    .iter()
+                    .map(|r| format!("{} {}", r.kind, r.name))
+                    .collect();
+                assert_eq!(
+                    planned, applied,
+                    "{what}: the plan's creates are not the apply's"
+                );
+                agreed_ok += 1;
+            }
+            (Err(engine::PlanFailure::Refused { error, .. }), Err(run_error)) => {
+                assert!(
+                    !expected,
+                    "{what}: refused although every piece is accepted: {error}"
+                );
+                // The apply's own words: the run fails on the same object.
+                assert_eq!(
+                    error.object.as_ref().map(|o| (&o.kind, &o.name)),
+                    run_error.object.as_ref().map(|o| (&o.kind, &o.name)),
+                    "{what}: the plan refused {error}\nbut the run failed with {run_error}"
+                );
+                agreed_refused += 1;
+            }
+            (Err(engine::PlanFailure::Unknown(note)), _) => {
+                panic!("{what}: the plan could not decide: {note:?}; the run: {run:?}")
+            }
+            (Ok(plan), Err(e)) => panic!(
+                "{what}: the plan passed (notes {:?}) but the apply failed: {e}",
+                plan.notes
+            ),
+            (Err(engine::PlanFailure::Refused { error, .. }), Ok(_)) => {
+                panic!("{what}: the plan refused ({error}) but the apply succeeded")
+            }
+        }
+    }
+    assert!(agreed_ok >= 2, "only {agreed_ok} accepted cases");
+    assert!(agreed_refused >= 2, "only {agreed_refused} refused cases");
+}
