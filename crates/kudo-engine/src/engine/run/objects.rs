@@ -1,0 +1,192 @@
+//! Applying and deleting the objects a task names: the served form and KUDO's metadata,
+//! the ownership check, server-side apply, and the rehearsal of a step before it writes.
+
+use super::*;
+
+impl<'a> Run<'a> {
+    /// Asks the API server, with a server-side dry-run, whether it takes every object
+    /// the step's Apply tasks write, before the step writes any of them: an object the
+    /// plan could not check (its CRD or namespace did not exist yet) must not fail
+    /// half-way through a step. A step with one object needs no rehearsal: applying it
+    /// is the check. Objects the server still cannot judge (their kind comes from a CRD
+    /// an earlier task of this step creates) are left to their own apply.
+    pub(super) async fn check_step(
+        &self,
+        loc: &Location,
+        step: &StepWalk<'a>,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        let objects: Vec<(&str, &Rendered)> = step
+            .tasks
+            .iter()
+            .filter_map(|t| match &t.action {
+                Action::Apply(objects) => Some(objects.iter().map(move |o| (t.name.as_str(), o))),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if objects.len() < 2 {
+            return Ok(());
+        }
+        for (task, rendered) in objects {
+            let located = |e: EngineError| {
+                let e = e.with_task(task);
+                match rendered.template.as_str() {
+                    "" => e,
+                    template => e.with_template(template),
+                }
+            };
+            let (r, obj) = match self.prepare(loc, rendered.object.clone()).await {
+                Ok(prepared) => prepared,
+                Err(e) if matches!(e.cluster_cause(), Some(ClusterError::UnknownKind { .. })) => {
+                    continue;
+                }
+                Err(e) => return Err(located(e)),
+            };
+            let dry_run = match in_inventory(self.req.previous_inventory, &r) {
+                true => self.cluster.apply_owned(&obj, true).boxed(),
+                false => self.cluster.apply(&obj, true).boxed(),
+            };
+            match or_cancel(cancel, &r, dry_run).await {
+                Ok(_) => {}
+                Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => {}
+                Err(e) => return Err(located(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds namespace/labels/owner to a rendered object and returns its reference.
+    pub(super) async fn prepare(
+        &self,
+        loc: &Location,
+        obj: Value,
+    ) -> Result<(ObjectRef, Value), EngineError> {
+        let written = ObjectRef::from_object(&obj)?;
+        // The version the cluster serves decides the ref the inventory records.
+        let mut obj = self
+            .cluster
+            .served_form(&obj)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&written))?
+            .object;
+        let r = ObjectRef::from_object(&obj)?;
+        let namespaced = self
+            .cluster
+            .is_namespaced(&r.api_version, &r.kind)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&r))?;
+        decorate(&mut obj, &self.owner, loc, namespaced);
+        let r = ObjectRef::from_object(&obj)?;
+        Ok((r, obj))
+    }
+
+    pub(super) async fn apply_all(
+        &self,
+        loc: &Location,
+        objects: &[Rendered],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, EngineError> {
+        let mut refs = Vec::new();
+        for rendered in objects {
+            let r = self
+                .apply_one(loc, rendered.object.clone(), cancel)
+                .await
+                .map_err(|e| match rendered.template.as_str() {
+                    "" => e,
+                    template => e.with_template(template),
+                })?;
+            refs.push(r);
+        }
+        Ok(refs)
+    }
+
+    pub(super) async fn apply_one(
+        &self,
+        loc: &Location,
+        obj: Value,
+        cancel: &CancellationToken,
+    ) -> Result<ObjectRef, EngineError> {
+        {
+            let (r, obj) = self.prepare(loc, obj).await?;
+            // Objects in the inventory are ours by Terraform's record (an import adopts
+            // what KUDO's manager wrote); others only if we applied them before.
+            let known = in_inventory(self.req.previous_inventory, &r);
+            if !known && r.namespace.is_some() {
+                let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
+                crate::engine::ownership::check_not_taken(&r, live.as_ref(), self.req.instance)?;
+            }
+            let apply = match known {
+                true => self.cluster.apply_owned(&obj, false).boxed(),
+                false => self.cluster.apply(&obj, false).boxed(),
+            };
+            let live = or_cancel(cancel, &r, apply).await?;
+            tracing::info!(object = %r, "applied");
+            if r.namespace.is_none() {
+                // Cluster-scoped objects can be shared; say that this instance uses it.
+                let user = crate::engine::sharing::user_id(self.req.namespace, self.req.instance);
+                or_cancel(
+                    cancel,
+                    &r,
+                    crate::engine::sharing::record_user(self.cluster, &r, &live, &user),
+                )
+                .await?;
+            }
+            if let Ok(mut applied) = self.applied.lock() {
+                applied.insert(r.clone());
+            }
+            if let Ok(mut deleted) = self.deleted.lock() {
+                deleted.retain(|d| !d.same_object(&r));
+            }
+            Ok(r)
+        }
+    }
+
+    pub(super) async fn delete_all(
+        &self,
+        objects: &[Rendered],
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        for rendered in objects {
+            self.delete_one(rendered.object.clone(), cancel)
+                .await
+                .map_err(|e| e.with_template(rendered.template.clone()))?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn delete_one(
+        &self,
+        mut obj: Value,
+        cancel: &CancellationToken,
+    ) -> Result<(), EngineError> {
+        {
+            let r = ObjectRef::from_object(&obj)?;
+            let namespaced = match self.cluster.is_namespaced(&r.api_version, &r.kind).await {
+                Ok(n) => n,
+                Err(ClusterError::UnknownKind { .. }) => {
+                    tracing::info!(object = %r, "kind not served by the cluster; nothing to delete");
+                    return Ok(());
+                }
+                Err(e) => return Err(EngineError::from(e).with_object(&r)),
+            };
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                if namespaced {
+                    meta.insert("namespace".into(), json!(self.req.namespace));
+                } else {
+                    meta.remove("namespace");
+                }
+            }
+            let r = ObjectRef::from_object(&obj)?;
+            let kept = self.remover().remove(&r, cancel).await?;
+            self.note_kept(kept);
+            if let Ok(mut deleted) = self.deleted.lock() {
+                deleted.insert(r.clone());
+            }
+            if let Ok(mut applied) = self.applied.lock() {
+                applied.retain(|a| !a.same_object(&r));
+            }
+        }
+        Ok(())
+    }
+}
