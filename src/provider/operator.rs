@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use kudo_engine::engine;
 
-use kudo_package::{Package, TaskSpec};
+use kudo_package::Package;
 use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
@@ -546,12 +546,8 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             let mut state = state_for(&pkg, Attr::Null, namespace);
             // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
             // record it, so the next plan shows only the `package` it cannot know.
-            let has_dependencies = !pkg.operator.dependencies.is_empty()
-                || pkg
-                    .operator
-                    .tasks
-                    .iter()
-                    .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }));
+            let has_dependencies =
+                !pkg.operator.dependencies.is_empty() || kudo_plan::has_dependency_tasks(&pkg);
             if !has_dependencies {
                 state.dependencies = Attr::Known(Vec::new());
                 state.install_order = Attr::Known(vec![pkg.operator_version_name()]);

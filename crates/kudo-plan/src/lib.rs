@@ -4,9 +4,9 @@
 //! does, under one rule each for Toggle and `enablingParameter` values ([`switch_on`]),
 //! dependency instance names and seeds, and pipe artifact names ([`names`]); and one
 //! function decides which plan a change runs ([`decide`]). The engine executes these
-//! decisions against a cluster; the plan-time preview, pruning, the provider's
-//! `children` and `outputs`, and the `render` command are views of them. Nothing here
-//! talks to Kubernetes.
+//! decisions against a cluster; the plan-time preview, pruning, the dependency tree an
+//! instance creates ([`build_tree`], shown as the provider's `children`), its `outputs`,
+//! and the `render` command are views of them. Nothing here talks to Kubernetes.
 //!
 //! # Example
 //!
@@ -69,6 +69,7 @@ pub mod pipe;
 mod render;
 pub mod select;
 mod switch;
+pub mod tree;
 mod walk;
 pub mod webhook;
 
@@ -82,6 +83,7 @@ pub use names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_na
 pub use render::{RenderContext, Rendered, merge_patch, package_path};
 pub use select::{changed_parameters, check_immutable, select_plan, unknown_plan};
 pub use switch::{Switched, switch_on};
+pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
 pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,
     TaskWalk, Wanted,

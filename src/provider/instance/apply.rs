@@ -223,7 +223,7 @@ async fn apply_inner(
         state.preview = Value::Null;
     }
     state.outputs = string_map(&outputs);
-    state.children = tree.value(&secret);
+    state.children = children::children_value(&tree, &secret);
     match run {
         Ok(outcome) => {
             let status = outcome

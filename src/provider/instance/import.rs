@@ -109,7 +109,7 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         .await
         .ok()
         .flatten()
-        .map_or(Value::Null, |t| t.value(&secret)),
+        .map_or(Value::Null, |t| children::children_value(&t, &secret)),
         None => Value::Null,
     };
     // With the provider's default on, the configuration most likely leaves

@@ -184,12 +184,15 @@ pub(super) async fn planned_children(
     match seed {
         PlanSeed::Known(s) => Ok(tree(s.as_deref())
             .await?
-            .map_or(Value::Unknown, |t| t.value(secret))),
+            .map_or(Value::Unknown, |t| children::children_value(&t, secret))),
         PlanSeed::AtApply => match (
             tree(Some(PROBE_SEEDS[0])).await?,
             tree(Some(PROBE_SEEDS[1])).await?,
         ) {
-            (Some(a), Some(b)) => Ok(known_part(a.value(secret), &b.value(secret))),
+            (Some(a), Some(b)) => Ok(known_part(
+                children::children_value(&a, secret),
+                &children::children_value(&b, secret),
+            )),
             _ => Ok(Value::Unknown),
         },
     }
