@@ -34,7 +34,7 @@ kind: ConfigMap
 metadata:
   name: fixed-settings
 data:
-  owner: {{ .Name }}
+  owner: {{ .Name | quote }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole

@@ -217,7 +217,10 @@ pub(super) async fn plan_preview(
             Computed::unknown(vec![crate::provider::preview::warning(&note)])
         }
         Err(engine::PlanFailure::Refused { summary, error }) => {
-            Computed::unknown(vec![session.engine_error(summary, &error)])
+            // The apply's own diagnostic, pointing where the apply's would.
+            Computed::unknown(vec![super::deadline::engine_diagnostic(
+                session, summary, &error,
+            )])
         }
     }
 }

@@ -130,6 +130,15 @@ pub async fn preview_walk(
                 };
                 // Unknown scope: most custom kinds are namespaced.
                 decorate(&mut manifest, &owner, loc, namespaced.unwrap_or(true));
+                // From here on the object is named as the run names it: in its namespace.
+                let decorated = ObjectRef::from_object(&manifest).map_err(fail)?;
+                let fail = |e: ClusterError| {
+                    EngineError::from(e)
+                        .at(loc)
+                        .with_task(task_name)
+                        .with_object(&decorated)
+                        .with_template(template.clone())
+                };
                 let mut dry_run = None;
                 let mut unchecked = None;
                 if namespaced.is_none() {
