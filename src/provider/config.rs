@@ -54,6 +54,7 @@ tfplugin::model! {
         pub client_certificate: Attr<String>,
         pub client_key: Attr<String>,
         pub insecure: Attr<bool>,
+        pub request_timeout: Attr<String>,
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
         pub drift: Attr<String>,
@@ -113,7 +114,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     let mut unknown_connection = Vec::new();
     let mut string =
         |v: &Attr<String>, name: &'static str| optional_string(v, name, &mut unknown_connection);
-    let connection = ConnectionSettings {
+    let mut connection = ConnectionSettings {
         config_path: string(&config.config_path, "config_path"),
         config_context: string(&config.config_context, "config_context"),
         host: string(&config.host, "host"),
@@ -122,9 +123,26 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         client_certificate: string(&config.client_certificate, "client_certificate"),
         client_key: string(&config.client_key, "client_key"),
         insecure: config.insecure.known().copied().unwrap_or(false),
+        request_timeout: None,
     };
     if config.insecure.is_unknown() {
         unknown_connection.push("insecure");
+    }
+    match config.request_timeout.known().filter(|t| !t.is_empty()) {
+        None if config.request_timeout.is_unknown() => unknown_connection.push("request_timeout"),
+        None => {}
+        Some(text) => match super::timeouts::parse_duration(text).filter(|d| !d.is_zero()) {
+            Some(d) => connection.request_timeout = Some(d),
+            None => diags.push(
+                Diagnostic::error(
+                    "Invalid request_timeout",
+                    format!(
+                        "{text:?} is not a positive duration: write it as Go's time.ParseDuration does, for example \"30s\" or \"2m\"."
+                    ),
+                )
+                .with_attribute(AttributePath::attribute("request_timeout")),
+            ),
+        },
     }
     // Half a certificate is only certain when both halves are known.
     if !config.client_certificate.is_unknown()

@@ -101,6 +101,18 @@ impl Session {
             })
     }
 
+    /// The cluster a plan works with: `None` only while the connection settings are not
+    /// known yet (planned offline, see `offline.rs`). Known settings that do not lead to
+    /// a Kubernetes API server (a missing kubeconfig, an unknown context, a CA that did
+    /// not sign the server's certificate, nothing answering) fail the plan with the
+    /// cause, rather than planning as if offline and failing only at apply.
+    async fn planning_cluster(&self) -> Result<Option<Cluster>, Diagnostic> {
+        if self.config.offline() {
+            return Ok(None);
+        }
+        self.cluster().await.map(Some)
+    }
+
     /// [`Session::cluster_for`] the change `ApplyResourceChange` makes: a destroy (the
     /// planned state is null) or an apply.
     async fn cluster_for_change(&self, destroy: bool) -> Result<Cluster, Diagnostic> {

@@ -132,10 +132,13 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     }
-    // A reachable cluster's version checks the package's kubernetesVersion and steers
-    // the choice of dependency versions; without one the plan goes on unchecked, as the
-    // rest of the plan does (the apply connects and checks again).
-    let cluster = session.cluster().await.ok();
+    // The cluster's version checks the package's kubernetesVersion and steers the
+    // choice of dependency versions; offline (settings not known yet) the plan goes on
+    // unchecked and the apply connects and checks again.
+    let cluster = match session.planning_cluster().await {
+        Ok(c) => c,
+        Err(d) => return fail(vec![d]),
+    };
     let (pkg, resolution) = match load_with_dependencies(
         &session.config.repositories,
         source,

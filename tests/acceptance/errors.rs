@@ -215,3 +215,126 @@ fn unreachable_cluster_error_names_the_url() {
         "error should name the `host` setting:\n{run}"
     );
 }
+
+/// Runs `terraform plan` with only the given provider block (no fallback to the test
+/// cluster's kubeconfig) and returns the failed run's flattened error text.
+fn plan_fails_with(ctx: &TestContext, provider_block: &str) -> String {
+    quickstart_with(ctx, provider_block, "");
+    let mut tf = ctx.tf.clone();
+    tf.remove_env("KUBE_CONFIG_PATH");
+    tf.remove_env("KUBECONFIG");
+    let run = tf.plan(&[]).assert_clean_error();
+    ctx.mark_cleaned();
+    flat(&run.stderr)
+}
+
+#[test]
+fn known_but_unreachable_settings_fail_the_plan_instead_of_planning_offline() {
+    let ctx = TestContext::new("err-refused-plan");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let host = format!("https://127.0.0.1:{port}");
+    let text = plan_fails_with(
+        &ctx,
+        &format!("provider \"kudo\" {{\n  host     = {host:?}\n  insecure = true\n}}"),
+    );
+    assert!(
+        text.contains("Cannot reach the Kubernetes cluster")
+            && text.contains(&format!("127.0.0.1:{port}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_server_that_accepts_connections_and_never_answers_fails_within_request_timeout() {
+    let ctx = TestContext::new("err-silent");
+    // Accepts every connection and holds it open without a byte, for the whole test.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let text = plan_fails_with(
+        &ctx,
+        &format!(
+            "provider \"kudo\" {{\n  host            = \"https://127.0.0.1:{port}\"\n  insecure        = true\n  request_timeout = \"2s\"\n}}"
+        ),
+    );
+    assert!(
+        text.contains("no answer within 2s") && text.contains(&format!("127.0.0.1:{port}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_kubeconfig_fails_the_plan_naming_config_path() {
+    let ctx = TestContext::new("err-no-kubeconfig");
+    let missing = ctx.workdir.join("no-such-kubeconfig");
+    let text = plan_fails_with(
+        &ctx,
+        &format!(
+            "provider \"kudo\" {{\n  config_path = {:?}\n}}",
+            missing.display().to_string()
+        ),
+    );
+    assert!(
+        text.contains("config_path") && text.contains("no-such-kubeconfig"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_ca_that_did_not_sign_the_server_certificate_fails_the_plan_saying_certificate() {
+    let ctx = TestContext::new("err-wrong-ca");
+    let connection = ctx.connection();
+    let host = connection.host.clone();
+    if !host.starts_with("https://") {
+        eprintln!("skipped: the test cluster is not served over TLS");
+        return;
+    }
+    // A CA of its own (not the cluster's): the server's certificate must be refused.
+    let ca = rcgen::generate_simple_self_signed(vec!["unrelated-ca".to_string()])
+        .expect("generate a CA")
+        .cert
+        .pem();
+    let text = plan_fails_with(
+        &ctx,
+        &format!(
+            "provider \"kudo\" {{\n  host                   = {host:?}\n  cluster_ca_certificate = {ca:?}\n  token                  = \"unused\"\n}}"
+        ),
+    );
+    assert!(
+        text.contains("certificate") && text.contains("cluster_ca_certificate"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_server_that_is_not_kubernetes_fails_the_plan_saying_so() {
+    let ctx = TestContext::new("err-not-kubernetes");
+    // A plain HTTP file server: GET /version answers 404 with no Kubernetes Status.
+    let served = ctx.workdir.join("served");
+    std::fs::create_dir_all(&served).expect("served dir");
+    let files = crate::harness::http::FileServer::start(served);
+    let host = files.url.trim_end_matches('/').to_string();
+    let text = plan_fails_with(
+        &ctx,
+        &format!("provider \"kudo\" {{\n  host = {host:?}\n}}"),
+    );
+    assert!(text.contains("is not a Kubernetes API server"), "{text}");
+}
+
+#[test]
+fn an_invalid_request_timeout_is_refused_naming_the_setting() {
+    let ctx = TestContext::new("err-request-timeout");
+    let text = plan_fails_with(&ctx, "provider \"kudo\" {\n  request_timeout = \"soon\"\n}");
+    assert!(
+        text.contains("Invalid request_timeout") && text.contains("\"soon\""),
+        "{text}"
+    );
+}

@@ -78,44 +78,6 @@ fn plan_previews_creates_then_the_update_a_parameter_change_makes() {
     );
 }
 
-#[test]
-fn without_a_reachable_cluster_the_plan_works_and_preview_is_unknown() {
-    let ctx = TestContext::new("preview-offline");
-    ctx.use_example("quickstart");
-    // A port that was free a moment ago: connections are refused at once.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").port()
-    };
-    ctx.write(
-        "provider.tf",
-        &format!(
-            "provider \"kudo\" {{\n  host     = \"https://127.0.0.1:{port}\"\n  insecure = true\n}}\n"
-        ),
-    );
-    let main = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
-    ctx.write("main.tf", &main.replace("provider \"kudo\" {}", ""));
-    let mut tf = ctx.tf.clone();
-    tf.remove_env("KUBE_CONFIG_PATH");
-
-    let plan = tf.plan(&["-out=tfplan"]).assert_success().assert_no_crash();
-    assert!(
-        plan.stdout.contains("preview") && plan.stdout.contains("(known after apply)"),
-        "{plan}"
-    );
-    let json = tf.run(&["show", "-json", "tfplan"]).assert_success().json();
-    let change = json["resource_changes"]
-        .as_array()
-        .and_then(|all| all.iter().find(|c| c["address"] == "kudo_instance.web"))
-        .unwrap_or_else(|| panic!("no change for kudo_instance.web: {json:#}"))
-        .clone();
-    assert_eq!(
-        change["change"]["after_unknown"]["preview"], true,
-        "{change:#}"
-    );
-    ctx.mark_cleaned();
-}
-
 const PRUNE_OPERATOR: &str = r#"apiVersion: kudo.dev/v1beta1
 name: prune
 operatorVersion: 0.1.0

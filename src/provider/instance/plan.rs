@@ -74,6 +74,10 @@ async fn plan_inner(
         diagnostics,
         ..Default::default()
     };
+    // Known connection settings must lead to a cluster before anything is planned.
+    if let Err(d) = session.planning_cluster().await {
+        return fail(vec![d]);
+    }
     let schema = schema::instance();
     let prior_state = prior.clone().into_value();
     let none = InstanceModel::default();

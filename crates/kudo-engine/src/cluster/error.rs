@@ -16,6 +16,23 @@ pub enum ClusterError {
     )]
     Unreachable { url: String, message: String },
 
+    /// The TLS handshake refused the server's certificate: the CA the settings name did
+    /// not sign it, or it is expired or for another name.
+    #[error(
+        "cannot connect to the Kubernetes API server at {url}: its TLS certificate is not \
+         trusted: {message} (check the CA: the provider's `cluster_ca_certificate`, or \
+         `certificate-authority`/`certificate-authority-data` of the kubeconfig cluster; \
+         `insecure = true` skips the check)"
+    )]
+    Certificate { url: String, message: String },
+
+    /// Something answered at the address, but not as a Kubernetes API server does.
+    #[error(
+        "the server at {url} is not a Kubernetes API server: {message} (check `host` or the \
+         kubeconfig's `server`: it must be the API server's address, e.g. https://host:6443)"
+    )]
+    NotKubernetes { url: String, message: String },
+
     /// A request failed to reach the server (connection reset, dropped, timed out) after
     /// the provider had connected, and every retry failed too: a network or server
     /// hiccup rather than wrong settings, which would have failed the connection.
@@ -161,7 +178,9 @@ impl ClusterError {
     /// What kind of trouble this is (see [`Trouble`]).
     pub fn trouble(&self) -> Trouble {
         match self {
-            ClusterError::Unreachable { .. } => Trouble::Unreachable,
+            ClusterError::Unreachable { .. }
+            | ClusterError::Certificate { .. }
+            | ClusterError::NotKubernetes { .. } => Trouble::Unreachable,
             ClusterError::Api {
                 code: 401 | 403, ..
             } => Trouble::Denied,

@@ -157,11 +157,27 @@ impl Cluster {
             server_version: Arc::from(""),
             insecure_webhooks: false,
         };
-        let version = with_retry("server version", None, || {
+        // The first contact says whether the settings point at a Kubernetes API server
+        // at all, so it is bounded as a whole: an endpoint that accepts connections and
+        // never answers must fail in seconds, not after every retry of every request.
+        let deadline = settings.request_timeout();
+        let first_contact = with_retry("server version", None, || {
             cluster.client.apiserver_version()
-        })
-        .await
-        .map_err(|e| cluster.error(CONNECT, &url, e))?;
+        });
+        let version = match tokio::time::timeout(deadline, first_contact).await {
+            Ok(answer) => answer.map_err(|e| cluster.first_contact_error(&url, e))?,
+            Err(_) => {
+                return Err(ClusterError::Unreachable {
+                    url,
+                    message: format!(
+                        "no answer within {}s (the provider's `request_timeout`): something \
+                         accepts connections there but does not answer as a Kubernetes API \
+                         server",
+                        deadline.as_secs()
+                    ),
+                });
+            }
+        };
         tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
         Ok(Cluster {
             server_version: Arc::from(version.git_version.as_str()),
@@ -201,6 +217,42 @@ impl Cluster {
     /// The underlying kube client, for callers that need more than this wrapper offers.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// What the first request's failure says about the connection settings: a server
+    /// certificate the configured CA does not trust, something that is not a Kubernetes
+    /// API server, or (as any request) an unreachable server or an API error.
+    fn first_contact_error(&self, url: &str, e: RetryError) -> ClusterError {
+        match e {
+            RetryError::Kube(ref err) => {
+                let chain = error_chain(err);
+                if is_certificate_problem(&chain) {
+                    return ClusterError::Certificate {
+                        url: url.to_string(),
+                        message: chain,
+                    };
+                }
+                match err {
+                    kube::Error::Api(status) if status.code != 401 && status.code != 403 => {
+                        ClusterError::NotKubernetes {
+                            url: url.to_string(),
+                            message: format!(
+                                "GET /version answered HTTP {}: {}",
+                                status.code, status.message
+                            ),
+                        }
+                    }
+                    kube::Error::SerdeError(_) => ClusterError::NotKubernetes {
+                        url: url.to_string(),
+                        message: format!(
+                            "GET /version did not answer with Kubernetes' version object: {chain}"
+                        ),
+                    },
+                    _ => self.error(CONNECT, url, e),
+                }
+            }
+            RetryError::Cancelled => self.error(CONNECT, url, e),
+        }
     }
 
     fn error(&self, verb: &'static str, object: &str, e: RetryError) -> ClusterError {
@@ -707,4 +759,28 @@ fn to_json(obj: &DynamicObject, r: &ObjectRef) -> Result<Value, ClusterError> {
         object: r.to_string(),
         message: e.to_string(),
     })
+}
+
+/// An error and all its causes, as one line.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+/// Whether a failed connection is the TLS handshake refusing the server's certificate
+/// (rustls' words: "invalid peer certificate: UnknownIssuer", "certificate expired", ...).
+fn is_certificate_problem(chain: &str) -> bool {
+    let lower = chain.to_ascii_lowercase();
+    lower.contains("certificate")
+        || lower.contains("unknownissuer")
+        || lower.contains("badsignature")
 }

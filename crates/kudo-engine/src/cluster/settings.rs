@@ -24,6 +24,20 @@ pub struct ConnectionSettings {
     /// PEM.
     pub client_key: Option<String>,
     pub insecure: bool,
+    /// How long one request may wait for the API server (connecting, the TLS handshake,
+    /// each answer), and the first contact in all; `None`: [`DEFAULT_REQUEST_TIMEOUT`].
+    pub request_timeout: Option<std::time::Duration>,
+}
+
+/// A request the API server has not answered in this long is a hung server, not a slow
+/// one: a 1,000-object list answers in well under a second.
+pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl ConnectionSettings {
+    /// The per-request timeout in force.
+    pub fn request_timeout(&self) -> std::time::Duration {
+        self.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+    }
 }
 
 // Secrets must never reach logs (TF_LOG=DEBUG dumps provider state).
@@ -209,7 +223,9 @@ fn apply_overrides(
     Ok(())
 }
 
-const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Watches wait for events for up to a minute between answers (their `timeoutSeconds`
+/// is below this), so reads of a connection are never cut shorter than that.
+const WATCH_READ_FLOOR: std::time::Duration = std::time::Duration::from_secs(60);
 
 const EXPLICIT: &str = "terraform-provider-kudo";
 
@@ -287,9 +303,13 @@ pub(crate) async fn build_config(
         })?;
     // One retry policy (ours, in `retry`), not two stacked ones.
     config.default_retry = false;
-    // We never stream watches, so a request that gets no answer for this long is a
-    // hung server; the error is then retried like any broken connection.
-    config.read_timeout = Some(READ_TIMEOUT);
+    // Watches end on their own within their timeoutSeconds, so a request that gets no
+    // answer for this long is a hung server; the error is then retried like any broken
+    // connection. Connecting and sending are bounded the same way.
+    let timeout = s.request_timeout();
+    config.read_timeout = Some(timeout.max(WATCH_READ_FLOOR));
+    config.connect_timeout = Some(timeout);
+    config.write_timeout = Some(timeout);
     Ok(config)
 }
 

@@ -258,7 +258,9 @@ impl From<ClusterError> for EngineError {
                 ((400..500).contains(code) && *code != 409 && *code != 429)
                     || (*code >= 500 && crate::cluster::rejects_content(message))
             }
-            ClusterError::Settings { .. } => true,
+            ClusterError::Settings { .. }
+            | ClusterError::Certificate { .. }
+            | ClusterError::NotKubernetes { .. } => true,
             ClusterError::Unreachable { .. }
             | ClusterError::ConnectionLost { .. }
             // Not the package's fault: the namespace can be created again.
