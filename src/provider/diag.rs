@@ -101,7 +101,7 @@ fn advice(case: &Case<'_>, settings: &ConnectionSettings) -> String {
         ),
         Trouble::Namespace => match case.command {
             Command::Apply => format!(
-                "The namespace named above was deleted (or is being deleted) while the provider worked in it. Wait until it is gone and create it again (kubectl create namespace), or point the instance at another namespace, {again}"
+                "The namespace named above does not exist, or is being deleted. The provider does not create an instance's namespace: create it first (a `kubernetes_namespace` resource the instance depends on, or kubectl create namespace), wait until a deleted one is gone, or point the instance at another namespace, {again}"
             ),
             Command::Destroy => format!(
                 "The namespace named above was deleted (or is being deleted) while the provider worked in it, and what was in it goes with it. Wait until the namespace is gone, {again}"

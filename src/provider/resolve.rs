@@ -48,13 +48,17 @@ pub async fn load_with_dependencies(
         if let (Some(version), Some(url)) = (&version, &url) {
             check_kubernetes_version(&pkg, &source_owned, version, url)?;
         }
-        let resolution = packages::resolve(&pkg, &repositories, overrides, version).map_err(|e| {
-            Diagnostic::error(
-                "Cannot resolve the operator's dependencies",
-                super::diag::with_advice(e, &format!("Add a repository that has the missing versions, or pin a version with `dependency_overrides`, {}", super::diag::AGAIN)),
-            )
-            .with_attribute(AttributePath::attribute("package"))
-        })?;
+        let resolution =
+            packages::resolve(&pkg, &repositories, overrides, version).map_err(|e| {
+                Diagnostic::error(
+                    "Cannot resolve the operator's dependencies",
+                    super::diag::with_advice(
+                        &e,
+                        &format!("{}, {}", e.advice(), super::diag::AGAIN),
+                    ),
+                )
+                .with_attribute(AttributePath::attribute("package"))
+            })?;
         Ok((pkg, resolution))
     });
     work.await.map_err(|e| package_error(source, e))?

@@ -98,7 +98,10 @@ pub fn timeout(timeouts: &Attr<Timeouts>, operation: Operation) -> Result<Durati
 pub fn invalid(text: &str, operation: Operation) -> Diagnostic {
     Diagnostic::error(
         "Invalid timeout",
-        format!("{text:?} is not a duration; write it like `30s`, `10m` or `1h30m`."),
+        format!(
+            "`timeouts.{}` = {text:?} is not a duration: write a positive one like `30s`, `10m` or `1h30m`.",
+            operation.attribute()
+        ),
     )
     .with_attribute(AttributePath::attribute("timeouts").attr(operation.attribute()))
 }

@@ -231,6 +231,13 @@ fn a_dependency_cycle_fails_the_plan_with_its_path() {
     let text = run.output();
     assert!(text.contains("cycle"), "{run}");
     assert!(text.contains("a -> b -> c -> a"), "names the path:\n{run}");
+    // The advice fits a cycle, not a missing version.
+    let flat = crate::harness::flat(&text);
+    assert!(
+        flat.contains("Remove the KudoOperator task that closes the loop")
+            && !flat.contains("Add a repository that has the missing versions"),
+        "{run}"
+    );
     assert!(ctx.kube().instance(&ctx.namespace, "a").is_none());
     ctx.mark_cleaned();
 }

@@ -338,3 +338,74 @@ fn an_invalid_request_timeout_is_refused_naming_the_setting() {
         "{text}"
     );
 }
+
+#[test]
+fn an_invalid_namespace_or_name_is_refused_at_plan_time_by_kubernetes_naming_rule() {
+    let ctx = TestContext::new("err-bad-ns");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let main = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
+    let bad = main.replacen(
+        "name      = \"web\"\n  namespace = var.namespace",
+        "name      = \"Web_1\"\n  namespace = \"Bad_NS!\"",
+        1,
+    );
+    assert_ne!(bad, main, "the configuration did not change");
+    ctx.write("main.tf", &bad);
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains("Invalid namespace")
+            && text.contains("\"Bad_NS!\" is not a valid Kubernetes name"),
+        "{run}"
+    );
+    assert!(
+        text.contains("Invalid name") && text.contains("\"Web_1\""),
+        "{run}"
+    );
+    assert!(!text.contains("may pass when run again"), "{run}");
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn a_namespace_that_does_not_exist_is_named_with_true_advice() {
+    let ctx = TestContext::new("err-missing-ns");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let main = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
+    let missing = format!("{}-missing", ctx.namespace);
+    ctx.write(
+        "main.tf",
+        &main.replace(
+            "namespace = var.namespace",
+            &format!("namespace = {missing:?}"),
+        ),
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(text.contains(&missing), "{run}");
+    assert!(
+        text.contains("does not exist")
+            && !text.contains("was deleted (or is being deleted) while"),
+        "{run}"
+    );
+    ctx.mark_cleaned();
+}
+
+#[test]
+fn an_invalid_timeout_names_the_timeouts_attribute() {
+    let ctx = TestContext::new("err-timeouts");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let main = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
+    let with = main.replacen(
+        "operator  = kudo_operator.webapp.id",
+        "operator  = kudo_operator.webapp.id\n  timeouts {\n    create = \"-5m\"\n  }",
+        1,
+    );
+    ctx.write("main.tf", &with);
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains("`timeouts.create` = \"-5m\" is not a duration"),
+        "{run}"
+    );
+    ctx.mark_cleaned();
+}

@@ -197,10 +197,69 @@ pub enum ResolveError {
     TooManyInstances { limit: usize },
 }
 
+impl ResolveError {
+    /// What to do about this failure, chosen from what it is: the one place that
+    /// words the advice, so a cycle never gets the advice of a missing version.
+    pub fn advice(&self) -> &'static str {
+        match self {
+            ResolveError::Range { .. }
+            | ResolveError::ListRange { .. }
+            | ResolveError::Override { .. } => {
+                "Fix the version range named above: comparisons joined by spaces mean AND and `||` means OR (`>=1.2.0 <2.0.0`, `1.2.x`, `>=1.2 || >=3.0`)"
+            }
+            ResolveError::MissingVersions(_) | ResolveError::Unsatisfiable { .. } => {
+                "Add a repository that has the missing versions, or pin a version with `dependency_overrides`"
+            }
+            ResolveError::Cycle { .. } => {
+                "Remove the KudoOperator task that closes the loop (or point it at another package): a package cannot install itself, directly or through its dependencies"
+            }
+            ResolveError::ClusterTooOld { .. } => {
+                "Pin a version the cluster runs with `dependency_overrides`, or upgrade the cluster"
+            }
+            ResolveError::Package { .. } | ResolveError::Catalog(_) => {
+                "Check the `repository` blocks and that the package named above can be read"
+            }
+            ResolveError::TooManyInstances { .. } => {
+                "Reduce the dependency tree: let fewer packages depend on the same shared packages, or disable optional dependencies with their enabling parameters"
+            }
+            ResolveError::NoProvider { .. }
+            | ResolveError::SourceMismatch { .. }
+            | ResolveError::NameCollision { .. }
+            | ResolveError::InvalidInstanceName { .. }
+            | ResolveError::UnknownEnablingParameter { .. }
+            | ResolveError::EnablingValue { .. }
+            | ResolveError::KubernetesVersion { .. } => "Fix the package as the message above says",
+        }
+    }
+}
+
 fn list(items: &[MissingVersion]) -> String {
     items
         .iter()
         .map(|m| format!("  - {m}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_follows_what_the_failure_is() {
+        let cycle = ResolveError::Cycle {
+            path: vec!["a".into(), "a".into()],
+        };
+        assert!(cycle.advice().contains("cannot install itself"));
+        let range = ResolveError::Override {
+            package: "zookeeper".into(),
+            source: crate::range::parse_range(">>1").unwrap_err(),
+        };
+        assert!(range.advice().starts_with("Fix the version range"));
+        assert!(
+            ResolveError::MissingVersions(Vec::new())
+                .advice()
+                .contains("Add a repository")
+        );
+    }
 }

@@ -39,6 +39,27 @@ pub fn validate(config: &InstanceModel) -> Vec<Diagnostic> {
             .with_attribute(AttributePath::attribute("operator")),
         );
     }
+    // Kubernetes' own naming rule (an RFC 1123 label, as for namespaces and the
+    // `kudo.dev/instance` label value), refused before anything is planned.
+    let names = [
+        ("name", config.name.as_deref()),
+        ("namespace", config.namespace.as_deref()),
+    ];
+    for (attribute, value) in names {
+        if let Some(v) = value.filter(|v| !v.is_empty() || attribute == "name")
+            && let Err(reason) = kudo_resolve::naming::check_instance_name(v)
+        {
+            diags.push(
+                Diagnostic::error(
+                    format!("Invalid {attribute}"),
+                    format!(
+                        "{v:?} is not a valid Kubernetes name: {reason}. Names are at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit."
+                    ),
+                )
+                .with_attribute(AttributePath::attribute(attribute)),
+            );
+        }
+    }
     if let Err(d) = crate::provider::drift::parse(&config.drift, &config.drift_ignore) {
         diags.extend(d);
     }
