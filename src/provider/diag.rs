@@ -408,7 +408,7 @@ mod tests {
         for command in [Command::Apply, Command::Destroy] {
             let d = engine_error_for("Plan deploy failed", &e, &settings, command);
             assert!(d.detail.contains("namespace team-a"), "{}", d.detail);
-            assert!(d.detail.contains("create it again") || command == Command::Destroy);
+            assert!(d.detail.contains("create it first") || command == Command::Destroy);
             assert!(!d.detail.contains("Fix the"), "{}", d.detail);
             assert!(!d.detail.contains("package"), "{}", d.detail);
             assert!(d.detail.ends_with(command.again()), "{}", d.detail);
