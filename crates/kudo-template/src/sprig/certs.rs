@@ -133,6 +133,7 @@ fn list_items(v: Option<&Value>) -> Vec<&Value> {
 }
 
 fn new_signer(name: &str) -> Result<RsaSigner, gotmpl::TemplateError> {
+    super::random::charge_rsa_key().map_err(|e| fail(name, e))?;
     let key = rsa_private_key(&mut SeededRng::new(), 2048).map_err(|e| fail(name, e))?;
     RsaSigner::new(key).map_err(|e| fail(name, e))
 }

@@ -289,7 +289,10 @@ fn pem_encode(label: &str, der: &[u8]) -> String {
 fn gen_private_key(kind: &str) -> R {
     let mut rng = SeededRng::new();
     let pem = match kind {
-        "" | "rsa" => rsa_private_key(&mut rng, 4096).and_then(|k| rsa_pem(&k)),
+        "" | "rsa" => {
+            random::charge_rsa_key().map_err(|e| fail("genPrivateKey", e))?;
+            rsa_private_key(&mut rng, 4096).and_then(|k| rsa_pem(&k))
+        }
         "ecdsa" => Ok(ec_private_key_pem(&p256::SecretKey::random(&mut rng))),
         "dsa" => {
             return Err(fail(

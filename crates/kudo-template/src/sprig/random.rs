@@ -21,6 +21,8 @@ struct Ctx {
     seed: Vec<u8>,
     counter: u64,
     now: i64,
+    /// RSA keys this render generated (see [`charge_rsa_key`]).
+    rsa_keys: u32,
 }
 
 thread_local! {
@@ -41,6 +43,7 @@ impl RenderContext {
                 seed: material,
                 counter: 0,
                 now,
+                rsa_keys: 0,
             })
         });
         RenderContext(())
@@ -53,6 +56,29 @@ impl Drop for RenderContext {
             c.borrow_mut().pop();
         });
     }
+}
+
+/// RSA keys one render may generate. Generating one takes seconds of CPU, and a plan
+/// renders every template at least once, so the output and iteration limits alone let
+/// `{{ range until 60 }}{{ genPrivateKey "rsa" }}{{ end }}` hold a plan for minutes.
+/// No KUDO package generates more than one or two.
+pub const MAX_RSA_KEYS_PER_RENDER: u32 = 4;
+
+/// Counts one RSA key against this render's budget; the error names the limit.
+pub(crate) fn charge_rsa_key() -> Result<(), String> {
+    CTX.with(|c| {
+        let mut stack = c.borrow_mut();
+        let Some(ctx) = stack.last_mut() else {
+            return Ok(());
+        };
+        ctx.rsa_keys += 1;
+        match ctx.rsa_keys > MAX_RSA_KEYS_PER_RENDER {
+            true => Err(format!(
+                "this template generates more than {MAX_RSA_KEYS_PER_RENDER} RSA keys in one render, the limit (each key costs seconds of CPU on every plan); generate fewer, use ecdsa, or pass keys in as parameters"
+            )),
+            false => Ok(()),
+        }
+    })
 }
 
 /// `n` bytes for one function call; each call advances the call index.
@@ -183,6 +209,22 @@ pub(super) fn register(m: &mut Reg) {
 
 #[cfg(test)]
 mod tests {
+    use super::{MAX_RSA_KEYS_PER_RENDER, RenderContext, charge_rsa_key};
+
+    // Counted before any key is made, so the test needs no key generation.
+    #[test]
+    fn rsa_keys_beyond_the_limit_of_one_render_are_refused() {
+        let ctx = RenderContext::enter("seed", "keys.yaml", 0);
+        for _ in 0..MAX_RSA_KEYS_PER_RENDER {
+            assert!(charge_rsa_key().is_ok());
+        }
+        let e = charge_rsa_key().expect_err("one key too many");
+        assert!(e.contains("more than 4 RSA keys"), "{e}");
+        drop(ctx);
+        // The next render has its own budget.
+        let _next = RenderContext::enter("seed", "keys.yaml", 0);
+        assert!(charge_rsa_key().is_ok());
+    }
     use std::collections::BTreeMap;
 
     use crate::{RenderOptions, Vars, render, render_with};
