@@ -151,6 +151,22 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         Err(d) => return fail(vec![d]),
     };
     let namespace = namespace_of(&proposed.namespace);
+    // What the apply would meet writing the Operator and OperatorVersion (an object too
+    // large to store, a namespace being deleted, missing permissions) fails the plan.
+    if let Some(cluster) = &cluster
+        && let Err(e) = engine::check_operator(cluster, &pkg, &namespace).await
+        && !e.is_cancelled()
+        && matches!(
+            engine::classify(e.clone(), "install"),
+            engine::PlanFailure::Refused { .. }
+        )
+    {
+        return fail(vec![
+            session
+                .engine_error("Cannot install the operator", &e)
+                .with_attribute(AttributePath::attribute("package")),
+        ]);
+    }
     let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
         .into_iter()
         .map(|w| {
@@ -299,30 +315,50 @@ pub async fn apply(
             vec![session.cluster_error("Cannot install the KUDO CRDs", &e)],
         );
     }
+    // A create that fails half-way removes what it wrote itself (Terraform keeps no
+    // state of a failed create, so nothing else would): the OperatorVersions that did
+    // not exist before and, once unused, their Operators. What existed before stays.
+    let creating = prior.is_none();
+    let mut written: Vec<(String, String)> = Vec::new();
     // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
     // an instance's KudoOperator task asks for them. The resolution's install order puts
     // each package after what it needs, so an interrupted apply never leaves a package
     // installed without its own dependencies.
-    for dep in dependency_install_sequence(&resolution, &pkg) {
-        let name = &dep.operator.name;
+    let sequence = dependency_install_sequence(&resolution, &pkg);
+    for (dep, is_root) in sequence
+        .into_iter()
+        .map(|d| (d, false))
+        .chain(std::iter::once((&pkg, true)))
+    {
+        let name = dep.operator.name.clone();
+        let ov_name = dep.operator_version_name();
+        let existed = match creating {
+            true => matches!(
+                cluster
+                    .get(&engine::operator_version_ref(&namespace, &ov_name))
+                    .await,
+                Ok(Some(_))
+            ),
+            false => true,
+        };
         if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
-            return fail(
-                prior_state,
-                vec![session.engine_error(
-                    &format!(
-                        "Cannot install dependency {name} of operator {}",
-                        pkg.operator.name
-                    ),
-                    &e,
-                )],
-            );
+            if !existed {
+                written.push((name.clone(), ov_name));
+            }
+            let summary = match is_root {
+                true => "Cannot install the operator".to_string(),
+                false => format!(
+                    "Cannot install dependency {name} of operator {}",
+                    pkg.operator.name
+                ),
+            };
+            let mut diagnostics = vec![session.engine_error(&summary, &e)];
+            diagnostics.extend(remove_written(&cluster, &namespace, &written, cancel).await);
+            return fail(prior_state, diagnostics);
         }
-    }
-    if let Err(e) = engine::install_operator(&cluster, &pkg, &namespace).await {
-        return fail(
-            prior_state,
-            vec![session.engine_error("Cannot install the operator", &e)],
-        );
+        if !existed {
+            written.push((name, ov_name));
+        }
     }
     // A version change leaves the previous OperatorVersion unused: instances move to the
     // new one when they are updated after this resource. The same holds for dependency
@@ -674,4 +710,26 @@ mod tests {
         let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
         assert_eq!(removed, ["aa", "cc", "bb"]);
     }
+}
+
+/// Removes the OperatorVersions (and unused Operators) a failed create wrote, newest
+/// first; a failure to remove is a warning naming what is left.
+async fn remove_written(
+    cluster: &kudo_engine::cluster::Cluster,
+    namespace: &str,
+    written: &[(String, String)],
+    cancel: &CancellationToken,
+) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    for (name, ov_name) in written.iter().rev() {
+        if let Err(e) =
+            engine::uninstall_operator(cluster, namespace, name, ov_name, true, true, cancel).await
+        {
+            warnings.push(Diagnostic::warning(
+                format!("OperatorVersion {namespace}/{ov_name} left behind"),
+                format!("The failed create could not remove what it wrote: {e}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}."),
+            ));
+        }
+    }
+    warnings
 }

@@ -349,3 +349,39 @@ spec:
     ctx.tf.destroy(&[]).assert_success();
     ctx.mark_cleaned();
 }
+
+#[test]
+fn an_operator_too_large_to_store_fails_naming_its_largest_parts_and_leaves_nothing() {
+    let ctx = TestContext::new("refuse-too-large");
+    write_package(
+        &ctx,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-second\ndata:\n  k: v\n",
+    );
+    // A 2 MiB default: the OperatorVersion cannot be stored (etcd keeps objects under
+    // about 1.5 MiB). The plan refuses it when the KUDO CRDs exist already; on a fresh
+    // cluster the apply installs them first and then fails before any instance object.
+    ctx.write(
+        "operator/params.yaml",
+        &format!(
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: BLOB\n    description: A large default.\n    default: \"{}\"\n",
+            "x".repeat(2 << 20)
+        ),
+    );
+    for _ in 0..2 {
+        let run = ctx.tf.apply(&[]);
+        assert!(!run.success(), "the apply passed");
+        // Only the error text: the plan output repeats the 2 MiB value.
+        let text = flat(&run.stderr);
+        let shown: String = text.chars().take(3000).collect();
+        for expected in [
+            "Cannot install the operator",
+            "too large",
+            "parameter BLOB (its default)",
+        ] {
+            assert!(text.contains(expected), "no {expected:?} in:\n{shown}");
+        }
+        assert!(!text.contains("transient"), "{shown}");
+        assert_eq!(written(&ctx), Vec::<String>::new(), "{shown}");
+    }
+    ctx.mark_cleaned();
+}

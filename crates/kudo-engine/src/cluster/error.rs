@@ -142,6 +142,8 @@ pub fn rejects_content(message: &str) -> bool {
         "illegal base64 data",
         "cannot unmarshal",
         "failed to decode",
+        // etcd's limit on one stored object (about 1.5 MiB): the same object never fits.
+        "request is too large",
     ];
     MARKERS.iter().any(|m| message.contains(m))
 }

@@ -34,8 +34,8 @@ pub use metadata::{
     LABEL_OPERATOR,
 };
 pub use operator::{
-    install_operator, instances_using, load_operator, operator_ref, operator_version_ref,
-    uninstall_operator,
+    check_operator, install_operator, instances_using, load_operator, operator_ref,
+    operator_version_ref, uninstall_operator,
 };
 pub use planning::{
     Changes, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current, label,

@@ -25,9 +25,41 @@ pub async fn install_operator(
     pkg: &Package,
     namespace: &str,
 ) -> Result<(), EngineError> {
+    write_operator(cluster, pkg, namespace, false).await
+}
+
+/// What [`install_operator`] would meet, asked with a server-side dry-run and nothing
+/// written: for the plan of `kudo_operator`. Where the server cannot judge yet (the
+/// KUDO CRDs or the namespace are created by the apply) it passes.
+pub async fn check_operator(
+    cluster: &Cluster,
+    pkg: &Package,
+    namespace: &str,
+) -> Result<(), EngineError> {
+    match write_operator(cluster, pkg, namespace, true).await {
+        Err(e)
+            if matches!(
+                e.cluster_cause(),
+                Some(crate::cluster::ClusterError::UnknownKind { .. })
+            ) || e.cluster_cause().is_some_and(|c| c.is_not_found()) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+async fn write_operator(
+    cluster: &Cluster,
+    pkg: &Package,
+    namespace: &str,
+    dry_run: bool,
+) -> Result<(), EngineError> {
     let name = &pkg.operator.name;
     let ov_name = pkg.operator_version_name();
-    tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "installing operator");
+    if !dry_run {
+        tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "installing operator");
+    }
     let operator = json!({
         "apiVersion": KUDO_API_VERSION,
         "kind": "Operator",
@@ -48,13 +80,45 @@ pub async fn install_operator(
     // them last (KUDO's manager, before a migration by import).
     for obj in [operator, ov] {
         let r = ObjectRef::from_object(&obj)?;
-        cluster
-            .apply_owned(&obj, false)
-            .await
-            .map_err(|e| EngineError::from(e).with_object(&r))?;
+        cluster.apply_owned(&obj, dry_run).await.map_err(|e| {
+            let too_large = e.code() == Some(413)
+                || e.to_string().contains("too large");
+            let err = EngineError::from(e).with_object(&r);
+            match too_large {
+                true => err.context(format!(
+                    "the package is too large to store as one {} object (Kubernetes keeps objects under about 1.5 MiB); its largest parts: {}",
+                    r.kind,
+                    largest_parts(pkg)
+                )),
+                false => err,
+            }
+        })?;
     }
-    tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "operator installed");
+    if !dry_run {
+        tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "operator installed");
+    }
     Ok(())
+}
+
+/// The three largest templates and parameter defaults of a package, with their sizes,
+/// so that an object too large to store names what to shrink.
+fn largest_parts(pkg: &Package) -> String {
+    let mut parts: Vec<(usize, String)> = pkg
+        .templates
+        .iter()
+        .map(|(file, text)| (text.len(), format!("templates/{file}")))
+        .chain(pkg.parameters.iter().filter_map(|p| {
+            let default = p.default.as_ref()?;
+            Some((default.len(), format!("parameter {} (its default)", p.name)))
+        }))
+        .collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0));
+    parts
+        .iter()
+        .take(3)
+        .map(|(size, what)| format!("{what}: {size} bytes"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reads the OperatorVersion `ov_name` (and its Operator) back into a package; None when
