@@ -15,7 +15,7 @@
 //! Which keys of the Secret are write-only follows from the state: every key that is not
 //! in the prior `sensitive_parameters`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
@@ -150,6 +150,8 @@ pub struct Restore {
     warnings: Vec<Diagnostic>,
     /// The write-only values used (only the keys matter, for diagnostics).
     keys: BTreeMap<String, String>,
+    /// The names of the write-only values the prior state was planned with.
+    prior_keys: BTreeSet<String>,
 }
 
 impl Restore {
@@ -159,6 +161,7 @@ impl Restore {
             injected: None,
             warnings: Vec::new(),
             keys: BTreeMap::new(),
+            prior_keys: BTreeSet::new(),
         }
     }
 
@@ -184,6 +187,29 @@ impl Restore {
     pub fn diagnostics(&self, diagnostics: &mut Vec<Diagnostic>) {
         retarget(diagnostics, &self.keys);
         diagnostics.extend(self.warnings.iter().cloned());
+    }
+
+    /// `requires_replace` paths Terraform can see change. Terraform replaces only for a
+    /// path whose value differs between the prior and the planned state, and reports a
+    /// path that holds nothing in either as a provider bug; a write-only value is in
+    /// neither. Its change is taken only with a new `parameters_wo_version` (see
+    /// `for_plan`), so that is the attribute that carries the replacement.
+    pub fn replace_paths(&self, paths: &mut Vec<AttributePath>) {
+        let version = AttributePath::attribute(VERSION_ATTR);
+        let mut out: Vec<AttributePath> = Vec::with_capacity(paths.len());
+        for path in paths.drain(..) {
+            let write_only = matches!(
+                path.0.as_slice(),
+                [PathStep::Attribute(a), PathStep::ElementKeyString(k)]
+                    if a == sensitive::ATTR
+                        && (self.keys.contains_key(k) || self.prior_keys.contains(k))
+            );
+            let path = if write_only { version.clone() } else { path };
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+        *paths = out;
     }
 }
 
@@ -256,6 +282,10 @@ pub async fn for_plan(
     };
     let old = stored.or(configured);
     let keys = new.clone().unwrap_or_default();
+    let prior_keys = old
+        .as_ref()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
     proposed = with_values(&proposed, new.as_ref())?;
     if let (Some(old), Some(p)) = (&old, &prior) {
         // A prior state that fails the duplicate check (a name moved between maps in
@@ -273,6 +303,7 @@ pub async fn for_plan(
             injected,
             warnings,
             keys,
+            prior_keys,
         },
     ))
 }
@@ -356,6 +387,7 @@ pub async fn for_apply(
             injected,
             warnings: Vec::new(),
             keys: values,
+            prior_keys: BTreeSet::new(),
         },
     ))
 }
@@ -455,6 +487,31 @@ mod tests {
         assert_eq!(
             d[1].attribute,
             Some(AttributePath::attribute(sensitive::ATTR).key("S"))
+        );
+    }
+
+    #[test]
+    fn a_replacement_for_a_write_only_value_rests_on_the_version() {
+        let restore = Restore {
+            keys: map(&[("NEW", "n")]),
+            prior_keys: ["OLD".to_string()].into_iter().collect(),
+            ..Restore::none()
+        };
+        let key = |attr: &str, k: &str| AttributePath::attribute(attr).key(k);
+        let mut paths = vec![
+            key("parameters", "PLAIN"),
+            key(sensitive::ATTR, "NEW"),
+            key(sensitive::ATTR, "OLD"),
+            key(sensitive::ATTR, "SECRET"),
+        ];
+        restore.replace_paths(&mut paths);
+        assert_eq!(
+            paths,
+            [
+                key("parameters", "PLAIN"),
+                AttributePath::attribute(VERSION_ATTR),
+                key(sensitive::ATTR, "SECRET"),
+            ]
         );
     }
 }

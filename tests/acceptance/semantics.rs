@@ -316,19 +316,72 @@ fn mysql_backup_plan_runs_by_trigger() {
     destroy_leaves_nothing(&ctx, "db");
 }
 
-// 3. Immutable parameters cannot change once the instance exists.
-#[test]
-fn changed_immutable_parameter_is_rejected_at_plan_time() {
-    let ctx = TestContext::new("immutable");
-    let ns = ctx.namespace.as_str();
+// 3. Immutable parameters cannot change once the instance exists: KUDO refuses the
+// change, so the provider plans a replacement instead (destroy, then create with the new
+// value) and warns. Refusing the plan would also stop `terraform destroy` and
+// `apply -replace`, which plan the configuration first.
+
+/// The lifecycle instance `app` applied with `DATABASE = "orders"`, then the
+/// configuration changed to `DATABASE = "billing"`. Returns the first Instance's uid.
+fn immutable_changed(ctx: &TestContext) -> String {
     let pkg = path_str(&own_operator("lifecycle-v1"));
     ctx.write(
         "main.tf",
         &config(&pkg, "app", &[("DATABASE", "orders")], &[]),
     );
-    apply_expecting(&ctx, "deploy");
+    apply_expecting(ctx, "deploy");
+    let uid = instance_uid(ctx, "app");
+    ctx.write(
+        "main.tf",
+        &config(&pkg, "app", &[("DATABASE", "billing")], &[]),
+    );
+    uid
+}
 
-    // A mutable parameter may change ...
+#[track_caller]
+fn instance_uid(ctx: &TestContext, name: &str) -> String {
+    let obj = ctx
+        .kube()
+        .instance(&ctx.namespace, name)
+        .expect("Instance object exists");
+    obj["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no uid: {obj:#}"))
+        .to_string()
+}
+
+/// The Instance and its objects were created again with `DATABASE = "billing"`.
+#[track_caller]
+fn recreated_with_billing(ctx: &TestContext, old_uid: &str) {
+    let ns = ctx.namespace.as_str();
+    assert_ne!(
+        instance_uid(ctx, "app"),
+        old_uid,
+        "the Instance was changed in place, not created again"
+    );
+    let obj = ctx.kube().instance(ns, "app").expect("Instance");
+    assert_eq!(obj["spec"]["parameters"]["DATABASE"], "billing", "{obj:#}");
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(ns), "app-settings");
+    assert_eq!(cm["data"]["database"], "billing", "{cm:#}");
+    let state = ctx.tf.state();
+    let inst = instance_state(&state);
+    assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
+    assert_eq!(inst["last_plan"], "deploy", "{inst:#}");
+    assert_eq!(
+        inst["effective_parameters"]["DATABASE"], "billing",
+        "{inst:#}"
+    );
+}
+
+#[test]
+fn changed_immutable_parameter_plans_a_replacement_with_a_warning() {
+    let ctx = TestContext::new("immutable");
+    let pkg = path_str(&own_operator("lifecycle-v1"));
+    let old_uid = immutable_changed(&ctx);
+
+    // A mutable parameter changes in place ...
     ctx.write(
         "main.tf",
         &config(
@@ -338,29 +391,99 @@ fn changed_immutable_parameter_is_rejected_at_plan_time() {
             &[],
         ),
     );
-    ctx.tf.plan(&[]).assert_success();
+    let run = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        run.stdout.contains("update in-place") && !run.stdout.contains("must be replaced"),
+        "{run}"
+    );
 
-    // ... the immutable one may not: a plan error naming it, nothing applied.
+    // ... the immutable one replaces the instance: the plan says so, marks the
+    // parameter, and warns with the values, the cost and the way back.
     ctx.write(
         "main.tf",
         &config(&pkg, "app", &[("DATABASE", "billing")], &[]),
     );
-    let run = ctx.tf.plan(&[]).assert_clean_error();
-    eprintln!("[semantics] immutable parameter change:\n{}", run.stderr);
+    let run = ctx.tf.plan(&[]).assert_success().assert_no_crash();
+    eprintln!("[semantics] immutable parameter change:\n{run}");
     assert!(
-        run.stderr.contains("DATABASE") && run.stderr.contains("immutable"),
-        "the error must name the parameter and say why:\n{run}"
+        run.stdout.contains("kudo_instance.this must be replaced"),
+        "{run}"
     );
-    let run = ctx.tf.apply(&[]).assert_clean_error();
-    assert!(run.stderr.contains("DATABASE"), "{run}");
-    let cm = ctx
-        .kube()
-        .must_get("v1", "ConfigMap", Some(ns), "app-settings");
-    assert_eq!(cm["data"]["database"], "orders", "{cm:#}");
-    assert_eq!(
-        ctx.tf.state().attr_str("kudo_instance.this", "status"),
-        "COMPLETE"
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains(r#""DATABASE" = "orders" -> "billing""#)
+                && l.contains("# forces replacement")),
+        "the parameter is not marked as forcing the replacement:\n{run}"
     );
+    let out = crate::harness::flat(&run.output());
+    for needle in [
+        "Warning: Immutable parameter DATABASE changed",
+        &format!("instance {}/app will be replaced", ctx.namespace),
+        r#"DATABASE: "orders" -> "billing""#,
+        "destroys instance",
+        "`cleanup` plan",
+        "PersistentVolumeClaims",
+        r#"set DATABASE back to "orders""#,
+    ] {
+        assert!(
+            out.contains(needle),
+            "{needle:?} missing from the plan:\n{out}"
+        );
+    }
+
+    // The guard the warning names: Terraform's own `prevent_destroy` refuses the
+    // replacement at plan time.
+    ctx.write(
+        "main.tf",
+        &config(&pkg, "app", &[("DATABASE", "billing")], &[]).replace(
+            "  operator  = kudo_operator.this.id\n",
+            "  operator  = kudo_operator.this.id\n  lifecycle {\n    prevent_destroy = true\n  }\n",
+        ),
+    );
+    ctx.tf
+        .plan(&[])
+        .assert_clean_error()
+        .assert_output_contains("prevent_destroy");
+    ctx.write(
+        "main.tf",
+        &config(&pkg, "app", &[("DATABASE", "billing")], &[]),
+    );
+
+    let apply = ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert!(
+        apply.stdout.contains("1 added, 0 changed, 1 destroyed"),
+        "{apply}"
+    );
+    recreated_with_billing(&ctx, &old_uid);
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    destroy_leaves_nothing(&ctx, "app");
+}
+
+#[test]
+fn destroy_succeeds_with_a_changed_immutable_parameter_in_the_configuration() {
+    let ctx = TestContext::new("immutable-destroy");
+    immutable_changed(&ctx);
+    destroy_leaves_nothing(&ctx, "app");
+    assert!(
+        ctx.tf.state().resource("kudo_instance.this").is_none(),
+        "the instance is still in the state"
+    );
+}
+
+#[test]
+fn apply_replace_works_with_a_changed_immutable_parameter_in_the_configuration() {
+    let ctx = TestContext::new("immutable-replace");
+    let old_uid = immutable_changed(&ctx);
+    ctx.tf
+        .apply(&["-replace=kudo_instance.this"])
+        .assert_success()
+        .assert_no_crash();
+    recreated_with_billing(&ctx, &old_uid);
+    destroy_leaves_nothing(&ctx, "app");
 }
 
 // 4. A new operator version runs the `upgrade` plan.

@@ -217,3 +217,43 @@ fn a_parameter_in_both_maps_is_an_error_naming_it() {
     );
     assert!(!text.contains(SECRET), "{text}");
 }
+
+#[test]
+fn a_new_value_of_an_immutable_sensitive_parameter_replaces_the_instance_without_quoting_it() {
+    let ctx = TestContext::new("sensitive-immutable");
+    setup(&ctx);
+    ctx.write(
+        "operator/params.yaml",
+        &PARAMS_YAML.replace("required: true", "required: true\n    immutable: true"),
+    );
+    ctx.tf.apply(&[]).assert_success();
+    let ns = ctx.namespace.as_str();
+
+    ctx.write("main.tf", &main_tf(NEW_SECRET, ""));
+    let plan = ctx.tf.plan(&[]).assert_success();
+    let text = plan.output();
+    assert!(
+        !text.contains(SECRET) && !text.contains(NEW_SECRET),
+        "the plan quotes a sensitive value:\n{text}"
+    );
+    assert!(text.contains("kudo_instance.db must be replaced"), "{text}");
+    let out = crate::harness::flat(&text);
+    assert!(
+        out.contains("Immutable parameter PASSWORD changed")
+            && out.contains("PASSWORD: (sensitive value) -> (sensitive value)")
+            && out.contains("set PASSWORD back to its previous value"),
+        "{out}"
+    );
+
+    let apply = ctx.tf.apply(&[]).assert_success();
+    let text = apply.output();
+    assert!(
+        !text.contains(SECRET) && !text.contains(NEW_SECRET),
+        "the apply quotes a sensitive value:\n{text}"
+    );
+    let login = ctx.kube().must_get("v1", "ConfigMap", Some(ns), "db-login");
+    assert_eq!(login["data"]["password"], NEW_SECRET, "{login:#}");
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("db").is_empty());
+}

@@ -299,3 +299,84 @@ fn a_write_only_name_also_in_parameters_is_an_error_that_does_not_quote_the_valu
     assert_absent("the error", &plan.output());
     ctx.mark_cleaned();
 }
+
+#[test]
+fn a_new_value_of_an_immutable_write_only_parameter_replaces_the_instance_without_quoting_it() {
+    let ctx = TestContext::new("write-only-immutable");
+    ctx.write("operator/operator.yaml", OPERATOR_YAML);
+    ctx.write(
+        "operator/params.yaml",
+        &PARAMS_YAML.replace("required: true", "required: true\n    immutable: true"),
+    );
+    ctx.write("operator/templates/secret.yaml", SECRET_YAML);
+    ctx.write("main.tf", &main_tf());
+    let ns = ctx.namespace.as_str();
+    let env = |args: &[&str], password, version| {
+        ctx.tf.run_with_env(args, &vars("alice", password, version))
+    };
+    env(
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+        SECRET,
+        "1",
+    )
+    .assert_success();
+    let uid = |ctx: &TestContext| {
+        ctx.kube().instance(ns, "db").expect("Instance")["metadata"]["uid"].clone()
+    };
+    let first = uid(&ctx);
+
+    // Without a new version the value is not sent, so nothing is replaced.
+    let plan = env(&["plan", "-input=false", "-no-color"], NEW_SECRET, "1").assert_success();
+    assert!(!plan.stdout.contains("must be replaced"), "{plan}");
+
+    // With one, Terraform cannot show the value's change: the version carries the
+    // replacement, and the warning names the parameter without its values.
+    let plan = env(&["plan", "-input=false", "-no-color"], NEW_SECRET, "2").assert_success();
+    assert_absent("plan output", &plan.output());
+    assert!(
+        plan.stdout.contains("kudo_instance.db must be replaced"),
+        "{plan}"
+    );
+    assert!(
+        plan.stdout
+            .lines()
+            .any(|l| l.contains("parameters_wo_version") && l.contains("# forces replacement")),
+        "the version is not marked as forcing the replacement:\n{plan}"
+    );
+    let out = crate::harness::flat(&plan.output());
+    assert!(
+        out.contains("Immutable parameter PASSWORD changed")
+            && out.contains("PASSWORD: (sensitive value) -> (sensitive value)"),
+        "{out}"
+    );
+
+    let apply = env(
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+        NEW_SECRET,
+        "2",
+    )
+    .assert_success();
+    assert_absent("apply output", &apply.output());
+    assert_ne!(uid(&ctx), first, "the Instance was not created again");
+    let login = ctx.kube().must_get("v1", "Secret", Some(ns), "db-login");
+    assert_eq!(login["data"]["password"], base64(NEW_SECRET), "{login:#}");
+    let state_file =
+        std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state file");
+    assert_absent("state file", &state_file);
+    env(
+        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+        NEW_SECRET,
+        "2",
+    )
+    .assert_success()
+    .assert_output_contains("No changes");
+
+    env(
+        &["destroy", "-input=false", "-no-color", "-auto-approve"],
+        NEW_SECRET,
+        "2",
+    )
+    .assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.instance_objects("db").is_empty());
+}

@@ -157,8 +157,10 @@ fn run(plan: impl Into<String>, reason: Reason) -> Decision {
 /// 2. a changed `plan_triggers` entry runs that plan, alone (KUDO runs one plan at a
 ///    time: with another trigger, a parameter or an operator change it is an error);
 /// 3. another operator version runs `upgrade` (else `update`, else `deploy`);
-///    changed parameters run their common trigger (immutable ones may not change), or
-///    `deploy` when the deploy plan never finished;
+///    changed parameters run their common trigger (immutable ones may not change: a
+///    caller that can create the instance again asks [`crate::immutable_changes`]
+///    first and decides as for a new instance), or `deploy` when the deploy plan
+///    never finished;
 /// 4. nothing changed: a changed package or dependency tree and drift run `deploy`,
 ///    which brings every object back; an unfinished last plan runs again (a plan the
 ///    package lost falls back to `deploy`); otherwise nothing runs.

@@ -116,6 +116,40 @@ pub fn select_plan(
     }
 }
 
+/// An immutable parameter whose value would change: see [`immutable_changes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImmutableChange {
+    pub parameter: String,
+    /// The value before and after the change: the instance's value, else the package
+    /// default (empty when there is neither).
+    pub old: String,
+    pub new: String,
+}
+
+/// The immutable parameters of `pkg` whose value (instance value, else default) differs
+/// between `old_params` and `new_params`, in the package's order. KUDO refuses such a
+/// change on an existing instance ([`check_immutable`]); a caller that can create the
+/// instance again (the Terraform provider replaces the resource) asks this first.
+pub fn immutable_changes(
+    pkg: &Package,
+    old_params: &BTreeMap<String, String>,
+    new_params: &BTreeMap<String, String>,
+) -> Vec<ImmutableChange> {
+    pkg.parameters
+        .iter()
+        .filter(|p| p.immutable)
+        .filter_map(|p| {
+            let old = value_or_default(pkg, old_params, &p.name);
+            let new = value_or_default(pkg, new_params, &p.name);
+            (old != new).then(|| ImmutableChange {
+                parameter: p.name.clone(),
+                old: old.unwrap_or_default().to_string(),
+                new: new.unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Immutable parameters may not change after create. On an upgrade (`old_pkg` given), a
 /// parameter that is immutable in the new version but was not (or did not exist) before
 /// needs an explicit value in `new_params`.
@@ -279,6 +313,20 @@ mod tests {
         assert!(check_immutable(&p, None, &vals(&[]), &vals(&[("DISK", "1Gi")])).is_ok());
         let err = check_immutable(&p, None, &vals(&[]), &vals(&[("DISK", "2Gi")])).unwrap_err();
         assert!(err.message.contains("DISK"), "{err}");
+
+        // The same comparison, as a list a caller can act on: old and new value, the
+        // default standing in for an unset one.
+        assert_eq!(
+            immutable_changes(&p, &vals(&[]), &vals(&[("DISK", "2Gi")])),
+            [ImmutableChange {
+                parameter: "DISK".into(),
+                old: "1Gi".into(),
+                new: "2Gi".into(),
+            }]
+        );
+        assert!(immutable_changes(&p, &vals(&[("DISK", "1Gi")]), &vals(&[])).is_empty());
+        let mutable = pkg(&["deploy"], vec![param("DISK", Some("1Gi"), None, false)]);
+        assert!(immutable_changes(&mutable, &vals(&[]), &vals(&[("DISK", "2Gi")])).is_empty());
 
         let old = pkg(&["deploy"], vec![param("DISK", Some("1Gi"), None, false)]);
         let err = check_immutable(&p, Some(&old), &vals(&[]), &vals(&[])).unwrap_err();

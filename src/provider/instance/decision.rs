@@ -145,6 +145,109 @@ pub(super) fn decide_plan(
     }
 }
 
+/// A change that replaces the instance because KUDO cannot make it in place.
+pub(super) struct Replacement {
+    /// Where each change shows in the configuration, for Terraform's `requires_replace`
+    /// (a path must hold a different value in the prior and the planned state, or
+    /// Terraform drops it; see `write_only::Restore::replace_paths` for the values
+    /// Terraform never sees).
+    pub paths: Vec<AttributePath>,
+    pub warning: Diagnostic,
+}
+
+/// The replacement an immutable parameter's change calls for, `None` when none changes.
+/// KUDO refuses such a change on an existing instance, and refusing the plan instead
+/// would leave no way forward: `terraform destroy` and `apply -replace` plan the
+/// configuration first and would stop at the same refusal. A replacement is what the
+/// refusal's own advice asks for (create the instance again), so the plan does it, and
+/// the warning says so, with what it costs and how to avoid it.
+pub(super) fn immutable_replacement(
+    pkg: &Package,
+    prior: &InstanceModel,
+    proposed: &InstanceModel,
+    new_params: &BTreeMap<String, String>,
+) -> Option<Replacement> {
+    // A prior state whose parameters cannot be read is left to `decide_plan`, as
+    // before: an instance is never replaced on a guess.
+    let old_params = prior.all_parameters().ok().flatten()?;
+    let changes = kudo_plan::immutable_changes(pkg, &old_params, new_params);
+    let first = changes.first()?;
+    let public = |m: &InstanceModel| m.parameters().unwrap_or_default();
+    let (old_public, new_public) = (public(prior), public(proposed));
+    // Sensitive and write-only values (the latter joined the sensitive map for
+    // planning) are never quoted.
+    let mut secret = prior.sensitive().unwrap_or_default();
+    secret.extend(proposed.sensitive().unwrap_or_default());
+    let path = |name: &str| {
+        let attr = if old_public.contains_key(name) || new_public.contains_key(name) {
+            "parameters"
+        } else {
+            sensitive::ATTR
+        };
+        AttributePath::attribute(attr).key(name)
+    };
+    let shown = |name: &str, value: &str| {
+        if secret.contains_key(name) {
+            sensitive::REDACTED.to_string()
+        } else {
+            format!("{value:?}")
+        }
+    };
+    let names: Vec<&str> = changes.iter().map(|c| c.parameter.as_str()).collect();
+    let instance = format!(
+        "{}/{}",
+        crate::provider::namespace_of(&prior.namespace),
+        prior.name.as_deref().unwrap_or_default()
+    );
+    let listed: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            format!(
+                "  {}: {} -> {}",
+                c.parameter,
+                shown(&c.parameter, &c.old),
+                shown(&c.parameter, &c.new)
+            )
+        })
+        .collect();
+    let revert: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            if secret.contains_key(&c.parameter) {
+                format!("{} back to its previous value", c.parameter)
+            } else {
+                format!("{} back to {:?}", c.parameter, c.old)
+            }
+        })
+        .collect();
+    // The destroy half reads `delete_volumes_on_destroy` from the prior state.
+    let volumes = if prior.delete_volumes() {
+        "the PersistentVolumeClaims of its StatefulSets are deleted too (`delete_volumes_on_destroy = true`)"
+    } else {
+        "the PersistentVolumeClaims of its StatefulSets are kept with their data (`delete_volumes_on_destroy` is not true), and a StatefulSet of the same name in the new instance mounts them again"
+    };
+    let detail = format!(
+        "KUDO cannot change an immutable parameter of an existing instance:\n{}\nso this apply destroys instance {instance} and creates it again. The destroy runs the operator's `cleanup` plan (when it has one) and deletes every object the instance manages, its dependency instances included; {volumes}. Values that random template functions generate (passwords, for example) are generated anew.\n\nTo keep the instance, set {}. To have Terraform refuse to replace this instance instead, add `lifecycle {{ prevent_destroy = true }}` to the resource.",
+        listed.join("\n"),
+        revert.join(", "),
+    );
+    let summary = format!(
+        "Immutable parameter{} {} changed: instance {instance} will be replaced",
+        if names.len() > 1 { "s" } else { "" },
+        names.join(", ")
+    );
+    let mut warning = Diagnostic::warning(summary, sensitive::redact(&detail, &secret));
+    // Terraform quotes the configuration line a diagnostic points at, which for a
+    // sensitive entry could be the secret itself: such a warning points at the resource.
+    if !secret.contains_key(&first.parameter) {
+        warning = warning.with_attribute(path(&first.parameter));
+    }
+    Some(Replacement {
+        paths: names.iter().map(|n| path(n)).collect(),
+        warning,
+    })
+}
+
 /// The plan's error for what the walk rejects: the text the apply would fail with.
 pub(super) fn walk_failure(
     pkg: &Package,
@@ -236,4 +339,142 @@ pub(super) async fn current_objects(
 ) -> Option<Vec<(kudo_engine::cluster::ObjectRef, Source)>> {
     let cluster = session.cluster().await.ok()?;
     engine::current(&cluster, desired, plan_name, objects).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use tfplugin::{Attr, Value};
+
+    fn lifecycle() -> Package {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/operators/lifecycle-v1");
+        Package::load_dir(&dir).expect("lifecycle-v1 loads")
+    }
+
+    fn instance(public: &[(&str, &str)], secret: &[(&str, &str)]) -> InstanceModel {
+        InstanceModel {
+            name: "app".into(),
+            namespace: "team".into(),
+            parameters: Value::string_map(public.iter().copied()),
+            sensitive_parameters: Value::string_map(secret.iter().copied()),
+            ..Default::default()
+        }
+    }
+
+    fn replacement(prior: &InstanceModel, proposed: &InstanceModel) -> Option<Replacement> {
+        let params = proposed.all_parameters().expect("merge").expect("known");
+        immutable_replacement(&lifecycle(), prior, proposed, &params)
+    }
+
+    #[test]
+    fn an_immutable_change_replaces_and_the_warning_names_it() {
+        let prior = instance(&[("DATABASE", "orders")], &[]);
+        // A mutable parameter changes in place.
+        assert!(
+            replacement(
+                &prior,
+                &instance(&[("DATABASE", "orders"), ("GREETING", "hi")], &[])
+            )
+            .is_none()
+        );
+        // Unset where the default is the same value: no change either.
+        assert!(
+            replacement(&instance(&[("DATABASE", "main")], &[]), &instance(&[], &[])).is_none()
+        );
+
+        let r = replacement(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("parameters").key("DATABASE")]
+        );
+        let w = &r.warning;
+        assert_eq!(w.severity, tfplugin::Severity::Warning);
+        assert_eq!(
+            w.attribute,
+            Some(AttributePath::attribute("parameters").key("DATABASE"))
+        );
+        assert!(
+            w.summary.contains("DATABASE") && w.summary.contains("team/app will be replaced"),
+            "{w:?}"
+        );
+        for needle in [
+            r#"DATABASE: "orders" -> "billing""#,
+            "destroys instance team/app and creates it again",
+            "`cleanup` plan",
+            "PersistentVolumeClaims of its StatefulSets are kept",
+            r#"set DATABASE back to "orders""#,
+            "prevent_destroy",
+        ] {
+            assert!(
+                w.detail.contains(needle),
+                "{needle:?} missing:\n{}",
+                w.detail
+            );
+        }
+
+        // Back to the default by removing the value: the change is in `parameters` too.
+        let r = replacement(&prior, &instance(&[], &[])).expect("replaces");
+        assert!(
+            r.warning.detail.contains(r#""orders" -> "main""#),
+            "{}",
+            r.warning.detail
+        );
+    }
+
+    #[test]
+    fn a_sensitive_immutable_value_is_never_quoted() {
+        let prior = instance(&[], &[("DATABASE", "old-secret")]);
+        let r =
+            replacement(&prior, &instance(&[], &[("DATABASE", "new-secret")])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("sensitive_parameters").key("DATABASE")]
+        );
+        let w = &r.warning;
+        assert!(
+            !w.detail.contains("secret") && !w.summary.contains("secret"),
+            "{w:?}"
+        );
+        assert!(
+            w.detail
+                .contains("DATABASE: (sensitive value) -> (sensitive value)"),
+            "{}",
+            w.detail
+        );
+        assert!(
+            w.detail.contains("back to its previous value"),
+            "{}",
+            w.detail
+        );
+        assert_eq!(
+            w.attribute, None,
+            "the configuration line could hold the secret"
+        );
+
+        // Moved from the sensitive map to the plain one: the plain entry is what changed.
+        let r = replacement(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("parameters").key("DATABASE")]
+        );
+        assert!(
+            !r.warning.detail.contains("old-secret"),
+            "{}",
+            r.warning.detail
+        );
+    }
+
+    #[test]
+    fn deleted_volumes_are_announced_as_deleted() {
+        let mut prior = instance(&[("DATABASE", "orders")], &[]);
+        prior.delete_volumes_on_destroy = Attr::Known(true);
+        let r = replacement(&prior, &instance(&[], &[])).expect("replaces");
+        assert!(
+            r.warning.detail.contains("are deleted too"),
+            "{}",
+            r.warning.detail
+        );
+    }
 }

@@ -61,6 +61,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     resp.planned_private = planned_private;
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
+    restore.replace_paths(&mut resp.requires_replace);
     resp
 }
 
@@ -195,10 +196,26 @@ async fn plan_inner(
     let replacing = !schema
         .requires_replace(&prior_state, &planned.clone().into_value())
         .is_empty();
+    // An immutable parameter's change replaces the instance (see
+    // `immutable_replacement`); the rest of this plan is then that of a new instance,
+    // as for a new name.
+    let mut also_replace = Vec::new();
+    if let (Some(pkg), Some(new_params), Some(prior), false) = (&pkg, &params, &prior, replacing)
+        && let Some(r) = immutable_replacement(pkg, prior, &proposed, new_params)
+    {
+        also_replace = r.paths;
+        diagnostics.push(r.warning);
+    }
+    let replacing = replacing || !also_replace.is_empty();
     let Some(triggers) = proposed.plan_triggers() else {
         // Which plan runs depends on a value Terraform does not know yet.
+        let planned = schema.mark_computed_unknown(&planned.into_value());
+        let mut requires_replace = schema.requires_replace(&prior_state, &planned);
+        requires_replace.extend(also_replace);
         return PlanResponse {
-            planned_state: schema.mark_computed_unknown(&planned.into_value()),
+            planned_state: planned,
+            requires_replace,
+            diagnostics,
             ..Default::default()
         };
     };
@@ -282,6 +299,7 @@ async fn plan_inner(
         plan_to_run,
         effective.map(|e| sensitive::strip(e, &secret)),
         digest,
+        also_replace,
         diagnostics,
     )
 }
@@ -297,6 +315,7 @@ fn finish_plan(
     plan_to_run: Option<Attr<String>>,
     effective: Option<BTreeMap<String, String>>,
     digest: Option<String>,
+    also_replace: Vec<AttributePath>,
     diagnostics: Vec<Diagnostic>,
 ) -> PlanResponse {
     match plan_to_run {
@@ -324,8 +343,10 @@ fn finish_plan(
         }
     }
     let planned = planned.into_value();
+    let mut requires_replace = schema.requires_replace(prior_state, &planned);
+    requires_replace.extend(also_replace);
     PlanResponse {
-        requires_replace: schema.requires_replace(prior_state, &planned),
+        requires_replace,
         planned_state: planned,
         planned_private: Vec::new(),
         diagnostics,
