@@ -65,6 +65,7 @@ pub mod dependency;
 mod error;
 mod location;
 pub mod names;
+mod objects;
 pub mod pipe;
 mod render;
 pub mod select;
