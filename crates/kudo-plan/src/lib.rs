@@ -71,6 +71,7 @@ mod render;
 pub mod select;
 mod switch;
 pub mod tree;
+pub mod verify;
 mod walk;
 pub mod webhook;
 
@@ -85,6 +86,7 @@ pub use render::{RenderContext, Rendered, merge_patch, package_path};
 pub use select::{changed_parameters, check_immutable, select_plan, unknown_plan};
 pub use switch::{Switched, switch_on};
 pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
+pub use verify::verify;
 pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,
     TaskWalk, Wanted,
