@@ -40,7 +40,7 @@ pub fn create(argv: &[String]) -> ExitCode {
         Err(e) => return fail(&format!("cannot load the package: {e}")),
     };
     // Like KUDO, refuse to publish a package that would fail to install.
-    let findings = kudo_package::verify(&pkg);
+    let findings = kudo_plan::verify(&pkg);
     for f in &findings {
         eprintln!("{f}");
     }

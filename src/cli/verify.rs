@@ -50,7 +50,9 @@ pub fn run(argv: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut findings = kudo_package::verify(&pkg);
+    // Everything a plan can know without a cluster (kudo-plan walks every plan with
+    // the defaults), not only KUDO's rules: what verify passes, a plan does not refuse.
+    let mut findings = kudo_plan::verify(&pkg);
     if parsed.has("--extended") {
         findings.extend(kudo_package::verify_extended(&pkg));
         // Keep errors first, as each list is, after merging the two lists.
@@ -121,9 +123,7 @@ fn api_version_findings(
                     .to_string();
                 out.push(Finding {
                     severity,
-                    file: format!("templates/{file}"),
-                    line: None,
-                    message,
+                    ..Finding::error(format!("templates/{file}"), message)
                 });
             }
         }

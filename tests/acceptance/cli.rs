@@ -510,3 +510,274 @@ fn render_shows_manifests_as_a_release_gets_them() {
         describe(&out)
     );
 }
+
+// ---- `package verify` says everything a plan would refuse (issue #30). Each package
+// below was accepted by verify before, while the plan refused it or did the wrong thing.
+
+/// A valid package: one Apply task of `cm.yaml` (a ConfigMap) and `other.yaml` (a
+/// Secret), both named after the instance.
+const VALID_OPERATOR: &str = "apiVersion: kudo.dev/v1beta1
+name: demo
+operatorVersion: 0.1.0
+tasks:
+  - name: app
+    kind: Apply
+    spec:
+      resources: [cm.yaml, other.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: app
+            tasks: [app]
+";
+const VALID_CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\n";
+const VALID_SECRET: &str = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}\n";
+
+/// The valid package in `dir`, with `files` (path in the package, content) written
+/// over it.
+fn package_with(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    let base = [
+        ("operator.yaml", VALID_OPERATOR),
+        ("templates/cm.yaml", VALID_CM),
+        ("templates/other.yaml", VALID_SECRET),
+    ];
+    for (rel, content) in base.iter().chain(files) {
+        std::fs::write(dir.join(rel), content).unwrap();
+    }
+}
+
+/// `package verify` of a package that must fail: its stdout, checked to hold every
+/// expected line start (file and line) with its text, and the error count on stderr.
+fn verify_fails(pkg: &Path, expected: &[(&str, &str)], errors: usize) -> String {
+    let out = run(&["package", "verify", path_str(pkg)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    for (start, says) in expected {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(start) && l.contains(says)),
+            "no line starting {start:?} saying {says:?}\n{}",
+            describe(&out)
+        );
+    }
+    let count = format!(
+        "found {errors} package verification error{}",
+        if errors == 1 { "" } else { "s" }
+    );
+    assert!(text(&out.stderr).contains(&count), "{}", describe(&out));
+    stdout
+}
+
+#[test]
+fn verify_accepts_the_valid_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    package_with(tmp.path(), &[]);
+    let out = run(&["package", "verify", path_str(tmp.path())]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(text(&out.stderr).contains("package is valid (0 warnings)"));
+}
+
+#[test]
+fn verify_reports_template_parse_errors_and_unknown_functions() {
+    let tmp = tempfile::tempdir().unwrap();
+    package_with(
+        tmp.path(),
+        &[
+            (
+                "templates/cm.yaml",
+                &format!("{VALID_CM}{{{{ if .Name }}}}\ndata: {{}}\n"),
+            ),
+            (
+                "templates/other.yaml",
+                &format!("{VALID_SECRET}stringData:\n  a: {{{{ nosuchfunc }}}}\n"),
+            ),
+        ],
+    );
+    verify_fails(
+        tmp.path(),
+        &[
+            ("error: templates/cm.yaml:5:", "unexpected EOF"),
+            (
+                "error: templates/other.yaml:6:9:",
+                "function \"nosuchfunc\" not defined",
+            ),
+        ],
+        2,
+    );
+}
+
+#[test]
+fn verify_refuses_a_key_written_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = tmp.path().join("op");
+    package_with(
+        &op,
+        &[(
+            "operator.yaml",
+            &VALID_OPERATOR.replace(
+                "operatorVersion: 0.1.0\n",
+                "operatorVersion: 0.1.0\nname: other\n",
+            ),
+        )],
+    );
+    let at = format!("error: {}/operator.yaml:4:1:", op.display());
+    verify_fails(
+        &op,
+        &[(
+            &at,
+            "key \"name\" is written twice in this mapping (first on line 2)",
+        )],
+        1,
+    );
+
+    let params = tmp.path().join("params");
+    package_with(
+        &params,
+        &[(
+            "params.yaml",
+            "parameters:\n  - name: A\n    default: x\n    default: y\n",
+        )],
+    );
+    let at = format!("error: {}/params.yaml:4:5:", params.display());
+    verify_fails(&params, &[(&at, "key \"default\" is written twice")], 1);
+    // The plan's loader is the same: `render` refuses it too.
+    let out = run(&["render", path_str(&params)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("is written twice"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn verify_checks_the_names_of_rendered_objects() {
+    let tmp = tempfile::tempdir().unwrap();
+    package_with(
+        tmp.path(),
+        &[(
+            "templates/other.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}_Secret\n",
+        )],
+    );
+    verify_fails(
+        tmp.path(),
+        &[(
+            "error: templates/other.yaml: plan \"deploy\", phase \"main\", step \"app\", task \"app\": ",
+            "Secret \"demo-instance_Secret\" (document 1): metadata.name is not a valid name: a lowercase RFC 1123 subdomain",
+        )],
+        1,
+    );
+}
+
+#[test]
+fn verify_checks_kubernetes_version_and_version_ranges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = VALID_OPERATOR
+        .replace(
+            "operatorVersion: 0.1.0\n",
+            "operatorVersion: 0.1.0\nkubernetesVersion: one point sixteen\ndependencies:\n  - name: cache\n    appVersion: \"1.x.2\"\n",
+        )
+        .replace("tasks: [app]", "tasks: [app, zk]")
+        .replace(
+            "plans:",
+            "  - name: zk\n    kind: KudoOperator\n    spec:\n      package: zookeeper\n      operatorVersion: \">=1.0 <<2\"\nplans:",
+        );
+    package_with(tmp.path(), &[("operator.yaml", &op)]);
+    verify_fails(
+        tmp.path(),
+        &[
+            (
+                "error: operator.yaml: kubernetesVersion:",
+                "\"one point sixteen\" is not a Kubernetes version",
+            ),
+            (
+                "error: operator.yaml: demo 0.1.0 (task \"zk\"): operatorVersion:",
+                "invalid version range \">=1.0 <<2\"",
+            ),
+            (
+                "error: operator.yaml: demo 0.1.0: operator.yaml dependencies[0].appVersion:",
+                "invalid version range \"1.x.2\"",
+            ),
+        ],
+        3,
+    );
+}
+
+#[test]
+fn verify_refuses_links_out_of_the_package_special_files_and_empty_archives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside.yaml");
+    std::fs::write(&outside, VALID_SECRET).unwrap();
+
+    let linked = tmp.path().join("linked");
+    package_with(&linked, &[]);
+    std::fs::remove_file(linked.join("templates/other.yaml")).unwrap();
+    std::os::unix::fs::symlink(&outside, linked.join("templates/other.yaml")).unwrap();
+    let at = format!("error: {}/templates/other.yaml:", linked.display());
+    verify_fails(&linked, &[(&at, "outside the package folder")], 1);
+
+    let fifo = tmp.path().join("fifo");
+    package_with(&fifo, &[]);
+    let status = Command::new("mkfifo")
+        .arg(fifo.join("templates/pipe.yaml"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+    let at = format!("error: {}/templates/pipe.yaml:", fifo.display());
+    verify_fails(
+        &fifo,
+        &[(
+            &at,
+            "templates/pipe.yaml is a named pipe, not a regular file",
+        )],
+        1,
+    );
+
+    let empty = tmp.path().join("empty.tgz");
+    std::fs::write(&empty, b"").unwrap();
+    let at = format!("error: {}:", empty.display());
+    verify_fails(&empty, &[(&at, "the archive is empty (0 bytes)")], 1);
+}
+
+#[test]
+fn verify_names_both_templates_that_render_one_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("two-templates");
+    package_with(&pkg, &[("templates/other.yaml", VALID_CM)]);
+    verify_fails(
+        &pkg,
+        &[(
+            "error: templates/cm.yaml: plan \"deploy\", phase \"main\", step \"app\", task \"app\": ",
+            "templates/cm.yaml (document 1) and templates/other.yaml (document 1) both render ConfigMap \"demo-instance\" in namespace \"default\"",
+        )],
+        1,
+    );
+    let pkg = tmp.path().join("two-documents");
+    package_with(
+        &pkg,
+        &[("templates/cm.yaml", &format!("{VALID_CM}---\n{VALID_CM}"))],
+    );
+    verify_fails(
+        &pkg,
+        &[(
+            "error: templates/cm.yaml:",
+            "templates/cm.yaml renders ConfigMap \"demo-instance\" in namespace \"default\" twice (documents 1 and 2)",
+        )],
+        1,
+    );
+    // `render` walks the same plan and refuses it the same way.
+    let out = run(&["render", path_str(&pkg)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("twice (documents 1 and 2)"),
+        "{}",
+        describe(&out)
+    );
+}

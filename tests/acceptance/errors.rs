@@ -157,21 +157,22 @@ fn template_failing_for_a_parameter_value_points_at_the_parameters() {
 fn rejected_object_names_the_object_and_its_template() {
     let ctx = TestContext::new("err-rejected");
     quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
-    // Renders fine, but Kubernetes names must be lowercase: the API server answers 422.
+    // Renders fine, but label values may not hold a space: the API server answers 422.
+    // (An invalid name is refused before the server sees it; see the next test.)
     ctx.write(
         "operator/templates/configmap.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-Content\ndata:\n  MESSAGE: {{ .Params.MESSAGE | quote }}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-content\n  labels:\n    tier: \"web content\"\ndata:\n  MESSAGE: {{ .Params.MESSAGE | quote }}\n",
     );
     let run = ctx.tf.apply(&[]).assert_clean_error();
     let text = flat(&run.stderr);
-    let object = format!("object ConfigMap {}/web-Content (v1)", ctx.namespace);
+    let object = format!("object ConfigMap {}/web-content (v1)", ctx.namespace);
     assert!(
         text.contains(&format!(
             "{object} (rendered from templates/configmap.yaml)"
         )),
         "the error should name the object and the template that rendered it:\n{run}"
     );
-    assert!(text.contains("metadata.name"), "{run}");
+    assert!(text.contains("metadata.labels"), "{run}");
     assert!(
         text.contains("Fix templates/configmap.yaml in the operator package")
             && text.contains("then run terraform apply again"),
@@ -181,6 +182,55 @@ fn rejected_object_names_the_object_and_its_template() {
     assert!(
         text.contains(&format!("on main.tf line {line}")),
         "the error should point at the instance's parameters (line {line}):\n{run}"
+    );
+}
+
+/// What the walk of the plan knows about the objects without a cluster fails the
+/// plan before anything of the instance is written: a name Kubernetes refuses, and two
+/// templates of one task rendering the same object.
+#[test]
+fn invalid_names_and_duplicate_objects_fail_the_plan_naming_the_templates() {
+    let ctx = TestContext::new("err-objects");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    ctx.write(
+        "operator/templates/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-Content\ndata:\n  MESSAGE: {{ .Params.MESSAGE | quote }}\n",
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains("template templates/configmap.yaml: ConfigMap \"web-Content\" (document 1): metadata.name is not a valid name: a lowercase RFC 1123 subdomain"),
+        "{run}"
+    );
+    assert!(
+        ctx.kube()
+            .get("v1", "ConfigMap", Some(&ctx.namespace), "web-Content")
+            .is_none()
+            && ctx.kube().instance(&ctx.namespace, "web").is_none(),
+        "nothing of the instance may be written"
+    );
+
+    // The page content is fine again; the service template now renders the Deployment
+    // a second time in the same task.
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let deployment =
+        std::fs::read_to_string(ctx.workdir.join("operator/templates/deployment.yaml"))
+            .expect("read deployment.yaml");
+    ctx.write("operator/templates/service.yaml", &deployment);
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains(&format!(
+            "templates/deployment.yaml (document 1) and templates/service.yaml (document 1) both render Deployment \"web\" in namespace {:?}",
+            ctx.namespace
+        )),
+        "{run}"
+    );
+    assert!(
+        ctx.kube()
+            .get("apps/v1", "Deployment", Some(&ctx.namespace), "web")
+            .is_none(),
+        "nothing of the task may be written"
     );
 }
 

@@ -93,36 +93,129 @@ impl Package {
 }
 
 /// Read the package files of a folder (bounded in count and size).
+///
+/// A package is its folder: a symbolic link may point anywhere inside it, but not out
+/// of it (the package would read differently on another machine, and an archive made
+/// from it could not hold the link), and only regular files and folders may sit in
+/// `templates/` (reading a named pipe would block, a device is never a template). The
+/// same rules as an archive's, so a folder and its `.tgz` load alike.
 pub(crate) fn collect_dir(path: &Path, files: &mut Files) -> Result<(), PackageError> {
     let operator = path.join("operator.yaml");
-    if !operator.is_file() {
-        let what = if path.is_dir() {
-            "no operator.yaml in this folder; a package needs operator.yaml (and usually params.yaml and templates/)"
-        } else {
-            "not a package folder (it does not exist or is not a directory)"
-        };
+    let root = path.canonicalize().ok().filter(|r| r.is_dir());
+    let Some(root) = root else {
         return Err(PackageError::Io {
             path: operator,
-            message: what.to_string(),
+            message: "not a package folder (it does not exist or is not a directory)".to_string(),
+            source: None,
+        });
+    };
+    if entry_kind(&root, &operator, "operator.yaml")? != Kind::File {
+        return Err(PackageError::Io {
+            path: operator,
+            message: "no operator.yaml in this folder; a package needs operator.yaml (and usually params.yaml and templates/)".to_string(),
             source: None,
         });
     }
     let mut total = 0u64;
     for name in ["operator.yaml", "params.yaml"] {
         let p = path.join(name);
-        if p.is_file() {
+        if entry_kind(&root, &p, name)? == Kind::File {
             let bytes = read_bounded(&p, &mut total)?;
             files.insert(name.to_string(), bytes);
         }
     }
     let templates = path.join("templates");
-    if templates.is_dir() {
-        walk(&templates, "templates", files, &mut total)?;
+    if entry_kind(&root, &templates, "templates")? == Kind::Dir {
+        walk(&root, &templates, "templates", files, &mut total)?;
     }
     Ok(())
 }
 
-fn walk(dir: &Path, rel: &str, files: &mut Files, total: &mut u64) -> Result<(), PackageError> {
+/// What an entry of the package folder is, after following a symbolic link that stays
+/// inside the folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+    /// Absent, or a link to nothing under a name the package format does not use.
+    Missing,
+}
+
+/// Classify `path` (`rel` inside the package whose canonical folder is `root`). A link
+/// out of the package, a link to nothing under a package file's name, and anything
+/// that is neither a regular file nor a folder are errors.
+fn entry_kind(root: &Path, path: &Path, rel: &str) -> Result<Kind, PackageError> {
+    let refuse = |message: String| PackageError::Io {
+        path: path.to_path_buf(),
+        message,
+        source: None,
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Kind::Missing),
+        Err(e) => return Err(PackageError::io(path, e)),
+    };
+    let meta = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        match path.canonicalize() {
+            Err(_) if is_package_file(rel) || rel == "templates" => {
+                return Err(refuse(format!(
+                    "symbolic link to {target}, which does not exist; make {rel} a file of the package"
+                )));
+            }
+            Err(_) => return Ok(Kind::Missing),
+            Ok(resolved) if !resolved.starts_with(root) => {
+                return Err(refuse(format!(
+                    "symbolic link to {}, outside the package folder {}; a package must hold its own files (copy it into the package)",
+                    resolved.display(),
+                    root.display()
+                )));
+            }
+            Ok(_) => std::fs::metadata(path).map_err(|e| PackageError::io(path, e))?,
+        }
+    } else {
+        meta
+    };
+    if meta.is_file() {
+        Ok(Kind::File)
+    } else if meta.is_dir() {
+        Ok(Kind::Dir)
+    } else {
+        Err(refuse(format!(
+            "{rel} is a {}, not a regular file; a package holds only regular files and folders",
+            special_kind(&meta.file_type())
+        )))
+    }
+}
+
+/// What a file that is neither a regular file, a folder nor a link is, in words.
+pub(crate) fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "named pipe";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    let _ = kind;
+    "special file"
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    rel: &str,
+    files: &mut Files,
+    total: &mut u64,
+) -> Result<(), PackageError> {
     let mut entries = std::fs::read_dir(dir)
         .map_err(|e| PackageError::io(dir, e))?
         .collect::<Result<Vec<_>, _>>()
@@ -136,9 +229,12 @@ fn walk(dir: &Path, rel: &str, files: &mut Files, total: &mut u64) -> Result<(),
         };
         let child = format!("{rel}/{name}");
         let file_type = entry.file_type().map_err(|e| PackageError::io(&path, e))?;
+        // Sub-folders are walked, linked folders are not (no loops); every other entry
+        // is judged, whatever its name: a link out of the package or a special file in
+        // templates/ is a mistake even where the loader would not read it.
         if file_type.is_dir() {
-            walk(&path, &child, files, total)?;
-        } else if is_package_file(&child) && path.is_file() {
+            walk(root, &path, &child, files, total)?;
+        } else if entry_kind(root, &path, &child)? == Kind::File && is_package_file(&child) {
             if files.len() >= MAX_FILES {
                 return Err(too_large(path));
             }
@@ -224,6 +320,108 @@ mod tests {
         std::os::unix::fs::symlink(&big, dir.path().join("templates/link.yaml")).expect("link");
         let err = Package::load_dir(dir.path()).expect_err("must be refused");
         assert!(err.to_string().contains("link.yaml"), "{err}");
+        // Inside the package, the size limit still holds for a linked file.
+        std::fs::remove_file(dir.path().join("templates/link.yaml")).expect("rm");
+        huge_file(&dir.path().join("big.log"));
+        std::os::unix::fs::symlink("../big.log", dir.path().join("templates/link.yaml"))
+            .expect("link");
+        let err = Package::load_dir(dir.path()).expect_err("must be refused");
+        assert!(err.to_string().contains("package too large"), "{err}");
+    }
+
+    /// A folder whose loading must fail with both texts in the message.
+    fn refused(dir: &Path, texts: &[&str]) {
+        let message = Package::load_dir(dir)
+            .expect_err("must be refused")
+            .to_string();
+        for t in texts {
+            assert!(message.contains(t), "{t:?} not in: {message}");
+        }
+    }
+
+    #[test]
+    fn links_out_of_the_package_are_refused() {
+        let outside = tempfile::tempdir().expect("tempdir");
+        let target = outside.path().join("cm.yaml");
+        std::fs::write(&target, "a: 1\n").expect("write");
+        let root = outside.path().canonicalize().expect("canonical");
+        // A template, operator.yaml itself, params.yaml, the templates folder, and a
+        // file the loader would not even read: each link leaves the package.
+        let dir = package_folder();
+        std::os::unix::fs::symlink(&target, dir.path().join("templates/cm.yaml")).expect("link");
+        refused(
+            dir.path(),
+            &[
+                "templates/cm.yaml",
+                "outside the package folder",
+                &root.display().to_string(),
+            ],
+        );
+        let dir = package_folder();
+        std::os::unix::fs::symlink(&target, dir.path().join("params.yaml")).expect("link");
+        refused(dir.path(), &["params.yaml", "outside the package folder"]);
+        let dir = package_folder();
+        std::fs::remove_dir(dir.path().join("templates")).expect("rmdir");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("templates")).expect("link");
+        refused(dir.path(), &["templates", "outside the package folder"]);
+        let dir = package_folder();
+        std::os::unix::fs::symlink(&target, dir.path().join("templates/notes.txt")).expect("link");
+        refused(dir.path(), &["notes.txt", "outside the package folder"]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("operator.yaml"), "name: x\n").expect("write");
+        std::os::unix::fs::symlink(
+            outside.path().join("operator.yaml"),
+            dir.path().join("operator.yaml"),
+        )
+        .expect("link");
+        refused(dir.path(), &["operator.yaml", "outside the package folder"]);
+    }
+
+    #[test]
+    fn links_inside_the_package_are_followed() {
+        let dir = package_folder();
+        std::fs::create_dir(dir.path().join("shared")).expect("mkdir");
+        std::fs::write(dir.path().join("shared/cm.yaml"), "a: 1\n").expect("write");
+        std::os::unix::fs::symlink("../shared/cm.yaml", dir.path().join("templates/cm.yaml"))
+            .expect("link");
+        let pkg = Package::load_dir(dir.path()).expect("loads");
+        assert_eq!(
+            pkg.templates.get("cm.yaml").map(String::as_str),
+            Some("a: 1\n")
+        );
+        // A link to nothing under a template's name is an error; under another name the
+        // loader never reads it.
+        std::os::unix::fs::symlink("gone.txt", dir.path().join("templates/other.txt"))
+            .expect("link");
+        Package::load_dir(dir.path()).expect("a dangling link to a non-template is ignored");
+        std::os::unix::fs::symlink("gone.yaml", dir.path().join("templates/x.yaml")).expect("link");
+        refused(dir.path(), &["templates/x.yaml", "which does not exist"]);
+    }
+
+    fn fifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(status.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn special_files_are_refused_without_reading_them() {
+        // Reading a named pipe would block for ever; the loader must not open it.
+        let dir = package_folder();
+        fifo(&dir.path().join("templates/pipe.yaml"));
+        refused(
+            dir.path(),
+            &["templates/pipe.yaml", "is a named pipe, not a regular file"],
+        );
+        let dir = package_folder();
+        std::fs::create_dir(dir.path().join("templates/sub")).expect("mkdir");
+        fifo(&dir.path().join("templates/sub/notes"));
+        refused(dir.path(), &["templates/sub/notes", "not a regular file"]);
+        let dir = package_folder();
+        fifo(&dir.path().join("params.yaml"));
+        refused(dir.path(), &["params.yaml", "not a regular file"]);
     }
 
     #[test]

@@ -20,7 +20,14 @@ fn parse_doc(file: &str, text: &str) -> Result<Option<Node>, PackageError> {
             message: "expected one YAML document, found several (`---`); keep one".to_string(),
         });
     }
-    Ok(docs.pop().filter(|d| !d.is_null()))
+    let doc = docs.pop().filter(|d| !d.is_null());
+    // A field written twice is a mistake KUDO hid (the last one won); every package
+    // file is read here, so the plan refuses it as `package verify` does.
+    if let Some(d) = &doc {
+        d.check_unique_keys()
+            .map_err(|e| PackageError::yaml(file, e))?;
+    }
+    Ok(doc)
 }
 
 fn check_api_version(root: At<'_>) -> Result<String, PackageError> {

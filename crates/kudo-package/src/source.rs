@@ -172,6 +172,16 @@ fn load_raw(source: &str, ctx: &LoadContext) -> Result<Package, PackageError> {
     if path.is_file() {
         return load_tgz_file(&path);
     }
+    if let Ok(meta) = std::fs::metadata(&path) {
+        return Err(PackageError::Io {
+            message: format!(
+                "is a {}, not a package folder or a .tgz file",
+                crate::load::special_kind(&meta.file_type())
+            ),
+            path,
+            source: None,
+        });
+    }
     if looks_like_path(source) || source.starts_with("file://") {
         return Err(PackageError::Io {
             path,

@@ -21,6 +21,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// rejected; only package files are kept.
 pub fn read_tgz(bytes: &[u8], archive_name: &str) -> Result<Files, PackageError> {
     let err = |m: String| PackageError::archive(archive_name, m);
+    // Said plainly: read as a tar, no bytes are no entries, which would be reported as
+    // a missing operator.yaml (an interrupted download or copy is the usual cause).
+    if bytes.is_empty() {
+        return Err(err(
+            "the archive is empty (0 bytes); make it again with `package create`, or download it again".to_string(),
+        ));
+    }
     // An HTTP client may already have undone a `Content-Encoding: gzip`, so a plain tar
     // is accepted too.
     let reader: Box<dyn Read + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
@@ -35,11 +42,13 @@ pub fn read_tgz(bytes: &[u8], archive_name: &str) -> Result<Files, PackageError>
         .entries()
         .map_err(|e| err(format!("not a gzip'd tar archive: {e}")))?;
     let mut all = Files::new();
+    let mut entries_seen = 0usize;
     let mut count = 0usize;
     let mut total = 0u64;
     for entry in entries {
         let mut entry =
             entry.map_err(|e| err(format!("corrupt archive (gzip or tar damaged): {e}")))?;
+        entries_seen += 1;
         let raw = entry.path_bytes().into_owned();
         let path = String::from_utf8(raw)
             .map_err(|_| err("an entry has a non-UTF-8 name; rename it".to_string()))?;
@@ -77,6 +86,11 @@ pub fn read_tgz(bytes: &[u8], archive_name: &str) -> Result<Files, PackageError>
             .read_to_end(&mut content)
             .map_err(|e| err(format!("cannot read entry {path:?}: {e}")))?;
         all.insert(clean, content);
+    }
+    if entries_seen == 0 {
+        return Err(err(
+            "the archive is empty (it holds no files); archive the package folder with `package create`".to_string(),
+        ));
     }
     strip_top_folder(all).map_err(err)
 }

@@ -20,7 +20,35 @@ pub struct Finding {
     pub file: String,
     /// 1-based line in `file`, when the finding is about one place in it.
     pub line: Option<usize>,
+    /// 1-based column on `line`, when the parser knows it.
+    pub column: Option<usize>,
     pub message: String,
+}
+
+impl Finding {
+    pub fn error(file: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            severity: Severity::Error,
+            file: file.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn warning(file: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(file, message)
+        }
+    }
+
+    /// The same finding at `line` (and `column`) of its file.
+    pub fn at(mut self, line: Option<usize>, column: Option<usize>) -> Finding {
+        self.line = line;
+        self.column = line.and(column);
+        self
+    }
 }
 
 impl fmt::Display for Finding {
@@ -29,9 +57,16 @@ impl fmt::Display for Finding {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        match self.line {
-            Some(line) => write!(f, "{level}: {}:{line}: {}", self.file, self.message),
-            None => write!(f, "{level}: {}: {}", self.file, self.message),
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => {
+                write!(
+                    f,
+                    "{level}: {}:{line}:{column}: {}",
+                    self.file, self.message
+                )
+            }
+            (Some(line), None) => write!(f, "{level}: {}:{line}: {}", self.file, self.message),
+            _ => write!(f, "{level}: {}: {}", self.file, self.message),
         }
     }
 }
@@ -58,20 +93,10 @@ impl Out {
         self.error_at(file, None, message);
     }
     fn error_at(&mut self, file: &str, line: Option<usize>, message: String) {
-        self.0.push(Finding {
-            severity: Severity::Error,
-            file: file.to_string(),
-            line,
-            message,
-        });
+        self.0.push(Finding::error(file, message).at(line, None));
     }
     fn warn(&mut self, file: &str, message: String) {
-        self.0.push(Finding {
-            severity: Severity::Warning,
-            file: file.to_string(),
-            line: None,
-            message,
-        });
+        self.0.push(Finding::warning(file, message));
     }
 }
 

@@ -130,6 +130,26 @@ fn rows() -> Vec<Row> {
             &["pkg/operator.yaml:2:", "operatorVersion"],
         ),
         row(
+            "op-duplicate-key",
+            op(
+                "operatorVersion: 0.1.0\n",
+                "operatorVersion: 0.1.0\nname: other\n",
+            ),
+            &[
+                "pkg/operator.yaml:3:",
+                "key \"name\" is written twice",
+                "first on line 1",
+            ],
+        ),
+        row(
+            "op-duplicate-key-in-task",
+            op(
+                "      resources: [cm.yaml]\n",
+                "      resources: [cm.yaml]\n      resources: [x.yaml]\n",
+            ),
+            &["pkg/operator.yaml:8:", "\"resources\"", "first on line 7"],
+        ),
+        row(
             "op-api-version",
             format!("apiVersion: kudo.dev/v1\n{OPERATOR}"),
             &["pkg/operator.yaml:1:", "apiVersion"],
@@ -275,7 +295,10 @@ fn rows() -> Vec<Row> {
         ),
         row(
             "op-phase-no-name",
-            op("      - name: main\n", "      - strategy: serial\n"),
+            op(
+                "      - name: main\n        strategy: serial\n",
+                "      - strategy: serial\n",
+            ),
             &["operator.yaml", "plan \"deploy\"", "phase without a name"],
         ),
         row(
@@ -319,6 +342,15 @@ fn rows() -> Vec<Row> {
             "params-two-documents",
             "parameters: []\n---\nparameters: []\n".into(),
             &["pkg/params.yaml:3:"],
+        ),
+        prow(
+            "params-duplicate-key",
+            params("  - name: A\n    default: x\n    default: y\n"),
+            &[
+                "pkg/params.yaml:5:",
+                "key \"default\" is written twice",
+                "first on line 4",
+            ],
         ),
         prow(
             "params-api-version",

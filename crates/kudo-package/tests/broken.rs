@@ -211,6 +211,17 @@ fn tgz_not_gzip() {
 }
 
 #[test]
+fn tgz_empty() {
+    // A zero-byte file (an interrupted download or copy) says so, not "no operator.yaml".
+    tgz_case("tgz-empty", "empty.tgz", Vec::new());
+}
+
+#[test]
+fn tgz_no_files() {
+    tgz_case("tgz-no-files", "no-files.tgz", raw_tgz(&[]));
+}
+
+#[test]
 fn tgz_no_operator() {
     tgz_case(
         "tgz-no-operator",

@@ -65,11 +65,13 @@ pub mod dependency;
 mod error;
 mod location;
 pub mod names;
+mod objects;
 pub mod pipe;
 mod render;
 pub mod select;
 mod switch;
 pub mod tree;
+pub mod verify;
 mod walk;
 pub mod webhook;
 
@@ -87,6 +89,7 @@ pub use select::{
 };
 pub use switch::{Switched, switch_on};
 pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
+pub use verify::verify;
 pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,
     TaskWalk, Wanted,

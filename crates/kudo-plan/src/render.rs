@@ -205,18 +205,50 @@ impl RenderContext<'_> {
         resources: &[String],
         patches: &[String],
     ) -> Result<Vec<Rendered>, PlanError> {
+        self.render_objects(loc, resources, patches)
+            .map(|(objects, _)| objects)
+    }
+
+    /// [`Self::render_task`] for a task that applies its objects (Apply, Toggle): every
+    /// object must have a valid name and be rendered once (see [`crate::objects`]).
+    pub(crate) fn render_applied(
+        &self,
+        loc: &Location,
+        resources: &[String],
+        patches: &[String],
+    ) -> Result<Vec<Rendered>, PlanError> {
+        let (objects, documents) = self.render_objects(loc, resources, patches)?;
+        let origins: Vec<crate::objects::Origin<'_>> = objects
+            .iter()
+            .zip(documents)
+            .map(|(r, document)| crate::objects::Origin {
+                template: &r.template,
+                document,
+                object: &r.object,
+            })
+            .collect();
+        crate::objects::check_task(&origins, self.namespace).map_err(|e| e.at(loc))?;
+        Ok(objects)
+    }
+
+    /// The objects, and the document number of each in its template file.
+    fn render_objects(
+        &self,
+        loc: &Location,
+        resources: &[String],
+        patches: &[String],
+    ) -> Result<(Vec<Rendered>, Vec<usize>), PlanError> {
         let vars = OnceCell::new();
         let mut objects = Vec::new();
+        let mut documents = Vec::new();
         for file in resources {
             let path = package_path(file);
-            objects.extend(
-                self.render_file(loc, file, &vars)?
-                    .into_iter()
-                    .map(|object| Rendered {
-                        template: path.clone(),
-                        object,
-                    }),
-            );
+            let rendered = self.render_file(loc, file, &vars)?;
+            documents.extend(1..=rendered.len());
+            objects.extend(rendered.into_iter().map(|object| Rendered {
+                template: path.clone(),
+                object,
+            }));
         }
         for file in patches {
             let documents = self.render_documents(loc, file, &vars)?;
@@ -229,7 +261,7 @@ impl RenderContext<'_> {
                 apply_patch(&mut objects, document, &at).map_err(|e| e.at(loc))?;
             }
         }
-        Ok(objects)
+        Ok((objects, documents))
     }
 }
 

@@ -363,7 +363,7 @@ impl<'p> Desired<'p> {
     ) -> Result<Action<'p>, PlanError> {
         Ok(match &task.spec {
             TaskSpec::Apply { resources, patches } => {
-                Action::Apply(ctx.render_task(loc, resources, patches)?)
+                Action::Apply(ctx.render_applied(loc, resources, patches)?)
             }
             TaskSpec::Delete { resources } => {
                 Action::Delete(ctx.render_task(loc, resources, &[])?)
@@ -373,7 +373,9 @@ impl<'p> Desired<'p> {
                 resources,
             } => {
                 let on = switch_on(&self.effective, parameter, Switched::Toggle)?;
-                let objects = ctx.render_task(loc, resources, &[])?;
+                // Checked as applied also when switched off: the same objects are
+                // applied once the parameter turns on.
+                let objects = ctx.render_applied(loc, resources, &[])?;
                 if on {
                     Action::Apply(objects)
                 } else {

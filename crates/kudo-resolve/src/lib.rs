@@ -64,7 +64,7 @@ pub use graph::MAX_INSTANCES;
 pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
 pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
-pub use solve::{Override, PackageVersion};
+pub use solve::{Override, PackageVersion, version_errors};
 
 /// Resolves `root` against the repositories of `ctx` (and folders/URLs its tasks name),
 /// as both `kudo_operator` and the `resolve` command do: one function so that the

@@ -223,6 +223,65 @@ impl Ask {
 
 /// KudoOperator tasks in the order plans run them: `deploy` first, then the other plans
 /// by name; each task once. Tasks no plan uses never run and are left out.
+/// Every version field of `pkg` the resolver reads (the `operatorVersion` and
+/// `appVersion` of its KudoOperator tasks that plans run, and of its `dependencies:`
+/// entries), parsed as resolving parses them: the errors a resolution of this package
+/// would stop at, found without a catalog (for `package verify`).
+pub fn version_errors(pkg: &Package) -> Vec<ResolveError> {
+    let who = || format!("{} {}", pkg.operator.name, PackageVersion::of(pkg));
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .filter(|t| !t.trim().is_empty())
+            .and_then(|t| VersionReq::parse(t).err())
+    };
+    let mut errors = Vec::new();
+    for task in operator_tasks(pkg) {
+        if let TaskSpec::KudoOperator {
+            operator_version,
+            app_version,
+            ..
+        } = &task.spec
+        {
+            for (field, text) in [
+                ("operatorVersion", operator_version),
+                ("appVersion", app_version),
+            ] {
+                if let Some(source) = parse(text) {
+                    errors.push(ResolveError::Range {
+                        package: who(),
+                        task: task.name.clone(),
+                        field,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+    for (index, entry) in pkg.operator.dependencies.iter().enumerate() {
+        if let OperatorDependency::Package {
+            operator_version,
+            app_version,
+            ..
+        } = entry
+        {
+            for (field, text) in [
+                ("operatorVersion", operator_version),
+                ("appVersion", app_version),
+            ] {
+                if let Some(source) = parse(text) {
+                    errors.push(ResolveError::ListRange {
+                        package: who(),
+                        index,
+                        field,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+    errors
+}
+
 pub(crate) fn operator_tasks(pkg: &Package) -> Vec<&kudo_package::Task> {
     let mut names: Vec<&str> = Vec::new();
     let plans = pkg

@@ -119,6 +119,14 @@ pub fn render_with(
         })
 }
 
+/// Everything that can be known about a template without rendering it: it parses,
+/// its blocks are closed, and every function it calls exists (also in branches a
+/// render would skip). The same checks [`render`] makes first, so `package verify`
+/// and a plan refuse the same templates with the same message.
+pub fn check(template_name: &str, text: &str) -> Result<(), RenderError> {
+    prepared(template_name, text).map(drop)
+}
+
 /// Parsed and checked templates of this thread, by name and text. A plan renders the
 /// same file for several tasks, plans and instances, and parsing is most of the cost of
 /// a render; executing takes the template by reference, so one parse serves them all.
@@ -242,6 +250,20 @@ const GO_BUILTINS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `check` finds what render finds before executing, without values: an unknown
+    /// function in a branch that would never run, a block never closed.
+    #[test]
+    fn check_needs_no_values() {
+        assert!(check("a.yaml", "name: {{ .Params.ANY }}").is_ok());
+        let e = check("a.yaml", "a\n{{ if false }}{{ nosuchfunc }}{{ end }}").unwrap_err();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (Some(2), "function \"nosuchfunc\" not defined")
+        );
+        let e = check("a.yaml", "a\n{{ range .X }}\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+    }
 
     /// Two packages may both have a `service.yaml`: the parsed templates are kept by
     /// name and text, so each renders its own text, also when they alternate.

@@ -48,7 +48,7 @@ impl Node {
 }
 
 /// sigs.k8s.io/yaml turns scalar keys into their text form; collection keys are errors.
-fn key_string(key: &Node) -> Result<String, YamlError> {
+pub(crate) fn key_string(key: &Node) -> Result<String, YamlError> {
     let NodeValue::Scalar(s) = &key.value else {
         return Err(key.error("a mapping key must be a scalar, not a sequence or mapping"));
     };

@@ -126,6 +126,36 @@ impl Node {
     pub(crate) fn error(&self, message: impl Into<String>) -> YamlError {
         YamlError::at(self.line, self.column, message)
     }
+
+    /// The first mapping anywhere in this tree that writes one key twice, as an error at
+    /// the second key naming the line of the first. yaml.v2 (and so KUDO) keeps the
+    /// last value without a word, which hides a field written twice by mistake: callers
+    /// that read files people write (operator.yaml, params.yaml) refuse it instead.
+    /// Keys are compared as [`Node::to_json`] names them (`"a"` and `a` are one key);
+    /// merge keys (`<<`) do not count, since an explicit key may override a merged one.
+    pub fn check_unique_keys(&self) -> Result<(), YamlError> {
+        match &self.value {
+            NodeValue::Scalar(_) => Ok(()),
+            NodeValue::Sequence(items) => items.iter().try_for_each(Node::check_unique_keys),
+            NodeValue::Mapping(entries) => {
+                let mut seen: HashMap<String, &Node> = HashMap::new();
+                for (k, v) in entries {
+                    if !is_merge_key(k)
+                        && let Ok(name) = crate::json::key_string(k)
+                        && let Some(first) = seen.insert(name.clone(), k)
+                    {
+                        return Err(k.error(format!(
+                            "key {name:?} is written twice in this mapping (first on line {}); YAML would keep only the last value, so remove one",
+                            first.line
+                        )));
+                    }
+                    k.check_unique_keys()?;
+                    v.check_unique_keys()?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 fn is_merge_key(node: &Node) -> bool {

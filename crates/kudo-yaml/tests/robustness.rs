@@ -103,3 +103,32 @@ fn every_broken_document_names_its_line() {
     println!("bad_input: {} broken YAML documents", BROKEN.len());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A key written twice in one mapping: an error at the second, naming the first, at
+/// any depth; the same key in different mappings, or a key overriding a merged one, is
+/// fine.
+#[test]
+fn duplicate_keys_are_found_with_both_lines() {
+    let check = |text: &str| {
+        kudo_yaml::parse_nodes(text)
+            .expect("valid YAML")
+            .iter()
+            .try_for_each(kudo_yaml::Node::check_unique_keys)
+    };
+    let e = check("name: a\nversion: 1\nname: b\n").unwrap_err();
+    assert_eq!((e.line, e.column), (3, 1), "{e}");
+    assert!(e.message.contains("\"name\""), "{e}");
+    assert!(e.message.contains("first on line 1"), "{e}");
+    let nested = check("tasks:\n  - name: a\n    spec: {x: 1, \"x\": 2}\n").unwrap_err();
+    assert_eq!(nested.line, 3, "{nested}");
+    assert!(nested.message.contains("\"x\""), "{nested}");
+    // `y` and `true` are the same key once read as YAML 1.1.
+    assert!(check("y: 1\ntrue: 2\n").is_err());
+    for fine in [
+        "a: 1\nb: {a: 2}\nc: [{a: 3}, {a: 4}]\n",
+        "base: &b {a: 1}\nx:\n  <<: *b\n  a: 2\n",
+        "a: 1\n---\na: 2\n",
+    ] {
+        assert!(check(fine).is_ok(), "{fine:?}");
+    }
+}
