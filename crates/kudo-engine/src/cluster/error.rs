@@ -144,6 +144,10 @@ pub fn rejects_content(message: &str) -> bool {
         "failed to decode",
         // etcd's limit on one stored object (about 1.5 MiB): the same object never fits.
         "request is too large",
+        // The API server's etcd client refusing an object over its 2 MiB message limit
+        // (real 1.24 and 1.36: "rpc error: code = ResourceExhausted desc = trying to
+        // send message larger than max").
+        "trying to send message larger than max",
     ];
     MARKERS.iter().any(|m| message.contains(m))
 }

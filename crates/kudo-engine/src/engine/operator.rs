@@ -81,8 +81,10 @@ async fn write_operator(
     for obj in [operator, ov] {
         let r = ObjectRef::from_object(&obj)?;
         cluster.apply_owned(&obj, dry_run).await.map_err(|e| {
+            let text = e.to_string();
             let too_large = e.code() == Some(413)
-                || e.to_string().contains("too large");
+                || text.contains("too large")
+                || text.contains("larger than max");
             let err = EngineError::from(e).with_object(&r);
             match too_large {
                 true => err.context(format!(
