@@ -608,6 +608,28 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     }
 }
 
+/// Removes the OperatorVersions (and unused Operators) a failed create wrote, newest
+/// first; a failure to remove is a warning naming what is left.
+async fn remove_written(
+    cluster: &kudo_engine::cluster::Cluster,
+    namespace: &str,
+    written: &[(String, String)],
+    cancel: &CancellationToken,
+) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    for (name, ov_name) in written.iter().rev() {
+        if let Err(e) =
+            engine::uninstall_operator(cluster, namespace, name, ov_name, true, true, cancel).await
+        {
+            warnings.push(Diagnostic::warning(
+                format!("OperatorVersion {namespace}/{ov_name} left behind"),
+                format!("The failed create could not remove what it wrote: {e}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}."),
+            ));
+        }
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -710,26 +732,4 @@ mod tests {
         let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
         assert_eq!(removed, ["aa", "cc", "bb"]);
     }
-}
-
-/// Removes the OperatorVersions (and unused Operators) a failed create wrote, newest
-/// first; a failure to remove is a warning naming what is left.
-async fn remove_written(
-    cluster: &kudo_engine::cluster::Cluster,
-    namespace: &str,
-    written: &[(String, String)],
-    cancel: &CancellationToken,
-) -> Vec<Diagnostic> {
-    let mut warnings = Vec::new();
-    for (name, ov_name) in written.iter().rev() {
-        if let Err(e) =
-            engine::uninstall_operator(cluster, namespace, name, ov_name, true, true, cancel).await
-        {
-            warnings.push(Diagnostic::warning(
-                format!("OperatorVersion {namespace}/{ov_name} left behind"),
-                format!("The failed create could not remove what it wrote: {e}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}."),
-            ));
-        }
-    }
-    warnings
 }

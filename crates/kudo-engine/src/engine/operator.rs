@@ -114,7 +114,7 @@ fn largest_parts(pkg: &Package) -> String {
             Some((default.len(), format!("parameter {} (its default)", p.name)))
         }))
         .collect();
-    parts.sort_by(|a, b| b.0.cmp(&a.0));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     parts
         .iter()
         .take(3)
