@@ -32,8 +32,17 @@ use args::R;
 pub(crate) struct Reg(FuncMap);
 
 impl Reg {
+    /// Registers `f` under `name`; every call first checks the render's deadline
+    /// ([`random::check_deadline`]), so no loop of function calls runs unbounded.
     pub(crate) fn add(&mut self, name: &str, f: impl Fn(&[Value]) -> R + Send + Sync + 'static) {
-        self.0.insert(name.to_string(), Arc::new(f));
+        let called = name.to_string();
+        self.0.insert(
+            name.to_string(),
+            Arc::new(move |args: &[Value]| {
+                random::check_deadline().map_err(|e| args::fail(&called, e))?;
+                f(args)
+            }),
+        );
     }
 }
 

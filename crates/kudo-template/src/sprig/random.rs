@@ -23,6 +23,8 @@ struct Ctx {
     now: i64,
     /// RSA keys this render generated (see [`charge_rsa_key`]).
     rsa_keys: u32,
+    /// When the render stops being allowed to call functions (see [`check_deadline`]).
+    deadline: std::time::Instant,
 }
 
 thread_local! {
@@ -44,6 +46,7 @@ impl RenderContext {
                 counter: 0,
                 now,
                 rsa_keys: 0,
+                deadline: std::time::Instant::now() + RENDER_DEADLINE,
             })
         });
         RenderContext(())
@@ -56,6 +59,32 @@ impl Drop for RenderContext {
             c.borrow_mut().pop();
         });
     }
+}
+
+/// The longest one template may spend rendering. Output size, range iterations and key
+/// generation have limits of their own; this bounds the rest (a loop of costly hash or
+/// password functions), checked at every function call. Far beyond any real package,
+/// which renders in milliseconds.
+pub const RENDER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Fails once the render has run past [`RENDER_DEADLINE`].
+pub(crate) fn check_deadline() -> Result<(), String> {
+    CTX.with(|c| match c.borrow().last() {
+        Some(ctx) if std::time::Instant::now() > ctx.deadline => Err(format!(
+            "this template has rendered for more than {}s, the limit for one template; it calls functions too often (a long range over costly functions?)",
+            RENDER_DEADLINE.as_secs()
+        )),
+        _ => Ok(()),
+    })
+}
+
+#[cfg(test)]
+pub(crate) fn expire_deadline() {
+    CTX.with(|c| {
+        if let Some(ctx) = c.borrow_mut().last_mut() {
+            ctx.deadline = std::time::Instant::now() - std::time::Duration::from_secs(1);
+        }
+    });
 }
 
 /// RSA keys one render may generate. Generating one takes seconds of CPU, and a plan
@@ -210,6 +239,15 @@ pub(super) fn register(m: &mut Reg) {
 #[cfg(test)]
 mod tests {
     use super::{MAX_RSA_KEYS_PER_RENDER, RenderContext, charge_rsa_key};
+
+    #[test]
+    fn a_render_past_its_deadline_fails_at_the_next_function_call() {
+        let _ctx = RenderContext::enter("seed", "slow.yaml", 0);
+        assert!(super::check_deadline().is_ok());
+        super::expire_deadline();
+        let e = super::check_deadline().expect_err("past the deadline");
+        assert!(e.contains("more than 20s"), "{e}");
+    }
 
     // Counted before any key is made, so the test needs no key generation.
     #[test]
