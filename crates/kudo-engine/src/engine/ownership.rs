@@ -6,7 +6,26 @@
 use serde_json::Value;
 
 use super::EngineError;
-use crate::cluster::{KUDO_API_VERSION, ObjectRef, Trouble};
+use super::prune::in_inventory;
+use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Trouble};
+
+/// Server-side apply of `obj` (named `r`) by the one ownership rule the plan's dry-run,
+/// the step rehearsal and the run share: an object the previous inventory records is
+/// ours by Terraform's record (an import adopts what KUDO's manager wrote), so the
+/// apply takes its fields back; any other is applied without force, so a field another
+/// manager holds is a conflict rather than a silent overwrite.
+pub(crate) async fn apply_as_recorded(
+    cluster: &Cluster,
+    previous_inventory: &[ObjectRef],
+    r: &ObjectRef,
+    obj: &Value,
+    dry_run: bool,
+) -> Result<Value, ClusterError> {
+    match in_inventory(previous_inventory, r) {
+        true => cluster.apply_owned(obj, dry_run).await,
+        false => cluster.apply(obj, dry_run).await,
+    }
+}
 
 /// The Instance named by the object's controller reference, if any.
 fn controlling_instance(obj: &Value) -> Option<&str> {

@@ -148,23 +148,24 @@ pub async fn preview_walk(
                     ));
                 } else {
                     // The same ownership rule as the run (see Run::apply_all).
-                    let owned = ObjectRef::from_object(&manifest)
-                        .is_ok_and(|o| in_inventory(req.previous_inventory, &o));
+                    let owned = in_inventory(req.previous_inventory, &decorated);
                     if !owned && namespaced == Some(true) {
-                        let target = ObjectRef::from_object(&manifest).map_err(fail)?;
-                        let live = cluster.get(&target).await.map_err(fail)?;
-                        super::ownership::check_not_taken(&target, live.as_ref(), req.instance)
+                        let live = cluster.get(&decorated).await.map_err(fail)?;
+                        super::ownership::check_not_taken(&decorated, live.as_ref(), req.instance)
                             .map_err(|e| {
                                 e.at(loc)
                                     .with_task(task_name)
                                     .with_template(template.clone())
                             })?;
                     }
-                    let checked_apply = match owned {
-                        true => cluster.apply_owned(&manifest, true).await,
-                        false => cluster.apply(&manifest, true).await,
-                    };
-                    match checked_apply {
+                    let checked_apply = super::ownership::apply_as_recorded(
+                        cluster,
+                        req.previous_inventory,
+                        &decorated,
+                        &manifest,
+                        true,
+                    );
+                    match checked_apply.await {
                         Ok(answer) => dry_run = Some(answer),
                         // The namespace may be created by the same Terraform apply.
                         Err(e) if e.is_not_found() => {

@@ -43,10 +43,13 @@ impl<'a> Run<'a> {
                 }
                 Err(e) => return Err(located(e)),
             };
-            let dry_run = match in_inventory(self.req.previous_inventory, &r) {
-                true => self.cluster.apply_owned(&obj, true).boxed(),
-                false => self.cluster.apply(&obj, true).boxed(),
-            };
+            let dry_run = crate::engine::ownership::apply_as_recorded(
+                self.cluster,
+                self.req.previous_inventory,
+                &r,
+                &obj,
+                true,
+            );
             match or_cancel(cancel, &r, dry_run).await {
                 Ok(_) => {}
                 Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => {}
@@ -116,10 +119,13 @@ impl<'a> Run<'a> {
                 let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
                 crate::engine::ownership::check_not_taken(&r, live.as_ref(), self.req.instance)?;
             }
-            let apply = match known {
-                true => self.cluster.apply_owned(&obj, false).boxed(),
-                false => self.cluster.apply(&obj, false).boxed(),
-            };
+            let apply = crate::engine::ownership::apply_as_recorded(
+                self.cluster,
+                self.req.previous_inventory,
+                &r,
+                &obj,
+                false,
+            );
             let live = or_cancel(cancel, &r, apply).await?;
             tracing::info!(object = %r, "applied");
             if r.namespace.is_none() {
