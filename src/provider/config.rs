@@ -26,6 +26,8 @@ pub struct ProviderConfig {
     pub allow_insecure_webhooks: bool,
     /// `drift` and `drift_ignore`: what refreshes do with fields changed out of band.
     pub drift: DriftSettings,
+    /// `crd_upgrade_safety`: the default of the instances'.
+    pub crd_upgrade_safety: kudo_engine::engine::CrdSafety,
     /// `show_manifests` (else `KUDO_SHOW_MANIFESTS`): the default of the instances'.
     pub show_manifests: bool,
     /// Connection settings whose values Terraform does not know yet (they come from a
@@ -58,6 +60,7 @@ tfplugin::model! {
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
         pub drift: Attr<String>,
+        pub crd_upgrade_safety: Attr<String>,
         pub show_manifests: Attr<bool>,
         pub repository: Attr<Vec<RepositoryBlock>>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,
@@ -203,6 +206,18 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         diags.extend(d);
         DriftSettings::default()
     });
+    let crd_upgrade_safety = match config.crd_upgrade_safety.as_deref() {
+        None => Default::default(),
+        Some(v) => kudo_engine::engine::CrdSafety::parse(v).unwrap_or_else(|| {
+            diags.push(super::diag::invalid_choice(
+                "crd_upgrade_safety",
+                v,
+                &kudo_engine::engine::CrdSafety::VALUES,
+                "enforce",
+            ));
+            Default::default()
+        }),
+    };
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -222,6 +237,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         translator,
         allow_insecure_webhooks,
         drift,
+        crd_upgrade_safety,
         show_manifests,
         unknown_connection,
     })

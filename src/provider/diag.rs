@@ -35,6 +35,19 @@ impl Command {
 
 /// `detail`, then a blank line and `advice` (which should end with [`AGAIN`] when
 /// running Terraform again is the next step).
+/// A setting whose value is not one of its choices, pointing at the attribute.
+pub fn invalid_choice(attribute: &str, value: &str, values: &[&str], default: &str) -> Diagnostic {
+    let choices: Vec<String> = values.iter().map(|c| format!("{c:?}")).collect();
+    Diagnostic::error(
+        format!("Invalid {attribute}"),
+        format!(
+            "{value:?} is not a choice; set `{attribute}` to one of {}, or leave it unset for {default:?}.",
+            choices.join(" or ")
+        ),
+    )
+    .with_attribute(tfplugin::AttributePath::attribute(attribute))
+}
+
 pub fn with_advice(detail: impl std::fmt::Display, advice: &str) -> String {
     format!("{detail}\n\n{advice}")
 }

@@ -45,6 +45,7 @@ mod semantics;
 mod sensitive;
 mod sharing;
 mod smoke;
+mod upgrade_safety;
 mod volumes;
 mod webhook;
 mod write_only;

@@ -52,7 +52,7 @@
 //!
 //! // A new instance: no objects from an earlier run, no earlier parameters.
 //! let prior = Prior { objects: &[], parameters: None };
-//! match engine::plan_instance(&cluster, &desired, "deploy", &prior).await {
+//! match engine::plan_instance(&cluster, &desired, "deploy", &prior, engine::CrdSafety::default()).await {
 //!     Ok(plan) => match &plan.changes {
 //!         Some(changes) => {
 //!             for object in &changes.create {

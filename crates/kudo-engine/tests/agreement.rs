@@ -327,7 +327,14 @@ async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
             objects: &[],
             parameters: None,
         };
-        let plan = engine::plan_instance(&cluster, &desired, "deploy", &prior).await;
+        let plan = engine::plan_instance(
+            &cluster,
+            &desired,
+            "deploy",
+            &prior,
+            engine::CrdSafety::default(),
+        )
+        .await;
         let expected = pieces.iter().all(|p| p.accepted);
         let req = request(&pkg, &instance, &ns, &values, "deploy");
         let run = bounded(engine::run_plan(&cluster, req, &CancellationToken::new())).await;

@@ -292,6 +292,7 @@ pub(super) async fn plan_preview(
     desired: &Desired<'_>,
     plan_name: &str,
     prior: &InstanceModel,
+    crd_safety: engine::CrdSafety,
 ) -> Computed {
     let pkg = desired.inputs.package;
     let cluster = match session.cluster().await {
@@ -314,7 +315,7 @@ pub(super) async fn plan_preview(
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
     };
-    match engine::plan_instance(&cluster, desired, plan_name, &prior_run).await {
+    match engine::plan_instance(&cluster, desired, plan_name, &prior_run, crd_safety).await {
         Ok(plan) => Computed::of_plan(plan),
         Err(engine::PlanFailure::Unknown(note)) => {
             Computed::unknown(vec![crate::provider::preview::warning(&note)])

@@ -7,6 +7,7 @@ mod apply;
 mod deadline;
 mod decision;
 mod destroy;
+mod downgrade;
 mod field_drift;
 mod import;
 mod model;

@@ -28,6 +28,8 @@ tfplugin::model! {
         pub delete_volumes_on_destroy: Attr<bool>,
         pub crd_deletion: Attr<String>,
         pub plan_triggers: Value,
+        pub allow_downgrade: Attr<bool>,
+        pub crd_upgrade_safety: Attr<String>,
         pub drift: Attr<String>,
         pub show_manifests: Attr<bool>,
         pub id: Attr<String>,
@@ -147,6 +149,20 @@ impl InstanceModel {
         drift::parse(&self.drift, &self.drift_ignore)
             .unwrap_or_default()
             .over(provider)
+    }
+
+    /// `crd_upgrade_safety` over the provider's (an invalid value is reported by
+    /// validation; here it counts as unset).
+    pub fn crd_safety(&self, provider: engine::CrdSafety) -> engine::CrdSafety {
+        self.crd_upgrade_safety
+            .as_deref()
+            .and_then(engine::CrdSafety::parse)
+            .unwrap_or(provider)
+    }
+
+    /// `allow_downgrade`, unset meaning false.
+    pub fn allows_downgrade(&self) -> bool {
+        self.allow_downgrade.known().copied().unwrap_or(false)
     }
 
     /// `delete_volumes_on_destroy`, unset meaning false.

@@ -207,6 +207,14 @@ async fn plan_inner(
         diagnostics.push(r.warning);
     }
     let replacing = replacing || !also_replace.is_empty();
+    if let (Some(prior), Some(pkg), false) = (&prior, &pkg, replacing) {
+        for refusal in super::downgrade::refusals(session, prior, &proposed, pkg, &planned).await {
+            match proposed.allows_downgrade() {
+                true => diagnostics.push(super::downgrade::allowed(&refusal)),
+                false => return fail(vec![refusal]),
+            }
+        }
+    }
     let Some(triggers) = proposed.plan_triggers() else {
         // Which plan runs depends on a value Terraform does not know yet.
         let planned = schema.mark_computed_unknown(&planned.into_value());
@@ -264,7 +272,8 @@ async fn plan_inner(
     }
     let computed = match (&desired, plan_name) {
         (Some(desired), Some(plan_name)) => {
-            plan_preview(session, desired, plan_name, prior_attrs).await
+            let safety = proposed.crd_safety(session.config.crd_upgrade_safety);
+            plan_preview(session, desired, plan_name, prior_attrs, safety).await
         }
         _ => Computed::unknown(Vec::new()),
     };

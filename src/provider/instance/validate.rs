@@ -5,6 +5,7 @@ use tfplugin::{AttributePath, Diagnostic};
 use kudo_engine::engine::{self};
 
 use super::InstanceModel;
+use crate::provider::diag::invalid_choice;
 use crate::provider::packages::parse_operator_id;
 use crate::provider::timeouts::{self, Operation};
 
@@ -13,20 +14,22 @@ pub fn validate(config: &InstanceModel) -> Vec<Diagnostic> {
     if let Some(v) = config.crd_deletion.as_deref()
         && engine::CrdDeletion::parse(v).is_none()
     {
-        diags.push(
-            Diagnostic::error(
-                "Invalid crd_deletion",
-                format!(
-                    "{v:?} is not a choice; set `crd_deletion` to one of {}, or leave it unset for \"when-unused\".",
-                    engine::CrdDeletion::VALUES
-                        .iter()
-                        .map(|c| format!("{c:?}"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ),
-            )
-            .with_attribute(AttributePath::attribute("crd_deletion")),
-        );
+        diags.push(invalid_choice(
+            "crd_deletion",
+            v,
+            &engine::CrdDeletion::VALUES,
+            "when-unused",
+        ));
+    }
+    if let Some(v) = config.crd_upgrade_safety.as_deref()
+        && engine::CrdSafety::parse(v).is_none()
+    {
+        diags.push(invalid_choice(
+            "crd_upgrade_safety",
+            v,
+            &engine::CrdSafety::VALUES,
+            "the provider's setting (default \"enforce\")",
+        ));
     }
     if let Some(id) = config.operator.as_deref()
         && parse_operator_id(id).is_none()

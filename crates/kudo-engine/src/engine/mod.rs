@@ -1,6 +1,7 @@
 //! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
+mod crd_safety;
 mod dependency;
 mod drift;
 mod error;
@@ -23,6 +24,7 @@ mod volumes;
 mod wait;
 mod webhook;
 
+pub use crd_safety::{CrdReport, CrdSafety, Finding as CrdFinding, Rule as CrdRule, check_crd};
 pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};

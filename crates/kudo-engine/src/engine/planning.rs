@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kudo_plan::{Desired, Inputs};
 use serde_json::Value;
 
+use super::crd_safety::CrdSafety;
 use super::error::EngineError;
 use super::preview::{PlannedObject, PreviewAction, preview_objects, preview_walk};
 use super::run::RunRequest;
@@ -149,6 +150,7 @@ pub async fn plan_instance(
     desired: &Desired<'_>,
     plan: &str,
     prior: &Prior<'_>,
+    crd_safety: CrdSafety,
 ) -> Result<InstancePlan, PlanFailure> {
     let inputs = desired.inputs;
     let request = RunRequest {
@@ -167,10 +169,13 @@ pub async fn plan_instance(
     let walk = desired
         .plan(plan)
         .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?;
+    // Before the dry-run: the API server refuses some of these changes itself (a stored
+    // version dropped) in words that do not say what is at stake.
+    let mut notes = crd_safety_notes(cluster, walk, plan, crd_safety).await?;
     let planned = preview_walk(cluster, &request, walk)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
-    let mut notes = translation_notes(&planned);
+    notes.extend(translation_notes(&planned));
     notes.extend(removed_field_notes(&planned));
     notes.extend(unchecked_notes(&planned));
     // A webhook is called by the apply only: what it answers cannot be shown.
@@ -342,6 +347,63 @@ pub async fn current(
             })
             .collect(),
     )
+}
+
+/// The CRD upgrade-safety check of every CRD `walk` applies (see [`super::crd_safety`]):
+/// with `Enforce` the first unsafe change refuses the plan, with `Warn` each is a note.
+async fn crd_safety_notes(
+    cluster: &Cluster,
+    walk: &kudo_plan::PlanWalk<'_>,
+    plan: &str,
+    mode: CrdSafety,
+) -> Result<Vec<PlanNote>, PlanFailure> {
+    let mut notes = Vec::new();
+    if mode == CrdSafety::Off {
+        return Ok(notes);
+    }
+    for o in preview_objects(walk) {
+        if o.action != PreviewAction::Apply
+            || o.object.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+        {
+            continue;
+        }
+        let fail = |e: ClusterError| classify(EngineError::from(e).with_plan(plan), plan);
+        // Compared in the form the apply sends (a v1beta1 CRD converted to v1).
+        let served = cluster.served_form(&o.object).await.map_err(fail)?;
+        let Some(report) = super::crd_safety::check_crd(cluster, &served.object)
+            .await
+            .map_err(fail)?
+        else {
+            continue;
+        };
+        let crd = ObjectRef::new(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            &report.crd,
+        );
+        match mode {
+            CrdSafety::Enforce => {
+                let error = EngineError::fatal(report.message())
+                    .with_plan(plan)
+                    .at(&o.location)
+                    .with_task(&o.task)
+                    .with_object(&crd);
+                return Err(PlanFailure::Refused {
+                    summary: "Unsafe CRD change",
+                    error: Box::new(error),
+                });
+            }
+            _ => notes.push(PlanNote {
+                summary: format!(
+                    "Unsafe CRD change to {} (crd_upgrade_safety = \"warn\")",
+                    report.crd
+                ),
+                detail: report.message(),
+            }),
+        }
+    }
+    Ok(notes)
 }
 
 /// One note per object a template writes for an API version the cluster no longer

@@ -1,0 +1,158 @@
+//! CRD upgrade safety at plan time: a plan that would change a CustomResourceDefinition
+//! the cluster already holds (this provider's or another's) is compared with it first,
+//! and a change that would strand or reject the objects stored under it fails the plan
+//! (or warns, as `crd_upgrade_safety` says) before anything is written.
+
+mod rules;
+
+pub use rules::{Finding, Rule, compare};
+
+use serde_json::Value;
+
+use crate::cluster::{Cluster, ClusterError, ObjectRef};
+
+/// `crd_upgrade_safety`: what an unsafe CRD change does to the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CrdSafety {
+    /// The plan fails (the default).
+    #[default]
+    Enforce,
+    /// The plan warns and the apply goes ahead.
+    Warn,
+    /// Not checked.
+    Off,
+}
+
+impl CrdSafety {
+    pub const VALUES: [&'static str; 3] = ["enforce", "warn", "off"];
+
+    pub fn parse(s: &str) -> Option<CrdSafety> {
+        match s {
+            "enforce" => Some(CrdSafety::Enforce),
+            "warn" => Some(CrdSafety::Warn),
+            "off" => Some(CrdSafety::Off),
+            _ => None,
+        }
+    }
+}
+
+const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
+const CRD_KIND: &str = "CustomResourceDefinition";
+
+/// The unsafe changes one CRD update makes, with the objects they concern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrdReport {
+    pub crd: String,
+    pub findings: Vec<Finding>,
+    /// Custom resources of the CRD in the cluster (all namespaces, all versions).
+    pub objects: usize,
+}
+
+impl CrdReport {
+    /// The report as a diagnostic's text: the CRD, each rule with its version and
+    /// field, how many objects are affected, and how to proceed.
+    pub fn message(&self) -> String {
+        let mut lines = vec![format!(
+            "The new CustomResourceDefinition {} would change what its existing objects can be ({} {} in the cluster):",
+            self.crd,
+            self.objects,
+            if self.objects == 1 {
+                "object"
+            } else {
+                "objects"
+            }
+        )];
+        for f in &self.findings {
+            let mut at = Vec::new();
+            if let Some(v) = &f.version {
+                at.push(format!("version {v}"));
+            }
+            if let Some(p) = &f.path {
+                at.push(format!("field {p}"));
+            }
+            let at = match at.is_empty() {
+                true => String::new(),
+                false => format!(" at {}", at.join(", ")),
+            };
+            let affected = match f.rule.needs_objects() {
+                true => format!("{} affected", self.objects),
+                false => "refused by the API server whatever objects remain".to_string(),
+            };
+            lines.push(format!("- rule {}{at}: {} ({affected})", f.rule, f.detail));
+        }
+        lines.push(
+            "Migrate or delete the affected objects first (for a stored version: rewrite every object in the new storage version, then remove the old one from status.storedVersions), or ship a CRD that keeps the old versions and bounds. To apply it anyway, set crd_upgrade_safety = \"warn\" (or \"off\") on the kudo_instance.".to_string(),
+        );
+        lines.join("\n")
+    }
+}
+
+/// Compares `desired` (a CRD as the plan would apply it, in the form the cluster is
+/// sent) with the CRD of that name in the cluster. `None` when it is not a CRD, the
+/// cluster has none of that name, or nothing unsafe changes; rules that harm only
+/// existing objects count only when custom resources of the CRD exist.
+pub async fn check_crd(
+    cluster: &Cluster,
+    desired: &Value,
+) -> Result<Option<CrdReport>, ClusterError> {
+    if desired.get("kind").and_then(Value::as_str) != Some(CRD_KIND)
+        || desired.get("apiVersion").and_then(Value::as_str) != Some(CRD_API_VERSION)
+    {
+        return Ok(None);
+    }
+    let Some(name) = desired.pointer("/metadata/name").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let r = ObjectRef::new(CRD_API_VERSION, CRD_KIND, None, name);
+    let Some(live) = cluster.get(&r).await? else {
+        return Ok(None);
+    };
+    let findings = compare(&live, desired);
+    if findings.is_empty() {
+        return Ok(None);
+    }
+    let objects = match findings.iter().any(|f| f.rule.needs_objects()) {
+        true => cluster.custom_resources_of(&live).await?.len(),
+        false => 0,
+    };
+    let findings: Vec<Finding> = findings
+        .into_iter()
+        .filter(|f| !f.rule.needs_objects() || objects > 0)
+        .collect();
+    if findings.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(CrdReport {
+        crd: name.to_string(),
+        findings,
+        objects,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_names_crd_rule_version_field_and_count() {
+        let report = CrdReport {
+            crd: "widgets.example.com".into(),
+            findings: vec![Finding {
+                rule: Rule::NewlyRequired,
+                version: Some("v1".into()),
+                path: Some("spec.mode".into()),
+                detail: "mode is newly required".into(),
+            }],
+            objects: 2,
+        };
+        let m = report.message();
+        for want in [
+            "widgets.example.com",
+            "rule newly-required at version v1, field spec.mode",
+            "2 affected",
+            "crd_upgrade_safety = \"warn\"",
+        ] {
+            assert!(m.contains(want), "{want:?} not in {m}");
+        }
+    }
+}
