@@ -554,3 +554,37 @@ fn a_downgrade_is_refused_unless_allowed() {
     ctx.tf.apply(&[]).assert_success();
     assert_eq!(config(&ctx).as_deref(), Some("0.2.0"));
 }
+
+/// With the check off, the API server's own rule still holds: a stored version cannot
+/// leave spec.versions, and the dry-run fails the plan with the server's words.
+#[test]
+fn with_the_check_off_the_api_server_still_refuses_a_stored_version_dropped() {
+    let ctx = TestContext::new("crd-stored-off");
+    let before = crd(json!([version("v1alpha1", true, true, spec_schema())]));
+    write_package(&ctx, &before, &widget("v1alpha1", widget_spec()));
+    write_config(&ctx, "crd_upgrade_safety = \"off\"");
+    ctx.tf.apply(&[]).assert_success();
+    let installed = crd_spec(&ctx);
+    write_package(
+        &ctx,
+        &one_version(spec_schema()),
+        &widget("v1", widget_spec()),
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let out = flat(&run.output());
+    for text in [
+        "The API server refuses this object",
+        "status.storedVersions[0]: Invalid value: \"v1alpha1\": must appear in spec.versions",
+    ] {
+        assert!(
+            out.contains(text),
+            "terraform plan does not say {text:?}:\n{run}"
+        );
+    }
+    assert!(!out.contains("Unsafe CRD change"), "{run}");
+    assert_eq!(
+        crd_spec(&ctx),
+        installed,
+        "the refused plan changed the CRD"
+    );
+}

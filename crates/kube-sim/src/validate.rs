@@ -818,6 +818,31 @@ fn immutable(
 /// Fields Kubernetes refuses to change after creation.
 pub fn update(rt: &ResourceType, old: &Value, new: &Value) -> ApiResult<()> {
     match (rt.group.as_str(), rt.kind.as_str()) {
+        // validateCustomResourceDefinitionStoredVersions: a version objects may still
+        // be stored in cannot leave spec.versions (checked on the update, against the
+        // stored versions the CRD had).
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            let versions: Vec<&str> = new["spec"]["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v["name"].as_str())
+                .collect();
+            let stored = old["status"]["storedVersions"].as_array();
+            for (i, s) in stored.into_iter().flatten().enumerate() {
+                if let Some(s) = s.as_str()
+                    && !versions.contains(&s)
+                {
+                    return Err(invalid(
+                        rt,
+                        new,
+                        &format!("status.storedVersions[{i}]"),
+                        &format!("Invalid value: \"{s}\": must appear in spec.versions"),
+                    ));
+                }
+            }
+            Ok(())
+        }
         ("", "ConfigMap" | "Secret") if old["immutable"] == true => {
             for f in ["data", "binaryData", "stringData", "immutable"] {
                 if old.get(f) != new.get(f) {
