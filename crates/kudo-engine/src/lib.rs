@@ -26,7 +26,7 @@
 //! use std::path::Path;
 //!
 //! use kudo_engine::cluster::{Cluster, ConnectionSettings};
-//! use kudo_engine::engine::{self, CrdDeletion, PlanFailure, Prior, RunRequest};
+//! use kudo_engine::engine::{self, CrdDeletion, HealthPolicy, PlanFailure, Prior, RunRequest};
 //! use kudo_package::Package;
 //! use kudo_plan::{Desired, Inputs};
 //! use tokio_util::sync::CancellationToken;
@@ -84,6 +84,8 @@
 //!         render_seed: None,
 //!         dependencies: None,
 //!         crd_deletion: CrdDeletion::default(),
+//!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
+//!         health: &HealthPolicy::Kudo,
 //!     },
 //!     &CancellationToken::new(),
 //! )

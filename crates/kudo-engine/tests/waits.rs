@@ -431,3 +431,80 @@ async fn a_kind_that_cannot_be_watched_is_read_instead() {
     assert_eq!(counts.get("watch configmaps"), Some(&1), "{counts:?}");
     assert_eq!(counts.get("list configmaps"), Some(&1), "{counts:?}");
 }
+
+/// One ConfigMap, `flag`, whose `data.ready` is `ready`.
+fn flag_package(ready: &str) -> kudo_package::Package {
+    let operator = ONE_DEPLOYMENT.replace("deployment.yaml", "flag.yaml");
+    let flag = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flag\ndata:\n  ready: \"{ready}\"\n"
+    );
+    package(&operator, "parameters: []\n", &[("flag.yaml", &flag)])
+}
+
+/// Under `HealthPolicy::Ready` a user rule decides for its kind: a ConfigMap (healthy as
+/// soon as it exists under KUDO's rules) waits until the rule holds, and the timeout
+/// names the rule and the value that failed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ready_rule_waits_and_names_what_failed_it() {
+    let rules = engine::ReadyRules::new([(
+        String::new(),
+        "ConfigMap".to_string(),
+        "self.data.ready == 'yes'".to_string(),
+    )])
+    .expect("rule compiles");
+    let policy = engine::HealthPolicy::Ready(rules);
+    let none = BTreeMap::new();
+
+    let (_sim, cluster) = sim().await;
+    let yes = flag_package("yes");
+    bounded(run(
+        &cluster,
+        engine::RunRequest {
+            health: &policy,
+            ..request(&yes, "y", "default", &none, "deploy")
+        },
+    ))
+    .await
+    .expect("the rule holds");
+
+    let (_sim, cluster) = sim().await;
+    let no = flag_package("no");
+    // KUDO's rules do not look at the data.
+    bounded(run(&cluster, request(&no, "k", "default", &none, "deploy")))
+        .await
+        .expect("healthy by KUDO's rules");
+
+    let (sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let waiting = engine::run_plan(
+        &cluster,
+        engine::RunRequest {
+            health: &policy,
+            ..request(&no, "n", "default", &none, "deploy")
+        },
+        &cancel,
+    );
+    let stop = async {
+        // Watching means the wait has judged the ConfigMap and found the rule false.
+        eventually("the wait to watch the ConfigMap", || async {
+            sim.request_counts()
+                .get("watch configmaps")
+                .is_some_and(|n| *n >= 1)
+        })
+        .await;
+        cancel.cancel();
+    };
+    let (result, ()) = bounded(async { tokio::join!(waiting, stop) }).await;
+    let err = result.expect_err("cancelled");
+    assert!(err.is_cancelled() && !err.fatal, "{err}");
+    assert!(
+        err.message.contains(
+            r#"(last seen: rule "self.data.ready == 'yes'" is false (self.data.ready = "no"))"#
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.object,
+        Some(oref("v1", "ConfigMap", Some("default"), "flag"))
+    );
+}

@@ -207,6 +207,7 @@ async fn apply_inner(
             previous_inventory: &previous,
             render_seed: seed,
             crd_deletion: planned.crd_deletion(),
+            health: &engine::HealthPolicy::Kudo,
         },
         &secret,
         &deadline.token,

@@ -60,6 +60,7 @@ pub(super) async fn detect(
         dependencies: None,
         render_seed: seed.as_deref(),
         crd_deletion: state.crd_deletion(),
+        health: &engine::HealthPolicy::Kudo,
     };
     let planned = engine::preview_plan(cluster, request)
         .await

@@ -14,6 +14,7 @@ mod pipe;
 mod planning;
 mod preview;
 mod prune;
+mod readiness;
 mod removal;
 mod run;
 mod sensitive;
@@ -48,6 +49,7 @@ pub use preview::{
     preview_walk, render_plan,
 };
 pub use prune::unwanted;
+pub use readiness::{HealthPolicy, ReadyRules, RuleError, judge};
 pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use sensitive::{

@@ -21,6 +21,7 @@ use super::dependency;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::pipe;
+use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 // Also reachable as `run::wait_healthy`, where it was defined before.
@@ -50,6 +51,9 @@ pub struct RunRequest<'a> {
     /// Whether CRDs this run prunes or deletes may go (`kudo_instance.crd_deletion`);
     /// dependency instances inherit it.
     pub crd_deletion: CrdDeletion,
+    /// When an applied object counts as healthy ([`HealthPolicy::Kudo`]: KUDO's rules);
+    /// dependency instances inherit it.
+    pub health: &'a HealthPolicy,
 }
 
 /// The result of a successful run.
@@ -507,7 +511,7 @@ impl<'a> Run<'a> {
             waits.extend(objects.into_iter().map(|o| (name.clone(), o)));
         }
         let results = join_all(waits.iter().map(|(task, r)| async move {
-            wait_healthy(self.cluster, r, cancel)
+            wait_healthy(self.cluster, r, self.req.health, cancel)
                 .await
                 .map_err(|e| e.with_task(task))
         }))

@@ -85,6 +85,8 @@ pub async fn uninstall_instance_keeping(
                 previous_inventory: inventory,
                 render_seed: c.render_seed,
                 crd_deletion,
+                // `Cleanup` carries no policy (yet): the cleanup plan waits by KUDO's rules.
+                health: &super::HealthPolicy::Kudo,
             },
             cancel,
         )

@@ -4,21 +4,23 @@
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
-use super::health::{Health, health};
+use super::health::Health;
+use super::readiness::{HealthPolicy, judge};
 use crate::cluster::{Cluster, ObjectRef, Waited};
 
-/// Follows `r` until its health rule says healthy (Ok), fatal (Err, fatal) or `cancel`
-/// fires (Err, not fatal, with the last thing we were waiting for).
+/// Follows `r` until `policy` says healthy (Ok), fatal (Err, fatal) or `cancel` fires
+/// (Err, not fatal, with the last thing we were waiting for).
 pub(crate) async fn wait_healthy(
     cluster: &Cluster,
     r: &ObjectRef,
+    policy: &HealthPolicy,
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
     let mut last = String::new();
     let waited = cluster
         .watch_until(r, cancel, |seen| {
             let verdict = match seen {
-                Some(obj) => health(obj),
+                Some(obj) => judge(obj, policy),
                 None => Health::Progressing("object does not exist (yet)".into()),
             };
             match verdict {

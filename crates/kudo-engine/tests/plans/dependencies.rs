@@ -517,3 +517,80 @@ async fn cleanup_runs_dependencies_from_the_resolved_tree() {
         );
     }
 }
+
+/// A dependency instance waits by its parent's health policy: the parent's rule for
+/// ConfigMaps holds the child's ConfigMap until it is cancelled, and the cause chain
+/// names the rule and the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dependency_instances_inherit_the_health_policy() {
+    let root = temp_dir("deps-health");
+    std::fs::create_dir_all(root.join("parent")).unwrap();
+    std::fs::create_dir_all(root.join("child")).unwrap();
+    write_package(
+        &root.join("parent"),
+        PARENT,
+        PARENT_PARAMS,
+        &[("child-params.yaml", CHILD_PARAMS)],
+    );
+    write_package(
+        &root.join("child"),
+        CHILD,
+        CHILD_PARAMS_YAML,
+        &[("cm.yaml", CHILD_CM)],
+    );
+    let pkg = kudo_package::Package::load_dir(&root.join("parent")).expect("parent package");
+    let rules = engine::ReadyRules::new([(
+        String::new(),
+        "ConfigMap".to_string(),
+        "self.data.size == '7'".to_string(),
+    )])
+    .expect("rule compiles");
+    let policy = engine::HealthPolicy::Ready(rules);
+
+    let (_sim, cluster) = sim().await;
+    let seven = params(&[("SIZE", "7")]);
+    bounded(run(
+        &cluster,
+        RunRequest {
+            health: &policy,
+            ..request(&pkg, "p", "default", &seven, "deploy")
+        },
+    ))
+    .await
+    .expect("the child's ConfigMap passes the rule");
+
+    let (sim, cluster) = sim().await;
+    let cancel = CancellationToken::new();
+    let two = params(&[("SIZE", "2")]);
+    let waiting = engine::run_plan(
+        &cluster,
+        RunRequest {
+            health: &policy,
+            ..request(&pkg, "q", "default", &two, "deploy")
+        },
+        &cancel,
+    );
+    let stop = async {
+        eventually("the child's wait to watch its ConfigMap", || async {
+            sim.request_counts()
+                .get("watch configmaps")
+                .is_some_and(|n| *n >= 1)
+        })
+        .await;
+        cancel.cancel();
+    };
+    let (result, ()) = bounded(async { tokio::join!(waiting, stop) }).await;
+    let err = result.expect_err("cancelled");
+    let mut chain = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = cause {
+        chain.push(e.to_string());
+        cause = e.source();
+    }
+    assert!(
+        chain
+            .iter()
+            .any(|m| m.contains(r#"rule "self.data.size == '7'" is false (self.data.size = "2")"#)),
+        "{chain:#?}"
+    );
+}

@@ -38,7 +38,9 @@ impl<'a> Run<'a> {
         files: &[PipeFile],
         cancel: &CancellationToken,
     ) -> Result<Vec<ObjectRef>, EngineError> {
-        wait_healthy(self.cluster, pod, cancel).await?;
+        // The pipe pod is the engine's own, not the user's: KUDO's pod rule (running and
+        // ready), whatever rules the user gave for their pods.
+        wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, cancel).await?;
         let mut artifacts = Vec::new();
         for file in files {
             let spec = &file.spec;
