@@ -26,6 +26,8 @@ pub struct ProviderConfig {
     pub allow_insecure_webhooks: bool,
     /// `drift` and `drift_ignore`: what refreshes do with fields changed out of band.
     pub drift: DriftSettings,
+    /// `health` and `health_rule`: the default of the instances'.
+    pub health: super::health::HealthSettings,
     /// `crd_upgrade_safety`: the default of the instances'.
     pub crd_upgrade_safety: kudo_engine::engine::CrdSafety,
     /// `show_manifests` (else `KUDO_SHOW_MANIFESTS`): the default of the instances'.
@@ -61,9 +63,11 @@ tfplugin::model! {
         pub allow_insecure_webhooks: Attr<bool>,
         pub drift: Attr<String>,
         pub crd_upgrade_safety: Attr<String>,
+        pub health: Attr<String>,
         pub show_manifests: Attr<bool>,
         pub repository: Attr<Vec<RepositoryBlock>>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,
+        pub health_rule: Attr<Vec<super::health::RuleBlock>>,
         pub api_version_mapping: Attr<Vec<MappingBlock>>,
     }
 }
@@ -218,6 +222,10 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             Default::default()
         }),
     };
+    let health = super::health::parse(&config.health, &config.health_rule).unwrap_or_else(|d| {
+        diags.extend(d);
+        Default::default()
+    });
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -238,6 +246,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         allow_insecure_webhooks,
         drift,
         crd_upgrade_safety,
+        health,
         show_manifests,
         unknown_connection,
     })

@@ -10,6 +10,7 @@ mod diag;
 mod drift;
 mod existing;
 mod functions;
+mod health;
 mod instance;
 mod manifests;
 mod offline;

@@ -23,6 +23,7 @@ mod errors;
 mod examples;
 mod faults;
 mod functions;
+mod health;
 mod kubernetes_requirement;
 mod kubernetes_versions;
 mod logging;

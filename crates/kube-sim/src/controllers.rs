@@ -15,6 +15,9 @@ use crate::store::{EventType, ObjKey, Store, now_rfc3339};
 
 pub const ANN_READY_DELAY: &str = "kube-sim.kudo.dev/ready-delay-ms";
 pub const ANN_NEVER_READY: &str = "kube-sim.kudo.dev/never-ready";
+/// The same, as `../shared/tools/fake-kubelet.py` reads it on real API servers, so that
+/// one test holds a workload unready on either.
+pub const ANN_NEVER_READY_REAL: &str = "test.kudo/never-ready";
 pub const ANN_JOB_FAIL: &str = "kube-sim.kudo.dev/job-fail";
 pub const ANN_POD_FAIL: &str = "kube-sim.kudo.dev/pod-fail";
 
@@ -167,7 +170,8 @@ fn simulate_workloads(
         let on_delete_pending = key.plural == "statefulsets"
             && obj["spec"]["updateStrategy"]["type"] == "OnDelete"
             && track.ready_generation.is_some_and(|g| g != generation);
-        let ready = delay_passed && !flag(obj, ANN_NEVER_READY) && !on_delete_pending;
+        let never = flag(obj, ANN_NEVER_READY) || flag(obj, ANN_NEVER_READY_REAL);
+        let ready = delay_passed && !never && !on_delete_pending;
         if ready {
             track.ready_generation = Some(generation);
         }

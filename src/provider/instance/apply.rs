@@ -195,6 +195,7 @@ async fn apply_inner(
         .map(InstanceModel::object_refs)
         .unwrap_or_default();
     let deadline = Deadline::new(cancel, limit);
+    let health = planned.health_policy(&session.config.health);
     let mut run = engine::run_plan_with_sensitive(
         &cluster,
         RunRequest {
@@ -207,7 +208,7 @@ async fn apply_inner(
             previous_inventory: &previous,
             render_seed: seed,
             crd_deletion: planned.crd_deletion(),
-            health: &engine::HealthPolicy::Kudo,
+            health: &health,
         },
         &secret,
         &deadline.token,

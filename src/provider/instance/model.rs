@@ -9,6 +9,7 @@ use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine;
 
 use crate::provider::drift::{self, DriftSettings, IgnoreBlock};
+use crate::provider::health::{self, HealthSettings, RuleBlock};
 use crate::provider::sensitive;
 use crate::provider::timeouts::Timeouts;
 
@@ -30,6 +31,7 @@ tfplugin::model! {
         pub plan_triggers: Value,
         pub allow_downgrade: Attr<bool>,
         pub crd_upgrade_safety: Attr<String>,
+        pub health: Attr<String>,
         pub drift: Attr<String>,
         pub show_manifests: Attr<bool>,
         pub id: Attr<String>,
@@ -48,6 +50,7 @@ tfplugin::model! {
         pub drifted_fields: Value,
         pub timeouts: Attr<Timeouts>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,
+        pub health_rule: Attr<Vec<RuleBlock>>,
     }
 }
 
@@ -158,6 +161,15 @@ impl InstanceModel {
             .as_deref()
             .and_then(engine::CrdSafety::parse)
             .unwrap_or(provider)
+    }
+
+    /// The health policy of this instance's runs: its `health` and `health_rule` over
+    /// the provider's (invalid ones are reported by validation; here they count as
+    /// unset).
+    pub fn health_policy(&self, provider: &HealthSettings) -> engine::HealthPolicy {
+        health::parse(&self.health, &self.health_rule)
+            .unwrap_or_default()
+            .policy(provider)
     }
 
     /// `allow_downgrade`, unset meaning false.

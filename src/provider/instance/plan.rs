@@ -207,6 +207,9 @@ async fn plan_inner(
         diagnostics.push(r.warning);
     }
     let replacing = replacing || !also_replace.is_empty();
+    if let Ok(settings) = crate::provider::health::parse(&proposed.health, &proposed.health_rule) {
+        diagnostics.extend(settings.unused_rules(&session.config.health));
+    }
     if let (Some(prior), Some(pkg), false) = (&prior, &pkg, replacing) {
         for refusal in super::downgrade::refusals(session, prior, &proposed, pkg, &planned).await {
             match proposed.allows_downgrade() {

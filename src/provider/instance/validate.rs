@@ -63,6 +63,9 @@ pub fn validate(config: &InstanceModel) -> Vec<Diagnostic> {
             );
         }
     }
+    if let Err(d) = crate::provider::health::parse(&config.health, &config.health_rule) {
+        diags.extend(d);
+    }
     if let Err(d) = crate::provider::drift::parse(&config.drift, &config.drift_ignore) {
         diags.extend(d);
     }

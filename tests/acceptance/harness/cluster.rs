@@ -332,6 +332,24 @@ impl Kube {
             .unwrap_or_else(|e| panic!("patch status of {kind} {name}: {e:#}"));
     }
 
+    /// Merge-patches an object, as `kubectl patch --type merge` (someone else's change).
+    #[track_caller]
+    pub fn patch_merge(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) {
+        let api = self
+            .api(api_version, kind, namespace)
+            .unwrap_or_else(|e| panic!("discovery of {api_version} {kind}: {e:#}"));
+        self.rt
+            .block_on(api.patch(name, &PatchParams::default(), &Patch::Merge(patch)))
+            .unwrap_or_else(|e| panic!("patch {kind} {name}: {e:#}"));
+    }
+
     /// Creates a namespace (the provider expects it to exist, as a user's would).
     #[track_caller]
     pub fn create_namespace(&self, name: &str) {

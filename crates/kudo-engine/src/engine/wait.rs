@@ -8,6 +8,39 @@ use super::health::Health;
 use super::readiness::{HealthPolicy, judge};
 use crate::cluster::{Cluster, ObjectRef, Waited};
 
+fn has_status(obj: &serde_json::Value) -> bool {
+    obj.get("status")
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|s| !s.is_empty())
+}
+
+/// Whether `r` is a custom resource whose CRD declares a status subresource for its
+/// version: then a controller reports on it, and under the `ready` policy the wait
+/// lasts until it has. False when that cannot be read (the built-in rules decide).
+async fn reports_status(cluster: &Cluster, r: &ObjectRef) -> bool {
+    let Some((group, version)) = r.api_version.split_once('/') else {
+        return false;
+    };
+    let Ok((resource, _)) = cluster.resolve(&r.api_version, &r.kind).await else {
+        return false;
+    };
+    let crd = ObjectRef::new(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        &format!("{}.{group}", resource.plural),
+    );
+    let Ok(Some(crd)) = cluster.get(&crd).await else {
+        return false;
+    };
+    crd.pointer("/spec/versions")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|v| v.get("name").and_then(serde_json::Value::as_str) == Some(version))
+        .is_some_and(|v| v.pointer("/subresources/status").is_some())
+}
+
 /// Follows `r` until `policy` says healthy (Ok), fatal (Err, fatal) or `cancel` fires
 /// (Err, not fatal, with the last thing we were waiting for).
 pub(crate) async fn wait_healthy(
@@ -17,9 +50,18 @@ pub(crate) async fn wait_healthy(
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
     let mut last = String::new();
+    let expects_status = match policy {
+        HealthPolicy::Ready(_) => reports_status(cluster, r).await,
+        HealthPolicy::Kudo => false,
+    };
     let waited = cluster
         .watch_until(r, cancel, |seen| {
             let verdict = match seen {
+                // A controller that has not written any status yet has not judged the
+                // object: kstatus would call it current, which races the controller.
+                Some(obj) if expects_status && !has_status(obj) => Health::Progressing(
+                    "waiting for the controller to write a status (the CRD declares a status subresource)".into(),
+                ),
                 Some(obj) => judge(obj, policy),
                 None => Health::Progressing("object does not exist (yet)".into()),
             };

@@ -1,0 +1,177 @@
+//! `health` and `health_rule`, on the provider and on `kudo_instance`: which rules say
+//! an applied object is done ([`kudo_engine::engine::HealthPolicy`]). `kudo` (the
+//! default) is KUDO 0.19's behaviour; `ready` waits for what kstatus-style tools wait
+//! for, plus the user's CEL rules per group and kind.
+
+use tfplugin::{Attr, AttributePath, Block, Diagnostic, NestedBlock, NestingMode, Type};
+
+use kudo_engine::engine::{HealthPolicy, ReadyRules};
+
+use super::diag::invalid_choice;
+
+pub const VALUES: [&str; 2] = ["kudo", "ready"];
+
+/// The `health_rule` block of the provider and of `kudo_instance`.
+pub fn rule_block() -> NestedBlock {
+    let attr = |name: &str| tfplugin::Attribute::new(name, Type::String);
+    NestedBlock::new(
+        "health_rule",
+        NestingMode::List,
+        Block::new()
+            .description("With `health = \"ready\"`: a CEL expression over the object (bound as `self`) that must be true before objects of one kind count as healthy, instead of the built-in rules for that kind.")
+            .attribute(attr("group").optional().description("API group of the kind, for example `apps` or `kafka.strimzi.io`; unset or empty for the core group (`v1` kinds)."))
+            .attribute(attr("kind").required().description("The kind the rule is for, for example `DaemonSet` or `Kafka`."))
+            .attribute(attr("expression").required().description("A CEL expression that returns a bool, for example `self.status.phase == 'Running'` or `self.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')`. An expression that fails to evaluate (a field not there yet) counts as not healthy yet.")),
+    )
+}
+
+tfplugin::model! {
+    /// A `health_rule` block as configured.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct RuleBlock {
+        pub group: Attr<String>,
+        pub kind: Attr<String>,
+        pub expression: Attr<String>,
+    }
+}
+
+/// What one block (the provider's or an instance's) sets.
+#[derive(Debug, Clone, Default)]
+pub struct HealthSettings {
+    /// `health`: true for `ready`; `None` when unset.
+    pub ready: Option<bool>,
+    /// `health_rule` blocks as (group, kind, expression), in order.
+    pub rules: Vec<(String, String, String)>,
+}
+
+/// Reads `health` and `health_rule`, compiling every expression so that a mistake fails
+/// the plan naming the block. Unknown values (only known at apply) count as unset.
+pub fn parse(
+    health: &Attr<String>,
+    rules: &Attr<Vec<RuleBlock>>,
+) -> Result<HealthSettings, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let ready = match health.as_deref() {
+        None => None,
+        Some("kudo") => Some(false),
+        Some("ready") => Some(true),
+        Some(other) => {
+            diags.push(invalid_choice("health", other, &VALUES, "kudo"));
+            None
+        }
+    };
+    let mut out = Vec::new();
+    for (i, block) in rules
+        .known()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let (Some(kind), Some(expression)) = (block.kind.known(), block.expression.known()) else {
+            continue;
+        };
+        let group = block.group.known().cloned().unwrap_or_default();
+        let rule = (
+            group.trim().to_string(),
+            kind.trim().to_string(),
+            expression.clone(),
+        );
+        if let Err(e) = ReadyRules::new([rule.clone()]) {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid health_rule expression",
+                    format!("{e}. Write a CEL expression over the object, bound as `self`, that returns a bool, for example `self.status.phase == 'Running'`."),
+                )
+                .with_attribute(
+                    AttributePath::attribute("health_rule")
+                        .index(i as i64)
+                        .attr("expression"),
+                ),
+            );
+            continue;
+        }
+        out.push(rule);
+    }
+    match diags.is_empty() {
+        true => Ok(HealthSettings { ready, rules: out }),
+        false => Err(diags),
+    }
+}
+
+impl HealthSettings {
+    /// This block's settings over `provider`'s: its `health` when set, the provider's
+    /// rules followed by its own (a later rule for the same kind replaces an earlier).
+    pub fn policy(&self, provider: &HealthSettings) -> HealthPolicy {
+        if !self.ready.or(provider.ready).unwrap_or(false) {
+            return HealthPolicy::Kudo;
+        }
+        let rules = provider.rules.iter().chain(&self.rules).cloned();
+        // Every rule compiled when it was read.
+        match ReadyRules::new(rules) {
+            Ok(rules) => HealthPolicy::Ready(rules),
+            Err(e) => {
+                tracing::warn!(error = %e, "health rule no longer compiles; using the built-in ready rules");
+                HealthPolicy::Ready(ReadyRules::default())
+            }
+        }
+    }
+
+    /// The warning for rules that `health = "kudo"` leaves unused.
+    pub fn unused_rules(&self, provider: &HealthSettings) -> Option<Diagnostic> {
+        let ready = self.ready.or(provider.ready).unwrap_or(false);
+        (!ready && !self.rules.is_empty()).then(|| {
+            Diagnostic::warning(
+                "health_rule not used",
+                "`health_rule` blocks are used only with `health = \"ready\"`; with KUDO's rules (`health = \"kudo\"`, the default) they are ignored. Set `health = \"ready\"` here or in the provider block.",
+            )
+            .with_attribute(AttributePath::attribute("health_rule"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(group: &str, kind: &str, expression: &str) -> RuleBlock {
+        RuleBlock {
+            group: group.into(),
+            kind: kind.into(),
+            expression: expression.into(),
+        }
+    }
+
+    #[test]
+    fn an_invalid_mode_or_expression_names_the_attribute() {
+        let e = parse(&"soon".into(), &Attr::Null).expect_err("invalid mode");
+        assert!(
+            e[0].detail.contains("\"kudo\" or \"ready\""),
+            "{}",
+            e[0].detail
+        );
+        let e = parse(
+            &"ready".into(),
+            &Attr::Known(vec![rule(
+                "apps",
+                "DaemonSet",
+                "self.status.numberReady ==",
+            )]),
+        )
+        .expect_err("invalid rule");
+        assert_eq!(e[0].summary, "Invalid health_rule expression");
+    }
+
+    #[test]
+    fn the_instance_overrides_the_provider() {
+        let provider = parse(&"ready".into(), &Attr::Null).expect("valid");
+        let kudo = parse(&"kudo".into(), &Attr::Null).expect("valid");
+        assert!(matches!(kudo.policy(&provider), HealthPolicy::Kudo));
+        let unset = HealthSettings::default();
+        assert!(matches!(unset.policy(&provider), HealthPolicy::Ready(_)));
+        assert!(matches!(unset.policy(&unset), HealthPolicy::Kudo));
+        let rules = parse(&Attr::Null, &Attr::Known(vec![rule("", "Pod", "true")])).expect("valid");
+        assert!(rules.unused_rules(&unset).is_some());
+        assert!(rules.unused_rules(&provider).is_none());
+    }
+}
