@@ -837,7 +837,11 @@ pub fn update(rt: &ResourceType, old: &Value, new: &Value) -> ApiResult<()> {
                         rt,
                         new,
                         &format!("status.storedVersions[{i}]"),
-                        &format!("Invalid value: \"{s}\": must appear in spec.versions"),
+                        // Kubernetes 1.36's words (1.24 says only "must appear in
+                        // spec.versions").
+                        &format!(
+                            "Invalid value: \"{s}\": missing from spec.versions; {s} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {s} and removes {s} from status.storedVersions"
+                        ),
                     ));
                 }
             }
