@@ -332,6 +332,19 @@ impl Kube {
             .unwrap_or_else(|e| panic!("patch status of {kind} {name}: {e:#}"));
     }
 
+    /// Whether the cluster has a node, so that DaemonSets are scheduled and their
+    /// controller reports on them: a real API server started without `real-node.sh` has
+    /// none (and its daemonset controller is off). kube-sim reports on DaemonSets itself.
+    #[track_caller]
+    pub fn has_nodes(&self) -> bool {
+        let api = self.api("v1", "Node", None).expect("discover nodes");
+        let list = self
+            .rt
+            .block_on(api.list(&ListParams::default().limit(1)))
+            .unwrap_or_else(|e| panic!("list nodes: {e:#}"));
+        !list.items.is_empty()
+    }
+
     /// Merge-patches an object, as `kubectl patch --type merge` (someone else's change).
     #[track_caller]
     pub fn patch_merge(
