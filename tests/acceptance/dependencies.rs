@@ -528,11 +528,38 @@ fn a_dependency_override_changes_the_child_version_in_place() {
     );
     assert_eq!(child_ov(&ctx), "shared-1.1.0");
 
+    // An older child is a downgrade: refused until the instance allows it.
     ctx.write("main.tf", &main(r#"shared = "1.0.0""#));
+    let refused = ctx.tf.plan(&[]).assert_clean_error();
+    let out = crate::harness::flat(&refused.output());
+    for text in [
+        "Dependency downgrade",
+        "- app-shared (shared): 1.1.0 -> 1.0.0",
+        "allow_downgrade = true",
+    ] {
+        assert!(
+            out.contains(text),
+            "the plan does not say {text:?}:\n{refused}"
+        );
+    }
+    assert_eq!(
+        child_ov(&ctx),
+        "shared-1.1.0",
+        "the refused plan changed the child"
+    );
+    let allowed = main(r#"shared = "1.0.0""#).replace(
+        "  operator  = kudo_operator.this.id\n",
+        "  operator  = kudo_operator.this.id\n  allow_downgrade = true\n",
+    );
+    ctx.write("main.tf", &allowed);
     let plan = ctx.tf.plan(&[]).assert_success();
     assert!(
         plan.output().contains(r#""1.1.0" -> "1.0.0""#),
         "the plan shows the child's new version:\n{plan}"
+    );
+    assert!(
+        crate::harness::flat(&plan.output()).contains("Dependency downgrade allowed"),
+        "{plan}"
     );
     ctx.tf.apply(&[]).assert_success();
     assert_eq!(
