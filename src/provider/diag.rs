@@ -35,6 +35,21 @@ impl Command {
 
 /// `detail`, then a blank line and `advice` (which should end with [`AGAIN`] when
 /// running Terraform again is the next step).
+/// What a failed plan of a resource that exists adds for whoever is destroying it:
+/// `terraform destroy` first plans the configuration (Terraform's pre-destroy refresh),
+/// so the same error stops the destroy; `-refresh=false` skips that plan.
+pub const DESTROY_ANYWAY: &str = "If you are destroying this resource: `terraform destroy` plans the configuration first and stops at this error; `terraform destroy -refresh=false` destroys what the state records without that plan.";
+
+/// Adds [`DESTROY_ANYWAY`] to every error of a plan of an existing resource.
+pub fn with_destroy_advice(diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+        if !d.detail.contains(DESTROY_ANYWAY) {
+            d.detail.push_str("\n\n");
+            d.detail.push_str(DESTROY_ANYWAY);
+        }
+    }
+}
+
 /// A setting whose value is not one of its choices, pointing at the attribute.
 pub fn invalid_choice(attribute: &str, value: &str, values: &[&str], default: &str) -> Diagnostic {
     let choices: Vec<String> = values.iter().map(|c| format!("{c:?}")).collect();

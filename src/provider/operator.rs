@@ -97,6 +97,15 @@ fn with_resolution(
 }
 
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
+    let exists = !req.prior_state.is_null();
+    let mut resp = plan_inner(session, req).await;
+    if exists {
+        super::diag::with_destroy_advice(&mut resp.diagnostics);
+    }
+    resp
+}
+
+async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let fail = |diagnostics| PlanResponse {
         diagnostics,
         ..Default::default()

@@ -84,6 +84,33 @@ fn unknown_parameter_is_a_diagnostic_naming_it() {
     );
 }
 
+/// An invalid value on an instance that exists stops `terraform destroy` too (Terraform
+/// plans the configuration before destroying), so the error says how to destroy anyway,
+/// and that way works.
+#[test]
+fn an_invalid_value_on_an_existing_instance_says_how_to_destroy_anyway() {
+    let ctx = TestContext::new("err-destroy-anyway");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    ctx.tf.apply(&[]).assert_success();
+    quickstart_with(
+        &ctx,
+        r#"provider "kudo" {}"#,
+        r#"    NO_SUCH_PARAMETER = "1""#,
+    );
+    let run = ctx.tf.destroy(&[]).assert_clean_error();
+    let text = flat(&run.output());
+    assert!(text.contains("NO_SUCH_PARAMETER"), "{run}");
+    assert!(
+        text.contains("`terraform destroy -refresh=false` destroys what the state records"),
+        "{run}"
+    );
+    assert!(ctx.kube().instance(&ctx.namespace, "web").is_some());
+    ctx.tf.destroy(&["-refresh=false"]).assert_success();
+    ctx.mark_cleaned();
+    assert!(ctx.kube().instance(&ctx.namespace, "web").is_none());
+    assert!(ctx.instance_objects("web").is_empty());
+}
+
 #[test]
 fn template_error_names_the_template_file() {
     let ctx = TestContext::new("err-template");

@@ -336,7 +336,14 @@ fn version_ranges_example_picks_the_newest_in_range_and_an_override_pins_another
     assert!(operator_version(&ctx, "cache-2.0.0").is_none());
     deployed_instance(&ctx, "app");
 
+    // An older child is a downgrade, refused until the example's allow_downgrade is set.
     let pinned = [&base[..], &["-var", r#"overrides={cache="1.0.0"}"#]].concat();
+    let refused = ctx.tf.plan(&pinned).assert_clean_error();
+    assert!(
+        crate::harness::flat(&refused.output()).contains("- app-cache (cache): 1.2.0 -> 1.0.0"),
+        "{refused}"
+    );
+    let pinned = [&pinned[..], &["-var", "allow_downgrade=true"]].concat();
     let plan = ctx.tf.plan(&pinned).assert_success();
     assert!(
         plan.stdout.contains(r#""1.2.0" -> "1.0.0""#)

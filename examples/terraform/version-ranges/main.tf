@@ -2,6 +2,8 @@
 # KudoOperator task. The provider resolves the range against the repository at plan
 # time (1.2.0 of the 1.0.0, 1.2.0 and 2.0.0 on offer) and `dependency_overrides` can
 # pin another version, for example `terraform apply -var 'overrides={cache="1.0.0"}'`.
+# Pinning an older version than the child instance runs is a downgrade: the plan refuses
+# it unless `-var allow_downgrade=true` is given too.
 
 terraform {
   required_providers {
@@ -29,6 +31,12 @@ variable "overrides" {
   default     = {}
 }
 
+variable "allow_downgrade" {
+  description = "Let an override run the child instance at an older version than it runs now."
+  type        = bool
+  default     = false
+}
+
 provider "kudo" {
   repository {
     name = "example"
@@ -44,9 +52,10 @@ resource "kudo_operator" "app" {
 }
 
 resource "kudo_instance" "app" {
-  name      = "app"
-  namespace = var.namespace
-  operator  = kudo_operator.app.id
+  name            = "app"
+  namespace       = var.namespace
+  operator        = kudo_operator.app.id
+  allow_downgrade = var.allow_downgrade
 }
 
 output "cache_version" {

@@ -62,6 +62,9 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
     restore.replace_paths(&mut resp.requires_replace);
+    if !req.prior_state.is_null() {
+        crate::provider::diag::with_destroy_advice(&mut resp.diagnostics);
+    }
     resp
 }
 
