@@ -238,7 +238,8 @@ fn flag(s: &Value, key: &str) -> bool {
     s.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// A bound that may only grow (`max*`) or only shrink (`min*`) without narrowing.
+/// A bound that may only grow (`max*`) or only shrink (`min*`) without narrowing;
+/// `maximum` and `minimum` also narrow when made exclusive (`exclusiveMaximum`).
 fn bound(
     old: &Value,
     new: &Value,
@@ -318,27 +319,16 @@ fn compare_schema(old: &Value, new: &Value, path: &str, out: &mut Vec<(Rule, Str
             }
         }
     }
-    bound(old, new, "maximum", true, Rule::MaximumNarrowed, path, out);
-    bound(old, new, "minimum", false, Rule::MinimumNarrowed, path, out);
     for (key, upper, rule) in [
+        ("maximum", true, Rule::MaximumNarrowed),
+        ("minimum", false, Rule::MinimumNarrowed),
         ("maxLength", true, Rule::MaxLengthNarrowed),
         ("minLength", false, Rule::MinLengthNarrowed),
         ("maxItems", true, Rule::MaxItemsNarrowed),
         ("minItems", false, Rule::MinItemsNarrowed),
         ("maxProperties", true, Rule::MaxPropertiesNarrowed),
     ] {
-        let Some(n) = number(new, key) else {
-            continue;
-        };
-        let narrowed = match number(old, key) {
-            None => true,
-            Some(o) if upper => n < o,
-            Some(o) => n > o,
-        };
-        if narrowed {
-            let was = number(old, key).map_or("unset".to_string(), |o| o.to_string());
-            out.push((rule, shown(path), format!("{key} {was} -> {n}")));
-        }
+        bound(old, new, key, upper, rule, path, out);
     }
     if let Some(p) = new.get("pattern").and_then(Value::as_str) {
         let was = old.get("pattern").and_then(Value::as_str);
