@@ -592,3 +592,89 @@ fn with_the_check_off_the_api_server_still_refuses_a_stored_version_dropped() {
         "the refused plan changed the CRD"
     );
 }
+
+/// A dependency instance's CRD is not dry-run at plan time (children are planned by
+/// name and version), so the run checks it before the step writes: the apply fails
+/// naming the rule, and the CRD stays as it was.
+#[test]
+fn a_dependency_instances_unsafe_crd_change_is_refused_before_it_is_written() {
+    let ctx = TestContext::new("crd-child");
+    let child = |version: &str, crd: &Value| {
+        write_package(&ctx, crd, &widget("v1", widget_spec()));
+        let text = std::fs::read_to_string(ctx.workdir.join("operator/operator.yaml"))
+            .expect("operator.yaml")
+            .replace(
+                "operatorVersion: 0.1.0",
+                &format!("operatorVersion: {version}"),
+            );
+        ctx.write("operator/operator.yaml", &text);
+    };
+    child("0.1.0", &one_version(spec_schema()));
+    ctx.write(
+        "parent/operator.yaml",
+        r#"apiVersion: kudo.dev/v1beta1
+name: parent
+operatorVersion: 0.1.0
+kudoVersion: 0.19.0
+kubernetesVersion: 1.20.0
+maintainers:
+  - name: tests
+    email: tests@example.com
+url: https://example.com
+tasks:
+  - name: widgets
+    kind: KudoOperator
+    spec:
+      package: ../operator
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deploy
+        strategy: serial
+        steps:
+          - name: widgets
+            tasks:
+              - widgets
+"#,
+    );
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{PREAMBLE}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/parent"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "p" {{
+  name      = "p"
+  namespace = var.namespace
+  operator  = kudo_operator.op.id
+}}
+"#
+        ),
+    );
+    ctx.tf.apply(&[]).assert_success();
+    let installed = crd_spec(&ctx);
+    let mut schema = spec_schema();
+    schema["required"] = json!(["mode"]);
+    child("0.2.0", &one_version(schema));
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let out = flat(&run.output());
+    for text in [
+        "rule newly-required at version v1, field spec.mode",
+        "1 affected",
+        "crd_upgrade_safety",
+    ] {
+        assert!(
+            out.contains(text),
+            "terraform apply does not say {text:?}:\n{run}"
+        );
+    }
+    assert_eq!(
+        crd_spec(&ctx),
+        installed,
+        "the dependency's run changed the CRD"
+    );
+}

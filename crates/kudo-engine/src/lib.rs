@@ -84,6 +84,7 @@
 //!         render_seed: None,
 //!         dependencies: None,
 //!         crd_deletion: CrdDeletion::default(),
+//!         crd_safety: engine::CrdSafety::default(),
 //!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
 //!         health: &HealthPolicy::Kudo,
 //!     },

@@ -208,6 +208,7 @@ async fn apply_inner(
             previous_inventory: &previous,
             render_seed: seed,
             crd_deletion: planned.crd_deletion(),
+            crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
             health: &health,
         },
         &secret,

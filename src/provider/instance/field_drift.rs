@@ -60,6 +60,8 @@ pub(super) async fn detect(
         dependencies: None,
         render_seed: seed.as_deref(),
         crd_deletion: state.crd_deletion(),
+        // A dry-run for drift: nothing is written, and the plan checks CRDs itself.
+        crd_safety: engine::CrdSafety::Off,
         health: &engine::HealthPolicy::Kudo,
     };
     let planned = engine::preview_plan(cluster, request)

@@ -165,6 +165,8 @@ pub async fn plan_instance(
         render_seed: inputs.seed,
         // A plan deletes nothing.
         crd_deletion: super::CrdDeletion::default(),
+        // Checked below, before the dry-run, with notes for `warn`.
+        crd_safety,
         // A plan waits for nothing.
         health: &super::HealthPolicy::Kudo,
     };

@@ -51,6 +51,12 @@ pub struct RunRequest<'a> {
     /// Whether CRDs this run prunes or deletes may go (`kudo_instance.crd_deletion`);
     /// dependency instances inherit it.
     pub crd_deletion: CrdDeletion,
+    /// What the run does when a step would change an existing CRD unsafely
+    /// (`kudo_instance.crd_upgrade_safety`, see [`super::crd_safety`]): checked again
+    /// before each step writes, for what the plan could not check (dependency
+    /// instances' CRDs, objects created between a saved plan and its apply);
+    /// dependency instances inherit it.
+    pub crd_safety: super::crd_safety::CrdSafety,
     /// When an applied object counts as healthy ([`HealthPolicy::Kudo`]: KUDO's rules);
     /// dependency instances inherit it.
     pub health: &'a HealthPolicy,

@@ -85,6 +85,8 @@ pub async fn uninstall_instance_keeping(
                 previous_inventory: inventory,
                 render_seed: c.render_seed,
                 crd_deletion,
+                // The cleanup plan must never stop a destroy over a CRD's next version.
+                crd_safety: super::CrdSafety::Off,
                 // `Cleanup` carries no policy (yet): the cleanup plan waits by KUDO's rules.
                 health: &super::HealthPolicy::Kudo,
             },

@@ -151,6 +151,7 @@ pub fn request<'a>(
         dependencies: None,
         render_seed: None,
         crd_deletion: engine::CrdDeletion::default(),
+        crd_safety: engine::CrdSafety::default(),
         health: &engine::HealthPolicy::Kudo,
     }
 }

@@ -94,6 +94,7 @@ impl<'a> Run<'a> {
             // Each dependency gets its own secret seed, derived so it stays stable too.
             render_seed: target.seed.as_deref(),
             crd_deletion: self.req.crd_deletion,
+            crd_safety: self.req.crd_safety,
             health: self.req.health,
         };
         let outcome = run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)

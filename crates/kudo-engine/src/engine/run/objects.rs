@@ -25,6 +25,7 @@ impl<'a> Run<'a> {
             })
             .flatten()
             .collect();
+        self.check_crds(loc, &objects).await?;
         if objects.len() < 2 {
             return Ok(());
         }
@@ -54,6 +55,57 @@ impl<'a> Run<'a> {
                 Ok(_) => {}
                 Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => {}
                 Err(e) => return Err(located(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The CRD upgrade-safety check ([`crate::engine::crd_safety`]) of the CRDs a step
+    /// is about to write, before it writes any: the plan checked the instance's own,
+    /// but not those of dependency instances, nor objects created since a saved plan.
+    async fn check_crds(
+        &self,
+        loc: &Location,
+        objects: &[(&str, &Rendered)],
+    ) -> Result<(), EngineError> {
+        use crate::engine::crd_safety::{CrdSafety, check_crd};
+        if self.req.crd_safety == CrdSafety::Off {
+            return Ok(());
+        }
+        for (task, rendered) in objects {
+            if rendered.object.get("kind").and_then(Value::as_str)
+                != Some("CustomResourceDefinition")
+            {
+                continue;
+            }
+            let located = |e: EngineError| {
+                let e = e.at(loc).with_task(task);
+                match rendered.template.as_str() {
+                    "" => e,
+                    template => e.with_template(template),
+                }
+            };
+            let served = self
+                .cluster
+                .served_form(&rendered.object)
+                .await
+                .map_err(|e| located(e.into()))?;
+            let Some(report) = check_crd(self.cluster, &served.object)
+                .await
+                .map_err(|e| located(e.into()))?
+            else {
+                continue;
+            };
+            let crd = ObjectRef::from_object(&served.object)?;
+            match self.req.crd_safety {
+                CrdSafety::Enforce => {
+                    return Err(located(
+                        EngineError::fatal(report.message()).with_object(&crd),
+                    ));
+                }
+                _ => {
+                    tracing::warn!(object = %crd, findings = %report.message(), "unsafe CRD change applied (crd_upgrade_safety = warn)")
+                }
             }
         }
         Ok(())
