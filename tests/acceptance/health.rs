@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{PREAMBLE, TestContext, flat};
+use crate::harness::{TestContext, flat, local_instance_config};
 
 /// A package applying `templates` (name -> JSON/YAML text), one step each, in order.
 fn write_package(ctx: &TestContext, templates: &[(&str, String)]) {
@@ -52,24 +52,7 @@ tasks:
 }
 
 fn write_config(ctx: &TestContext, instance_settings: &str) {
-    ctx.write(
-        "main.tf",
-        &format!(
-            r#"{PREAMBLE}
-resource "kudo_operator" "op" {{
-  package   = "${{path.module}}/operator"
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" "h" {{
-  name      = "h"
-  namespace = var.namespace
-  operator  = kudo_operator.op.id
-  {instance_settings}
-}}
-"#
-        ),
-    );
+    ctx.write("main.tf", &local_instance_config("h", instance_settings));
 }
 
 /// A Gadget CRD whose controller reports on its objects (a status subresource), and

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{PREAMBLE, TestContext, flat};
+use crate::harness::{PREAMBLE, TestContext, flat, local_instance_config};
 
 const CRD: (&str, &str) = ("apiextensions.k8s.io/v1", "CustomResourceDefinition");
 
@@ -59,24 +59,7 @@ plans:
 }
 
 fn write_config(ctx: &TestContext, instance_settings: &str) {
-    ctx.write(
-        "main.tf",
-        &format!(
-            r#"{PREAMBLE}
-resource "kudo_operator" "op" {{
-  package   = "${{path.module}}/operator"
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" "w" {{
-  name      = "w"
-  namespace = var.namespace
-  operator  = kudo_operator.op.id
-  {instance_settings}
-}}
-"#
-        ),
-    );
+    ctx.write("main.tf", &local_instance_config("w", instance_settings));
 }
 
 fn version(name: &str, served: bool, storage: bool, spec: Value) -> Value {

@@ -100,6 +100,26 @@ resource "kudo_operator" "this" {{
     )
 }
 
+/// [`PREAMBLE`], `kudo_operator.op` installing the package in the working folder's
+/// `operator/`, and `kudo_instance.<name>` of it with `settings` (HCL lines).
+pub fn local_instance_config(name: &str, settings: &str) -> String {
+    format!(
+        r#"{PREAMBLE}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/operator"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" {name:?} {{
+  name      = {name:?}
+  namespace = var.namespace
+  operator  = kudo_operator.op.id
+  {settings}
+}}
+"#
+    )
+}
+
 /// One test's world. Dropping it destroys what Terraform still manages (real clusters
 /// only) and deletes the namespace.
 pub struct TestContext {
