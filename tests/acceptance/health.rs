@@ -7,44 +7,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestContext, flat, local_instance_config};
+use crate::harness::{TestContext, flat, local_instance_config, serial_operator_yaml};
 
 /// A package applying `templates` (name -> JSON/YAML text), one step each, in order.
 fn write_package(ctx: &TestContext, templates: &[(&str, String)]) {
-    let tasks: String = templates
-        .iter()
-        .map(|(name, _)| {
-            format!("  - name: {name}\n    kind: Apply\n    spec:\n      resources:\n        - {name}.yaml\n")
-        })
-        .collect();
-    let steps: String = templates
-        .iter()
-        .map(|(name, _)| {
-            format!("          - name: {name}\n            tasks:\n              - {name}\n")
-        })
-        .collect();
+    let names: Vec<&str> = templates.iter().map(|(name, _)| *name).collect();
     ctx.write(
         "operator/operator.yaml",
-        &format!(
-            r#"apiVersion: kudo.dev/v1beta1
-name: health
-operatorVersion: 0.1.0
-kudoVersion: 0.19.0
-kubernetesVersion: 1.20.0
-maintainers:
-  - name: tests
-    email: tests@example.com
-url: https://example.com
-tasks:
-{tasks}plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: deploy
-        strategy: serial
-        steps:
-{steps}"#
-        ),
+        &serial_operator_yaml("health", "0.1.0", &names),
     );
     for (name, text) in templates {
         ctx.write(&format!("operator/templates/{name}.yaml"), text);

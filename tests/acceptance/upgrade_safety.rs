@@ -5,48 +5,20 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{PREAMBLE, TestContext, flat, local_instance_config};
+use crate::harness::{PREAMBLE, TestContext, flat, local_instance_config, serial_operator_yaml};
 
 const CRD: (&str, &str) = ("apiextensions.k8s.io/v1", "CustomResourceDefinition");
 
 /// A package applying the CRD, then one Widget of it.
 fn write_package(ctx: &TestContext, crd: &Value, widget: &Value) {
+    write_package_at(ctx, "0.1.0", crd, widget);
+}
+
+/// [`write_package`] with its operatorVersion.
+fn write_package_at(ctx: &TestContext, version: &str, crd: &Value, widget: &Value) {
     ctx.write(
         "operator/operator.yaml",
-        r#"apiVersion: kudo.dev/v1beta1
-name: widgets
-operatorVersion: 0.1.0
-kudoVersion: 0.19.0
-kubernetesVersion: 1.20.0
-maintainers:
-  - name: tests
-    email: tests@example.com
-url: https://example.com
-tasks:
-  - name: crd
-    kind: Apply
-    spec:
-      resources:
-        - crd.yaml
-  - name: widget
-    kind: Apply
-    spec:
-      resources:
-        - widget.yaml
-plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: deploy
-        strategy: serial
-        steps:
-          - name: crd
-            tasks:
-              - crd
-          - name: widget
-            tasks:
-              - widget
-"#,
+        &serial_operator_yaml("widgets", version, &["crd", "widget"]),
     );
     // JSON is YAML; the group carries the namespace so that tests sharing a real
     // cluster never touch each other's CRD.
@@ -417,34 +389,7 @@ fn an_invalid_crd_upgrade_safety_names_the_choices() {
 fn write_versioned_package(ctx: &TestContext, version: &str) {
     ctx.write(
         &format!("operator-{version}/operator.yaml"),
-        &format!(
-            r#"apiVersion: kudo.dev/v1beta1
-name: versioned
-operatorVersion: {version}
-kudoVersion: 0.19.0
-kubernetesVersion: 1.20.0
-maintainers:
-  - name: tests
-    email: tests@example.com
-url: https://example.com
-tasks:
-  - name: config
-    kind: Apply
-    spec:
-      resources:
-        - config.yaml
-plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: deploy
-        strategy: serial
-        steps:
-          - name: config
-            tasks:
-              - config
-"#
-        ),
+        &serial_operator_yaml("versioned", version, &["config"]),
     );
     ctx.write(
         &format!("operator-{version}/templates/config.yaml"),
@@ -583,14 +528,7 @@ fn with_the_check_off_the_api_server_still_refuses_a_stored_version_dropped() {
 fn a_dependency_instances_unsafe_crd_change_is_refused_before_it_is_written() {
     let ctx = TestContext::new("crd-child");
     let child = |version: &str, crd: &Value| {
-        write_package(&ctx, crd, &widget("v1", widget_spec()));
-        let text = std::fs::read_to_string(ctx.workdir.join("operator/operator.yaml"))
-            .expect("operator.yaml")
-            .replace(
-                "operatorVersion: 0.1.0",
-                &format!("operatorVersion: {version}"),
-            );
-        ctx.write("operator/operator.yaml", &text);
+        write_package_at(&ctx, version, crd, &widget("v1", widget_spec()));
     };
     child("0.1.0", &one_version(spec_schema()));
     ctx.write(

@@ -100,6 +100,43 @@ resource "kudo_operator" "this" {{
     )
 }
 
+/// The `operator.yaml` of package `name` at `version` whose `deploy` plan applies each
+/// of `templates` (`templates/<t>.yaml`) in a step of its own, in order.
+pub fn serial_operator_yaml(name: &str, version: &str, templates: &[&str]) -> String {
+    let tasks: String = templates
+        .iter()
+        .map(|t| {
+            format!(
+                "  - name: {t}\n    kind: Apply\n    spec:\n      resources:\n        - {t}.yaml\n"
+            )
+        })
+        .collect();
+    let steps: String = templates
+        .iter()
+        .map(|t| format!("          - name: {t}\n            tasks:\n              - {t}\n"))
+        .collect();
+    format!(
+        r#"apiVersion: kudo.dev/v1beta1
+name: {name}
+operatorVersion: {version}
+kudoVersion: 0.19.0
+kubernetesVersion: 1.20.0
+maintainers:
+  - name: tests
+    email: tests@example.com
+url: https://example.com
+tasks:
+{tasks}plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deploy
+        strategy: serial
+        steps:
+{steps}"#
+    )
+}
+
 /// [`PREAMBLE`], `kudo_operator.op` installing the package in the working folder's
 /// `operator/`, and `kudo_instance.<name>` of it with `settings` (HCL lines).
 pub fn local_instance_config(name: &str, settings: &str) -> String {
