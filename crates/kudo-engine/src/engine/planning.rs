@@ -366,33 +366,22 @@ async fn crd_safety_notes(
         return Ok(notes);
     }
     for o in preview_objects(walk) {
-        if o.action != PreviewAction::Apply
-            || o.object.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
-        {
+        if o.action != PreviewAction::Apply {
             continue;
         }
-        let fail = |e: ClusterError| classify(EngineError::from(e).with_plan(plan), plan);
-        // Compared in the form the apply sends (a v1beta1 CRD converted to v1).
-        let served = cluster.served_form(&o.object).await.map_err(fail)?;
-        let Some(report) = super::crd_safety::check_crd(cluster, &served.object)
+        let Some(report) = super::crd_safety::check_crd(cluster, &o.object)
             .await
-            .map_err(fail)?
+            .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?
         else {
             continue;
         };
-        let crd = ObjectRef::new(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            None,
-            &report.crd,
-        );
         match mode {
             CrdSafety::Enforce => {
                 let error = EngineError::fatal(report.message())
                     .with_plan(plan)
                     .at(&o.location)
                     .with_task(&o.task)
-                    .with_object(&crd);
+                    .with_object(&report.object());
                 return Err(PlanFailure::Refused {
                     summary: "Unsafe CRD change",
                     error: Box::new(error),

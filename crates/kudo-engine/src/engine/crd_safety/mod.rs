@@ -49,6 +49,11 @@ pub struct CrdReport {
 }
 
 impl CrdReport {
+    /// The CRD the report is about.
+    pub fn object(&self) -> ObjectRef {
+        ObjectRef::new(CRD_API_VERSION, CRD_KIND, None, &self.crd)
+    }
+
     /// The report as a diagnostic's text: the CRD, each rule with its version and
     /// field, how many objects are affected, and how to proceed.
     pub fn message(&self) -> String {
@@ -87,17 +92,20 @@ impl CrdReport {
     }
 }
 
-/// Compares `desired` (a CRD as the plan would apply it, in the form the cluster is
-/// sent) with the CRD of that name in the cluster. `None` when it is not a CRD, the
-/// cluster has none of that name, or nothing unsafe changes; rules that harm only
-/// existing objects count only when custom resources of the CRD exist.
+/// Compares `rendered` (an object a plan applies, as its template wrote it) with the
+/// CRD of that name in the cluster, in the form the apply sends it (a v1beta1 CRD
+/// converted to v1). `None` when it is not a CRD, the cluster has none of that name, or
+/// nothing unsafe changes; rules that harm only existing objects count only when
+/// custom resources of the CRD exist.
 pub async fn check_crd(
     cluster: &Cluster,
-    desired: &Value,
+    rendered: &Value,
 ) -> Result<Option<CrdReport>, ClusterError> {
-    if desired.get("kind").and_then(Value::as_str) != Some(CRD_KIND)
-        || desired.get("apiVersion").and_then(Value::as_str) != Some(CRD_API_VERSION)
-    {
+    if rendered.get("kind").and_then(Value::as_str) != Some(CRD_KIND) {
+        return Ok(None);
+    }
+    let desired = cluster.served_form(rendered).await?.object;
+    if desired.get("apiVersion").and_then(Value::as_str) != Some(CRD_API_VERSION) {
         return Ok(None);
     }
     let Some(name) = desired.pointer("/metadata/name").and_then(Value::as_str) else {
@@ -107,7 +115,7 @@ pub async fn check_crd(
     let Some(live) = cluster.get(&r).await? else {
         return Ok(None);
     };
-    let findings = compare(&live, desired);
+    let findings = compare(&live, &desired);
     if findings.is_empty() {
         return Ok(None);
     }

@@ -73,11 +73,6 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         for (task, rendered) in objects {
-            if rendered.object.get("kind").and_then(Value::as_str)
-                != Some("CustomResourceDefinition")
-            {
-                continue;
-            }
             let located = |e: EngineError| {
                 let e = e.at(loc).with_task(task);
                 match rendered.template.as_str() {
@@ -85,18 +80,13 @@ impl<'a> Run<'a> {
                     template => e.with_template(template),
                 }
             };
-            let served = self
-                .cluster
-                .served_form(&rendered.object)
-                .await
-                .map_err(|e| located(e.into()))?;
-            let Some(report) = check_crd(self.cluster, &served.object)
+            let Some(report) = check_crd(self.cluster, &rendered.object)
                 .await
                 .map_err(|e| located(e.into()))?
             else {
                 continue;
             };
-            let crd = ObjectRef::from_object(&served.object)?;
+            let crd = report.object();
             match self.req.crd_safety {
                 CrdSafety::Enforce => {
                     return Err(located(
