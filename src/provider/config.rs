@@ -59,6 +59,8 @@ tfplugin::model! {
         pub client_key: Attr<String>,
         pub insecure: Attr<bool>,
         pub request_timeout: Attr<String>,
+        /// A value: a number, checked here (1 to [`MAX_IN_FLIGHT_LIMIT`]).
+        pub max_requests_in_flight: Value,
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
         pub drift: Attr<String>,
@@ -107,6 +109,10 @@ fn optional_string(
     v.known().filter(|s| !s.is_empty()).cloned()
 }
 
+/// The most requests in flight a provider block may ask for: beyond this a client is
+/// more likely to be throttled by the API server's priority and fairness than faster.
+pub const MAX_IN_FLIGHT_LIMIT: i64 = 256;
+
 /// The environment variable that sets `show_manifests` when the provider block does not.
 pub const SHOW_MANIFESTS_ENV: &str = "KUDO_SHOW_MANIFESTS";
 
@@ -131,6 +137,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         client_key: string(&config.client_key, "client_key"),
         insecure: config.insecure.known().copied().unwrap_or(false),
         request_timeout: None,
+        max_requests_in_flight: None,
     };
     if config.insecure.is_unknown() {
         unknown_connection.push("insecure");
@@ -148,6 +155,27 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
                     ),
                 )
                 .with_attribute(AttributePath::attribute("request_timeout")),
+            ),
+        },
+    }
+    match &config.max_requests_in_flight {
+        // Unknown until apply: the default serves the plan.
+        Value::Null | Value::Unknown => {}
+        v => match v
+            .as_i64()
+            .filter(|n| (1..=MAX_IN_FLIGHT_LIMIT).contains(n))
+        {
+            Some(n) => connection.max_requests_in_flight = usize::try_from(n).ok(),
+            None => diags.push(
+                Diagnostic::error(
+                    "Invalid max_requests_in_flight",
+                    format!(
+                        "{} is not a whole number from 1 to {MAX_IN_FLIGHT_LIMIT}: it is how many requests the provider may have waiting for the API server at once (default {}).",
+                        v.as_f64().map_or_else(|| "The value".to_string(), |f| f.to_string()),
+                        kudo_engine::cluster::DEFAULT_MAX_REQUESTS_IN_FLIGHT
+                    ),
+                )
+                .with_attribute(AttributePath::attribute("max_requests_in_flight")),
             ),
         },
     }
@@ -487,6 +515,19 @@ mod tests {
         };
         let mut rows: Vec<(&str, Value, AttributePath)> = Vec::new();
         rows.extend([
+            (
+                "no requests in flight",
+                Value::object([("max_requests_in_flight", Value::int(0))]),
+                AttributePath::attribute("max_requests_in_flight"),
+            ),
+            (
+                "a fraction of a request in flight",
+                Value::object([(
+                    "max_requests_in_flight",
+                    Value::float(2.5).unwrap_or(Value::Null),
+                )]),
+                AttributePath::attribute("max_requests_in_flight"),
+            ),
             (
                 "certificate without key",
                 Value::object([("client_certificate", gv("PEM"))]),

@@ -19,6 +19,7 @@ mod package_data;
 mod packages;
 mod plan_status;
 mod preview;
+mod private_state;
 mod render_seed;
 mod resolve;
 pub mod schema;

@@ -6,13 +6,9 @@
 //! instances. An imported instance has none and keeps the old seeding, since its objects
 //! were rendered by KUDO with randomness nobody can reproduce.
 
-use serde::{Deserialize, Serialize};
 use tfplugin::Diagnostic;
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Private {
-    render_seed: String,
-}
+use super::private_state::PrivateState;
 
 /// 32 random bytes as hex.
 fn generate() -> Result<String, Diagnostic> {
@@ -28,25 +24,16 @@ fn generate() -> Result<String, Diagnostic> {
 
 /// The seed recorded in private state, if any.
 pub(super) fn from_private(private: &[u8]) -> Option<String> {
-    if private.is_empty() {
-        return None;
-    }
-    match serde_json::from_slice::<Private>(private) {
-        Ok(p) => Some(p.render_seed),
-        Err(e) => {
-            // Not ours or from an older layout: treat as unknown rather than fail every
-            // apply; the instance renders as an imported one would.
-            tracing::warn!(error = %e, "ignoring unreadable private state of kudo_instance");
-            None
-        }
-    }
+    PrivateState::parse(private).render_seed
 }
 
-pub(super) fn to_private(seed: &str) -> Vec<u8> {
-    serde_json::to_vec(&Private {
-        render_seed: seed.to_string(),
-    })
-    .unwrap_or_default()
+#[cfg(test)]
+fn to_private(seed: &str) -> Vec<u8> {
+    PrivateState {
+        render_seed: Some(seed.to_string()),
+        ..Default::default()
+    }
+    .to_bytes()
 }
 
 /// The seed for an apply: the recorded one, a new one when the instance is being

@@ -39,6 +39,7 @@ mod patches;
 mod preview;
 mod quickstart;
 mod randomness;
+mod refresh;
 mod refusals;
 mod requests;
 mod resolve_data;

@@ -14,6 +14,7 @@ use kudo_plan::{Desired, Inputs};
 use crate::provider::children;
 use crate::provider::manifests;
 use crate::provider::packages::{self};
+use crate::provider::private_state::PrivateState;
 use crate::provider::sensitive::{self};
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, decode, namespace_of, render_seed};
@@ -70,14 +71,31 @@ pub(super) async fn apply(
     resp.new_state = restore.state(resp.new_state);
     restore.diagnostics(&mut resp.diagnostics);
     // Every outcome that leaves an instance in state keeps the seed, failures included:
-    // a lost seed would change generated passwords on the next run.
+    // a lost seed would change generated passwords on the next run. The fingerprints
+    // are those the apply read back; an apply that wrote nothing keeps the planned ones.
     if !resp.new_state.is_null() {
-        resp.private = seed
-            .as_deref()
-            .map(render_seed::to_private)
-            .unwrap_or_default();
+        let mut private = match resp.private.is_empty() {
+            true => PrivateState::parse(&req.planned_private),
+            false => PrivateState::parse(&resp.private),
+        };
+        private.render_seed = seed;
+        resp.private = private.to_bytes();
     }
     resp
+}
+
+/// Private state holding only the fingerprints an apply read back (never empty, so the
+/// caller can tell it from an apply that read nothing); the caller adds the seed.
+fn private_fingerprints(applied_fields: Vec<String>) -> Vec<u8> {
+    let bytes = PrivateState {
+        applied_fields,
+        ..Default::default()
+    }
+    .to_bytes();
+    match bytes.is_empty() {
+        true => b"{}".to_vec(),
+        false => bytes,
+    }
 }
 
 /// `prior_state` is the prior state as Terraform sent it, handed back on failures.
@@ -236,7 +254,9 @@ async fn apply_inner(
                 .unwrap_or(STATUS_COMPLETE)
                 .to_string();
             state.status = status.into();
-            state.objects = objects_value(&cluster, &outcome.inventory).await;
+            let (objects, applied_fields) =
+                objects_value(&cluster, &outcome.inventory, &name).await;
+            state.objects = objects;
             if state.manifests == Value::Unknown {
                 // Planned without the cluster: what the run applied, rendered again.
                 state.manifests = applied_manifests(
@@ -258,8 +278,8 @@ async fn apply_inner(
             }
             ApplyResponse {
                 new_state: state.into_value(),
+                private: private_fingerprints(applied_fields),
                 diagnostics: super::diag::kept_warnings(&outcome.kept),
-                ..Default::default()
             }
         }
         Err(e) => {
@@ -272,7 +292,8 @@ async fn apply_inner(
                 None if prior.is_none() => Vec::new(),
                 None => previous,
             };
-            state.objects = objects_value(&cluster, &objects).await;
+            let (objects, applied_fields) = objects_value(&cluster, &objects, &name).await;
+            state.objects = objects;
             if state.manifests == Value::Unknown {
                 // The next plan runs the plan again and shows them.
                 state.manifests = Value::Null;
@@ -291,7 +312,10 @@ async fn apply_inner(
                 &e,
             );
             d.detail = sensitive::redact(&d.detail, &secret);
-            fail(state.into_value(), d)
+            ApplyResponse {
+                private: private_fingerprints(applied_fields),
+                ..fail(state.into_value(), d)
+            }
         }
     }
 }

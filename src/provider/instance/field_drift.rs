@@ -2,11 +2,11 @@
 //! applies, dry-run as the apply would send it, against the live objects (the
 //! comparison is the engine's, `kudo_engine::engine::field_drift`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use tfplugin::Diagnostic;
 
-use kudo_engine::cluster::Cluster;
+use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, FieldDrift, RunRequest};
 
 use super::decision::find_package;
@@ -14,8 +14,9 @@ use super::model::InstanceModel;
 use crate::provider::drift::DriftSettings;
 use crate::provider::{Session, render_seed};
 
-/// What drifted, and the sensitive values (to redact them). Nothing when the package
-/// is not in the cluster any more: there is nothing to compare with.
+/// What drifted among the objects in `suspects` (those someone else wrote to since the
+/// last apply), and the sensitive values (to redact them). Nothing when the package is
+/// not in the cluster any more: there is nothing to compare with.
 pub(super) async fn detect(
     session: &Session,
     cluster: &Cluster,
@@ -23,6 +24,7 @@ pub(super) async fn detect(
     private: &[u8],
     (namespace, name): (&str, &str),
     settings: &DriftSettings,
+    suspects: &HashSet<Identity>,
 ) -> Result<(Vec<FieldDrift>, BTreeMap<String, String>), Diagnostic> {
     let cannot = |detail: String| {
         Diagnostic::warning(
@@ -64,11 +66,23 @@ pub(super) async fn detect(
         crd_safety: engine::CrdSafety::Off,
         health: &engine::HealthPolicy::Kudo,
     };
-    let planned = engine::preview_plan(cluster, request)
+    let planned = engine::preview_plan_only(cluster, request, &|r| suspects.contains(&identity(r)))
         .await
         .map_err(|e| cannot(crate::provider::sensitive::redact(&e.to_string(), &secret)))?;
     let drift = engine::field_drift(cluster, &planned, &settings.ignore)
         .await
         .map_err(|e| cannot(e.to_string()))?;
     Ok((drift, secret))
+}
+
+/// An object as stored, whatever version names it: (group, kind, namespace, name).
+pub(super) type Identity = (String, String, Option<String>, String);
+
+pub(super) fn identity(r: &ObjectRef) -> Identity {
+    (
+        r.group().to_string(),
+        r.kind.clone(),
+        r.namespace.clone(),
+        r.name.clone(),
+    )
 }

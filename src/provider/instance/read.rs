@@ -2,7 +2,7 @@
 //! status, the managed objects' uids and, unless drift is ignored, their fields) and
 //! reports whatever changed outside Terraform.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use tfplugin::{Attr, Diagnostic, IntoValue, ReadRequest, ReadResponse, Value};
 
@@ -10,6 +10,7 @@ use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine::{self};
 
 use crate::provider::drift::DriftMode;
+use crate::provider::private_state::PrivateState;
 use crate::provider::{Session, decode, namespace_of};
 
 use super::field_drift;
@@ -66,8 +67,8 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     fresh.plan_status = super::plan_status::value(tree.as_ref(), &secret);
     let entries = model.object_entries();
     let refs: Vec<ObjectRef> = entries.iter().map(|(r, _)| r.clone()).collect();
-    let uids = match cluster_uids(&cluster, &refs).await {
-        Ok(u) => u,
+    let observed = match observe(&cluster, &refs, &name).await {
+        Ok(o) => o,
         Err(e) => {
             return keep(
                 state,
@@ -80,8 +81,8 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     // state never learned (an apply that could not read it back) is no evidence.
     let drifted = entries
         .iter()
-        .zip(&uids)
-        .find(|((_, known), now)| match (known, now) {
+        .zip(&observed)
+        .find(|((_, known), now)| match (known, &now.uid) {
             (_, None) => true,
             (Some(known), Some(now)) => known != now,
             (None, Some(_)) => false,
@@ -89,7 +90,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     if let Some(((object, _), now)) = drifted
         && fresh.status.as_deref() == Some(STATUS_COMPLETE)
     {
-        match now {
+        match now.uid {
             None => tracing::info!(%object, "managed object is missing; the next plan repairs it"),
             Some(_) => {
                 tracing::info!(%object, "managed object was re-created out of band; the next plan applies it again")
@@ -99,20 +100,61 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     }
     let mut diagnostics = Vec::new();
     fresh.drifted_fields = Value::list([]);
+    let mut recorded = PrivateState::parse(&private);
     let settings = model.drift_settings(&session.config.drift);
     if settings.mode() != DriftMode::Ignore && fresh.status.as_deref() == Some(STATUS_COMPLETE) {
-        let found = field_drift::detect(
-            session,
-            &cluster,
-            &model,
-            &private,
-            (&namespace, &name),
-            &settings,
-        )
-        .await;
+        // Only objects whose applied fields changed since the last apply (or were never
+        // fingerprinted) are compared field by field; the others hold what we applied.
+        let suspects: HashSet<field_drift::Identity> = observed
+            .iter()
+            .enumerate()
+            .filter(|(i, now)| {
+                now.applied_fields.is_none()
+                    || now.applied_fields.as_deref()
+                        != recorded.applied_fields_of(*i, entries.len())
+            })
+            .map(|(i, _)| field_drift::identity(&entries[i].0))
+            .collect();
+        tracing::debug!(
+            instance = %name,
+            objects = entries.len(),
+            compared = suspects.len(),
+            "objects whose applied fields someone else wrote to"
+        );
+        let found = match suspects.is_empty() {
+            true => Ok((Vec::new(), BTreeMap::new())),
+            false => {
+                field_drift::detect(
+                    session,
+                    &cluster,
+                    &model,
+                    &private,
+                    (&namespace, &name),
+                    &settings,
+                    &suspects,
+                )
+                .await
+            }
+        };
         match found {
-            Ok((drift, _)) if drift.is_empty() => {}
+            Ok((drift, _)) if drift.is_empty() => {
+                // Compared and found as applied: the fields as they are now are the
+                // ones to compare with next time.
+                recorded.applied_fields = fingerprints(&observed, None);
+            }
             Ok((drift, secret)) => {
+                let drifted: HashSet<field_drift::Identity> = drift
+                    .iter()
+                    .map(|d| field_drift::identity(&d.object))
+                    .collect();
+                // Drifted objects keep their old fingerprint: compared again next time.
+                let keep_old = |i: usize| {
+                    drifted
+                        .contains(&field_drift::identity(&entries[i].0))
+                        .then(|| recorded.applied_fields_of(i, entries.len()))
+                        .map(|old| old.unwrap_or_default().to_string())
+                };
+                recorded.applied_fields = fingerprints(&observed, Some(&keep_old));
                 let fields = super::drift::drifted_fields(&drift, &secret);
                 match settings.mode() {
                     DriftMode::Warn => diagnostics.push(Diagnostic::warning(
@@ -138,10 +180,32 @@ With `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct
         fresh.objects = Attr::Known(
             entries
                 .iter()
-                .zip(&uids)
-                .map(|((r, _), uid)| ManagedObject::new(r, uid.as_deref()))
+                .zip(&observed)
+                .map(|((r, _), now)| ManagedObject::new(r, now.uid.as_deref()))
                 .collect(),
         );
     }
-    keep(fresh.into_value(), diagnostics)
+    let private = recorded.to_bytes();
+    ReadResponse {
+        new_state: fresh.into_value(),
+        private,
+        diagnostics,
+    }
+}
+
+/// The fingerprints to record: each object's as observed now, unless `keep_old` says
+/// to keep the recorded one.
+fn fingerprints(
+    observed: &[Observed],
+    keep_old: Option<&dyn Fn(usize) -> Option<String>>,
+) -> Vec<String> {
+    observed
+        .iter()
+        .enumerate()
+        .map(|(i, now)| {
+            keep_old
+                .and_then(|keep| keep(i))
+                .unwrap_or_else(|| now.applied_fields.clone().unwrap_or_default())
+        })
+        .collect()
 }

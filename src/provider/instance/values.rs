@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use tfplugin::{Attr, Value};
 
 use kudo_engine::cluster::{Cluster, ObjectRef};
+use kudo_engine::engine;
 
 use super::model::ManagedObject;
 
@@ -20,59 +21,61 @@ pub(super) fn uid_of(object: &serde_json::Value) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-/// How many objects are read at once: enough to hide round trips, few enough not to
-/// trip the API server's rate limits.
-pub(super) const PARALLEL_READS: usize = 8;
+/// What the cluster holds of each managed object now: its uid and the fingerprint of
+/// the fields this provider applied to it (see [`engine::applied_fields_fingerprint`]);
+/// both None for an object that is gone. A run's inventory holds objects it did not
+/// apply (kept from earlier runs) and ones it only found settled, so reading them back
+/// is the one way to know every uid.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Observed {
+    pub uid: Option<String>,
+    pub applied_fields: Option<String>,
+}
 
-/// The uid each object has in the cluster now, None for objects that are gone. A run's
-/// inventory holds objects it did not apply (kept from earlier runs) and ones it only
-/// found settled, so reading them back is the one way to know every uid.
-pub(super) async fn cluster_uids(
+/// [`Observed`] of each object of `instance`, in order, read concurrently and by LIST
+/// where the instance has many objects of a kind ([`engine::live_objects`]).
+pub(super) async fn observe(
     cluster: &Cluster,
     objects: &[ObjectRef],
-) -> Result<Vec<Option<String>>, kudo_engine::cluster::ClusterError> {
-    use futures::{StreamExt, TryStreamExt};
-    // Futures built up front, not in a stream closure: a closure borrowing `cluster`
-    // makes the future not provably `Send` for the async trait.
-    let reads: Vec<_> = objects.iter().map(|r| uid_in(cluster, r)).collect();
-    futures::stream::iter(reads)
-        .buffered(PARALLEL_READS)
-        .try_collect()
-        .await
+    instance: &str,
+) -> Result<Vec<Observed>, kudo_engine::cluster::ClusterError> {
+    let live = engine::live_objects(cluster, objects, instance).await?;
+    Ok(live
+        .iter()
+        .map(|obj| Observed {
+            uid: obj.as_ref().and_then(uid_of).map(str::to_string),
+            applied_fields: obj.as_ref().and_then(engine::applied_fields_fingerprint),
+        })
+        .collect())
 }
 
-pub(super) async fn uid_in(
-    cluster: &Cluster,
-    r: &ObjectRef,
-) -> Result<Option<String>, kudo_engine::cluster::ClusterError> {
-    Ok(cluster
-        .get(r)
-        .await?
-        .as_ref()
-        .and_then(uid_of)
-        .map(str::to_string))
-}
-
-/// The `objects` of a finished apply. A failed read leaves the uids null rather than
-/// failing an apply whose objects exist: the next refresh fills them in.
+/// The `objects` of a finished apply, and the fingerprints to keep in private state
+/// (one per object, in order). A failed read leaves the uids null rather than failing
+/// an apply whose objects exist: the next refresh fills them in.
 pub(super) async fn objects_value(
     cluster: &Cluster,
     objects: &[ObjectRef],
-) -> Attr<Vec<ManagedObject>> {
-    let uids = match cluster_uids(cluster, objects).await {
-        Ok(u) => u,
+    instance: &str,
+) -> (Attr<Vec<ManagedObject>>, Vec<String>) {
+    let observed = match observe(cluster, objects, instance).await {
+        Ok(o) => o,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the uids of the managed objects");
-            vec![None; objects.len()]
+            vec![Observed::default(); objects.len()]
         }
     };
-    Attr::Known(
+    let value = Attr::Known(
         objects
             .iter()
-            .zip(uids)
-            .map(|(r, uid)| ManagedObject::new(r, uid.as_deref()))
+            .zip(&observed)
+            .map(|(r, o)| ManagedObject::new(r, o.uid.as_deref()))
             .collect(),
-    )
+    );
+    let fingerprints = observed
+        .into_iter()
+        .map(|o| o.applied_fields.unwrap_or_default())
+        .collect();
+    (value, fingerprints)
 }
 
 pub(super) fn string_map(m: &BTreeMap<String, String>) -> Value {

@@ -7,6 +7,10 @@ use serde_json::Value;
 use super::retry::{RetryError, with_retry};
 use super::{Cluster, ClusterError};
 
+/// Objects per page of a list: a page of 500 ConfigMaps is about a megabyte, and a
+/// large instance is read in a few round trips rather than one huge answer.
+const PAGE: u32 = 500;
+
 impl Cluster {
     /// Every object of `kind` in `api_version`, in `namespace` (all namespaces when
     /// None or for cluster-scoped kinds), with apiVersion and kind filled in. Empty
@@ -16,6 +20,18 @@ impl Cluster {
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.list_selected(api_version, kind, namespace, None).await
+    }
+
+    /// [`Cluster::list_kind`] of the objects matching `label_selector` (all when None),
+    /// page by page.
+    pub async fn list_selected(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
         let (ar, scope) = match self.resolve(api_version, kind).await {
             Ok(found) => found,
@@ -28,28 +44,42 @@ impl Cluster {
             }
             _ => Api::all_with(self.client.clone(), &ar),
         };
-        let lp = ListParams::default();
         let what = format!("{kind} objects");
-        let list = match with_retry("list", None, || api.list(&lp)).await {
-            Ok(l) => l,
-            // The kind went away between discovery and the list (its CRD deleted).
-            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(Vec::new()),
-            Err(e) => return Err(self.error("list", &what, e)),
-        };
-        list.items
-            .iter()
-            .map(|item| {
+        let mut found = Vec::new();
+        let mut next: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(PAGE);
+            if let Some(selector) = label_selector {
+                lp = lp.labels(selector);
+            }
+            if let Some(token) = &next {
+                lp = lp.continue_token(token);
+            }
+            let page = match with_retry("list", None, || api.list(&lp)).await {
+                Ok(l) => l,
+                // The kind went away between discovery and the list (its CRD deleted).
+                Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(self.error("list", &what, e)),
+            };
+            for item in &page.items {
                 let mut v = serde_json::to_value(item).map_err(|e| ClusterError::Other {
                     verb: "list",
                     object: what.clone(),
                     message: e.to_string(),
                 })?;
+                // List items come without type information.
                 if let Some(m) = v.as_object_mut() {
                     m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
                     m.insert("kind".into(), Value::String(ar.kind.clone()));
                 }
-                Ok(v)
-            })
-            .collect()
+                found.push(v);
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => next = Some(token),
+                None => return Ok(found),
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
 pub use object_ref::ObjectRef;
-pub use settings::ConnectionSettings;
+pub use settings::{ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT};
 pub(crate) use watch::Waited;
 
 use discovery::ServedKind;
@@ -144,10 +144,19 @@ impl Cluster {
         let env = |k: &str| std::env::var(k).ok();
         let config = settings::build_config(settings, &env).await?;
         let url = config.cluster_url.to_string();
-        let client = Client::try_from(config).map_err(|e| ClusterError::Settings {
-            setting: "host",
-            message: format!("cannot build a client for {url}: {e}"),
-        })?;
+        // Every request, whoever makes it, takes a slot: callers issue independent
+        // reads and dry-runs all at once and this one bound keeps the API server from
+        // being flooded. A slot is held until the answer's headers arrive, so a watch's
+        // long body does not hold one.
+        let client = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| ClusterError::Settings {
+                setting: "host",
+                message: format!("cannot build a client for {url}: {e}"),
+            })?
+            .with_layer(&tower::limit::ConcurrencyLimitLayer::new(
+                settings.max_requests_in_flight(),
+            ))
+            .build();
         let cluster = Cluster {
             client,
             url: url.clone(),

@@ -27,7 +27,15 @@ pub struct ConnectionSettings {
     /// How long one request may wait for the API server (connecting, the TLS handshake,
     /// each answer), and the first contact in all; `None`: [`DEFAULT_REQUEST_TIMEOUT`].
     pub request_timeout: Option<std::time::Duration>,
+    /// How many requests may wait for the API server at once (the provider's
+    /// `max_requests_in_flight`); `None`: [`DEFAULT_MAX_REQUESTS_IN_FLIGHT`].
+    pub max_requests_in_flight: Option<usize>,
 }
+
+/// Requests in flight at once by default: enough that a cluster 50 ms away answers a
+/// 1,000-object refresh in a few round trips, few enough that a small API server is
+/// not flooded (kubectl's own client allows bursts of 300 requests).
+pub const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 16;
 
 /// A request the API server has not answered in this long is a hung server, not a slow
 /// one: a 1,000-object list answers in well under a second.
@@ -37,6 +45,13 @@ impl ConnectionSettings {
     /// The per-request timeout in force.
     pub fn request_timeout(&self) -> std::time::Duration {
         self.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+    }
+
+    /// The bound on concurrent requests in force (at least one).
+    pub fn max_requests_in_flight(&self) -> usize {
+        self.max_requests_in_flight
+            .unwrap_or(DEFAULT_MAX_REQUESTS_IN_FLIGHT)
+            .max(1)
     }
 }
 
@@ -56,6 +71,8 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("client_certificate", &self.client_certificate.is_some())
             .field("client_key", &redact(&self.client_key))
             .field("insecure", &self.insecure)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_requests_in_flight", &self.max_requests_in_flight)
             .finish()
     }
 }

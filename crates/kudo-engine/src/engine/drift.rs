@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::EngineError;
+use super::concurrent::each_until_failure;
 use super::preview::PlannedObject;
 use crate::cluster::{Cluster, ObjectRef};
 
@@ -78,20 +79,22 @@ pub async fn field_drift(
     planned: &[PlannedObject],
     ignored: &[IgnoredPath],
 ) -> Result<Vec<FieldDrift>, EngineError> {
-    let mut drift = Vec::new();
-    for p in planned {
-        let Some(applied) = &p.dry_run else {
-            continue;
-        };
+    let judged: Vec<(&PlannedObject, &Value)> = planned
+        .iter()
+        .filter_map(|p| Some((p, p.dry_run.as_ref()?)))
+        .collect();
+    let found = each_until_failure(judged, |(p, applied)| async move {
         let live = cluster
             .get(&p.object)
             .await
             .map_err(|e| EngineError::from(e).with_object(&p.object))?;
-        if let Some(live) = live {
-            drift.extend(object_drift(&p.object, applied, &live, ignored));
-        }
-    }
-    Ok(drift)
+        Ok::<_, EngineError>(
+            live.map(|live| object_drift(&p.object, applied, &live, ignored))
+                .unwrap_or_default(),
+        )
+    })
+    .await?;
+    Ok(found.into_iter().flatten().collect())
 }
 
 /// The fields in which `live` differs from `applied` (the dry-run answer), outside

@@ -1,6 +1,7 @@
 //! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
+mod concurrent;
 mod crd_safety;
 mod dependency;
 mod drift;
@@ -8,6 +9,7 @@ mod error;
 mod health;
 mod instance_object;
 mod metadata;
+mod observe;
 mod operator;
 mod ownership;
 mod pipe;
@@ -36,6 +38,7 @@ pub use metadata::{
     ANNOTATION_PHASE, ANNOTATION_PLAN, ANNOTATION_STEP, LABEL_HERITAGE, LABEL_INSTANCE,
     LABEL_OPERATOR,
 };
+pub use observe::{LIST_FROM, applied_fields_fingerprint, live_objects};
 pub use operator::{
     check_operator, install_operator, instances_using, load_operator, operator_ref,
     operator_version_ref, uninstall_operator,
@@ -46,7 +49,7 @@ pub use planning::{
 };
 pub use preview::{
     PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,
-    preview_walk, render_plan,
+    preview_plan_only, preview_walk, preview_walk_only, render_plan,
 };
 pub use prune::unwanted;
 pub use readiness::{HealthPolicy, ReadyRules, RuleError, judge};

@@ -7,6 +7,7 @@ use kudo_plan::{Action, Desired, Inputs, PlanWalk, Rendered};
 use serde_json::Value;
 
 use super::EngineError;
+use super::concurrent::each_until_failure;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::run::{RunRequest, in_inventory};
@@ -41,9 +42,18 @@ pub async fn preview_plan(
     cluster: &Cluster,
     req: RunRequest<'_>,
 ) -> Result<Vec<PlannedObject>, EngineError> {
+    preview_plan_only(cluster, req, &|_| true).await
+}
+
+/// [`preview_plan`] of the objects `only` picks (see [`preview_walk_only`]).
+pub async fn preview_plan_only(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    only: &(dyn Fn(&ObjectRef) -> bool + Sync),
+) -> Result<Vec<PlannedObject>, EngineError> {
     let desired = desired_state(&req)?;
     let walk = desired.plan(req.plan)?;
-    preview_walk(cluster, &req, walk).await
+    preview_walk_only(cluster, &req, walk, only).await
 }
 
 /// The desired state a run of `req` works from.
@@ -67,6 +77,72 @@ pub async fn preview_walk(
     req: &RunRequest<'_>,
     walk: &PlanWalk<'_>,
 ) -> Result<Vec<PlannedObject>, EngineError> {
+    preview_walk_only(cluster, req, walk, &|_| true).await
+}
+
+/// [`preview_walk`] of the objects `only` picks (named as the run names them, in their
+/// namespace); the others are left out of the answer. A refresh dry-runs only the
+/// objects someone else wrote to since the last apply.
+pub async fn preview_walk_only(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &PlanWalk<'_>,
+    only: &(dyn Fn(&ObjectRef) -> bool + Sync),
+) -> Result<Vec<PlannedObject>, EngineError> {
+    let (mut picked, unprepared) = prepare_walk(cluster, req, walk).await;
+    // The checks read and dry-run, persisting nothing: they all go at once (the
+    // cluster bounds how many are in flight).
+    picked.retain(|p| only(&p.object));
+    let checked = each_until_failure(picked, |p| check(cluster, req, p)).await?;
+    // An object before the one that could not be prepared fails first, as in the run.
+    match unprepared {
+        Some(e) => Err(e),
+        None => Ok(checked),
+    }
+}
+
+/// One object of the walk, decorated as the run sends it, before the server's check.
+struct Prepared<'w> {
+    location: &'w Location,
+    task: &'w str,
+    template: String,
+    object: ObjectRef,
+    manifest: Value,
+    /// None: the kind comes from a CRD this plan creates first.
+    namespaced: Option<bool>,
+    translation: Option<kube_api_versions::Translation>,
+    removed_fields: Vec<String>,
+}
+
+impl Prepared<'_> {
+    fn fail(&self, e: ClusterError) -> EngineError {
+        EngineError::from(e)
+            .at(self.location)
+            .with_task(self.task)
+            .with_object(&self.object)
+            .with_template(self.template.clone())
+    }
+}
+
+/// Every object the walk applies, in plan order, in the form and with the metadata the
+/// run gives it, up to the first that fails (and that failure). Only discovery is asked
+/// (once per API group version).
+async fn prepare_walk<'w>(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &'w PlanWalk<'_>,
+) -> (Vec<Prepared<'w>>, Option<EngineError>) {
+    let mut prepared = Vec::new();
+    let failure = prepare_into(cluster, req, walk, &mut prepared).await.err();
+    (prepared, failure)
+}
+
+async fn prepare_into<'w>(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &'w PlanWalk<'_>,
+    prepared: &mut Vec<Prepared<'w>>,
+) -> Result<(), EngineError> {
     let pkg = req.package;
     let owner = Owner {
         operator: pkg.operator.name.clone(),
@@ -76,7 +152,6 @@ pub async fn preview_walk(
     };
     // Kinds defined by CRDs this plan creates: the server cannot know them yet.
     let mut pending_kinds: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut planned = Vec::new();
     for step in walk.steps() {
         let loc = &step.location;
         for task in &step.tasks {
@@ -130,75 +205,85 @@ pub async fn preview_walk(
                 };
                 // Unknown scope: most custom kinds are namespaced.
                 decorate(&mut manifest, &owner, loc, namespaced.unwrap_or(true));
-                // From here on the object is named as the run names it: in its namespace.
-                let decorated = ObjectRef::from_object(&manifest).map_err(fail)?;
-                let fail = |e: ClusterError| {
-                    EngineError::from(e)
-                        .at(loc)
-                        .with_task(task_name)
-                        .with_object(&decorated)
-                        .with_template(template.clone())
-                };
-                let mut dry_run = None;
-                let mut unchecked = None;
-                if namespaced.is_none() {
-                    unchecked = Some(format!(
-                        "its kind {} comes from a CustomResourceDefinition this plan creates first",
-                        r.kind
-                    ));
-                } else {
-                    // The same ownership rule as the run (see Run::apply_all).
-                    let owned = in_inventory(req.previous_inventory, &decorated);
-                    if !owned && namespaced == Some(true) {
-                        let live = cluster.get(&decorated).await.map_err(fail)?;
-                        super::ownership::check_not_taken(&decorated, live.as_ref(), req.instance)
-                            .map_err(|e| {
-                                e.at(loc)
-                                    .with_task(task_name)
-                                    .with_template(template.clone())
-                            })?;
-                    }
-                    let checked_apply = super::ownership::apply_as_recorded(
-                        cluster,
-                        req.previous_inventory,
-                        &decorated,
-                        &manifest,
-                        true,
-                    );
-                    match checked_apply.await {
-                        Ok(answer) => dry_run = Some(answer),
-                        // The namespace may be created by the same Terraform apply.
-                        Err(e) if e.is_not_found() => {
-                            unchecked = Some(format!(
-                                "namespace {} does not exist yet (another resource of the configuration may create it)",
-                                manifest
-                                    .pointer("/metadata/namespace")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or(req.namespace)
-                            ));
-                        }
-                        Err(e) => return Err(fail(e)),
-                    }
-                }
                 pending_kinds.extend(defined_kinds(&manifest));
+                // From here on the object is named as the run names it: in its namespace.
                 let object = ObjectRef::from_object(&manifest).map_err(fail)?;
-                planned.push(PlannedObject {
+                prepared.push(Prepared {
+                    location: loc,
+                    task: task_name,
+                    template,
                     object,
                     manifest,
-                    checked: dry_run.is_some(),
-                    unchecked,
-                    template,
+                    namespaced,
                     translation,
                     removed_fields,
-                    dry_run,
                 });
             }
         }
     }
-    Ok(planned)
+    Ok(())
 }
 
-/// (apiVersion, kind) of every version a CRD manifest defines.
+/// The server's verdict on one prepared object: the ownership check and a dry-run.
+async fn check(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    p: Prepared<'_>,
+) -> Result<PlannedObject, EngineError> {
+    let mut dry_run = None;
+    let mut unchecked = None;
+    if p.namespaced.is_none() {
+        unchecked = Some(format!(
+            "its kind {} comes from a CustomResourceDefinition this plan creates first",
+            p.object.kind
+        ));
+    } else {
+        // The same ownership rule as the run (see Run::apply_all).
+        let owned = in_inventory(req.previous_inventory, &p.object);
+        if !owned && p.namespaced == Some(true) {
+            let live = cluster.get(&p.object).await.map_err(|e| p.fail(e))?;
+            super::ownership::check_not_taken(&p.object, live.as_ref(), req.instance).map_err(
+                |e| {
+                    e.at(p.location)
+                        .with_task(p.task)
+                        .with_template(p.template.clone())
+                },
+            )?;
+        }
+        let checked_apply = super::ownership::apply_as_recorded(
+            cluster,
+            req.previous_inventory,
+            &p.object,
+            &p.manifest,
+            true,
+        );
+        match checked_apply.await {
+            Ok(answer) => dry_run = Some(answer),
+            // The namespace may be created by the same Terraform apply.
+            Err(e) if e.is_not_found() => {
+                unchecked = Some(format!(
+                    "namespace {} does not exist yet (another resource of the configuration may create it)",
+                    p.manifest
+                        .pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or(req.namespace)
+                ));
+            }
+            Err(e) => return Err(p.fail(e)),
+        }
+    }
+    Ok(PlannedObject {
+        object: p.object,
+        manifest: p.manifest,
+        checked: dry_run.is_some(),
+        unchecked,
+        template: p.template,
+        translation: p.translation,
+        removed_fields: p.removed_fields,
+        dry_run,
+    })
+}
+
 fn defined_kinds(manifest: &Value) -> Vec<(String, String)> {
     if manifest.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
         return Vec::new();

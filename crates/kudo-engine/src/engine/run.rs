@@ -514,10 +514,10 @@ impl<'a> Run<'a> {
                 .task(loc, task, cancel)
                 .await
                 .map_err(|e| e.with_task(name))?;
-            waits.extend(objects.into_iter().map(|o| (name.clone(), o)));
+            waits.extend(objects.into_iter().map(|(r, seen)| (name.clone(), r, seen)));
         }
-        let results = join_all(waits.iter().map(|(task, r)| async move {
-            wait_healthy(self.cluster, r, self.req.health, cancel)
+        let results = join_all(waits.iter().map(|(task, r, seen)| async move {
+            wait_healthy(self.cluster, r, self.req.health, seen.as_ref(), cancel)
                 .await
                 .map_err(|e| e.with_task(task))
         }))
@@ -534,15 +534,19 @@ impl<'a> Run<'a> {
     }
 
     /// Performs one task as the walk decided it; returns the objects whose health
-    /// completes it.
+    /// completes it, each with the server's answer to its apply when there was one (the
+    /// wait's first look at it).
     async fn task(
         &self,
         loc: &Location,
         task: &TaskWalk<'a>,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
+        let seen = |applied: Vec<(ObjectRef, Value)>| {
+            applied.into_iter().map(|(r, v)| (r, Some(v))).collect()
+        };
         match &task.action {
-            Action::Apply(objects) => self.apply_all(loc, objects, cancel).await,
+            Action::Apply(objects) => self.apply_all(loc, objects, cancel).await.map(seen),
             Action::Delete(objects) => {
                 self.delete_all(objects, cancel).await?;
                 Ok(Vec::new())
@@ -567,9 +571,14 @@ impl<'a> Run<'a> {
                 }
                 Ok(Vec::new())
             }
-            Action::Pipe { pod, files } => self.pipe(loc, pod, files, cancel).await,
-            Action::Child(child) => self.dependency(child, cancel).await,
-            Action::Webhook(call) => self.webhook(loc, &task.name, call, cancel).await,
+            Action::Pipe { pod, files } => self.pipe(loc, pod, files, cancel).await.map(seen),
+            Action::Child(child) => Ok(self
+                .dependency(child, cancel)
+                .await?
+                .into_iter()
+                .map(|r| (r, None))
+                .collect()),
+            Action::Webhook(call) => self.webhook(loc, &task.name, call, cancel).await.map(seen),
         }
     }
 
@@ -582,7 +591,7 @@ impl<'a> Run<'a> {
         task: &str,
         call: &kudo_plan::WebhookCall,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
         let objects = super::webhook::call(self.cluster, self.req.namespace, task, call, cancel)
             .await
             .map_err(super::webhook::engine_error)?;

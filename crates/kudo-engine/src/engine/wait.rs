@@ -3,6 +3,8 @@
 
 use tokio_util::sync::CancellationToken;
 
+use serde_json::Value;
+
 use super::EngineError;
 use super::health::Health;
 use super::readiness::{HealthPolicy, judge};
@@ -47,6 +49,7 @@ pub(crate) async fn wait_healthy(
     cluster: &Cluster,
     r: &ObjectRef,
     policy: &HealthPolicy,
+    applied: Option<&Value>,
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
     let mut last = String::new();
@@ -54,6 +57,16 @@ pub(crate) async fn wait_healthy(
         HealthPolicy::Ready(_) => reports_status(cluster, r).await,
         HealthPolicy::Kudo => false,
     };
+    // The apply's answer is the object as the server keeps it: what is healthy there
+    // (a ConfigMap, a Service, an unchanged Deployment whose rollout finished) needs
+    // no read. Anything else is followed as usual, from a fresh read.
+    if let Some(obj) = applied
+        && (!expects_status || has_status(obj))
+        && judge(obj, policy) == Health::Healthy
+    {
+        tracing::debug!(object = %r, "healthy as applied");
+        return Ok(());
+    }
     let waited = cluster
         .watch_until(r, cancel, |seen| {
             let verdict = match seen {

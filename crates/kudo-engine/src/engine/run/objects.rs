@@ -2,6 +2,55 @@
 //! the ownership check, server-side apply, and the rehearsal of a step before it writes.
 
 use super::*;
+use crate::engine::concurrent::each_until_failure;
+
+/// Kinds whose existence changes whether the server admits the objects after them: a
+/// custom resource needs its CRD, a namespaced object its namespace, a Pod its service
+/// account (and priority and runtime class), and webhooks, admission policies and
+/// quotas judge what follows. KUDO applies a task's objects one by one in order; these
+/// keep that order, the rest go concurrently.
+const ORDERING_KINDS: &[&str] = &[
+    "CustomResourceDefinition",
+    "Namespace",
+    "ServiceAccount",
+    "PriorityClass",
+    "RuntimeClass",
+    "LimitRange",
+    "ResourceQuota",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "APIService",
+];
+
+/// A task's objects cut into batches applied one after the other: each object of an
+/// [`ORDERING_KINDS`] kind alone, the runs between them together.
+fn ordered_batches(objects: &[Rendered]) -> Vec<&[Rendered]> {
+    let orders = |r: &Rendered| {
+        r.object
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| ORDERING_KINDS.contains(&k))
+    };
+    let mut batches = Vec::new();
+    let mut start = 0;
+    for (i, rendered) in objects.iter().enumerate() {
+        if orders(rendered) {
+            if start < i {
+                batches.push(&objects[start..i]);
+            }
+            batches.push(&objects[i..=i]);
+            start = i + 1;
+        }
+    }
+    if start < objects.len() {
+        batches.push(&objects[start..]);
+    }
+    batches
+}
 
 impl<'a> Run<'a> {
     /// Asks the API server, with a server-side dry-run, whether it takes every object
@@ -29,7 +78,8 @@ impl<'a> Run<'a> {
         if objects.len() < 2 {
             return Ok(());
         }
-        for (task, rendered) in objects {
+        // Dry-runs persist nothing, so they all go at once.
+        each_until_failure(objects, |(task, rendered)| async move {
             let located = |e: EngineError| {
                 let e = e.with_task(task);
                 match rendered.template.as_str() {
@@ -40,7 +90,7 @@ impl<'a> Run<'a> {
             let (r, obj) = match self.prepare(loc, rendered.object.clone()).await {
                 Ok(prepared) => prepared,
                 Err(e) if matches!(e.cluster_cause(), Some(ClusterError::UnknownKind { .. })) => {
-                    continue;
+                    return Ok(());
                 }
                 Err(e) => return Err(located(e)),
             };
@@ -52,11 +102,12 @@ impl<'a> Run<'a> {
                 true,
             );
             match or_cancel(cancel, &r, dry_run).await {
-                Ok(_) => {}
-                Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => {}
-                Err(e) => return Err(located(e)),
+                Ok(_) => Ok(()),
+                Err(e) if matches!(e.cluster_cause(), Some(c) if c.is_not_found()) => Ok(()),
+                Err(e) => Err(located(e)),
             }
-        }
+        })
+        .await?;
         Ok(())
     }
 
@@ -126,24 +177,31 @@ impl<'a> Run<'a> {
         Ok((r, obj))
     }
 
+    /// Applies a task's objects in KUDO's order where order matters: an object that
+    /// changes how the server admits the ones after it (a CRD, a namespace, a service
+    /// account, an admission webhook or policy, a quota) is applied alone, after
+    /// everything before it; the objects between two such are applied concurrently.
+    /// Returns each object with the server's answer to its apply.
     pub(super) async fn apply_all(
         &self,
         loc: &Location,
         objects: &[Rendered],
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
-        let mut refs = Vec::new();
-        for rendered in objects {
-            let r = self
-                .apply_one(loc, rendered.object.clone(), cancel)
-                .await
-                .map_err(|e| match rendered.template.as_str() {
-                    "" => e,
-                    template => e.with_template(template),
-                })?;
-            refs.push(r);
+    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
+        let mut applied = Vec::with_capacity(objects.len());
+        for batch in ordered_batches(objects) {
+            let done = each_until_failure(batch, |rendered| async move {
+                self.apply_one(loc, rendered.object.clone(), cancel)
+                    .await
+                    .map_err(|e| match rendered.template.as_str() {
+                        "" => e,
+                        template => e.with_template(template),
+                    })
+            })
+            .await?;
+            applied.extend(done);
         }
-        Ok(refs)
+        Ok(applied)
     }
 
     pub(super) async fn apply_one(
@@ -151,7 +209,7 @@ impl<'a> Run<'a> {
         loc: &Location,
         obj: Value,
         cancel: &CancellationToken,
-    ) -> Result<ObjectRef, EngineError> {
+    ) -> Result<(ObjectRef, Value), EngineError> {
         {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
@@ -186,7 +244,7 @@ impl<'a> Run<'a> {
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.retain(|d| !d.same_object(&r));
             }
-            Ok(r)
+            Ok((r, live))
         }
     }
 
@@ -236,5 +294,54 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(kind: &str) -> Rendered {
+        Rendered {
+            template: String::new(),
+            object: json!({"kind": kind}),
+        }
+    }
+
+    #[test]
+    fn ordering_kinds_are_applied_alone_and_in_place() {
+        let objects: Vec<Rendered> = [
+            "ConfigMap",
+            "Secret",
+            "CustomResourceDefinition",
+            "Database",
+            "Database",
+            "Namespace",
+            "ServiceAccount",
+            "Deployment",
+        ]
+        .into_iter()
+        .map(rendered)
+        .collect();
+        let kinds: Vec<Vec<&str>> = ordered_batches(&objects)
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|r| r.object["kind"].as_str().unwrap_or(""))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                vec!["ConfigMap", "Secret"],
+                vec!["CustomResourceDefinition"],
+                vec!["Database", "Database"],
+                vec!["Namespace"],
+                vec!["ServiceAccount"],
+                vec!["Deployment"],
+            ]
+        );
+        assert!(ordered_batches(&[]).is_empty());
     }
 }

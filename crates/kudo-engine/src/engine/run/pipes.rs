@@ -12,7 +12,7 @@ impl<'a> Run<'a> {
         pod: &Rendered,
         files: &[PipeFile],
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
         let (pod_ref, pod) = self
             .prepare(loc, pod.object.clone())
             .await
@@ -37,10 +37,10 @@ impl<'a> Run<'a> {
         pod: &ObjectRef,
         files: &[PipeFile],
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
         // The pipe pod is the engine's own, not the user's: KUDO's pod rule (running and
         // ready), whatever rules the user gave for their pods.
-        wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, cancel).await?;
+        wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, None, cancel).await?;
         let mut artifacts = Vec::new();
         for file in files {
             let spec = &file.spec;

@@ -1,0 +1,240 @@
+//! Refresh of an instance with many objects of one kind (#29): they are read with one
+//! LIST of the instance's label, sent concurrently, and compared field by field only
+//! when someone else wrote to the fields this provider applied. None of that may hide
+//! a change: an object deleted out of band, one whose label someone removed (so the
+//! list no longer shows it), and one whose data someone changed are all seen. Also the
+//! `max_requests_in_flight` setting.
+
+use serde_json::json;
+
+use crate::harness::{PREAMBLE, TestContext, TfRun};
+
+/// ConfigMaps the package renders: more than `kudo_engine::engine::LIST_FROM`, so the
+/// refresh lists them.
+const COUNT: usize = 12;
+
+/// One Apply task writing every ConfigMap, in one step (the objects of one task are
+/// applied concurrently).
+fn operator_yaml() -> String {
+    let resources: String = (1..=COUNT)
+        .map(|i| format!("        - cm-{i:02}.yaml\n"))
+        .collect();
+    format!(
+        r#"apiVersion: kudo.dev/v1beta1
+name: many
+operatorVersion: 0.1.0
+kudoVersion: 0.19.0
+kubernetesVersion: 1.20.0
+maintainers:
+  - name: tests
+    email: tests@example.com
+url: https://example.com
+tasks:
+  - name: configmaps
+    kind: Apply
+    spec:
+      resources:
+{resources}plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deploy
+        strategy: serial
+        steps:
+          - name: configmaps
+            tasks:
+              - configmaps
+"#
+    )
+}
+
+fn package(ctx: &TestContext) {
+    ctx.write("operator/operator.yaml", &operator_yaml());
+    ctx.write(
+        "operator/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: GREETING\n    default: hello\n",
+    );
+    for i in 1..=COUNT {
+        ctx.write(
+            &format!("operator/templates/cm-{i:02}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Name }}}}-cm-{i:02}\ndata:\n  greeting: {{{{ .Params.GREETING }}}}\n  index: \"{i}\"\n"
+            ),
+        );
+    }
+}
+
+fn config(provider_settings: &str) -> String {
+    let preamble = PREAMBLE.replace(
+        "provider \"kudo\" {}",
+        &format!("provider \"kudo\" {{\n{provider_settings}\n}}"),
+    );
+    format!(
+        r#"{preamble}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/operator"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "many" {{
+  name      = "many"
+  namespace = var.namespace
+  operator  = kudo_operator.op.id
+}}
+"#
+    )
+}
+
+fn plan(ctx: &TestContext) -> TfRun {
+    ctx.tf
+        .plan(&["-detailed-exitcode", "-no-color"])
+        .assert_no_crash()
+}
+
+fn greeting(ctx: &TestContext, i: usize) -> Option<String> {
+    let cm = ctx.kube().get(
+        "v1",
+        "ConfigMap",
+        Some(&ctx.namespace),
+        &format!("many-cm-{i:02}"),
+    )?;
+    cm["data"]["greeting"].as_str().map(str::to_string)
+}
+
+/// Requests kube-sim counted while `f` ran, by key (`"list configmaps"`); None on a
+/// real cluster, which counts nothing.
+fn counted(ctx: &TestContext, f: impl FnOnce()) -> Option<std::collections::BTreeMap<String, u64>> {
+    let before = ctx.sim().map(|s| s.request_counts());
+    f();
+    let (sim, before) = (ctx.sim()?, before?);
+    let mut made = sim.request_counts();
+    for (key, n) in made.iter_mut() {
+        *n -= before.get(key).copied().unwrap_or(0);
+    }
+    made.retain(|_, n| *n > 0);
+    Some(made)
+}
+
+#[test]
+fn a_large_instance_refreshes_by_listing_and_still_sees_every_change() {
+    let ctx = TestContext::new("refresh-many");
+    package(&ctx);
+    ctx.write("main.tf", &config(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    for i in 1..=COUNT {
+        assert_eq!(greeting(&ctx, i).as_deref(), Some("hello"), "cm {i}");
+    }
+
+    // Nothing changed: no plan, and (on kube-sim, which counts) the ConfigMaps were
+    // read by listing and none was dry-run for drift.
+    let mut quiet = None;
+    let requests = counted(&ctx, || quiet = Some(plan(&ctx)));
+    let quiet = quiet.expect("plan ran");
+    assert_eq!(quiet.code, Some(0), "nothing changed:\n{quiet}");
+    if let Some(requests) = requests {
+        eprintln!("[refresh] requests of a no-change plan: {requests:?}");
+        assert!(
+            requests.get("list configmaps").copied().unwrap_or(0) >= 1,
+            "the ConfigMaps are listed: {requests:?}"
+        );
+        assert_eq!(
+            requests.get("patch configmaps"),
+            None,
+            "no ConfigMap is dry-run when nobody wrote to it: {requests:?}"
+        );
+        assert!(
+            requests.get("get configmaps").copied().unwrap_or(0) < COUNT as u64,
+            "not one GET per ConfigMap: {requests:?}"
+        );
+    }
+
+    // Someone changes one ConfigMap's data and removes its instance label, so the
+    // list no longer finds it: the refresh reads it on its own and sees the data (the
+    // `kudo.dev/` labels are bookkeeping, never shown as drift; the apply puts the
+    // label back all the same).
+    ctx.kube().apply(&json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": { "name": "many-cm-05", "namespace": ctx.namespace },
+        "data": { "greeting": "changed out of band" },
+    }));
+    ctx.kube().patch_merge(
+        "v1",
+        "ConfigMap",
+        Some(&ctx.namespace),
+        "many-cm-05",
+        &json!({"metadata": {"labels": {"kudo.dev/instance": null}}}),
+    );
+    let run = plan(&ctx);
+    assert_eq!(run.code, Some(2), "drift is a change to plan:\n{run}");
+    let out = run.output();
+    for needle in [
+        "many-cm-05",
+        "data.greeting",
+        "changed out of band",
+        "DRIFTED",
+    ] {
+        assert!(
+            out.contains(needle),
+            "the plan must show {needle:?}:\n{run}"
+        );
+    }
+    // `drifted_fields` entries name their object (`object = "ConfigMap ns/name"`);
+    // only the changed ConfigMap has one.
+    let drifted: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("object") && l.contains("= \"ConfigMap"))
+        .collect();
+    assert!(
+        !drifted.is_empty() && drifted.iter().all(|l| l.contains("many-cm-05")),
+        "only cm 05 drifted: {drifted:?}\n{run}"
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(greeting(&ctx, 5).as_deref(), Some("hello"));
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ctx.namespace), "many-cm-05");
+    assert_eq!(cm["metadata"]["labels"]["kudo.dev/instance"], "many");
+    let after = plan(&ctx);
+    assert_eq!(after.code, Some(0), "repaired, nothing left:\n{after}");
+
+    // Someone deletes one: the refresh notices it is gone and the apply puts it back.
+    ctx.kube()
+        .delete("v1", "ConfigMap", Some(&ctx.namespace), "many-cm-09");
+    let run = plan(&ctx);
+    assert_eq!(run.code, Some(2), "a deleted object is a change:\n{run}");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(greeting(&ctx, 9).as_deref(), Some("hello"));
+    let after = plan(&ctx);
+    assert_eq!(after.code, Some(0), "repaired, nothing left:\n{after}");
+}
+
+#[test]
+fn one_request_in_flight_still_applies_and_refreshes() {
+    let ctx = TestContext::new("refresh-one-in-flight");
+    package(&ctx);
+    ctx.write("main.tf", &config("  max_requests_in_flight = 1"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    for i in 1..=COUNT {
+        assert_eq!(greeting(&ctx, i).as_deref(), Some("hello"), "cm {i}");
+    }
+    let quiet = plan(&ctx);
+    assert_eq!(quiet.code, Some(0), "nothing changed:\n{quiet}");
+}
+
+#[test]
+fn an_invalid_max_requests_in_flight_is_refused_naming_the_setting() {
+    let ctx = TestContext::new("refresh-bad-in-flight");
+    package(&ctx);
+    for bad in ["0", "1.5", "1000"] {
+        ctx.write(
+            "main.tf",
+            &config(&format!("  max_requests_in_flight = {bad}")),
+        );
+        let run = ctx.tf.plan(&["-no-color"]).assert_clean_error();
+        let out = run.output();
+        assert!(
+            out.contains("Invalid max_requests_in_flight") && out.contains("from 1 to 256"),
+            "{bad}: the error names the setting and its range:\n{run}"
+        );
+    }
+}
