@@ -3,9 +3,20 @@
 # benches/e2e against real Terraform and kube-sim with instant readiness, printing
 # Markdown tables for docs/benchmarks.md. Run by hand; CI never runs it.
 #
-# Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]...
-#   PART: startup, render, zookeeper, kafka, graph, parallel, baseline (default: all)
-#   --micro   also run the in-process benches of kudo-resolve and kudo-template
+# Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]... [--objects N]...
+#                        [--latency MS]... [--kubeconfig PATH] [--micro]
+#   PART: startup, render, zookeeper, kafka, graph, parallel, baseline (default: all),
+#         configmaps<N>: one instance whose package renders N ConfigMaps
+#         (configmaps1000, configmaps10000, ...; never in the default set)
+#   --objects N      the same as --only configmaps<N>
+#   --latency MS     run every Terraform scenario once per value (repeatable: --latency 0
+#                    --latency 20 --latency 50) with kube-sim delaying every request by MS,
+#                    and print the network wait and round trips on the critical path
+#   --kubeconfig P   run the scenarios named (configmaps<N>, or any --only) against that
+#                    cluster instead of kube-sim, each run in a fresh namespace; configmaps
+#                    runs are compared with kubectl apply/diff --server-side of the same
+#                    objects (kubectl on PATH)
+#   --micro          also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
 # KUDO_BENCH_PROVIDER=<binary> measures another build of the provider (before/after).
 # KUDO_BENCH_PERF=<dir> runs every provider process under `perf record` (KUDO_BENCH_PERF_FREQ
@@ -20,7 +31,7 @@ for a in "$@"; do
   case "$a" in
     --micro) micro=true ;;
     -h | --help)
-      sed -n '2,11p' "$0"
+      sed -n '2,24p' "$0"
       exit 0
       ;;
     *) args+=("$a") ;;

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::configmaps::Manifests;
+
 /// One configuration and how to apply it.
 pub struct Scenario {
     pub name: String,
@@ -10,9 +12,11 @@ pub struct Scenario {
     pub parallelism: Option<usize>,
     /// Instances the configuration makes, dependencies included.
     pub instances: usize,
+    /// The objects it makes as plain manifests, when `kubectl` is timed beside it.
+    pub manifests: Option<Manifests>,
 }
 
-const HEADER: &str = r#"terraform {
+pub const HEADER: &str = r#"terraform {
   required_providers {
     kudo = { source = "kudo/kudo" }
   }
@@ -20,7 +24,7 @@ const HEADER: &str = r#"terraform {
 variable "namespace" { type = string }
 "#;
 
-fn operator(resource: &str, package: &Path) -> String {
+pub fn operator(resource: &str, package: &Path) -> String {
     format!(
         "resource \"kudo_operator\" {resource:?} {{\n  package   = {:?}\n  namespace = var.namespace\n}}\n",
         package.display().to_string()
@@ -38,6 +42,7 @@ pub fn zookeeper(fixtures: &Path) -> Scenario {
         config,
         parallelism: None,
         instances: 1,
+        manifests: None,
     }
 }
 
@@ -52,6 +57,7 @@ pub fn kafka(fixtures: &Path) -> Scenario {
         config,
         parallelism: None,
         instances: 1,
+        manifests: None,
     }
 }
 
@@ -73,6 +79,7 @@ pub fn dependency_tree(repo: &Path) -> Scenario {
         config,
         parallelism: None,
         instances: 10,
+        manifests: None,
     }
 }
 
@@ -90,6 +97,7 @@ pub fn web_apps(webapp: &Path, count: usize, parallelism: Option<usize>) -> Scen
         config,
         parallelism,
         instances: count,
+        manifests: None,
     }
 }
 
@@ -103,5 +111,15 @@ pub fn terraform_data(count: usize, parallelism: Option<usize>) -> Scenario {
         ),
         parallelism,
         instances: count,
+        manifests: None,
     }
+}
+
+/// `config` with `setting` (one line of HCL) added to its `provider "kudo"` block;
+/// unchanged when it has none.
+pub fn with_provider_setting(config: &str, setting: &str) -> String {
+    config.replace(
+        "provider \"kudo\" {",
+        &format!("provider \"kudo\" {{\n  {setting}\n"),
+    )
 }

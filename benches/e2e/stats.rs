@@ -11,6 +11,14 @@ impl Sample {
         self.0.push(d);
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The `i`-th measurement, in the order they were taken.
     pub fn nth(&self, i: usize) -> Duration {
         self.0.get(i).copied().unwrap_or_default()

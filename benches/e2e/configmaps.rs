@@ -1,0 +1,115 @@
+//! The big-instance scenario: one instance of a generated package whose deploy plan
+//! renders N ConfigMaps, written as a KUDO author would (one template per object, one
+//! Apply task listing them all, a deploy plan of one phase and one step). The same
+//! objects are also written as plain manifests, for `kubectl` to apply side by side.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::scenarios::{HEADER, Scenario, operator};
+
+/// The instance's name: the ConfigMaps are `bulk-cm-00001` and on.
+const INSTANCE: &str = "bulk";
+/// GREETING's default, which the plain manifests spell out.
+const GREETING: &str = "hello";
+
+/// The same objects as plain YAML, one file each, for `kubectl apply -f <dir>`.
+pub struct Manifests {
+    pub dir: PathBuf,
+    pub count: usize,
+}
+
+/// Writes the package and the plain manifests of `count` ConfigMaps under `root`, and
+/// returns the scenario installing the package.
+pub fn scenario(root: &Path, count: usize) -> Scenario {
+    let package = root.join(format!("configmaps{count}-package"));
+    write_package(&package, count);
+    let plain = root.join(format!("configmaps{count}-manifests"));
+    write_manifests(&plain, count);
+    let config = format!(
+        "{HEADER}provider \"kudo\" {{}}\n{}resource \"kudo_instance\" {INSTANCE:?} {{\n  name      = {INSTANCE:?}\n  namespace = var.namespace\n  operator  = kudo_operator.configmaps.id\n}}\n",
+        operator("configmaps", &package),
+    );
+    Scenario {
+        name: format!("1 instance, {count} ConfigMaps"),
+        config,
+        parallelism: None,
+        instances: 1,
+        manifests: Some(Manifests { dir: plain, count }),
+    }
+}
+
+/// `cm-00001` and on, wide enough that the files sort in order for any `count`.
+fn object_names(count: usize) -> impl Iterator<Item = String> {
+    let width = count.to_string().len().max(5);
+    (1..=count).map(move |i| format!("cm-{i:0width$}"))
+}
+
+/// One ConfigMap; `instance` and `greeting` are template expressions in the package and
+/// their values in the plain manifests, so both say the same.
+/// Neither names a namespace: KUDO puts the objects in the instance's, `kubectl -n` in its.
+fn configmap(instance: &str, object: &str, greeting: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {instance}-{object}\ndata:\n  object: \"{object}\"\n  greeting: \"{greeting}\"\n  purpose: \"benchmark: one of many objects of one instance\"\n"
+    )
+}
+
+fn write_package(dir: &Path, count: usize) {
+    let templates = dir.join("templates");
+    std::fs::create_dir_all(&templates).expect("package folder");
+    let mut resources = String::new();
+    for object in object_names(count) {
+        std::fs::write(
+            templates.join(format!("{object}.yaml")),
+            configmap("{{ .Name }}", &object, "{{ .Params.GREETING }}"),
+        )
+        .expect("template");
+        writeln!(resources, "        - {object}.yaml").expect("string");
+    }
+    let operator = format!(
+        r#"apiVersion: kudo.dev/v1beta1
+name: "configmaps{count}"
+operatorVersion: "0.1.0"
+kudoVersion: 0.10.0
+kubernetesVersion: 1.16.0
+appVersion: "1.0.0"
+maintainers:
+  - name: terraform-provider-kudo benchmark
+    email: bench@example.invalid
+tasks:
+  - name: configmaps
+    kind: Apply
+    spec:
+      resources:
+{resources}plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: deploy
+        strategy: serial
+        steps:
+          - name: configmaps
+            tasks:
+              - configmaps
+"#
+    );
+    std::fs::write(dir.join("operator.yaml"), operator).expect("operator.yaml");
+    std::fs::write(
+        dir.join("params.yaml"),
+        format!(
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: GREETING\n    description: \"Written into every ConfigMap\"\n    default: \"{GREETING}\"\n"
+        ),
+    )
+    .expect("params.yaml");
+}
+
+fn write_manifests(dir: &Path, count: usize) {
+    std::fs::create_dir_all(dir).expect("manifest folder");
+    for object in object_names(count) {
+        std::fs::write(
+            dir.join(format!("{object}.yaml")),
+            configmap(INSTANCE, &object, GREETING),
+        )
+        .expect("manifest");
+    }
+}

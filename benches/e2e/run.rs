@@ -1,0 +1,153 @@
+//! One scenario's runs: plan, apply, two no-change plans and destroy with real
+//! Terraform, each run against a fresh cluster (see [`crate::cluster`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::cluster::{Cluster, Target};
+use crate::scenarios::{Scenario, with_provider_setting};
+use crate::stats::{Sample, ms};
+use crate::terraform::{ProviderUse, Workspace};
+
+/// What one scenario measured over its runs. Request counts are `None` on a real
+/// cluster, whose requests the benchmark cannot see.
+#[derive(Default)]
+pub struct Measured {
+    pub plan: Sample,
+    pub apply: Sample,
+    pub destroy: Sample,
+    pub plan_provider: Vec<ProviderUse>,
+    pub apply_provider: Vec<ProviderUse>,
+    /// Terraform's own CPU and kube-sim's during each apply (`None`: a real cluster's
+    /// API server, whose CPU is not this process's).
+    pub apply_terraform_cpu: Vec<Duration>,
+    pub apply_sim_cpu: Vec<Option<Duration>>,
+    pub requests: Vec<Option<BTreeMap<String, u64>>>,
+    /// `terraform plan` right after the apply (a refresh, nothing to change), with
+    /// field-level drift on (the default) and with the provider's `drift = "ignore"`,
+    /// and the API requests each made.
+    pub refresh: Sample,
+    pub refresh_requests: Vec<Option<u64>>,
+    pub refresh_no_drift: Sample,
+    pub refresh_no_drift_requests: Vec<Option<u64>>,
+    /// Every provider process of the no-change plans and the destroy, for the peak RSS.
+    pub other_provider: Vec<ProviderUse>,
+}
+
+impl Measured {
+    /// The largest peak RSS of any provider process of any command of any run, in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.plan_provider
+            .iter()
+            .chain(&self.apply_provider)
+            .chain(&self.other_provider)
+            .map(|p| p.peak_rss_kib)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Requests per verb made between two snapshots of kube-sim's counters.
+pub fn verbs(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (key, n) in after {
+        let made = n - before.get(key).copied().unwrap_or(0);
+        let verb = key.split(' ').next().unwrap_or_default().to_uppercase();
+        *out.entry(verb).or_insert(0) += made;
+    }
+    out.retain(|_, n| *n > 0);
+    out
+}
+
+/// One run, its figures appended to `m`.
+pub fn run_once(
+    rt: &tokio::runtime::Runtime,
+    scenario: &Scenario,
+    target: &Target,
+    m: &mut Measured,
+) {
+    let root = tempfile::tempdir().expect("temp dir");
+    let cluster = Cluster::start(rt, target, root.path());
+    let mut ws = Workspace::new(
+        root.path(),
+        &crate::terraform_path(),
+        &crate::provider_binary(),
+        cluster.kubeconfig(),
+    );
+    ws.set_env("TF_VAR_namespace", cluster.namespace());
+    // On a real cluster the provider block names the kubeconfig, as a user's would.
+    let config = if cluster.is_real() {
+        with_provider_setting(
+            &scenario.config,
+            &format!(
+                "config_path = {:?}",
+                cluster.kubeconfig().display().to_string()
+            ),
+        )
+    } else {
+        scenario.config.clone()
+    };
+    ws.write_config(&config);
+    let latency = match target.latency_ms() {
+        0 => String::new(),
+        l => format!(" (+{l} ms per request)"),
+    };
+
+    let plan = ws.plan();
+    m.plan.push(plan.wall);
+    m.plan_provider.push(plan.provider);
+    let before = cluster.request_counts();
+    let apply = ws.apply(scenario.parallelism);
+    let after = cluster.request_counts();
+    if std::env::var_os("KUDO_BENCH_REQUESTS").is_some()
+        && let (Some(before), Some(after)) = (&before, &after)
+    {
+        // Every request of the apply by verb and path: which ones a change saves.
+        for (key, n) in after {
+            let made = n - before.get(key).copied().unwrap_or(0);
+            if made > 0 {
+                eprintln!("[bench]   {made:4} {key}");
+            }
+        }
+    }
+    m.requests
+        .push(before.zip(after).map(|(b, a)| verbs(&b, &a)));
+    m.apply.push(apply.wall);
+    m.apply_provider.push(apply.provider);
+    m.apply_terraform_cpu.push(apply.terraform_cpu);
+    m.apply_sim_cpu
+        .push((!cluster.is_real()).then_some(apply.sim_cpu));
+
+    // Runs a no-change plan: its wall time and the requests it made.
+    let refresh = |ws: &Workspace, m: &mut Measured| {
+        let before = cluster.request_counts();
+        let run = ws.plan();
+        m.other_provider.push(run.provider);
+        let made = before
+            .zip(cluster.request_counts())
+            .map(|(b, a)| verbs(&b, &a).values().sum());
+        (run.wall, made)
+    };
+    let (wall, made) = refresh(&ws, m);
+    m.refresh.push(wall);
+    m.refresh_requests.push(made);
+    ws.write_config(&with_provider_setting(&config, "drift = \"ignore\""));
+    let (no_drift, made) = refresh(&ws, m);
+    m.refresh_no_drift.push(no_drift);
+    m.refresh_no_drift_requests.push(made);
+    ws.write_config(&config);
+    let destroy = ws.destroy();
+    m.destroy.push(destroy.wall);
+    m.other_provider.push(destroy.provider);
+    eprintln!(
+        "[bench] {}{latency}: plan {}, apply {}, no-change plan {}, destroy {}",
+        scenario.name,
+        ms(plan.wall),
+        ms(apply.wall),
+        ms(wall),
+        ms(destroy.wall)
+    );
+}
