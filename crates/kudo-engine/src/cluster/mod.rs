@@ -45,6 +45,9 @@ pub struct Cluster {
     client: Client,
     url: String,
     discovery: Arc<Mutex<DiscoveryCache>>,
+    /// One discovery at a time per group-version: the objects of a task resolve their
+    /// kinds concurrently, and the first answer serves the others.
+    discovering: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
     /// Every served kind, for the label sweep: discovered once per provider process (one
     /// Terraform command) and again after we create a CRD. The async lock makes
     /// concurrent sweeps share one discovery instead of each making its own.
@@ -161,6 +164,7 @@ impl Cluster {
             client,
             url: url.clone(),
             discovery: Arc::new(Mutex::new(HashMap::new())),
+            discovering: Arc::new(Mutex::new(HashMap::new())),
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
@@ -318,6 +322,19 @@ impl Cluster {
         kind: &str,
     ) -> Result<(ApiResource, Scope), ClusterError> {
         let key = (api_version.to_string(), kind.to_string());
+        if let Some(hit) = self.cache_get(&key) {
+            return Ok(hit);
+        }
+        let gate = self
+            .discovering
+            .lock()
+            .ok()
+            .map(|mut gates| gates.entry(api_version.to_string()).or_default().clone());
+        let _turn = match &gate {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
+        };
+        // Whoever held the turn may have discovered it meanwhile.
         if let Some(hit) = self.cache_get(&key) {
             return Ok(hit);
         }

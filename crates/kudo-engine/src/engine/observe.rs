@@ -77,11 +77,26 @@ pub async fn live_objects(
         cluster.get(r).await.map(|obj| (r, obj))
     })
     .await?;
-    let got: HashMap<&ObjectRef, Option<Value>> = got.into_iter().collect();
-    // By value, not removed: a ref may be asked for twice.
+    let mut found: HashMap<&ObjectRef, Option<Value>> = got.into_iter().collect();
+    found.extend(listed.into_iter().map(|(r, obj)| (r, Some(obj))));
+    // Taken, not copied (a big instance's objects are megabytes); a ref asked for twice
+    // gets a copy for all but its last use.
+    let mut uses: HashMap<&ObjectRef, usize> = HashMap::new();
+    for r in refs {
+        *uses.entry(r).or_default() += 1;
+    }
     Ok(refs
         .iter()
-        .map(|r| listed.get(r).or_else(|| got.get(r)?.as_ref()).cloned())
+        .map(|r| {
+            let left = uses.get_mut(r).map_or(0, |n| {
+                *n -= 1;
+                *n
+            });
+            match left {
+                0 => found.remove(r).flatten(),
+                _ => found.get(r).cloned().flatten(),
+            }
+        })
         .collect())
 }
 
