@@ -542,8 +542,18 @@ impl<'a> Run<'a> {
         task: &TaskWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
+        // Kept until the step's waits start: without its field bookkeeping, which no
+        // health rule reads and which is most of a small object.
         let seen = |applied: Vec<(ObjectRef, Value)>| {
-            applied.into_iter().map(|(r, v)| (r, Some(v))).collect()
+            applied
+                .into_iter()
+                .map(|(r, mut v)| {
+                    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                        meta.remove("managedFields");
+                    }
+                    (r, Some(v))
+                })
+                .collect()
         };
         match &task.action {
             Action::Apply(objects) => self.apply_all(loc, objects, cancel).await.map(seen),
