@@ -1,6 +1,6 @@
 //! The big-instance scenario: one instance of a generated package whose deploy plan
-//! renders N ConfigMaps, written as a KUDO author would (one template per object, one
-//! Apply task listing them all, a deploy plan of one phase and one step). The same
+//! renders N ConfigMaps, written as a KUDO author would (one template per object up to
+//! 5,000 objects, a `range` over a thousand per template above, one Apply task listing them all, a deploy plan of one phase and one step). The same
 //! objects are also written as plain manifests, for `kubectl` to apply side by side.
 
 use std::fmt::Write as _;
@@ -41,8 +41,12 @@ pub fn scenario(root: &Path, count: usize) -> Scenario {
 
 /// `cm-00001` and on, wide enough that the files sort in order for any `count`.
 fn object_names(count: usize) -> impl Iterator<Item = String> {
-    let width = count.to_string().len().max(5);
+    let width = name_width(count);
     (1..=count).map(move |i| format!("cm-{i:0width$}"))
+}
+
+fn name_width(count: usize) -> usize {
+    count.to_string().len().max(5)
 }
 
 /// One ConfigMap; `instance` and `greeting` are template expressions in the package and
@@ -54,17 +58,40 @@ fn configmap(instance: &str, object: &str, greeting: &str) -> String {
     )
 }
 
+/// Up to this many objects, one template each, as most authors write them. Above, the
+/// package (which one OperatorVersion object must hold, under about 1.5 MiB) would be
+/// too large: a template per thousand objects renders them with `range`, as an author
+/// of a big package would.
+const ONE_FILE_EACH_UP_TO: usize = 5000;
+const OBJECTS_PER_RANGE: usize = 1000;
+
 fn write_package(dir: &Path, count: usize) {
     let templates = dir.join("templates");
     std::fs::create_dir_all(&templates).expect("package folder");
     let mut resources = String::new();
-    for object in object_names(count) {
-        std::fs::write(
-            templates.join(format!("{object}.yaml")),
-            configmap("{{ .Name }}", &object, "{{ .Params.GREETING }}"),
-        )
-        .expect("template");
-        writeln!(resources, "        - {object}.yaml").expect("string");
+    if count <= ONE_FILE_EACH_UP_TO {
+        for object in object_names(count) {
+            std::fs::write(
+                templates.join(format!("{object}.yaml")),
+                configmap("{{ .Name }}", &object, "{{ .Params.GREETING }}"),
+            )
+            .expect("template");
+            writeln!(resources, "        - {object}.yaml").expect("string");
+        }
+    } else {
+        let width = name_width(count);
+        for first in (1..=count).step_by(OBJECTS_PER_RANGE) {
+            let n = OBJECTS_PER_RANGE.min(count + 1 - first);
+            let object = format!("cm-{{{{ printf \"%0{width}d\" (add $n {first}) }}}}");
+            let body = configmap("{{ $.Name }}", &object, "{{ $.Params.GREETING }}");
+            let file = format!("range-{first:0width$}.yaml");
+            std::fs::write(
+                templates.join(&file),
+                format!("{{{{- range $n := until {n} }}}}\n---\n{body}{{{{- end }}}}\n"),
+            )
+            .expect("template");
+            writeln!(resources, "        - {file}").expect("string");
+        }
     }
     let operator = format!(
         r#"apiVersion: kudo.dev/v1beta1
