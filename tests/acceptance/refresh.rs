@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use crate::harness::{PREAMBLE, TestContext, TfRun};
+use crate::harness::{PREAMBLE, TestContext, TfRun, one_task_operator_yaml};
 
 /// ConfigMaps the package renders: more than `kudo_engine::engine::LIST_FROM`, so the
 /// refresh lists them.
@@ -16,36 +16,9 @@ const COUNT: usize = 12;
 /// One Apply task writing every ConfigMap, in one step (the objects of one task are
 /// applied concurrently).
 fn operator_yaml() -> String {
-    let resources: String = (1..=COUNT)
-        .map(|i| format!("        - cm-{i:02}.yaml\n"))
-        .collect();
-    format!(
-        r#"apiVersion: kudo.dev/v1beta1
-name: many
-operatorVersion: 0.1.0
-kudoVersion: 0.19.0
-kubernetesVersion: 1.20.0
-maintainers:
-  - name: tests
-    email: tests@example.com
-url: https://example.com
-tasks:
-  - name: configmaps
-    kind: Apply
-    spec:
-      resources:
-{resources}plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: deploy
-        strategy: serial
-        steps:
-          - name: configmaps
-            tasks:
-              - configmaps
-"#
-    )
+    let templates: Vec<String> = (1..=COUNT).map(|i| format!("cm-{i:02}")).collect();
+    let templates: Vec<&str> = templates.iter().map(String::as_str).collect();
+    one_task_operator_yaml("many", "0.1.0", "configmaps", &templates)
 }
 
 fn package(ctx: &TestContext) {

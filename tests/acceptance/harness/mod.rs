@@ -115,6 +115,24 @@ pub fn serial_operator_yaml(name: &str, version: &str, templates: &[&str]) -> St
         .iter()
         .map(|t| format!("          - name: {t}\n            tasks:\n              - {t}\n"))
         .collect();
+    operator_yaml(name, version, &tasks, &steps)
+}
+
+/// The `operator.yaml` of package `name` at `version` whose `deploy` plan has one step
+/// with one Apply task, `task`, writing every one of `templates` (`templates/<t>.yaml`).
+pub fn one_task_operator_yaml(name: &str, version: &str, task: &str, templates: &[&str]) -> String {
+    let resources: String = templates
+        .iter()
+        .map(|t| format!("        - {t}.yaml\n"))
+        .collect();
+    let tasks =
+        format!("  - name: {task}\n    kind: Apply\n    spec:\n      resources:\n{resources}");
+    let steps = format!("          - name: {task}\n            tasks:\n              - {task}\n");
+    operator_yaml(name, version, &tasks, &steps)
+}
+
+/// operator.yaml with the `tasks` and the steps of `deploy`'s one phase (YAML lines).
+fn operator_yaml(name: &str, version: &str, tasks: &str, steps: &str) -> String {
     format!(
         r#"apiVersion: kudo.dev/v1beta1
 name: {name}
