@@ -18,6 +18,9 @@
 #                    objects (kubectl on PATH)
 #   --micro          also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
+# KUDO_BENCH_REQUESTS=1 prints kube-sim's requests by verb and resource for each apply and
+# no-change plan.
+# KUDO_BENCH_PROCESSES=1 prints each provider process's CPU time and peak RSS.
 # KUDO_BENCH_PROVIDER=<binary> measures another build of the provider (before/after).
 # KUDO_BENCH_PERF=<dir> runs every provider process under `perf record` (KUDO_BENCH_PERF_FREQ
 # samples per second, default 2000), one file each
@@ -31,7 +34,7 @@ for a in "$@"; do
   case "$a" in
     --micro) micro=true ;;
     -h | --help)
-      sed -n '2,24p' "$0"
+      sed -n '2,27p' "$0"
       exit 0
       ;;
     *) args+=("$a") ;;

@@ -62,6 +62,28 @@ pub fn verbs(
     out
 }
 
+/// With `KUDO_BENCH_REQUESTS` set, every request a command made by verb and resource:
+/// which ones a change saves.
+fn log_requests(
+    command: &str,
+    before: &Option<BTreeMap<String, u64>>,
+    after: &Option<BTreeMap<String, u64>>,
+) {
+    let (Some(before), Some(after)) = (before, after) else {
+        return;
+    };
+    if std::env::var_os("KUDO_BENCH_REQUESTS").is_none() {
+        return;
+    }
+    eprintln!("[bench]   requests of the {command}:");
+    for (key, n) in after {
+        let made = n - before.get(key).copied().unwrap_or(0);
+        if made > 0 {
+            eprintln!("[bench]   {made:6} {key}");
+        }
+    }
+}
+
 /// One run, its figures appended to `m`.
 pub fn run_once(
     rt: &tokio::runtime::Runtime,
@@ -102,17 +124,7 @@ pub fn run_once(
     let before = cluster.request_counts();
     let apply = ws.apply(scenario.parallelism);
     let after = cluster.request_counts();
-    if std::env::var_os("KUDO_BENCH_REQUESTS").is_some()
-        && let (Some(before), Some(after)) = (&before, &after)
-    {
-        // Every request of the apply by verb and path: which ones a change saves.
-        for (key, n) in after {
-            let made = n - before.get(key).copied().unwrap_or(0);
-            if made > 0 {
-                eprintln!("[bench]   {made:4} {key}");
-            }
-        }
-    }
+    log_requests("apply", &before, &after);
     m.requests
         .push(before.zip(after).map(|(b, a)| verbs(&b, &a)));
     m.apply.push(apply.wall);
@@ -122,20 +134,20 @@ pub fn run_once(
         .push((!cluster.is_real()).then_some(apply.sim_cpu));
 
     // Runs a no-change plan: its wall time and the requests it made.
-    let refresh = |ws: &Workspace, m: &mut Measured| {
+    let refresh = |ws: &Workspace, m: &mut Measured, what: &str| {
         let before = cluster.request_counts();
         let run = ws.plan();
         m.other_provider.push(run.provider);
-        let made = before
-            .zip(cluster.request_counts())
-            .map(|(b, a)| verbs(&b, &a).values().sum());
+        let after = cluster.request_counts();
+        log_requests(what, &before, &after);
+        let made = before.zip(after).map(|(b, a)| verbs(&b, &a).values().sum());
         (run.wall, made)
     };
-    let (wall, made) = refresh(&ws, m);
+    let (wall, made) = refresh(&ws, m, "no-change plan");
     m.refresh.push(wall);
     m.refresh_requests.push(made);
     ws.write_config(&with_provider_setting(&config, "drift = \"ignore\""));
-    let (no_drift, made) = refresh(&ws, m);
+    let (no_drift, made) = refresh(&ws, m, "no-change plan, drift = \"ignore\"");
     m.refresh_no_drift.push(no_drift);
     m.refresh_no_drift_requests.push(made);
     ws.write_config(&config);

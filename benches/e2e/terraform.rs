@@ -137,10 +137,23 @@ impl Workspace {
             String::from_utf8_lossy(&out.stderr)
         );
         let provider = self.provider_use();
+        let terraform_cpu = children.saturating_sub(provider.cpu);
+        if std::env::var_os("KUDO_BENCH_PROCESSES").is_some() {
+            // Whose CPU a command's wall time is: Terraform's, the providers' or
+            // kube-sim's (this process); what none of them used was waiting.
+            eprintln!(
+                "[bench]   terraform {}: wall {}, Terraform CPU {}, provider CPU {}, this process (kube-sim) CPU {}",
+                args[0],
+                crate::stats::ms(wall),
+                crate::stats::ms(terraform_cpu),
+                crate::stats::ms(provider.cpu),
+                crate::stats::ms(sim_cpu)
+            );
+        }
         Run {
             wall,
             provider,
-            terraform_cpu: children.saturating_sub(provider.cpu),
+            terraform_cpu,
             sim_cpu,
         }
     }
