@@ -140,21 +140,15 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
             Ok((drift, _)) if drift.is_empty() => {
                 // Compared and found as applied: the fields as they are now are the
                 // ones to compare with next time.
-                recorded.applied_fields = fingerprints(&observed, None);
+                recorded.applied_fields =
+                    fingerprints(&observed, &entries, &recorded, &HashSet::new());
             }
             Ok((drift, secret)) => {
                 let drifted: HashSet<field_drift::Identity> = drift
                     .iter()
                     .map(|d| field_drift::identity(&d.object))
                     .collect();
-                // Drifted objects keep their old fingerprint: compared again next time.
-                let keep_old = |i: usize| {
-                    drifted
-                        .contains(&field_drift::identity(&entries[i].0))
-                        .then(|| recorded.applied_fields_of(i, entries.len()))
-                        .map(|old| old.unwrap_or_default().to_string())
-                };
-                recorded.applied_fields = fingerprints(&observed, Some(&keep_old));
+                recorded.applied_fields = fingerprints(&observed, &entries, &recorded, &drifted);
                 let fields = super::drift::drifted_fields(&drift, &secret);
                 match settings.mode() {
                     DriftMode::Warn => diagnostics.push(Diagnostic::warning(
@@ -193,19 +187,26 @@ With `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct
     }
 }
 
-/// The fingerprints to record: each object's as observed now, unless `keep_old` says
-/// to keep the recorded one.
+/// The fingerprints to record: each object's as observed now, except that a drifted
+/// object keeps the recorded one, so that the next refresh compares it again.
 fn fingerprints(
     observed: &[Observed],
-    keep_old: Option<&dyn Fn(usize) -> Option<String>>,
+    entries: &[(ObjectRef, Option<String>)],
+    recorded: &PrivateState,
+    drifted: &HashSet<field_drift::Identity>,
 ) -> Vec<String> {
     observed
         .iter()
+        .zip(entries)
         .enumerate()
-        .map(|(i, now)| {
-            keep_old
-                .and_then(|keep| keep(i))
-                .unwrap_or_else(|| now.applied_fields.clone().unwrap_or_default())
-        })
+        .map(
+            |(i, (now, (r, _)))| match drifted.contains(&field_drift::identity(r)) {
+                true => recorded
+                    .applied_fields_of(i, entries.len())
+                    .unwrap_or_default()
+                    .to_string(),
+                false => now.applied_fields.clone().unwrap_or_default(),
+            },
+        )
         .collect()
 }
