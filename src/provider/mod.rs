@@ -260,6 +260,31 @@ impl Provider for KudoProvider {
         self.resources.validate_data_source(type_name, config).await
     }
 
+    async fn upgrade_resource_state(
+        &self,
+        type_name: &str,
+        version: i64,
+        raw_json: serde_json::Value,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let raw_json = match type_name {
+            schema::INSTANCE => instance::upgrade_state(version, raw_json),
+            _ => raw_json,
+        };
+        let schemas = self.schemas();
+        let Some(schema) = schemas.resources.get(type_name) else {
+            return Err(vec![tfplugin::unknown_type(
+                tfplugin::TypeKind::Resource,
+                type_name,
+            )]);
+        };
+        Value::from_json(&raw_json, &schema.value_type()).map_err(|e| {
+            vec![Diagnostic::error(
+                "Stored state does not match the resource schema",
+                format!("The state of this {type_name} could not be read: {e}. If it was written by a newer version of the provider, use that version."),
+            )]
+        })
+    }
+
     async fn read_resource(&self, req: ReadRequest) -> ReadResponse {
         match self.call().await {
             Ok(call) if call.session.config.offline() => {

@@ -13,8 +13,11 @@ use serde::{Deserialize, Serialize};
 pub struct PrivateState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub render_seed: Option<String>,
-    /// One per entry of the state's `objects`, in its order; empty where unknown (the
-    /// object was missing, or our field manager holds nothing in it).
+    /// One per entry of the state's `objects`, in its key order; empty where unknown
+    /// (the object was missing, or our field manager holds nothing in it). Recorded
+    /// before `objects` was a map, they are in the old list's order: harmless, since a
+    /// fingerprint covers the object's uid and so never matches another object's; the
+    /// first refresh then compares every object once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied_fields: Vec<String>,
 }

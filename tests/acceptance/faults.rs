@@ -405,10 +405,8 @@ fn cluster_matches_state(ctx: &TestContext, resource: &str, instance: &str) {
         .resource(resource)
         .unwrap_or_else(|| panic!("no {resource} in state"));
     assert_eq!(inst["status"], "COMPLETE", "{inst:#}");
-    let recorded: Vec<(String, String)> = inst["objects"]
-        .as_array()
+    let recorded: Vec<(String, String)> = crate::harness::managed_objects(inst)
         .into_iter()
-        .flatten()
         .filter(|o| !o["namespace"].as_str().unwrap_or_default().is_empty())
         .map(|o| {
             (

@@ -122,7 +122,7 @@ fn has_pipe_task(package: &Path) -> bool {
 #[track_caller]
 fn assert_objects_served(ctx: &TestContext, state: &State) {
     let inst = state.resource("kudo_instance.this").expect("instance");
-    for o in inst["objects"].as_array().expect("objects") {
+    for o in crate::harness::managed_objects(inst) {
         let (v, k) = (
             o["api_version"].as_str().unwrap_or_default(),
             o["kind"].as_str().unwrap_or_default(),
@@ -290,8 +290,11 @@ fn legacy_api_versions_are_converted_and_announced() {
     // converts between the versions it serves on every read, kube-sim does not.
     let hpa_version = state
         .resource("kudo_instance.this")
-        .and_then(|i| i["objects"].as_array())
-        .and_then(|o| o.iter().find(|o| o["kind"] == "HorizontalPodAutoscaler"))
+        .map(crate::harness::managed_objects)
+        .and_then(|o| {
+            o.into_iter()
+                .find(|o| o["kind"] == "HorizontalPodAutoscaler")
+        })
         .and_then(|o| o["api_version"].as_str())
         .unwrap_or_default()
         .to_string();
@@ -440,9 +443,9 @@ fn an_instance_survives_a_cluster_upgrade() {
     let state = ctx.tf.state();
     let inst = state.resource("kudo_instance.this").expect("instance");
     assert!(
-        inst["objects"]
-            .as_array()
-            .is_some_and(|o| o.iter().any(|o| o["api_version"] == "policy/v1beta1")),
+        crate::harness::managed_objects(inst)
+            .iter()
+            .any(|o| o["api_version"] == "policy/v1beta1"),
         "1.24 serves policy/v1beta1, so zookeeper's PDB is applied as written: {inst:#}"
     );
 

@@ -187,10 +187,8 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
         .resource("kudo_instance.web")
         .expect("instance in state");
     assert_eq!(web["status"], "COMPLETE", "{web:#}");
-    let uids: Vec<&str> = web["objects"]
-        .as_array()
-        .expect("objects")
-        .iter()
+    let uids: Vec<&str> = crate::harness::managed_objects(web)
+        .into_iter()
         .filter_map(|o| o["uid"].as_str())
         .collect();
     assert_eq!(
@@ -380,10 +378,10 @@ resource "kudo_instance" "user" {{
         .json();
     let api = &change(&json, "kudo_instance.api")["change"]["after"]["preview"];
     let created: Vec<&str> = api["create"]
-        .as_array()
+        .as_object()
         .unwrap_or_else(|| panic!("preview of api: {api:#}"))
-        .iter()
-        .filter_map(Value::as_str)
+        .keys()
+        .map(String::as_str)
         .collect();
     assert!(
         created.contains(&format!("Widget {ns}/api").as_str())

@@ -74,9 +74,9 @@ fn object_of_kind<'a>(state: &'a State, kind: &str) -> &'a Value {
     let inst = state
         .resource("kudo_instance.this")
         .expect("instance in state");
-    inst["objects"]
-        .as_array()
-        .and_then(|objs| objs.iter().find(|o| o["kind"] == kind))
+    crate::harness::managed_objects(inst)
+        .into_iter()
+        .find(|o| o["kind"] == kind)
         .unwrap_or_else(|| panic!("no {kind} in objects: {inst:#}"))
 }
 

@@ -23,13 +23,19 @@ fn planned_preview(ctx: &TestContext, extra: &[&str]) -> (String, Value) {
     (plan.stdout, change["change"]["after"]["preview"].clone())
 }
 
+/// The objects `preview.<key>` names (the keys of that map, in order), after checking
+/// that each entry holds an apiVersion.
 fn list(v: &Value, key: &str) -> Vec<String> {
-    v[key]
-        .as_array()
-        .unwrap_or_else(|| panic!("preview.{key} is not a list: {v:#}"))
-        .iter()
-        .filter_map(|s| s.as_str().map(str::to_string))
-        .collect()
+    let map = v[key]
+        .as_object()
+        .unwrap_or_else(|| panic!("preview.{key} is not a map: {v:#}"));
+    for (object, version) in map {
+        assert!(
+            version.as_str().is_some_and(|v| v.contains('v')),
+            "preview.{key}[{object:?}] is not an apiVersion: {v:#}"
+        );
+    }
+    map.keys().cloned().collect()
 }
 
 #[test]

@@ -8,10 +8,8 @@ const OV_NAME: &str = "webapp-1.27.0-0.1.0";
 
 /// `kind/name` of every entry of a `kudo_instance.objects` attribute.
 fn object_names(instance: &Value) -> Vec<String> {
-    let mut names: Vec<String> = instance["objects"]
-        .as_array()
-        .unwrap_or_else(|| panic!("objects is not a list: {instance:#}"))
-        .iter()
+    let mut names: Vec<String> = crate::harness::managed_objects(instance)
+        .into_iter()
         .map(|o| {
             format!(
                 "{}/{}",
@@ -27,9 +25,7 @@ fn object_names(instance: &Value) -> Vec<String> {
 /// Checks that every `objects` entry carries the uid the object has in the cluster.
 fn assert_uids_match_the_cluster(ctx: &TestContext, instance: &Value) {
     let kube = ctx.kube();
-    let objects = instance["objects"]
-        .as_array()
-        .unwrap_or_else(|| panic!("objects is not a list: {instance:#}"));
+    let objects = crate::harness::managed_objects(instance);
     assert!(!objects.is_empty(), "{instance:#}");
     for o in objects {
         let field = |name: &str| {

@@ -211,3 +211,91 @@ fn an_invalid_max_requests_in_flight_is_refused_naming_the_setting() {
         );
     }
 }
+
+/// State written before `objects` and `preview`'s parts were maps (schema version 0,
+/// lists; #29 made them maps so that Terraform's plan stays linear in the number of
+/// objects) still plans without changes, and the next apply stores the maps with every
+/// uid and apiVersion.
+#[test]
+fn state_with_the_older_objects_list_upgrades_without_a_change() {
+    let ctx = TestContext::new("refresh-upgrade");
+    package(&ctx);
+    ctx.write("main.tf", &config(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let applied = ctx.tf.state();
+    let inst = applied.resource("kudo_instance.many").expect("instance");
+    let entries: Vec<serde_json::Value> = crate::harness::managed_objects(inst)
+        .into_iter()
+        .cloned()
+        .collect();
+    assert!(entries.len() >= COUNT, "every ConfigMap: {inst:#}");
+
+    // Rewrite the state as version 0 of the schema stored it: `objects` a list, in
+    // the order the apply ran (not the map's key order).
+    let path = ctx.workdir.join("terraform.tfstate");
+    let text = std::fs::read_to_string(&path).expect("local state");
+    let mut raw: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    raw["serial"] = json!(raw["serial"].as_u64().unwrap_or(0) + 1);
+    let mut rewritten = false;
+    for r in raw["resources"].as_array_mut().expect("resources") {
+        if r["type"] != "kudo_instance" {
+            continue;
+        }
+        let inst = &mut r["instances"][0];
+        inst["schema_version"] = json!(0);
+        let mut list = entries.clone();
+        list.reverse();
+        inst["attributes"]["objects"] = json!(list);
+        // `preview` kept lists of labels too.
+        let preview = &mut inst["attributes"]["preview"];
+        for part in ["create", "update", "delete"] {
+            let labels: Vec<String> = preview[part]
+                .as_object()
+                .unwrap_or_else(|| panic!("preview.{part} is not a map: {preview:#}"))
+                .keys()
+                .cloned()
+                .collect();
+            preview[part] = json!(labels);
+        }
+        rewritten = true;
+    }
+    assert!(rewritten, "no kudo_instance in {text}");
+    std::fs::write(&path, raw.to_string()).expect("write state");
+
+    let run = plan(&ctx);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "an upgraded state plans no change:\n{run}"
+    );
+    ctx.tf
+        .apply(&["-refresh-only"])
+        .assert_success()
+        .assert_no_crash();
+    let upgraded = ctx.tf.state();
+    let inst = upgraded.resource("kudo_instance.many").expect("instance");
+    let now: Vec<serde_json::Value> = crate::harness::managed_objects(inst)
+        .into_iter()
+        .cloned()
+        .collect();
+    assert_eq!(now, entries, "the same objects and uids, as a map");
+    assert_eq!(
+        inst["preview"],
+        applied.resource("kudo_instance.many").expect("instance")["preview"],
+        "the same preview, as maps of apiVersions"
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("state")).expect("JSON");
+    let versions: Vec<&serde_json::Value> = stored["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter(|r| r["type"] == "kudo_instance")
+        .map(|r| &r["instances"][0]["schema_version"])
+        .collect();
+    assert_eq!(
+        versions,
+        [&json!(1)],
+        "stored with the current schema version"
+    );
+}

@@ -62,10 +62,8 @@ fn instance_state(state: &State) -> &Value {
 
 /// `Kind/name` of every object the state says the instance manages.
 fn state_objects(state: &State) -> Vec<String> {
-    instance_state(state)["objects"]
-        .as_array()
+    crate::harness::managed_objects(instance_state(state))
         .into_iter()
-        .flatten()
         .map(|o| {
             format!(
                 "{}/{}",

@@ -156,12 +156,9 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         },
         last_plan: last_plan.into(),
         effective_parameters: effective.map(|e| sensitive::strip(e, &secret)).into(),
-        objects: Attr::Known(
-            objects
-                .iter()
-                .map(|(r, uid)| ManagedObject::new(r, uid.as_deref()))
-                .collect(),
-        ),
+        objects: Attr::Known(ManagedObject::map(
+            objects.iter().map(|(r, uid)| (r, uid.as_deref())),
+        )),
         operator_digest: pkg.as_ref().map(packages::digest).into(),
         children,
         // Write-only values are never in state; an imported instance's Secret shows

@@ -14,6 +14,7 @@ mod model;
 mod plan;
 mod read;
 mod rendered;
+mod upgrade;
 mod validate;
 mod values;
 
@@ -34,6 +35,7 @@ use self::import::import;
 pub use self::model::InstanceModel;
 use self::plan::plan;
 use self::read::read;
+pub use self::upgrade::upgrade_state;
 pub use self::validate::validate;
 
 /// The `kudo_instance` resource type.

@@ -38,7 +38,10 @@ tfplugin::model! {
         pub status: Attr<String>,
         pub last_plan: Attr<String>,
         pub effective_parameters: Attr<BTreeMap<String, String>>,
-        pub objects: Attr<Vec<ManagedObject>>,
+        /// Keyed by [`ManagedObject::key`]: a map, not a list, because Terraform's plan
+        /// renderer matches list elements pairwise (quadratic in the length; minutes
+        /// for 10,000 objects) and map entries by key.
+        pub objects: Attr<BTreeMap<String, ManagedObject>>,
         // Built for output (possibly partly unknown while planning); kept as values.
         pub outputs: Value,
         pub preview: Value,
@@ -86,6 +89,24 @@ impl ManagedObject {
         }
     }
 
+    /// The `objects` key of `r`: `Kind namespace/name` (`Kind name` when
+    /// cluster-scoped), the kind qualified by its group outside the core group
+    /// (`StatefulSet.apps zk/zk-zookeeper`), as `kubectl` names a resource. It leaves
+    /// out the version, like [`ObjectRef::same_object`]: one stored object, one key.
+    pub fn key(r: &ObjectRef) -> String {
+        engine::qualified_label(r)
+    }
+
+    /// The `objects` value of these objects and uids.
+    pub fn map<'a>(
+        entries: impl IntoIterator<Item = (&'a ObjectRef, Option<&'a str>)>,
+    ) -> BTreeMap<String, ManagedObject> {
+        entries
+            .into_iter()
+            .map(|(r, uid)| (ManagedObject::key(r), ManagedObject::new(r, uid)))
+            .collect()
+    }
+
     /// The object's identity and the uid it had when last read. The uid stays out of
     /// `ObjectRef`: the engine compares inventories by identity, which a re-created
     /// object keeps.
@@ -121,13 +142,12 @@ impl InstanceModel {
         sensitive::merge(self.parameters().as_ref(), self.sensitive().as_ref())
     }
 
-    /// The `objects` entries with the uid each had when last read.
+    /// The `objects` entries with the uid each had when last read, in key order.
     pub fn object_entries(&self) -> Vec<(ObjectRef, Option<String>)> {
         self.objects
             .known()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
+            .into_iter()
+            .flat_map(BTreeMap::values)
             .filter_map(ManagedObject::entry)
             .collect()
     }
@@ -202,17 +222,46 @@ mod tests {
     fn objects_round_trip_and_entries_without_identity_are_skipped() {
         let r = ObjectRef::new("v1", "ConfigMap", None, "c");
         let m = InstanceModel {
-            objects: Attr::Known(vec![
-                ManagedObject::new(&r, Some("u1")),
-                ManagedObject {
-                    kind: Some("Secret".into()),
-                    ..Default::default()
-                },
-            ]),
+            objects: Attr::Known(BTreeMap::from([
+                (
+                    "ConfigMap c".to_string(),
+                    ManagedObject::new(&r, Some("u1")),
+                ),
+                (
+                    "Secret".to_string(),
+                    ManagedObject {
+                        kind: Some("Secret".into()),
+                        ..Default::default()
+                    },
+                ),
+            ])),
             ..Default::default()
         };
         assert_eq!(m.object_entries(), [(r, Some("u1".to_string()))]);
         let v = tfplugin::encode(m.clone());
         assert_eq!(v.decode::<InstanceModel>().expect("decodes"), m);
+    }
+
+    #[test]
+    fn keys_name_the_group_outside_the_core_and_never_the_version() {
+        let key = |v, k, ns, n| ManagedObject::key(&ObjectRef::new(v, k, ns, n));
+        assert_eq!(key("v1", "ConfigMap", Some("ns"), "c"), "ConfigMap ns/c");
+        assert_eq!(
+            key("apps/v1", "StatefulSet", Some("zk"), "zk-zookeeper"),
+            "StatefulSet.apps zk/zk-zookeeper"
+        );
+        assert_eq!(
+            key(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                "a.b.io"
+            ),
+            "CustomResourceDefinition.apiextensions.k8s.io a.b.io"
+        );
+        assert_eq!(
+            key("policy/v1beta1", "PodDisruptionBudget", Some("ns"), "p"),
+            key("policy/v1", "PodDisruptionBudget", Some("ns"), "p")
+        );
     }
 }

@@ -171,13 +171,12 @@ With `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct
         }
     }
     if !entries.is_empty() {
-        fresh.objects = Attr::Known(
+        fresh.objects = Attr::Known(ManagedObject::map(
             entries
                 .iter()
                 .zip(&observed)
-                .map(|((r, _), now)| ManagedObject::new(r, now.uid.as_deref()))
-                .collect(),
-        );
+                .map(|((r, _), now)| (r, now.uid.as_deref())),
+        ));
     }
     let private = recorded.to_bytes();
     ReadResponse {

@@ -50,27 +50,32 @@ pub(super) async fn observe(
 }
 
 /// The `objects` of a finished apply, and the fingerprints to keep in private state
-/// (one per object, in order). A failed read leaves the uids null rather than failing
-/// an apply whose objects exist: the next refresh fills them in.
+/// (one per entry, in the map's key order, which is the order the next read sees).
+/// A failed read leaves the uids null rather than failing an apply whose objects
+/// exist: the next refresh fills them in.
 pub(super) async fn objects_value(
     cluster: &Cluster,
     objects: &[ObjectRef],
     instance: &str,
-) -> (Attr<Vec<ManagedObject>>, Vec<String>) {
-    let observed = match observe(cluster, objects, instance).await {
+) -> (Attr<BTreeMap<String, ManagedObject>>, Vec<String>) {
+    // One entry per key, in key order; of two refs of one object (two versions of its
+    // group) the later, as a map built from them would keep.
+    let by_key: BTreeMap<String, &ObjectRef> =
+        objects.iter().map(|r| (ManagedObject::key(r), r)).collect();
+    let objects: Vec<ObjectRef> = by_key.into_values().cloned().collect();
+    let observed = match observe(cluster, &objects, instance).await {
         Ok(o) => o,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the uids of the managed objects");
             vec![Observed::default(); objects.len()]
         }
     };
-    let value = Attr::Known(
+    let value = Attr::Known(ManagedObject::map(
         objects
             .iter()
             .zip(&observed)
-            .map(|(r, o)| ManagedObject::new(r, o.uid.as_deref()))
-            .collect(),
-    );
+            .map(|(r, o)| (r, o.uid.as_deref())),
+    ));
     let fingerprints = observed
         .into_iter()
         .map(|o| o.applied_fields.unwrap_or_default())

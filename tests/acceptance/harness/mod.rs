@@ -41,6 +41,30 @@ macro_rules! skip {
 }
 
 /// The repository root (the root package's manifest folder).
+/// The entries of a `kudo_instance`'s `objects` (a map), in key order. Checks that
+/// each is keyed as the documentation says: `Kind namespace/name`, the kind qualified
+/// by its group outside the core group, the namespace left out when cluster-scoped.
+#[track_caller]
+pub fn managed_objects(instance: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let map = instance["objects"]
+        .as_object()
+        .unwrap_or_else(|| panic!("objects is not a map: {instance:#}"));
+    for (key, o) in map {
+        let text = |name: &str| o[name].as_str().unwrap_or_default();
+        let group = text("api_version").rsplit_once('/').map(|(g, _)| g);
+        let kind = match group {
+            Some(g) => format!("{}.{g}", text("kind")),
+            None => text("kind").to_string(),
+        };
+        let expected = match text("namespace") {
+            "" => format!("{kind} {}", text("name")),
+            ns => format!("{kind} {ns}/{}", text("name")),
+        };
+        assert_eq!(key, &expected, "objects key of {o:#}");
+    }
+    map.values().collect()
+}
+
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }

@@ -45,7 +45,7 @@ pub use operator::{
 };
 pub use planning::{
     Changes, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current, label,
-    plan_instance, translation_notes,
+    plan_instance, qualified_label, translation_notes,
 };
 pub use preview::{
     PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,

@@ -139,6 +139,20 @@ pub fn label(r: &ObjectRef) -> String {
     }
 }
 
+/// [`label`] with the kind qualified by its group outside the core group, as
+/// `kubectl` names a resource (`StatefulSet.apps ns/name`): unique per stored object,
+/// whatever version it is addressed under.
+pub fn qualified_label(r: &ObjectRef) -> String {
+    let kind = match r.group() {
+        "" => r.kind.clone(),
+        group => format!("{}.{group}", r.kind),
+    };
+    match &r.namespace {
+        Some(ns) => format!("{kind} {ns}/{}", r.name),
+        None => format!("{kind} {}", r.name),
+    }
+}
+
 /// What running `plan` of the desired state (sensitive parameters included; only object
 /// names come out) would create, update and delete. The server-side dry-run checks the
 /// objects and names them; which of them change is decided from the prior run and the
