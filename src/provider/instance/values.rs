@@ -39,14 +39,12 @@ pub(super) async fn observe(
     objects: &[ObjectRef],
     instance: &str,
 ) -> Result<Vec<Observed>, kudo_engine::cluster::ClusterError> {
-    let live = engine::live_objects(cluster, objects, instance).await?;
-    Ok(live
-        .iter()
-        .map(|obj| Observed {
-            uid: obj.as_ref().and_then(uid_of).map(str::to_string),
-            applied_fields: obj.as_ref().and_then(engine::applied_fields_fingerprint),
-        })
-        .collect())
+    let live = engine::live_objects(cluster, objects, instance, |obj| Observed {
+        uid: uid_of(obj).map(str::to_string),
+        applied_fields: engine::applied_fields_fingerprint(obj),
+    })
+    .await?;
+    Ok(live.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// The `objects` of a finished apply, and the fingerprints to keep in private state

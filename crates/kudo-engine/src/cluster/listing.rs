@@ -33,6 +33,21 @@ impl Cluster {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        self.list_selected_map(api_version, kind, namespace, label_selector, |v| v)
+            .await
+    }
+
+    /// [`Cluster::list_selected`], keeping `each(object)` of every object instead of the
+    /// object: a page's objects are dropped as soon as they are mapped, so listing
+    /// 10,000 objects to keep a few fields of each never holds them all.
+    pub async fn list_selected_map<T>(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+        mut each: impl FnMut(Value) -> T,
+    ) -> Result<Vec<T>, ClusterError> {
         let (ar, scope) = match self.resolve(api_version, kind).await {
             Ok(found) => found,
             Err(ClusterError::UnknownKind { .. }) => return Ok(Vec::new()),
@@ -63,8 +78,8 @@ impl Cluster {
                 }
                 Err(e) => return Err(self.error("list", &what, e)),
             };
-            for item in &page.items {
-                let mut v = serde_json::to_value(item).map_err(|e| ClusterError::Other {
+            for item in page.items {
+                let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
                     verb: "list",
                     object: what.clone(),
                     message: e.to_string(),
@@ -74,7 +89,7 @@ impl Cluster {
                     m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
                     m.insert("kind".into(), Value::String(ar.kind.clone()));
                 }
-                found.push(v);
+                found.push(each(v));
             }
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
                 Some(token) => next = Some(token),

@@ -59,10 +59,22 @@ impl ObjectRef {
     /// differ only in the version (`policy/v1beta1` and `policy/v1` PodDisruptionBudget
     /// `x`) are one object: deleting one deletes the other.
     pub fn same_object(&self, other: &ObjectRef) -> bool {
-        self.kind == other.kind
-            && self.name == other.name
+        // Cheapest comparisons first: this runs for every pair of big inventories.
+        self.name == other.name
+            && self.kind == other.kind
             && self.namespace == other.namespace
             && self.group() == other.group()
+    }
+
+    /// What [`ObjectRef::same_object`] compares (group, kind, namespace, name), as a key
+    /// for sets and maps: matching thousands of objects pairwise is quadratic.
+    pub fn identity(&self) -> (&str, &str, Option<&str>, &str) {
+        (
+            self.group(),
+            &self.kind,
+            self.namespace.as_deref(),
+            &self.name,
+        )
     }
 
     /// This ref under another version of its group.

@@ -23,23 +23,25 @@ use crate::cluster::{Cluster, ClusterError, FIELD_MANAGER, ObjectRef};
 /// one round trip without the list's larger answer.
 pub const LIST_FROM: usize = 8;
 
-/// The live object of each ref, in order (None: it does not exist). Objects of a kind
-/// the instance has many of are read with one LIST of the instance's label per kind
-/// and namespace; any object that list does not show (its label was removed, or it
-/// belongs to another instance too) and every other object is read with a GET. The
-/// reads go concurrently.
-pub async fn live_objects(
+/// `summarize(live object)` of each ref, in order (None: it does not exist). Objects of
+/// a kind the instance has many of are read with one LIST of the instance's label per
+/// kind and namespace; any object that list does not show (its label was removed, or
+/// it belongs to another instance too) and every other object is read with a GET. The
+/// reads go concurrently. Each object is summarized as it arrives and dropped, so a
+/// refresh of 10,000 objects keeps 10,000 summaries, not 10,000 objects.
+pub async fn live_objects<T: Clone>(
     cluster: &Cluster,
     refs: &[ObjectRef],
     instance: &str,
-) -> Result<Vec<Option<Value>>, ClusterError> {
+    summarize: impl Fn(&Value) -> T + Sync,
+) -> Result<Vec<Option<T>>, ClusterError> {
     let mut groups: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
     for r in refs {
         *groups
             .entry((&r.api_version, &r.kind, r.namespace.as_deref()))
             .or_default() += 1;
     }
-    let mut listed: HashMap<&ObjectRef, Value> = HashMap::new();
+    let mut listed: HashMap<&ObjectRef, T> = HashMap::new();
     if is_label_value(instance) {
         let selector = format!("{LABEL_INSTANCE}={instance}");
         let lists: Vec<_> = groups
@@ -47,10 +49,6 @@ pub async fn live_objects(
             .filter(|(_, n)| *n >= LIST_FROM)
             .map(|(group, _)| group)
             .collect();
-        let answers = each_until_failure(lists, |(api_version, kind, namespace)| {
-            cluster.list_selected(api_version, kind, namespace, Some(&selector))
-        })
-        .await?;
         let asked: HashMap<(&str, Option<&str>, &str), &ObjectRef> = refs
             .iter()
             .map(|r| {
@@ -60,43 +58,30 @@ pub async fn live_objects(
                 )
             })
             .collect();
-        for item in answers.into_iter().flatten() {
-            let Ok(r) = ObjectRef::from_object(&item) else {
-                continue;
-            };
-            // Only objects asked for are kept.
-            if let Some(asked) =
-                asked.get(&(r.kind.as_str(), r.namespace.as_deref(), r.name.as_str()))
-            {
-                listed.insert(asked, item);
-            }
-        }
+        // Only objects asked for are kept.
+        let keep = |item: Value| -> Option<(&ObjectRef, T)> {
+            let r = ObjectRef::from_object(&item).ok()?;
+            let asked = asked.get(&(r.kind.as_str(), r.namespace.as_deref(), r.name.as_str()))?;
+            Some((*asked, summarize(&item)))
+        };
+        let answers = each_until_failure(lists, |(api_version, kind, namespace)| {
+            cluster.list_selected_map(api_version, kind, namespace, Some(&selector), keep)
+        })
+        .await?;
+        listed.extend(answers.into_iter().flatten().flatten());
     }
     let missing: Vec<&ObjectRef> = refs.iter().filter(|r| !listed.contains_key(r)).collect();
+    let summarize = &summarize;
     let got = each_until_failure(missing, |r| async move {
-        cluster.get(r).await.map(|obj| (r, obj))
+        let obj = cluster.get(r).await?;
+        Ok::<_, ClusterError>((r, obj.as_ref().map(summarize)))
     })
     .await?;
-    let mut found: HashMap<&ObjectRef, Option<Value>> = got.into_iter().collect();
+    let mut found: HashMap<&ObjectRef, Option<T>> = got.into_iter().collect();
     found.extend(listed.into_iter().map(|(r, obj)| (r, Some(obj))));
-    // Taken, not copied (a big instance's objects are megabytes); a ref asked for twice
-    // gets a copy for all but its last use.
-    let mut uses: HashMap<&ObjectRef, usize> = HashMap::new();
-    for r in refs {
-        *uses.entry(r).or_default() += 1;
-    }
     Ok(refs
         .iter()
-        .map(|r| {
-            let left = uses.get_mut(r).map_or(0, |n| {
-                *n -= 1;
-                *n
-            });
-            match left {
-                0 => found.remove(r).flatten(),
-                _ => found.get(r).cloned().flatten(),
-            }
-        })
+        .map(|r| found.get(r).cloned().flatten())
         .collect())
 }
 

@@ -8,7 +8,7 @@
 //! functions: which objects a plan applies ([`super::preview_walk`]'s translation and
 //! ownership rules), what pruning removes ([`super::prune::unwanted`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use kudo_plan::{Desired, Inputs};
 use serde_json::Value;
@@ -261,7 +261,8 @@ pub async fn plan_instance(
 
     // Compared by stored object: after a cluster upgrade the state may name an object
     // under the version it was applied as, the plan under the version served now.
-    let known = |r: &ObjectRef| prior.objects.iter().any(|k| k.same_object(r));
+    let prior_ids: HashSet<_> = prior.objects.iter().map(ObjectRef::identity).collect();
+    let known = |r: &ObjectRef| prior_ids.contains(&r.identity());
     let mut changes = Changes::default();
     let mut applied = BTreeSet::new();
     for p in &planned {
@@ -308,13 +309,12 @@ pub async fn plan_instance(
         }
         gone.extend(unwanted);
     }
+    let applied_ids: HashSet<_> = applied.iter().map(ObjectRef::identity).collect();
     let mut deleted: Vec<ObjectRef> = Vec::new();
-    for r in gone {
-        if known(&r)
-            && !applied.iter().any(|a| a.same_object(&r))
-            && !deleted.iter().any(|d| d.same_object(&r))
-        {
-            deleted.push(r);
+    let mut deleted_ids = HashSet::new();
+    for r in &gone {
+        if known(r) && !applied_ids.contains(&r.identity()) && deleted_ids.insert(r.identity()) {
+            deleted.push(r.clone());
         }
     }
     deleted.sort();
@@ -325,14 +325,16 @@ pub async fn plan_instance(
         .iter()
         .filter_map(|r| Some((r.clone(), Source::Applied(new_render.get(r)?.clone()))))
         .collect();
+    let old_by_id: HashMap<_, &Value> = old_render
+        .iter()
+        .flatten()
+        .map(|(k, o)| (k.identity(), o))
+        .collect();
     for r in prior.objects {
-        if applied.iter().any(|a| a.same_object(r)) || deleted.iter().any(|d| d.same_object(r)) {
+        if applied_ids.contains(&r.identity()) || deleted_ids.contains(&r.identity()) {
             continue;
         }
-        let render = old_render
-            .as_ref()
-            .and_then(|old| old.iter().find(|(k, _)| k.same_object(r)))
-            .map(|(_, o)| o.clone());
+        let render = old_by_id.get(&r.identity()).map(|o| (*o).clone());
         managed.push((r.clone(), Source::Kept(render)));
     }
     Ok(InstancePlan {
@@ -353,14 +355,12 @@ pub async fn current(
     objects: &[ObjectRef],
 ) -> Option<Vec<(ObjectRef, Source)>> {
     let rendered = renders(cluster, desired, plan).await?;
+    let by_id: HashMap<_, &Value> = rendered.iter().map(|(k, o)| (k.identity(), o)).collect();
     Some(
         objects
             .iter()
             .map(|r| {
-                let render = rendered
-                    .iter()
-                    .find(|(k, _)| k.same_object(r))
-                    .map(|(_, o)| o.clone());
+                let render = by_id.get(&r.identity()).map(|o| (*o).clone());
                 (r.clone(), Source::Kept(render))
             })
             .collect(),

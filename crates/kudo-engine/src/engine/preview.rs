@@ -33,7 +33,8 @@ pub struct PlannedObject {
     /// Fields Kubernetes removed that the template writes, left out; one note each.
     pub removed_fields: Vec<String>,
     /// The server's answer to the dry-run: the object as it would be after the apply,
-    /// with the server's defaults and normalisation (None when not `checked`).
+    /// with the server's defaults and normalisation, `metadata.managedFields` left out
+    /// (None when not `checked`).
     pub dry_run: Option<Value>,
 }
 
@@ -258,7 +259,14 @@ async fn check(
             true,
         );
         match checked_apply.await {
-            Ok(answer) => dry_run = Some(answer),
+            Ok(mut answer) => {
+                // Nothing reads them (drift compares fields, labels and annotations), and
+                // they are most of an answer: 10,000 answers kept for a plan are memory.
+                if let Some(meta) = answer.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
+                dry_run = Some(answer);
+            }
             // The namespace may be created by the same Terraform apply.
             Err(e) if e.is_not_found() => {
                 unchecked = Some(format!(
