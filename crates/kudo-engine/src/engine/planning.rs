@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
-use super::preview::{PlannedObject, PreviewAction, preview_objects, preview_walk};
+use super::preview::{PlannedObject, PreviewAction, preview_walk, walk_objects};
 use super::run::RunRequest;
 use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
 
@@ -230,10 +230,10 @@ pub async fn plan_instance(
         });
     }
     let namespace = inputs.namespace;
-    let mut new_render: BTreeMap<ObjectRef, Value> = BTreeMap::new();
+    let mut new_render: BTreeMap<ObjectRef, &Value> = BTreeMap::new();
     let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
-    for o in preview_objects(walk) {
-        let Ok(r) = ObjectRef::from_object(&o.object) else {
+    for o in walk_objects(walk) {
+        let Ok(r) = ObjectRef::from_object(o.object) else {
             continue;
         };
         let r = with_namespace(cluster, r, namespace).await;
@@ -323,12 +323,12 @@ pub async fn plan_instance(
     // it neither applies nor removes, as the last run's values render them.
     let mut managed: Vec<(ObjectRef, Source)> = applied
         .iter()
-        .filter_map(|r| Some((r.clone(), Source::Applied(new_render.get(r)?.clone()))))
+        .filter_map(|r| Some((r.clone(), Source::Applied((*new_render.get(r)?).clone()))))
         .collect();
     let old_by_id: HashMap<_, &Value> = old_render
         .iter()
         .flatten()
-        .map(|(k, o)| (k.identity(), o))
+        .map(|(k, o)| (k.identity(), *o))
         .collect();
     for r in prior.objects {
         if applied_ids.contains(&r.identity()) || deleted_ids.contains(&r.identity()) {
@@ -355,7 +355,7 @@ pub async fn current(
     objects: &[ObjectRef],
 ) -> Option<Vec<(ObjectRef, Source)>> {
     let rendered = renders(cluster, desired, plan).await?;
-    let by_id: HashMap<_, &Value> = rendered.iter().map(|(k, o)| (k.identity(), o)).collect();
+    let by_id: HashMap<_, &Value> = rendered.iter().map(|(k, o)| (k.identity(), *o)).collect();
     Some(
         objects
             .iter()
@@ -379,11 +379,11 @@ async fn crd_safety_notes(
     if mode == CrdSafety::Off {
         return Ok(notes);
     }
-    for o in preview_objects(walk) {
+    for o in walk_objects(walk) {
         if o.action != PreviewAction::Apply {
             continue;
         }
-        let Some(report) = super::crd_safety::check_crd(cluster, &o.object)
+        let Some(report) = super::crd_safety::check_crd(cluster, o.object)
             .await
             .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?
         else {
@@ -393,8 +393,8 @@ async fn crd_safety_notes(
             CrdSafety::Enforce => {
                 let error = EngineError::fatal(report.message())
                     .with_plan(plan)
-                    .at(&o.location)
-                    .with_task(&o.task)
+                    .at(o.location)
+                    .with_task(o.task)
                     .with_object(&report.object());
                 return Err(PlanFailure::Refused {
                     summary: "Unsafe CRD change",
@@ -487,11 +487,11 @@ fn unchecked_notes(planned: &[PlannedObject]) -> Option<PlanNote> {
 
 /// Every object any plan of `desired` applies, as rendered; `plan`'s version wins
 /// when plans render one object differently. None when some plan cannot be walked.
-async fn renders(
+async fn renders<'d>(
     cluster: &Cluster,
-    desired: &Desired<'_>,
+    desired: &'d Desired<'_>,
     plan: &str,
-) -> Option<BTreeMap<ObjectRef, Value>> {
+) -> Option<BTreeMap<ObjectRef, &'d Value>> {
     let pkg = desired.inputs.package;
     let mut out = BTreeMap::new();
     let order = std::iter::once(plan).chain(
@@ -503,9 +503,9 @@ async fn renders(
     );
     for plan_name in order {
         let walk = desired.plan(plan_name).ok()?;
-        for o in preview_objects(walk) {
+        for o in walk_objects(walk) {
             if o.action == PreviewAction::Apply
-                && let Ok(r) = ObjectRef::from_object(&o.object)
+                && let Ok(r) = ObjectRef::from_object(o.object)
             {
                 let r = with_namespace(cluster, r, desired.inputs.namespace).await;
                 out.entry(r).or_insert(o.object);

@@ -230,11 +230,9 @@ async fn preview_renders_and_dry_runs_without_persisting() {
     let planned = engine::preview_plan(&cluster, req).await.expect("preview");
     assert_eq!(planned.len(), 1);
     assert!(planned[0].checked);
-    assert_eq!(
-        planned[0].manifest.pointer("/spec/replicas"),
-        Some(&Value::from(4))
-    );
-    assert_eq!(label(&planned[0].manifest, LABEL_INSTANCE), Some("pv"));
+    let answer = planned[0].dry_run.as_ref().expect("the dry-run's answer");
+    assert_eq!(answer.pointer("/spec/replicas"), Some(&Value::from(4)));
+    assert_eq!(label(answer, LABEL_INSTANCE), Some("pv"));
     assert!(
         cluster.get(&planned[0].object).await.unwrap().is_none(),
         "dry-run persisted nothing"
