@@ -270,19 +270,7 @@ impl Provider for KudoProvider {
             schema::INSTANCE => instance::upgrade_state(version, raw_json),
             _ => raw_json,
         };
-        let schemas = self.schemas();
-        let Some(schema) = schemas.resources.get(type_name) else {
-            return Err(vec![tfplugin::unknown_type(
-                tfplugin::TypeKind::Resource,
-                type_name,
-            )]);
-        };
-        Value::from_json(&raw_json, &schema.value_type()).map_err(|e| {
-            vec![Diagnostic::error(
-                "Stored state does not match the resource schema",
-                format!("The state of this {type_name} could not be read: {e}. If it was written by a newer version of the provider, use that version."),
-            )]
-        })
+        tfplugin::decode_stored_state(&self.schemas(), type_name, &raw_json)
     }
 
     async fn read_resource(&self, req: ReadRequest) -> ReadResponse {

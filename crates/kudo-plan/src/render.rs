@@ -43,10 +43,11 @@ pub struct RenderContext<'a> {
 /// for a template whose text names them. Random functions are seeded per file, so a
 /// cached result is exactly what rendering again would give. Failures are not kept:
 /// they name the location they happened at.
-#[derive(Debug, Default)]
+///
 /// Holds the rendered text, not the parsed documents: a hit parses the text again, which
 /// costs far less than rendering, and the text is a fifth of the documents' memory (a
 /// package rendering 10,000 objects would otherwise keep every object twice per walk).
+#[derive(Debug, Default)]
 pub(crate) struct RenderCache(Mutex<HashMap<CacheKey, Arc<str>>>);
 
 impl RenderCache {

@@ -74,7 +74,7 @@ pub use logging::{
 pub use model::{Attr, FromValue, IntoValue, encode};
 pub use provider::{
     ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, ImportedResource, PlanRequest,
-    PlanResponse, Provider, ReadRequest, ReadResponse,
+    PlanResponse, Provider, ReadRequest, ReadResponse, decode_stored_state,
 };
 pub use resources::{DataSource, Resource, Resources, TypeKind, unknown_type};
 pub use schema::{

@@ -89,6 +89,26 @@ pub struct ImportResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Stored JSON state of `type_name` decoded against its current schema: what
+/// `upgrade_resource_state` does by default, and what an override calls once it has
+/// brought an older layout up to date.
+pub fn decode_stored_state(
+    schemas: &ProviderSchemas,
+    type_name: &str,
+    raw_json: &serde_json::Value,
+) -> Result<Value, Vec<Diagnostic>> {
+    let schema = schemas
+        .resources
+        .get(type_name)
+        .ok_or_else(|| vec![unknown_type(TypeKind::Resource, type_name)])?;
+    Value::from_json(raw_json, &schema.value_type()).map_err(|e| {
+        vec![Diagnostic::error(
+            "Stored state does not match the resource schema",
+            format!("The state of this {type_name} could not be read: {e}. If it was written by a newer version of the provider, use that version."),
+        )]
+    })
+}
+
 /// A Terraform provider. The server decodes requests against the schemas from
 /// [`Provider::schemas`] (called once, lazily, and cached) and encodes the
 /// responses; a value that does not fit the schema becomes an error diagnostic.
@@ -125,25 +145,15 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     /// Turns stored JSON state (written with schema `version`) into a value of
-    /// the current schema. The default decodes it against the current schema,
-    /// dropping attributes the schema no longer has.
+    /// the current schema. The default decodes it against the current schema
+    /// ([`decode_stored_state`]), dropping attributes the schema no longer has.
     async fn upgrade_resource_state(
         &self,
         type_name: &str,
         _version: i64,
         raw_json: serde_json::Value,
     ) -> Result<Value, Vec<Diagnostic>> {
-        let schemas = self.schemas();
-        let schema = schemas
-            .resources
-            .get(type_name)
-            .ok_or_else(|| vec![unknown_type(TypeKind::Resource, type_name)])?;
-        Value::from_json(&raw_json, &schema.value_type()).map_err(|e| {
-            vec![Diagnostic::error(
-                "Stored state does not match the resource schema",
-                format!("The state of this {type_name} could not be read: {e}."),
-            )]
-        })
+        decode_stored_state(&self.schemas(), type_name, &raw_json)
     }
 
     async fn read_resource(&self, req: ReadRequest) -> ReadResponse;

@@ -7,6 +7,8 @@
 //! `objects`; empty for an object that is not there, such as a deleted one). Objects
 //! without an identity were skipped when read before and are dropped here.
 
+use std::collections::HashMap;
+
 use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine;
 use serde_json::{Map, Value as Json};
@@ -18,10 +20,15 @@ pub fn upgrade_state(version: i64, mut raw: Json) -> Json {
     if version >= 1 {
         return raw;
     }
-    let refs: Vec<ObjectRef> = match raw.get("objects") {
-        Some(Json::Array(list)) => list.iter().filter_map(identity).collect(),
-        _ => Vec::new(),
-    };
+    // label -> apiVersion of the old objects (one table: a scan per preview entry
+    // would be quadratic in a big instance's objects).
+    // The first object of a label wins, as a scan would find it.
+    let mut versions: HashMap<String, String> = HashMap::new();
+    if let Some(Json::Array(list)) = raw.get("objects") {
+        for r in list.iter().filter_map(identity) {
+            versions.entry(engine::label(&r)).or_insert(r.api_version);
+        }
+    }
     if let Some(objects) = raw.get_mut("objects")
         && let Json::Array(list) = objects
     {
@@ -38,10 +45,7 @@ pub fn upgrade_state(version: i64, mut raw: Json) -> Json {
                     .iter()
                     .filter_map(Json::as_str)
                     .map(|label| {
-                        let version = refs
-                            .iter()
-                            .find(|r| engine::label(r) == label)
-                            .map_or("", |r| r.api_version.as_str());
+                        let version = versions.get(label).map_or("", String::as_str);
                         (label.to_string(), Json::from(version))
                     })
                     .collect();

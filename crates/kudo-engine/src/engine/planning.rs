@@ -133,20 +133,21 @@ fn unknown(plan: &str, error: &EngineError) -> PlanFailure {
 
 /// How objects are named in plans, like `kubectl` prints them.
 pub fn label(r: &ObjectRef) -> String {
-    match &r.namespace {
-        Some(ns) => format!("{} {ns}/{}", r.kind, r.name),
-        None => format!("{} {}", r.kind, r.name),
-    }
+    named(&r.kind, r)
 }
 
 /// [`label`] with the kind qualified by its group outside the core group, as
 /// `kubectl` names a resource (`StatefulSet.apps ns/name`): unique per stored object,
 /// whatever version it is addressed under.
 pub fn qualified_label(r: &ObjectRef) -> String {
-    let kind = match r.group() {
-        "" => r.kind.clone(),
-        group => format!("{}.{group}", r.kind),
-    };
+    match r.group() {
+        "" => label(r),
+        group => named(&format!("{}.{group}", r.kind), r),
+    }
+}
+
+/// `kind ns/name`, or `kind name` for a cluster-scoped object.
+fn named(kind: &str, r: &ObjectRef) -> String {
     match &r.namespace {
         Some(ns) => format!("{kind} {ns}/{}", r.name),
         None => format!("{kind} {}", r.name),
