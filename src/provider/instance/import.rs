@@ -59,17 +59,17 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         .plan_status(&last_plan)
         .unwrap_or_else(|| "NEVER_RUN".to_string());
     let objects = match cluster
-        .list_labelled(namespace, &format!("{}={name}", engine::LABEL_INSTANCE))
+        .list_labelled_map(
+            namespace,
+            &format!("{}={name}", engine::LABEL_INSTANCE),
+            |o| {
+                let r = ObjectRef::from_object(&o).ok()?;
+                Some((r, uid_of(&o).map(str::to_string)))
+            },
+        )
         .await
     {
-        Ok(list) => {
-            let mut found: Vec<(ObjectRef, Option<String>)> = list
-                .iter()
-                .filter_map(|o| {
-                    let r = ObjectRef::from_object(o).ok()?;
-                    Some((r, uid_of(o).map(str::to_string)))
-                })
-                .collect();
+        Ok(mut found) => {
             found.sort();
             found
         }

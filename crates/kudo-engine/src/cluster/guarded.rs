@@ -25,6 +25,27 @@ pub enum Guarded<T> {
     Gone,
 }
 
+/// What a deletion does with the objects the deleted one owns (`ownerReferences`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// The object stays (with a finalizer) until the garbage collector has deleted what
+    /// it owns, so "gone" means its dependents are gone too. Every such object waits
+    /// for the collector, whose requests kube-controller-manager throttles (20 a second
+    /// by default): about 14 objects a second whatever the client does.
+    Foreground,
+    /// The object goes at once (finalizers permitting); what it owns is collected after.
+    Background,
+}
+
+impl Propagation {
+    pub(super) fn params(self) -> DeleteParams {
+        match self {
+            Propagation::Foreground => DeleteParams::foreground(),
+            Propagation::Background => DeleteParams::background(),
+        }
+    }
+}
+
 impl Cluster {
     /// Sets (`Some`) or removes (`None`) annotations, only if the object is still at
     /// `resource_version`.
@@ -61,9 +82,10 @@ impl Cluster {
         &self,
         r: &ObjectRef,
         resource_version: &str,
+        propagation: Propagation,
         cancel: &CancellationToken,
     ) -> Result<Guarded<()>, ClusterError> {
-        let mut dp = DeleteParams::foreground();
+        let mut dp = propagation.params();
         dp.preconditions = Some(Preconditions {
             resource_version: Some(resource_version.to_string()),
             uid: None,

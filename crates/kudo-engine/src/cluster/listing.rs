@@ -1,7 +1,9 @@
 //! Listing every object of one kind, for decisions that depend on who else uses a
-//! shared object (custom resources of a CRD, Instances of an OperatorVersion).
+//! shared object (custom resources of a CRD, Instances of an OperatorVersion), and every
+//! object carrying a label across all kinds (the sweep of an instance's objects).
 
 use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::retry::{RetryError, with_retry};
@@ -61,6 +63,91 @@ impl Cluster {
         };
         let what = format!("{kind} objects");
         let mut found = Vec::new();
+        match self
+            .list_pages(
+                &api,
+                &ar,
+                label_selector,
+                &what,
+                &mut |v| Some(each(v)),
+                &mut found,
+            )
+            .await
+        {
+            Ok(()) => Ok(found),
+            // The kind went away between discovery and the list (its CRD deleted).
+            Err(Paged::Retry(RetryError::Kube(kube::Error::Api(s)))) if s.code == 404 => {
+                Ok(Vec::new())
+            }
+            Err(Paged::Retry(e)) => Err(self.error("list", &what, e)),
+            Err(Paged::Cluster(e)) => Err(e),
+        }
+    }
+
+    /// Every namespaced object in `namespace` matching `label_selector`, across all kinds
+    /// the server serves that can be listed and deleted.
+    pub async fn list_labelled(
+        &self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.list_labelled_map(namespace, label_selector, Some)
+            .await
+    }
+
+    /// [`Cluster::list_labelled`], keeping what `each(object)` returns (when Some) instead
+    /// of the object, page by page as [`Cluster::list_selected_map`] does.
+    pub async fn list_labelled_map<T>(
+        &self,
+        namespace: &str,
+        label_selector: &str,
+        mut each: impl FnMut(Value) -> Option<T>,
+    ) -> Result<Vec<T>, ClusterError> {
+        let kinds = self.served_kinds().await?;
+        let mut found = Vec::new();
+        for served in kinds.iter() {
+            if !served.namespaced || !served.supports("list") || !served.supports("delete") {
+                continue;
+            }
+            let ar = &served.ar;
+            let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, ar);
+            let mut of_kind = Vec::new();
+            match self
+                .list_pages(
+                    &api,
+                    ar,
+                    Some(label_selector),
+                    &ar.kind,
+                    &mut each,
+                    &mut of_kind,
+                )
+                .await
+            {
+                Ok(()) => found.append(&mut of_kind),
+                // Forbidden or oddly served kinds cannot hold our objects in any way we
+                // could remove; skip them rather than fail the uninstall. So are kinds
+                // gone since discovery (404: their CRD was deleted).
+                Err(Paged::Retry(RetryError::Kube(kube::Error::Api(s)))) => {
+                    tracing::debug!(kind = %ar.kind, code = s.code, "cannot list kind; skipped");
+                }
+                Err(Paged::Retry(e)) => return Err(self.error("list", &ar.kind, e)),
+                Err(Paged::Cluster(e)) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Appends `each(object)` of every object `api` lists (those matching
+    /// `label_selector`) to `found`, a page at a time, with apiVersion and kind filled in.
+    async fn list_pages<T>(
+        &self,
+        api: &Api<DynamicObject>,
+        ar: &ApiResource,
+        label_selector: Option<&str>,
+        what: &str,
+        each: &mut impl FnMut(Value) -> Option<T>,
+        found: &mut Vec<T>,
+    ) -> Result<(), Paged> {
         let mut next: Option<String> = None;
         loop {
             let mut lp = ListParams::default().limit(PAGE);
@@ -70,31 +157,35 @@ impl Cluster {
             if let Some(token) = &next {
                 lp = lp.continue_token(token);
             }
-            let page = match with_retry("list", None, || api.list(&lp)).await {
-                Ok(l) => l,
-                // The kind went away between discovery and the list (its CRD deleted).
-                Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
-                    return Ok(Vec::new());
-                }
-                Err(e) => return Err(self.error("list", &what, e)),
-            };
+            let page = with_retry("list", None, || api.list(&lp))
+                .await
+                .map_err(Paged::Retry)?;
             for item in page.items {
-                let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
-                    verb: "list",
-                    object: what.clone(),
-                    message: e.to_string(),
+                let mut v = serde_json::to_value(&item).map_err(|e| {
+                    Paged::Cluster(ClusterError::Other {
+                        verb: "list",
+                        object: what.to_string(),
+                        message: e.to_string(),
+                    })
                 })?;
                 // List items come without type information.
                 if let Some(m) = v.as_object_mut() {
                     m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
                     m.insert("kind".into(), Value::String(ar.kind.clone()));
                 }
-                found.push(each(v));
+                found.extend(each(v));
             }
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
                 Some(token) => next = Some(token),
-                None => return Ok(found),
+                None => return Ok(()),
             }
         }
     }
+}
+
+/// Why a paged list stopped: the request failed (the caller decides what that means for
+/// its kind), or an answer could not be read.
+enum Paged {
+    Retry(RetryError),
+    Cluster(ClusterError),
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Scope};
 use kube_api_versions::{Translation, Translator};
@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
-pub use guarded::{BOOKKEEPING_MANAGER, Guarded};
+pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
 pub use object_ref::ObjectRef;
 pub use settings::{ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT};
 pub(crate) use watch::Waited;
@@ -659,7 +659,18 @@ impl Cluster {
         r: &ObjectRef,
         cancel: &CancellationToken,
     ) -> Result<(), ClusterError> {
-        self.delete_with_and_wait(r, &DeleteParams::foreground(), cancel)
+        self.delete_as_and_wait(r, Propagation::Foreground, cancel)
+            .await
+    }
+
+    /// [`Cluster::delete_and_wait`] with the propagation the caller chose.
+    pub async fn delete_as_and_wait(
+        &self,
+        r: &ObjectRef,
+        propagation: Propagation,
+        cancel: &CancellationToken,
+    ) -> Result<(), ClusterError> {
+        self.delete_with_and_wait(r, &propagation.params(), cancel)
             .await
     }
 
@@ -699,50 +710,6 @@ impl Cluster {
         }
         // Waiting by uid: an object someone creates under the name meanwhile is not ours.
         self.wait_gone(r, uid.as_deref(), cancel).await
-    }
-
-    /// Every namespaced object in `namespace` matching `label_selector`, across all kinds
-    /// the server serves that can be listed and deleted.
-    pub async fn list_labelled(
-        &self,
-        namespace: &str,
-        label_selector: &str,
-    ) -> Result<Vec<Value>, ClusterError> {
-        let kinds = self.served_kinds().await?;
-        let lp = ListParams::default().labels(label_selector);
-        let mut found = Vec::new();
-        for served in kinds.iter() {
-            if !served.namespaced || !served.supports("list") || !served.supports("delete") {
-                continue;
-            }
-            let ar = &served.ar;
-            let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), namespace, ar);
-            let list = match with_retry("list", None, || api.list(&lp)).await {
-                Ok(list) => list,
-                // Forbidden or oddly served kinds cannot hold our objects in any way we
-                // could remove; skip them rather than fail the uninstall. So are kinds
-                // gone since discovery (404: their CRD was deleted).
-                Err(RetryError::Kube(kube::Error::Api(s))) => {
-                    tracing::debug!(kind = %ar.kind, code = s.code, "cannot list kind; skipped");
-                    continue;
-                }
-                Err(e) => return Err(self.error("list", &ar.kind, e)),
-            };
-            for item in list.items {
-                let mut v = serde_json::to_value(&item).map_err(|e| ClusterError::Other {
-                    verb: "list",
-                    object: ar.kind.clone(),
-                    message: e.to_string(),
-                })?;
-                // List items come without type information.
-                if let Some(m) = v.as_object_mut() {
-                    m.insert("apiVersion".into(), Value::String(ar.api_version.clone()));
-                    m.insert("kind".into(), Value::String(ar.kind.clone()));
-                }
-                found.push(v);
-            }
-        }
-        Ok(found)
     }
 
     /// Every kind the server serves (see [`discovery`]), from the cache when this

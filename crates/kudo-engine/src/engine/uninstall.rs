@@ -7,7 +7,7 @@ use kudo_package::Package;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::metadata::{LABEL_INSTANCE, LABEL_OPERATOR};
+use super::metadata::LABEL_INSTANCE;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::run::{RunRequest, run_plan};
 use super::{DependencyPackages, EngineError, instance_ref};
@@ -121,11 +121,9 @@ pub async fn uninstall_instance_keeping(
     // created from StatefulSet claim templates carry the instance label.
     let selector = format!("{LABEL_INSTANCE}={name}");
     let leftovers: Vec<ObjectRef> = cluster
-        .list_labelled(namespace, &selector)
+        .list_labelled_map(namespace, &selector, |o| object_ref_unless_instance(&o))
         .await?
-        .iter()
-        .filter(|o| !is_instance(o))
-        .filter_map(|o| ObjectRef::from_object(o).ok())
+        .into_iter()
         .filter(|r| !keep.contains(r))
         .collect();
     kept.extend(remover.remove_all(&leftovers, cancel).await?);
@@ -188,11 +186,8 @@ pub async fn descendant_objects(
         let selector = format!("{LABEL_INSTANCE}={child}");
         out.extend(
             cluster
-                .list_labelled(namespace, &selector)
-                .await?
-                .iter()
-                .filter(|o| !is_instance(o))
-                .filter_map(|o| ObjectRef::from_object(o).ok()),
+                .list_labelled_map(namespace, &selector, |o| object_ref_unless_instance(&o))
+                .await?,
         );
         queue.extend(owned_instances(cluster, namespace, &child).await?);
     }
@@ -205,27 +200,34 @@ async fn owned_instances(
     namespace: &str,
     parent: &str,
 ) -> Result<Vec<String>, EngineError> {
-    // Every Instance we create carries the operator label, so its presence narrows the
-    // listing without naming each operator.
-    let labelled = cluster.list_labelled(namespace, LABEL_OPERATOR).await?;
-    let mut names: Vec<String> = labelled
-        .iter()
-        .filter(|o| is_instance(o))
-        .filter(|o| {
-            o.pointer("/metadata/ownerReferences")
+    let mut names: Vec<String> = cluster
+        .list_selected_map(KUDO_API_VERSION, "Instance", Some(namespace), None, |o| {
+            let owned = o
+                .pointer("/metadata/ownerReferences")
                 .and_then(Value::as_array)
                 .is_some_and(|refs| {
                     refs.iter().any(|r| {
                         r.get("kind").and_then(Value::as_str) == Some("Instance")
                             && r.get("name").and_then(Value::as_str) == Some(parent)
                     })
-                })
+                });
+            let name = o.pointer("/metadata/name").and_then(Value::as_str);
+            name.filter(|_| owned).map(str::to_string)
         })
-        .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
-        .map(str::to_string)
+        .await?
+        .into_iter()
+        .flatten()
         .collect();
     names.sort();
     Ok(names)
+}
+
+/// The object's reference, unless it is an Instance (those are removed as instances).
+fn object_ref_unless_instance(o: &Value) -> Option<ObjectRef> {
+    if is_instance(o) {
+        return None;
+    }
+    ObjectRef::from_object(o).ok()
 }
 
 fn is_instance(o: &Value) -> bool {

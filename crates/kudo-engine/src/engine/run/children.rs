@@ -230,13 +230,13 @@ impl<'a> Run<'a> {
         let selector = format!("{}={}", crate::engine::LABEL_INSTANCE, child_ref.name);
         let objects = self
             .cluster
-            .list_labelled(self.req.namespace, &selector)
+            .list_labelled_map(self.req.namespace, &selector, |o| {
+                ObjectRef::from_object(&o)
+                    .ok()
+                    .filter(|r| !(r.kind == "Instance" && r.api_version == KUDO_API_VERSION))
+            })
             .await
             .map_err(|e| EngineError::from(e).with_object(child_ref))?;
-        Ok(objects
-            .iter()
-            .filter_map(|o| ObjectRef::from_object(o).ok())
-            .filter(|r| !(r.kind == "Instance" && r.api_version == KUDO_API_VERSION))
-            .collect())
+        Ok(objects)
     }
 }

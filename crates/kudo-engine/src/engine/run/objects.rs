@@ -2,6 +2,7 @@
 //! the ownership check, server-side apply, and the rehearsal of a step before it writes.
 
 use super::*;
+use crate::cluster::Propagation;
 use crate::engine::concurrent::each_until_failure;
 
 /// Kinds whose existence changes whether the server admits the objects after them: a
@@ -284,7 +285,13 @@ impl<'a> Run<'a> {
                 }
             }
             let r = ObjectRef::from_object(&obj)?;
-            let kept = self.remover().remove(&r, cancel).await?;
+            // A Delete task is done when its objects and what they own are gone, as
+            // KUDO's (`deleteResource` in pkg/engine/task/task_delete.go deletes in the
+            // foreground).
+            let kept = self
+                .remover()
+                .remove(&r, Propagation::Foreground, cancel)
+                .await?;
             self.note_kept(kept);
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.insert(r.clone());
