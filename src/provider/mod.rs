@@ -11,7 +11,9 @@ mod drift;
 mod existing;
 mod functions;
 mod health;
+mod identity;
 mod instance;
+mod listing;
 mod manifests;
 mod offline;
 mod operator;
@@ -34,8 +36,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tfplugin::{
     ApplyRequest, ApplyResponse, Attr, ClientCapabilities, Diagnostic, FromValue, ImportResponse,
-    PlanRequest, PlanResponse, Provider, ProviderSchemas, ReadRequest, ReadResponse, Resources,
-    Value,
+    ListRequest, Listed, PlanRequest, PlanResponse, Provider, ProviderSchemas, ReadRequest,
+    ReadResponse, Resources, Value,
 };
 use tokio::sync::{OnceCell, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -212,7 +214,11 @@ fn decode<T: FromValue>(value: &Value) -> Result<Option<T>, Vec<Diagnostic>> {
 #[async_trait]
 impl Provider for KudoProvider {
     fn schemas(&self) -> ProviderSchemas {
-        self.resources.schemas(schema::provider())
+        let mut schemas = self.resources.schemas(schema::provider());
+        schemas
+            .lists
+            .insert(schema::INSTANCE.to_string(), schema::instance_list());
+        schemas
     }
 
     async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
@@ -326,6 +332,47 @@ impl Provider for KudoProvider {
                 imported: Vec::new(),
                 diagnostics: vec![d],
             },
+        }
+    }
+
+    async fn import_resource_identity(&self, type_name: &str, identity: Value) -> ImportResponse {
+        match self.call().await {
+            // Importing reads the object from the cluster: nothing to offer offline.
+            Ok(call) if call.session.config.offline() => ImportResponse {
+                imported: Vec::new(),
+                diagnostics: vec![Diagnostic::error(
+                    "Cannot import before the cluster connection is known",
+                    format!(
+                        "Importing {type_name} by identity reads it from the cluster, but the provider settings {} are known only after apply. Apply the resources the connection comes from first (for example `terraform apply -target=<cluster module>`), then import.",
+                        offline::setting_names(&call.session.config.unknown_connection)
+                    ),
+                )],
+            },
+            Ok(call) => {
+                self.resources
+                    .import_identity(&call, type_name, &identity)
+                    .await
+            }
+            Err(d) => ImportResponse {
+                imported: Vec::new(),
+                diagnostics: vec![d],
+            },
+        }
+    }
+
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        if req.type_name != schema::INSTANCE {
+            return (
+                Vec::new(),
+                vec![tfplugin::unknown_type(
+                    tfplugin::TypeKind::ListResource,
+                    &req.type_name,
+                )],
+            );
+        }
+        match self.call().await {
+            Ok(call) => listing::instances(&call.session, &req).await,
+            Err(d) => (Vec::new(), vec![d]),
         }
     }
 

@@ -2,8 +2,9 @@
 
 use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, ImportResponse, ImportedResource,
-    IntoValue, PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
+    ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IdentitySchema, ImportResponse,
+    ImportedResource, IntoValue, PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource,
+    Schema, Value,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -64,6 +65,17 @@ impl Resource<Call> for Operator {
 
     async fn import(&self, call: &Call, id: &str) -> ImportResponse {
         import(&call.session, id).await
+    }
+
+    fn identity(&self) -> Option<IdentitySchema> {
+        Some(super::identity::operator())
+    }
+
+    async fn import_identity(&self, call: &Call, identity: &Value) -> ImportResponse {
+        match super::identity::operator_import_id(&call.session, identity).await {
+            Ok(id) => import(&call.session, &id).await,
+            Err(d) => super::identity::failed(d),
+        }
     }
 }
 

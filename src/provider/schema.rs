@@ -175,3 +175,15 @@ pub fn assert_model_covers(schema: &Schema, model: &[&str]) {
     model.sort_unstable();
     assert_eq!(names, model);
 }
+
+/// `list "kudo_instance"` (`terraform query`, Terraform 1.14+): the `config` block.
+pub fn instance_list() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("Finds KUDO Instances in the cluster, whoever created them (this provider, `kubectl kudo install` or KUDO's controller), for `terraform query`; `-generate-config-out` writes a `kudo_instance` block and an `import` block for each. Dependency instances (created by another instance's KudoOperator task) are left out: they come with their parent.")
+            .attribute(string("namespace").optional().description("Only Instances in this namespace. Unset: every namespace."))
+            .attribute(string("operator").optional().description("Only instances of this operator (its `name` in operator.yaml, e.g. `zookeeper`)."))
+            .attribute(string("label_selector").optional().description("Only Instances whose labels match this Kubernetes label selector, e.g. `team=data,tier!=test`.")),
+    )
+}

@@ -243,6 +243,11 @@ fn state_with_the_older_objects_list_upgrades_without_a_change() {
         }
         let inst = &mut r["instances"][0];
         inst["schema_version"] = json!(0);
+        // Written before this provider had identities.
+        if let Some(i) = inst.as_object_mut() {
+            i.remove("identity");
+            i.remove("identity_schema_version");
+        }
         let mut list = entries.clone();
         list.reverse();
         inst["attributes"]["objects"] = json!(list);
@@ -298,4 +303,12 @@ fn state_with_the_older_objects_list_upgrades_without_a_change() {
         [&json!(1)],
         "stored with the current schema version"
     );
+    if crate::harness::terraform_version() >= (1, 12) {
+        let ns = ctx.namespace.as_str();
+        assert_eq!(
+            ctx.tf.stored_identities().get("kudo_instance.many"),
+            Some(&json!({"namespace": ns, "name": "many"})),
+            "the refresh gave the older state its identity"
+        );
+    }
 }

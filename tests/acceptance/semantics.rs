@@ -646,10 +646,11 @@ fn template_change_that_drops_an_object_prunes_it() {
         .assert_output_contains("No changes");
 }
 
-// 7. An instance created with kubectl (no provider) is imported.
-#[test]
-fn instance_created_with_kubectl_is_imported() {
-    let ctx = TestContext::new("kubectl-import");
+/// What `kubectl kudo init` and `kubectl kudo install` leave behind, written as KUDO
+/// writes it: the CRDs, the Operator and OperatorVersion `lifecycle-0.1.0` of the
+/// `lifecycle-v1` package, the Instance `app` (GREETING=hi) with its deploy plan's
+/// objects and a COMPLETE status. Returns the package folder.
+pub(crate) fn install_like_kudo(ctx: &TestContext) -> std::path::PathBuf {
     let ns = ctx.namespace.as_str();
     let kube = ctx.kube();
     // What `kubectl kudo init` and `kubectl kudo install` leave behind, applied as
@@ -767,6 +768,16 @@ fn instance_created_with_kubectl_is_imported() {
         } } }),
     );
 
+    pkg_dir
+}
+
+// 7. An instance created with kubectl (no provider) is imported.
+#[test]
+fn instance_created_with_kubectl_is_imported() {
+    let ctx = TestContext::new("kubectl-import");
+    let ns = ctx.namespace.as_str();
+    let pkg_dir = install_like_kudo(&ctx);
+    let kube = ctx.kube();
     let pkg = path_str(&pkg_dir);
     ctx.write("main.tf", &config(&pkg, "app", &[("GREETING", "hi")], &[]));
     ctx.tf

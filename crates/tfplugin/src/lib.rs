@@ -53,6 +53,7 @@ mod codec;
 mod convert;
 mod diag;
 mod function;
+mod identity;
 mod logging;
 pub mod model;
 pub mod proto;
@@ -67,14 +68,16 @@ pub use codec::ValueError;
 pub use convert::{decode_dynamic, encode_dynamic};
 pub use diag::{AttributePath, Diagnostic, PathStep, Severity, has_errors};
 pub use function::{Function, FunctionError, FunctionParameter};
+pub use identity::{IdentityAttribute, IdentitySchema};
 pub use logging::{
     HclogLayer, hclog_line, hclog_timestamp, init_logging, level_from_env, level_from_env_values,
     log_filter,
 };
 pub use model::{Attr, FromValue, IntoValue, encode};
 pub use provider::{
-    ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, ImportedResource, PlanRequest,
-    PlanResponse, Provider, ReadRequest, ReadResponse, decode_stored_state,
+    ActionProgress, ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse,
+    ImportedResource, ListRequest, Listed, PlanRequest, PlanResponse, Provider, ReadRequest,
+    ReadResponse, decode_stored_state,
 };
 pub use resources::{DataSource, Resource, Resources, TypeKind, unknown_type};
 pub use schema::{

@@ -14,9 +14,46 @@ use crate::value::Value;
 pub struct ClientCapabilities {
     /// Deferred actions (Terraform 1.9+ experiments).
     pub deferral_allowed: bool,
-    /// Write-only attributes (protocol 6.9: Terraform 1.11+, OpenTofu 1.11+). A client
+    /// Write-only attributes (protocol 6.8: Terraform 1.11+, OpenTofu 1.11+). A client
     /// without them would store a write-only attribute's value in state like any other.
     pub write_only_attributes_allowed: bool,
+}
+
+/// Where a running action reports progress: each message becomes one progress event,
+/// which Terraform prints under the action's name as it arrives.
+#[derive(Debug, Clone)]
+pub struct ActionProgress(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl ActionProgress {
+    pub(crate) fn new(tx: tokio::sync::mpsc::UnboundedSender<String>) -> Self {
+        ActionProgress(tx)
+    }
+
+    /// Reports one step of progress. Ignored once Terraform stopped listening.
+    pub fn report(&self, message: impl Into<String>) {
+        let _ = self.0.send(message.into());
+    }
+}
+
+/// One object a list resource found (`terraform query`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    /// What Terraform shows for it.
+    pub display_name: String,
+    /// Its identity, an object of the type's [`crate::IdentitySchema`].
+    pub identity: Value,
+    /// The state an import of it would produce; asked for with `-generate-config-out`,
+    /// from which Terraform writes its configuration.
+    pub state: Option<Value>,
+}
+
+/// `ListResource`'s request, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListRequest {
+    pub type_name: String,
+    pub config: Value,
+    pub include_resource_object: bool,
+    pub limit: i64,
 }
 
 /// `ReadResource`: refresh the prior state from the real world.
@@ -171,6 +208,57 @@ pub trait Provider: Send + Sync + 'static {
                 format!("The resource type {type_name} cannot be imported."),
             )],
         }
+    }
+
+    /// `ImportResourceState` from an `import` block's `identity`, decoded against the
+    /// type's [`crate::IdentitySchema`]. Default: not supported.
+    async fn import_resource_identity(&self, type_name: &str, _identity: Value) -> ImportResponse {
+        ImportResponse {
+            imported: Vec::new(),
+            diagnostics: vec![Diagnostic::error(
+                "Import by identity not supported",
+                format!(
+                    "The resource type {type_name} cannot be imported by identity; use an import id."
+                ),
+            )],
+        }
+    }
+
+    /// `ValidateListResourceConfig`. Default: nothing to check.
+    async fn validate_list_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `ListResource`: the objects of a type found in the real world, at most
+    /// `limit`. Default: an unknown list resource type.
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        (
+            Vec::new(),
+            vec![unknown_type(TypeKind::ListResource, &req.type_name)],
+        )
+    }
+
+    /// `ValidateActionConfig`: checks of an action's configuration that need neither
+    /// the provider's settings nor the real world. Values may be unknown.
+    async fn validate_action_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `PlanAction`: what `terraform plan` can say about an action it will invoke
+    /// (errors stop the plan). Default: nothing.
+    async fn plan_action(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `InvokeAction`: runs the action, reporting progress through `progress`; the
+    /// diagnostics returned complete it (an error fails the Terraform run).
+    async fn invoke_action(
+        &self,
+        type_name: &str,
+        _config: Value,
+        _progress: ActionProgress,
+    ) -> Vec<Diagnostic> {
+        vec![unknown_type(TypeKind::Action, type_name)]
     }
 
     /// Returns the data source's state (config with computed attributes filled).

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use crate::diag::Diagnostic;
+use crate::identity::IdentitySchema;
 use crate::provider::{
     ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, PlanRequest, PlanResponse,
     ReadRequest, ReadResponse,
@@ -52,6 +53,26 @@ pub trait Resource<C: Sync>: Send + Sync {
             )],
         }
     }
+
+    /// The type's identity (Terraform 1.12+). Default: none.
+    fn identity(&self) -> Option<IdentitySchema> {
+        None
+    }
+
+    /// `ImportResourceState` from an `import` block's `identity` (decoded against
+    /// [`Resource::identity`]). Default: not supported.
+    async fn import_identity(&self, _ctx: &C, _identity: &Value) -> ImportResponse {
+        ImportResponse {
+            imported: Vec::new(),
+            diagnostics: vec![Diagnostic::error(
+                "Import by identity not supported",
+                format!(
+                    "The resource type {} cannot be imported by identity; use an import id.",
+                    self.name()
+                ),
+            )],
+        }
+    }
 }
 
 /// A data source.
@@ -78,6 +99,10 @@ pub enum TypeKind {
     DataSource,
     /// Ephemeral resources are not supported by this library; every name is unknown.
     EphemeralResource,
+    /// `list` blocks of `terraform query` (protocol 6.10).
+    ListResource,
+    /// `action` blocks (protocol 6.10).
+    Action,
 }
 
 /// The error for a type name the provider does not have. The server answers with it
@@ -88,6 +113,8 @@ pub fn unknown_type(kind: TypeKind, type_name: &str) -> Diagnostic {
         TypeKind::Resource => "resource",
         TypeKind::DataSource => "data source",
         TypeKind::EphemeralResource => "ephemeral resource",
+        TypeKind::ListResource => "list resource",
+        TypeKind::Action => "action",
     };
     Diagnostic::error(
         format!("Unknown {kind} type"),
@@ -141,6 +168,13 @@ impl<C: Send + Sync> Resources<C> {
                 .data_sources
                 .iter()
                 .map(|(name, d)| (name.to_string(), d.schema()))
+                .collect(),
+            lists: BTreeMap::new(),
+            actions: BTreeMap::new(),
+            identities: self
+                .resources
+                .iter()
+                .filter_map(|(name, r)| Some((name.to_string(), r.identity()?)))
                 .collect(),
         }
     }
@@ -208,6 +242,21 @@ impl<C: Send + Sync> Resources<C> {
     pub async fn import(&self, ctx: &C, type_name: &str, id: &str) -> ImportResponse {
         match self.find(type_name) {
             Ok(r) => r.import(ctx, id).await,
+            Err(d) => ImportResponse {
+                imported: Vec::new(),
+                diagnostics: vec![d],
+            },
+        }
+    }
+
+    pub async fn import_identity(
+        &self,
+        ctx: &C,
+        type_name: &str,
+        identity: &Value,
+    ) -> ImportResponse {
+        match self.find(type_name) {
+            Ok(r) => r.import_identity(ctx, identity).await,
             Err(d) => ImportResponse {
                 imported: Vec::new(),
                 diagnostics: vec![d],

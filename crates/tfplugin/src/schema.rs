@@ -88,6 +88,13 @@ pub struct ProviderSchemas {
     pub provider: Schema,
     pub resources: BTreeMap<String, Schema>,
     pub data_sources: BTreeMap<String, Schema>,
+    /// List resources (`list` blocks of `terraform query`), by the resource type they
+    /// list: the schema of their `config` block.
+    pub lists: BTreeMap<String, Schema>,
+    /// Actions (`action` blocks), by type name: the schema of their `config` block.
+    pub actions: BTreeMap<String, Schema>,
+    /// Identities of the resource types that have one, by type name.
+    pub identities: BTreeMap<String, crate::identity::IdentitySchema>,
 }
 
 impl Attribute {

@@ -20,8 +20,8 @@ mod values;
 
 use async_trait::async_trait;
 use tfplugin::{
-    ApplyRequest, ApplyResponse, ClientCapabilities, Diagnostic, ImportResponse, PlanRequest,
-    PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
+    ApplyRequest, ApplyResponse, ClientCapabilities, Diagnostic, IdentitySchema, ImportResponse,
+    PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
 };
 
 use super::{Call, schema};
@@ -32,6 +32,20 @@ use super::{diag, drift, existing, plan_status, volumes, write_only};
 use self::apply::apply;
 pub(super) use self::decision::parameter_diagnostics;
 use self::import::import;
+
+/// The state an import of the Instance `namespace/name` builds: what `terraform query`
+/// offers for generated configuration.
+pub(super) async fn imported_state(
+    session: &super::Session,
+    namespace: &str,
+    name: &str,
+) -> Result<Value, Vec<Diagnostic>> {
+    let mut answer = import(session, &format!("{namespace}/{name}")).await;
+    match answer.imported.pop() {
+        Some(imported) if !tfplugin::has_errors(&answer.diagnostics) => Ok(imported.state),
+        _ => Err(answer.diagnostics),
+    }
+}
 pub use self::model::InstanceModel;
 use self::plan::plan;
 use self::read::read;
@@ -75,5 +89,16 @@ impl Resource<Call> for Instance {
 
     async fn import(&self, call: &Call, id: &str) -> ImportResponse {
         import(&call.session, id).await
+    }
+
+    fn identity(&self) -> Option<IdentitySchema> {
+        Some(super::identity::instance())
+    }
+
+    async fn import_identity(&self, call: &Call, identity: &Value) -> ImportResponse {
+        match super::identity::instance_import_id(identity) {
+            Ok(id) => import(&call.session, &id).await,
+            Err(d) => super::identity::failed(d),
+        }
     }
 }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub use cluster::{Kube, ObjRef, TestCluster};
 pub use connection::Connection;
 pub use http::{FileServer, tool};
-pub use terraform::{State, Terraform, TfRun, flat, terraform_path};
+pub use terraform::{State, Terraform, TfRun, flat, terraform_path, terraform_version};
 
 /// Skips the rest of a test with a message (Rust's test runner has no skip status,
 /// so the reason goes to the captured output, visible with `--nocapture`).

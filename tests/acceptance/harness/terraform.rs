@@ -37,6 +37,25 @@ pub fn terraform_path() -> &'static Path {
     })
 }
 
+/// The `major.minor` of the Terraform in use (`terraform version -json`), found once:
+/// tests of features newer clients added skip on older ones.
+pub fn terraform_version() -> (u64, u64) {
+    static VERSION: OnceLock<(u64, u64)> = OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = Command::new(terraform_path())
+            .args(["version", "-json"])
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run terraform version: {e}"));
+        let json: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("terraform version -json: {e}"));
+        let text = json["terraform_version"].as_str().unwrap_or_default();
+        let mut parts = text.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+    })
+}
+
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -311,6 +330,30 @@ impl Terraform {
         args.push(address);
         args.push(id);
         self.run(&args)
+    }
+
+    /// The identities Terraform stored (1.12+), by resource address, read from the
+    /// local state file as Terraform wrote it.
+    #[track_caller]
+    pub fn stored_identities(&self) -> BTreeMap<String, Value> {
+        let path = self.workdir.join("terraform.tfstate");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let state: Value = serde_json::from_str(&text).expect("state file is JSON");
+        let mut found = BTreeMap::new();
+        for r in state["resources"].as_array().into_iter().flatten() {
+            let address = format!(
+                "{}.{}",
+                r["type"].as_str().unwrap_or("?"),
+                r["name"].as_str().unwrap_or("?")
+            );
+            for i in r["instances"].as_array().into_iter().flatten() {
+                if !i["identity"].is_null() {
+                    found.insert(address.clone(), i["identity"].clone());
+                }
+            }
+        }
+        found
     }
 
     /// The state as `terraform show -json` prints it.

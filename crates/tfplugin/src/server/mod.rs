@@ -1,6 +1,7 @@
 //! Running a [`Provider`] as a go-plugin gRPC plugin: handshake, listener,
 //! AutoMTLS and the gRPC services Terraform talks to.
 
+mod actions;
 mod conn;
 mod go_plugin;
 mod handshake;

@@ -2,7 +2,10 @@
 //! schemas, calls the [`Provider`] trait and encodes the answers.
 
 use std::collections::{BTreeMap, HashMap};
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+
+use futures_util::Stream;
 
 use tonic::{Request, Response, Status};
 
@@ -11,7 +14,9 @@ use crate::diag::Diagnostic;
 use crate::function::{Function, FunctionError};
 use crate::proto::tfplugin6 as pb;
 use crate::proto::tfplugin6::provider_server::Provider as ProviderRpc;
-use crate::provider::{ApplyRequest, ClientCapabilities, PlanRequest, Provider, ReadRequest};
+use crate::provider::{
+    ApplyRequest, ClientCapabilities, ListRequest, PlanRequest, Provider, ReadRequest,
+};
 use crate::resources::TypeKind;
 use crate::schema::{ProviderSchemas, Schema};
 use crate::types::Type;
@@ -63,6 +68,119 @@ impl<P: Provider> ProviderService<P> {
         }
     }
 
+    /// The identity of the object `state` describes, encoded for Terraform; None for
+    /// a type without identity, a null state or one with unknown identity attributes.
+    fn identity_of(
+        &self,
+        type_name: &str,
+        state: &Value,
+        diags: &mut Vec<pb::Diagnostic>,
+    ) -> Option<pb::ResourceIdentityData> {
+        let schemas = self.schemas();
+        let identity = schemas.identities.get(type_name)?;
+        let value = identity.of_state(state)?;
+        let identity_data = encode_into(&value, &identity.value_type(), "identity", diags)?;
+        Some(pb::ResourceIdentityData {
+            identity_data: Some(identity_data),
+        })
+    }
+
+    fn list(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
+        let schemas = self.schemas();
+        match schemas.lists.get(type_name) {
+            Some(s) => Ok(s.value_type()),
+            None => Err(vec![unknown_type(TypeKind::ListResource, type_name)]),
+        }
+    }
+
+    /// `ListResource`'s events: one per object found (identity, name, and the state
+    /// when asked for), then one carrying the diagnostics, if any.
+    async fn list_events(&self, r: pb::list_resource::Request) -> Vec<pb::list_resource::Event> {
+        let failed = |diagnostic| {
+            vec![pb::list_resource::Event {
+                diagnostic,
+                ..Default::default()
+            }]
+        };
+        let ty = match self.list(&r.type_name) {
+            Ok(ty) => ty,
+            Err(d) => return failed(d),
+        };
+        let schemas = self.schemas();
+        let (Some(identity), Some(resource)) = (
+            schemas.identities.get(&r.type_name),
+            schemas.resources.get(&r.type_name),
+        ) else {
+            return failed(vec![
+                Diagnostic::error(
+                    "List resource without identity",
+                    format!("{} has a list resource but no resource identity. This is a bug in the provider.", r.type_name),
+                )
+                .to_proto(),
+            ]);
+        };
+        let config = match decode_dynamic(r.config.as_ref(), &ty) {
+            Ok(v) => v,
+            Err(e) => return failed(bad_input("list configuration", e)),
+        };
+        let (found, diags) = self
+            .provider
+            .list_resource(ListRequest {
+                type_name: r.type_name.clone(),
+                config,
+                include_resource_object: r.include_resource_object,
+                limit: r.limit,
+            })
+            .await;
+        let mut events = Vec::with_capacity(found.len() + 1);
+        let mut trailing = diags_to_proto(&diags);
+        let identity_type = identity.value_type();
+        let state_type = resource.value_type();
+        for listed in found {
+            let mut diagnostic = Vec::new();
+            let identity = encode_into(
+                &listed.identity,
+                &identity_type,
+                "listed identity",
+                &mut diagnostic,
+            );
+            let resource_object = match listed.state.filter(|_| r.include_resource_object) {
+                Some(state) => {
+                    let state = resource.without_write_only(state);
+                    encode_into(&state, &state_type, "listed state", &mut diagnostic)
+                }
+                None => None,
+            };
+            if !diagnostic.is_empty() {
+                trailing.extend(diagnostic);
+                continue;
+            }
+            events.push(pb::list_resource::Event {
+                identity: identity.map(|d| pb::ResourceIdentityData {
+                    identity_data: Some(d),
+                }),
+                display_name: listed.display_name,
+                resource_object,
+                diagnostic: Vec::new(),
+            });
+        }
+        if !trailing.is_empty() {
+            events.push(pb::list_resource::Event {
+                diagnostic: trailing,
+                ..Default::default()
+            });
+        }
+        events
+    }
+
+    fn action(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
+        let schemas = self.schemas();
+        match schemas.actions.get(type_name) {
+            Some(s) => Ok(s.value_type()),
+            None => Err(vec![unknown_type(TypeKind::Action, type_name)]),
+        }
+    }
+
     fn data_source(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
         let schemas = self.schemas();
         match schemas.data_sources.get(type_name) {
@@ -82,6 +200,8 @@ fn capabilities() -> pb::ServerCapabilities {
         // later process again: one schema encoding and decoding per command.
         get_provider_schema_optional: true,
         move_resource_state: false,
+        // Terraform writes `-generate-config-out` configuration from the state itself.
+        generate_resource_config: false,
     }
 }
 
@@ -105,6 +225,18 @@ fn bad_output(what: &str, e: impl std::fmt::Display) -> pb::Diagnostic {
         format!("The {what} does not match the schema: {e}. This is a bug in the provider."),
     )
     .to_proto()
+}
+
+/// The answer of every state-storage RPC: `state_store` blocks name a store this
+/// provider does not have.
+fn no_state_store(type_name: &str) -> Vec<pb::Diagnostic> {
+    vec![
+        Diagnostic::error(
+            "Unknown state store type",
+            format!("This provider offers no state store; {type_name:?} is not one of its types."),
+        )
+        .to_proto(),
+    ]
 }
 
 fn unsupported(feature: &str) -> Vec<pb::Diagnostic> {
@@ -200,6 +332,21 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
                 .map(|name| pb::get_metadata::FunctionMetadata { name: name.clone() })
                 .collect(),
             ephemeral_resources: Vec::new(),
+            list_resources: s
+                .lists
+                .keys()
+                .map(|k| pb::get_metadata::ListResourceMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
+            state_stores: Vec::new(),
+            actions: s
+                .actions
+                .keys()
+                .map(|k| pb::get_metadata::ActionMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
         }))
     }
 
@@ -226,6 +373,24 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             server_capabilities: Some(capabilities()),
             functions: self.function_protos(),
             ephemeral_resource_schemas: HashMap::new(),
+            list_resource_schemas: s
+                .lists
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_proto()))
+                .collect(),
+            state_store_schemas: HashMap::new(),
+            action_schemas: s
+                .actions
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        pb::ActionSchema {
+                            schema: Some(v.to_proto()),
+                        },
+                    )
+                })
+                .collect(),
         }))
     }
 
@@ -349,19 +514,64 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         _r: Request<pb::get_resource_identity_schemas::Request>,
     ) -> RpcResult<pb::get_resource_identity_schemas::Response> {
-        Ok(Response::new(
-            pb::get_resource_identity_schemas::Response::default(),
-        ))
+        tracing::debug!(rpc = "GetResourceIdentitySchemas");
+        let s = self.schemas();
+        Ok(Response::new(pb::get_resource_identity_schemas::Response {
+            identity_schemas: s
+                .identities
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_proto()))
+                .collect(),
+            diagnostics: Vec::new(),
+        }))
     }
 
+    /// Every identity so far is at its first version: a stored identity is decoded
+    /// against the current schema, and one of another version is refused by name.
     async fn upgrade_resource_identity(
         &self,
-        _r: Request<pb::upgrade_resource_identity::Request>,
+        r: Request<pb::upgrade_resource_identity::Request>,
     ) -> RpcResult<pb::upgrade_resource_identity::Response> {
-        Ok(Response::new(pb::upgrade_resource_identity::Response {
-            upgraded_identity: None,
-            diagnostics: unsupported("Resource identity"),
-        }))
+        let r = r.into_inner();
+        tracing::debug!(rpc = "UpgradeResourceIdentity", type_name = %r.type_name, version = r.version);
+        let mut resp = pb::upgrade_resource_identity::Response::default();
+        let schemas = self.schemas();
+        let Some(identity) = schemas.identities.get(&r.type_name) else {
+            resp.diagnostics = vec![unknown_type(TypeKind::Resource, &r.type_name)];
+            return Ok(Response::new(resp));
+        };
+        if r.version != identity.version {
+            resp.diagnostics = vec![
+                Diagnostic::error(
+                    "Stored identity of an unknown version",
+                    format!(
+                        "The stored identity of this {} is version {}, and this provider knows version {}. If a newer version of the provider wrote it, use that version.",
+                        r.type_name, r.version, identity.version
+                    ),
+                )
+                .to_proto(),
+            ];
+            return Ok(Response::new(resp));
+        }
+        let raw = r.raw_identity.unwrap_or_default();
+        let ty = identity.value_type();
+        let json: serde_json::Value = match serde_json::from_slice(&raw.json) {
+            Ok(j) => j,
+            Err(e) => {
+                resp.diagnostics = bad_input("stored identity JSON", e);
+                return Ok(Response::new(resp));
+            }
+        };
+        match Value::from_json(&json, &ty) {
+            Ok(v) => {
+                resp.upgraded_identity = encode_into(&v, &ty, "identity", &mut resp.diagnostics)
+                    .map(|dv| pb::ResourceIdentityData {
+                        identity_data: Some(dv),
+                    });
+            }
+            Err(e) => resp.diagnostics = bad_input("stored identity", e),
+        }
+        Ok(Response::new(resp))
     }
 
     async fn configure_provider(
@@ -389,6 +599,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::read_resource::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "ReadResource", type_name = %r.type_name);
+        let type_name = r.type_name.clone();
         let (schema, ty) =
             schema_or_return!(self.resource(&r.type_name), pb::read_resource::Response);
         let current_state = decode_or_return!(
@@ -400,20 +611,21 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let out = self
             .provider
             .read_resource(ReadRequest {
-                type_name: r.type_name,
+                type_name: type_name.clone(),
                 current_state,
                 private: r.private,
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
         let new_state = schema.without_write_only(out.new_state);
+        let new_identity = self.identity_of(&type_name, &new_state, &mut diagnostics);
         let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::read_resource::Response {
             new_state,
             diagnostics,
             private: out.private,
             deferred: None,
-            new_identity: None,
+            new_identity,
         }))
     }
 
@@ -423,6 +635,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::plan_resource_change::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "PlanResourceChange", type_name = %r.type_name);
+        let type_name = r.type_name.clone();
         let (schema, ty) = schema_or_return!(
             self.resource(&r.type_name),
             pb::plan_resource_change::Response
@@ -448,7 +661,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let out = self
             .provider
             .plan_resource_change(PlanRequest {
-                type_name: r.type_name,
+                type_name: type_name.clone(),
                 prior_state,
                 proposed_new_state,
                 config,
@@ -457,6 +670,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
         let planned_state = schema.without_write_only(out.planned_state);
+        let planned_identity = self.identity_of(&type_name, &planned_state, &mut diagnostics);
         let planned_state = encode_into(&planned_state, &ty, "planned state", &mut diagnostics);
         Ok(Response::new(pb::plan_resource_change::Response {
             planned_state,
@@ -465,7 +679,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             diagnostics,
             legacy_type_system: false,
             deferred: None,
-            planned_identity: None,
+            planned_identity,
         }))
     }
 
@@ -475,6 +689,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::apply_resource_change::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "ApplyResourceChange", type_name = %r.type_name);
+        let type_name = r.type_name.clone();
         let (schema, ty) = schema_or_return!(
             self.resource(&r.type_name),
             pb::apply_resource_change::Response
@@ -500,7 +715,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         let out = self
             .provider
             .apply_resource_change(ApplyRequest {
-                type_name: r.type_name,
+                type_name: type_name.clone(),
                 prior_state,
                 planned_state,
                 config,
@@ -509,13 +724,14 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
         let new_state = schema.without_write_only(out.new_state);
+        let new_identity = self.identity_of(&type_name, &new_state, &mut diagnostics);
         let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::apply_resource_change::Response {
             new_state,
             private: out.private,
             diagnostics,
             legacy_type_system: false,
-            new_identity: None,
+            new_identity,
         }))
     }
 
@@ -525,22 +741,49 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
     ) -> RpcResult<pb::import_resource_state::Response> {
         let r = r.into_inner();
         tracing::debug!(rpc = "ImportResourceState", type_name = %r.type_name, id = %r.id);
-        let out = self
-            .provider
-            .import_resource_state(&r.type_name, &r.id)
-            .await;
+        // An `import` block with `identity = {...}` sends the identity and no id.
+        let by_identity = r
+            .identity
+            .and_then(|i| i.identity_data)
+            .filter(|_| r.id.is_empty());
+        let out = match by_identity {
+            Some(data) => {
+                let schemas = self.schemas();
+                let Some(identity) = schemas.identities.get(&r.type_name) else {
+                    return Ok(Response::new(pb::import_resource_state::Response {
+                        diagnostics: vec![unknown_type(TypeKind::Resource, &r.type_name)],
+                        ..Default::default()
+                    }));
+                };
+                let identity = decode_or_return!(
+                    Some(&data),
+                    &identity.value_type(),
+                    "import identity",
+                    pb::import_resource_state::Response
+                );
+                self.provider
+                    .import_resource_identity(&r.type_name, identity)
+                    .await
+            }
+            None => {
+                self.provider
+                    .import_resource_state(&r.type_name, &r.id)
+                    .await
+            }
+        };
         let mut diagnostics = diags_to_proto(&out.diagnostics);
         let mut imported_resources = Vec::new();
         for res in out.imported {
             match self.resource(&res.type_name) {
                 Ok((schema, ty)) => {
                     let state = schema.without_write_only(res.state);
+                    let identity = self.identity_of(&res.type_name, &state, &mut diagnostics);
                     let state = encode_into(&state, &ty, "imported state", &mut diagnostics);
                     imported_resources.push(pb::import_resource_state::ImportedResource {
                         type_name: res.type_name,
                         state,
                         private: res.private,
-                        identity: None,
+                        identity,
                     });
                 }
                 Err(d) => diagnostics.extend(d),
@@ -700,6 +943,218 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             },
             Err(e) => failed(e),
         }
+    }
+
+    async fn generate_resource_config(
+        &self,
+        _r: Request<pb::generate_resource_config::Request>,
+    ) -> RpcResult<pb::generate_resource_config::Response> {
+        // Not announced in the capabilities, so Terraform does not ask.
+        Ok(Response::new(pb::generate_resource_config::Response {
+            config: None,
+            diagnostics: unsupported("Generating resource configuration"),
+        }))
+    }
+
+    type ListResourceStream =
+        Pin<Box<dyn Stream<Item = Result<pb::list_resource::Event, Status>> + Send + 'static>>;
+
+    async fn list_resource(
+        &self,
+        r: Request<pb::list_resource::Request>,
+    ) -> RpcResult<Self::ListResourceStream> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ListResource", type_name = %r.type_name, limit = r.limit);
+        let events = self.list_events(r).await;
+        Ok(Response::new(Box::pin(futures_util::stream::iter(
+            events.into_iter().map(Ok),
+        ))))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        r: Request<pb::validate_list_resource_config::Request>,
+    ) -> RpcResult<pb::validate_list_resource_config::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ValidateListResourceConfig", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.list(&r.type_name),
+            pb::validate_list_resource_config::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "list configuration",
+            pb::validate_list_resource_config::Response
+        );
+        let diags = self
+            .provider
+            .validate_list_config(&r.type_name, config)
+            .await;
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        r: Request<pb::validate_state_store::Request>,
+    ) -> RpcResult<pb::validate_state_store::Response> {
+        Ok(Response::new(pb::validate_state_store::Response {
+            diagnostics: no_state_store(&r.into_inner().type_name),
+        }))
+    }
+
+    async fn configure_state_store(
+        &self,
+        r: Request<pb::configure_state_store::Request>,
+    ) -> RpcResult<pb::configure_state_store::Response> {
+        Ok(Response::new(pb::configure_state_store::Response {
+            diagnostics: no_state_store(&r.into_inner().type_name),
+            capabilities: None,
+        }))
+    }
+
+    type ReadStateBytesStream = Pin<
+        Box<dyn Stream<Item = Result<pb::read_state_bytes::Response, Status>> + Send + 'static>,
+    >;
+
+    async fn read_state_bytes(
+        &self,
+        r: Request<pb::read_state_bytes::Request>,
+    ) -> RpcResult<Self::ReadStateBytesStream> {
+        let answer = pb::read_state_bytes::Response {
+            diagnostics: no_state_store(&r.into_inner().type_name),
+            ..Default::default()
+        };
+        Ok(Response::new(Box::pin(futures_util::stream::once(
+            async move { Ok(answer) },
+        ))))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        r: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> RpcResult<pb::write_state_bytes::Response> {
+        let mut chunks = r.into_inner();
+        let first = chunks.message().await?;
+        let type_name = first
+            .and_then(|c| c.meta)
+            .map(|m| m.type_name)
+            .unwrap_or_default();
+        Ok(Response::new(pb::write_state_bytes::Response {
+            diagnostics: no_state_store(&type_name),
+        }))
+    }
+
+    async fn lock_state(
+        &self,
+        r: Request<pb::lock_state::Request>,
+    ) -> RpcResult<pb::lock_state::Response> {
+        Ok(Response::new(pb::lock_state::Response {
+            lock_id: String::new(),
+            diagnostics: no_state_store(&r.into_inner().type_name),
+        }))
+    }
+
+    async fn unlock_state(
+        &self,
+        r: Request<pb::unlock_state::Request>,
+    ) -> RpcResult<pb::unlock_state::Response> {
+        Ok(Response::new(pb::unlock_state::Response {
+            diagnostics: no_state_store(&r.into_inner().type_name),
+        }))
+    }
+
+    async fn get_states(
+        &self,
+        r: Request<pb::get_states::Request>,
+    ) -> RpcResult<pb::get_states::Response> {
+        Ok(Response::new(pb::get_states::Response {
+            state_id: Vec::new(),
+            diagnostics: no_state_store(&r.into_inner().type_name),
+        }))
+    }
+
+    async fn delete_state(
+        &self,
+        r: Request<pb::delete_state::Request>,
+    ) -> RpcResult<pb::delete_state::Response> {
+        Ok(Response::new(pb::delete_state::Response {
+            diagnostics: no_state_store(&r.into_inner().type_name),
+        }))
+    }
+
+    async fn validate_action_config(
+        &self,
+        r: Request<pb::validate_action_config::Request>,
+    ) -> RpcResult<pb::validate_action_config::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ValidateActionConfig", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.action(&r.type_name),
+            pb::validate_action_config::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "action configuration",
+            pb::validate_action_config::Response
+        );
+        let diags = self
+            .provider
+            .validate_action_config(&r.type_name, config)
+            .await;
+        Ok(Response::new(pb::validate_action_config::Response {
+            diagnostics: diags_to_proto(&diags),
+        }))
+    }
+
+    async fn plan_action(
+        &self,
+        r: Request<pb::plan_action::Request>,
+    ) -> RpcResult<pb::plan_action::Response> {
+        let r = r.into_inner();
+        tracing::debug!(rpc = "PlanAction", action_type = %r.action_type);
+        let ty = schema_or_return!(self.action(&r.action_type), pb::plan_action::Response);
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "action configuration",
+            pb::plan_action::Response
+        );
+        let diags = self.provider.plan_action(&r.action_type, config).await;
+        Ok(Response::new(pb::plan_action::Response {
+            diagnostics: diags_to_proto(&diags),
+            deferred: None,
+        }))
+    }
+
+    type InvokeActionStream = super::actions::EventStream;
+
+    async fn invoke_action(
+        &self,
+        r: Request<pb::invoke_action::Request>,
+    ) -> RpcResult<Self::InvokeActionStream> {
+        let r = r.into_inner();
+        let ty = match self.action(&r.action_type) {
+            Ok(ty) => ty,
+            Err(diags) => return Ok(Response::new(super::actions::completed(diags))),
+        };
+        let config = match decode_dynamic(r.config.as_ref(), &ty) {
+            Ok(v) => v,
+            Err(e) => {
+                return Ok(Response::new(super::actions::completed(bad_input(
+                    "action configuration",
+                    e,
+                ))));
+            }
+        };
+        Ok(Response::new(super::actions::invoke(
+            self.provider.clone(),
+            r.action_type,
+            config,
+        )))
     }
 
     async fn stop_provider(

@@ -1,0 +1,174 @@
+//! Resource identity (Terraform 1.12+): what names a `kudo_instance` and a
+//! `kudo_operator` in a cluster, and importing them from an `import` block's
+//! `identity = {...}` instead of an id string.
+//!
+//! The identities are copies of state attributes (see `tfplugin::IdentitySchema`), so
+//! state written before identities existed gets one on its next refresh, without a
+//! change to plan.
+
+use serde_json::Value as Json;
+use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, ImportResponse, Value};
+
+use kudo_engine::cluster::KUDO_API_VERSION;
+
+use super::{DEFAULT_NAMESPACE, Session};
+
+/// `kudo_instance`: the Instance object's namespace and name.
+pub fn instance() -> IdentitySchema {
+    IdentitySchema::new(
+        0,
+        vec![
+            IdentityAttribute::string(
+                "namespace",
+                "Namespace of the Instance object. Default `default`.",
+            )
+            .optional_for_import(),
+            IdentityAttribute::string("name", "Name of the Instance object."),
+        ],
+    )
+}
+
+/// `kudo_operator`: the namespace, the operator's name and its `operatorVersion`, which
+/// together name one OperatorVersion object.
+pub fn operator() -> IdentitySchema {
+    IdentitySchema::new(
+        0,
+        vec![
+            IdentityAttribute::string(
+                "namespace",
+                "Namespace of the Operator and OperatorVersion objects. Default `default`.",
+            )
+            .optional_for_import(),
+            IdentityAttribute::string("name", "The operator's name (`name` in operator.yaml)."),
+            IdentityAttribute::string(
+                "version",
+                "The operator's version (`operatorVersion` in operator.yaml).",
+            )
+            .from_state_attribute("operator_version"),
+        ],
+    )
+}
+
+/// The import id (`<namespace>/<name>`) an instance identity stands for.
+pub fn instance_import_id(identity: &Value) -> Result<String, Diagnostic> {
+    let namespace = namespace_of(identity);
+    let name = required(identity, "name", "kudo_instance")?;
+    Ok(format!("{namespace}/{name}"))
+}
+
+/// The import id (`<namespace>/<operatorversion-name>`) of the OperatorVersion an
+/// operator identity names, found among the namespace's OperatorVersions (the object's
+/// name also holds the appVersion, which the identity leaves out).
+pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<String, Diagnostic> {
+    let namespace = namespace_of(identity);
+    let name = required(identity, "name", "kudo_operator")?;
+    let version = required(identity, "version", "kudo_operator")?;
+    let cluster = session.cluster().await?;
+    let found = cluster
+        .list_selected_map(
+            KUDO_API_VERSION,
+            "OperatorVersion",
+            Some(namespace),
+            None,
+            |ov| {
+                let spec = |p: &str| ov.pointer(p).and_then(Json::as_str).map(str::to_string);
+                let matches = spec("/spec/operator/name").as_deref() == Some(name)
+                    && spec("/spec/version").as_deref() == Some(version);
+                spec("/metadata/name").filter(|_| matches)
+            },
+        )
+        .await
+        .map_err(|e| session.cluster_error("Cannot list the OperatorVersions", &e))?;
+    let mut names: Vec<String> = found.into_iter().flatten().collect();
+    names.sort();
+    match names.as_slice() {
+        [one] => Ok(format!("{namespace}/{one}")),
+        [] => Err(Diagnostic::error(
+            "Nothing to import",
+            format!(
+                "There is no OperatorVersion of operator {name:?} at version {version:?} in namespace {namespace}."
+            ),
+        )),
+        several => Err(Diagnostic::error(
+            "Ambiguous identity",
+            format!(
+                "Several OperatorVersions of operator {name:?} at version {version:?} are in namespace {namespace} (different appVersions): {}. Import one of them by id: `<namespace>/<operatorversion-name>`.",
+                several.join(", ")
+            ),
+        )),
+    }
+}
+
+/// An import that failed before it reached the cluster's objects.
+pub fn failed(d: Diagnostic) -> ImportResponse {
+    ImportResponse {
+        imported: Vec::new(),
+        diagnostics: vec![d],
+    }
+}
+
+fn namespace_of(identity: &Value) -> &str {
+    identity
+        .get("namespace")
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_NAMESPACE)
+}
+
+fn required<'a>(identity: &'a Value, attr: &str, type_name: &str) -> Result<&'a str, Diagnostic> {
+    identity
+        .get(attr)
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            Diagnostic::error(
+                "Incomplete identity",
+                format!("The identity of a {type_name} to import must set `{attr}`."),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instance_identity_is_its_import_id_with_the_default_namespace() {
+        let id = |attrs: Vec<(&str, Value)>| instance_import_id(&Value::object(attrs));
+        assert_eq!(
+            id(vec![
+                ("namespace", Value::string("zk")),
+                ("name", Value::string("zk1"))
+            ])
+            .ok(),
+            Some("zk/zk1".to_string())
+        );
+        assert_eq!(
+            id(vec![
+                ("namespace", Value::Null),
+                ("name", Value::string("zk1"))
+            ])
+            .ok(),
+            Some("default/zk1".to_string())
+        );
+        let missing = id(vec![
+            ("namespace", Value::string("zk")),
+            ("name", Value::Null),
+        ]);
+        assert!(missing.is_err_and(|d| d.detail.contains("`name`")));
+    }
+
+    #[test]
+    fn identities_copy_the_state_attributes_that_name_the_objects() {
+        let state = Value::object([
+            ("namespace", Value::string("zk")),
+            ("name", Value::string("zookeeper")),
+            ("operator_version", Value::string("0.3.0")),
+        ]);
+        let identity = operator()
+            .of_state(&state)
+            .map(|v| v.get("version").clone());
+        assert_eq!(identity, Some(Value::string("0.3.0")));
+        assert!(instance().of_state(&state).is_some());
+    }
+}

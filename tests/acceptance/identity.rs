@@ -1,0 +1,129 @@
+//! Resource identity (Terraform 1.12+): `kudo_instance` and `kudo_operator` carry an
+//! identity in the state, and `import` blocks may name what to adopt by identity
+//! instead of an id string.
+
+use serde_json::json;
+
+use crate::harness::{TestContext, terraform_version};
+use crate::skip;
+
+const OV_NAME: &str = "webapp-1.27.0-0.1.0";
+
+/// The quickstart example without `timeouts` (they live only in Terraform, so a
+/// configuration matching an import has none).
+fn quickstart_without_timeouts(ctx: &TestContext) {
+    ctx.use_example("quickstart");
+    let main_tf = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("main.tf");
+    let start = main_tf
+        .find("  timeouts {")
+        .expect("the example sets timeouts");
+    let end = start + main_tf[start..].find("  }\n").expect("end of timeouts") + 4;
+    ctx.write(
+        "main.tf",
+        &format!("{}{}", &main_tf[..start], &main_tf[end..]),
+    );
+}
+
+#[test]
+fn instances_and_operators_are_imported_by_identity() {
+    if terraform_version() < (1, 12) {
+        skip!(
+            "resource identity needs Terraform 1.12 or later; this is {:?}",
+            terraform_version()
+        );
+    }
+    let ctx = TestContext::new("identity");
+    quickstart_without_timeouts(&ctx);
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+
+    // What Terraform stored beside the state.
+    let identities = ctx.tf.stored_identities();
+    assert_eq!(
+        identities.get("kudo_instance.web"),
+        Some(&json!({"namespace": ns, "name": "web"})),
+        "{identities:#?}"
+    );
+    assert_eq!(
+        identities.get("kudo_operator.webapp"),
+        Some(&json!({"namespace": ns, "name": "webapp", "version": "0.1.0"})),
+        "{identities:#?}"
+    );
+
+    // Terraform forgets both; the cluster keeps them.
+    ctx.tf
+        .run(&["state", "rm", "kudo_instance.web", "kudo_operator.webapp"])
+        .assert_success();
+    assert!(ctx.kube().instance(ns, "web").is_some());
+
+    ctx.write(
+        "imports.tf",
+        &format!(
+            r#"import {{
+  to       = kudo_operator.webapp
+  identity = {{ namespace = "{ns}", name = "webapp", version = "0.1.0" }}
+}}
+
+import {{
+  to       = kudo_instance.web
+  identity = {{ namespace = "{ns}", name = "web" }}
+}}
+"#
+        ),
+    );
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        plan.stdout.contains("kudo_instance.web: Preparing import")
+            || plan.stdout.contains("will be imported"),
+        "{plan}"
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let instance = state.resource("kudo_instance.web").expect("imported");
+    assert_eq!(instance["status"], "COMPLETE", "{instance:#}");
+    assert_eq!(instance["operator"], format!("{ns}/{OV_NAME}").as_str());
+    let operator = state.resource("kudo_operator.webapp").expect("imported");
+    assert_eq!(operator["operator_version_name"], OV_NAME, "{operator:#}");
+    assert_eq!(
+        ctx.tf.stored_identities().get("kudo_instance.web"),
+        Some(&json!({"namespace": ns, "name": "web"}))
+    );
+
+    let again = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        again.code,
+        Some(0),
+        "the configuration matches what was imported:\n{again}"
+    );
+}
+
+#[test]
+fn an_identity_that_names_nothing_says_what_is_missing() {
+    if terraform_version() < (1, 12) {
+        skip!(
+            "resource identity needs Terraform 1.12 or later; this is {:?}",
+            terraform_version()
+        );
+    }
+    let ctx = TestContext::new("identity-missing");
+    quickstart_without_timeouts(&ctx);
+    let ns = ctx.namespace.as_str();
+    ctx.write(
+        "imports.tf",
+        &format!(
+            r#"import {{
+  to       = kudo_operator.webapp
+  identity = {{ namespace = "{ns}", name = "webapp", version = "9.9.9" }}
+}}
+"#
+        ),
+    );
+    let plan = ctx.tf.plan(&[]);
+    assert!(!plan.success(), "{plan}");
+    let out = plan.flat_output();
+    assert!(
+        out.contains("There is no OperatorVersion of operator \"webapp\" at version \"9.9.9\"")
+            && out.contains(ns),
+        "{plan}"
+    );
+}
