@@ -8,6 +8,7 @@ mod config;
 mod dependencies_data;
 mod diag;
 mod drift;
+mod ephemeral;
 mod existing;
 mod functions;
 mod health;
@@ -218,6 +219,10 @@ impl Provider for KudoProvider {
         schemas
             .lists
             .insert(schema::INSTANCE.to_string(), schema::instance_list());
+        schemas.ephemerals.insert(
+            schema::INSTANCE_PARAMETERS.to_string(),
+            schema::instance_parameters(),
+        );
         schemas
     }
 
@@ -357,6 +362,22 @@ impl Provider for KudoProvider {
                 imported: Vec::new(),
                 diagnostics: vec![d],
             },
+        }
+    }
+
+    async fn open_ephemeral(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
+        if type_name != schema::INSTANCE_PARAMETERS {
+            return (
+                config,
+                vec![tfplugin::unknown_type(
+                    tfplugin::TypeKind::EphemeralResource,
+                    type_name,
+                )],
+            );
+        }
+        match self.call().await {
+            Ok(call) => ephemeral::open(&call.session, config).await,
+            Err(d) => (config, vec![d]),
         }
     }
 

@@ -187,3 +187,18 @@ pub fn instance_list() -> Schema {
             .attribute(string("label_selector").optional().description("Only Instances whose labels match this Kubernetes label selector, e.g. `team=data,tier!=test`.")),
     )
 }
+
+pub const INSTANCE_PARAMETERS: &str = "kudo_instance_parameters";
+
+/// `ephemeral "kudo_instance_parameters"` (Terraform 1.10+): an instance's parameter
+/// values, sensitive ones included, for use without storing them.
+pub fn instance_parameters() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("Every parameter value of an existing KUDO instance as its templates see it, sensitive and write-only ones included, for other providers and instances (a database password for a SQL provider's configuration or a `parameters_wo` entry) without storing it: an ephemeral resource's values never reach the state or the plan file. Terraform 1.10+ / OpenTofu 1.11+.")
+            .attribute(string("name").required().description("Name of the Instance."))
+            .attribute(string("namespace").optional().description("Namespace of the Instance. Default `default`."))
+            .attribute(Attribute::new("values", Type::map(Type::String)).computed().sensitive().description("Every declared parameter's value: the package defaults, the Instance's `spec.parameters` over them, and the values kept in the `<name>-kudo-sensitive` Secret (`sensitive_parameters`, `parameters_wo`) over those.")),
+    )
+}

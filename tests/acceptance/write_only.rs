@@ -380,3 +380,135 @@ fn a_new_value_of_an_immutable_write_only_parameter_replaces_the_instance_withou
     ctx.mark_cleaned();
     assert!(ctx.instance_objects("db").is_empty());
 }
+
+/// One instance's password handed to another through the ephemeral resource and a
+/// write-only attribute: the second instance's Secret has it, and nothing Terraform
+/// keeps or prints does.
+#[test]
+fn an_instances_password_reaches_another_instance_through_the_ephemeral_resource() {
+    if crate::harness::terraform_version() < (1, 11) {
+        crate::skip!(
+            "ephemeral resources into write-only attributes need Terraform 1.11 or later; this is {:?}",
+            crate::harness::terraform_version()
+        );
+    }
+    let ctx = TestContext::new("ephemeral");
+    ctx.write("operator/operator.yaml", OPERATOR_YAML);
+    ctx.write("operator/params.yaml", PARAMS_YAML);
+    ctx.write("operator/templates/secret.yaml", SECRET_YAML);
+    let ns = ctx.namespace.as_str();
+    let db = format!(
+        r#"{PREAMBLE}
+variable "password" {{
+  type      = string
+  sensitive = true
+}}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/operator"
+  namespace = var.namespace
+}}
+resource "kudo_instance" "db" {{
+  name                 = "db"
+  namespace            = var.namespace
+  operator             = kudo_operator.op.id
+  sensitive_parameters = {{ PASSWORD = var.password }}
+}}
+"#
+    );
+    ctx.write("main.tf", &db);
+    let secret = [("TF_VAR_password", SECRET)];
+    ctx.tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &secret,
+        )
+        .assert_success();
+
+    // The instance exists: a second one reads its password without storing it.
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{db}
+ephemeral "kudo_instance_parameters" "db" {{
+  name      = kudo_instance.db.name
+  namespace = var.namespace
+}}
+resource "kudo_instance" "app" {{
+  name                  = "app"
+  namespace             = var.namespace
+  operator              = kudo_operator.op.id
+  parameters            = {{ USER = "app" }}
+  parameters_wo         = {{ PASSWORD = ephemeral.kudo_instance_parameters.db.values["PASSWORD"] }}
+  parameters_wo_version = 1
+}}
+"#
+        ),
+    );
+    let plan = ctx
+        .tf
+        .run_with_env(&["plan", "-input=false", "-no-color"], &secret)
+        .assert_success();
+    assert_absent("plan output", &plan.stdout);
+    let apply = ctx
+        .tf
+        .run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &secret,
+        )
+        .assert_success()
+        .assert_no_crash();
+    assert_absent("apply output", &apply.stdout);
+    let login = ctx.kube().must_get("v1", "Secret", Some(ns), "app-login");
+    assert_eq!(login["data"]["password"], base64(SECRET), "{login:#}");
+    assert_eq!(login["data"]["user"], base64("app"), "{login:#}");
+    let state_file =
+        std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state file");
+    // Only its address, in the app instance's dependencies; never a value.
+    let stored: serde_json::Value = serde_json::from_str(&state_file).expect("state JSON");
+    let modes: Vec<&serde_json::Value> = stored["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| &r["mode"])
+        .collect();
+    assert!(
+        modes.iter().all(|m| *m == "managed"),
+        "an ephemeral resource never reaches the state:\n{state_file}"
+    );
+    // The db instance's own state holds its sensitive parameter (that is what
+    // `sensitive_parameters` does); the app instance's must not.
+    let state = ctx.tf.state();
+    let app = state.resource("kudo_instance.app").expect("app in state");
+    assert_absent("the app instance's state", &app.to_string());
+
+    // The next plan reads it again and changes nothing.
+    let again = ctx.tf.run_with_env(
+        &["plan", "-input=false", "-no-color", "-detailed-exitcode"],
+        &secret,
+    );
+    assert_eq!(again.code, Some(0), "{again}");
+}
+
+#[test]
+fn the_ephemeral_resource_names_a_missing_instance_and_what_to_do() {
+    let ctx = TestContext::new("ephemeral-missing");
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{PREAMBLE}
+ephemeral "kudo_instance_parameters" "nope" {{
+  name      = "nope"
+  namespace = var.namespace
+}}
+"#
+        ),
+    );
+    let plan = ctx.tf.plan(&[]);
+    assert!(!plan.success(), "{plan}");
+    let out = plan.flat_output();
+    assert!(
+        out.contains("There is no Instance nope in namespace")
+            && out.contains("terraform apply -target=kudo_instance"),
+        "{plan}"
+    );
+}

@@ -224,6 +224,21 @@ pub trait Provider: Send + Sync + 'static {
         }
     }
 
+    /// `ValidateEphemeralResourceConfig`. Default: nothing to check.
+    async fn validate_ephemeral_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `OpenEphemeralResource`: the ephemeral resource's value (its configuration with
+    /// the computed attributes filled), which Terraform never stores. It is opened
+    /// for plan and again for apply, and never renewed. Default: an unknown type.
+    async fn open_ephemeral(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
+        (
+            config,
+            vec![unknown_type(TypeKind::EphemeralResource, type_name)],
+        )
+    }
+
     /// `ValidateListResourceConfig`. Default: nothing to check.
     async fn validate_list_config(&self, _type_name: &str, _config: Value) -> Vec<Diagnostic> {
         Vec::new()

@@ -97,7 +97,7 @@ pub trait DataSource<C: Sync>: Send + Sync {
 pub enum TypeKind {
     Resource,
     DataSource,
-    /// Ephemeral resources are not supported by this library; every name is unknown.
+    /// `ephemeral` blocks (protocol 6.7+).
     EphemeralResource,
     /// `list` blocks of `terraform query` (protocol 6.10).
     ListResource,
@@ -169,6 +169,7 @@ impl<C: Send + Sync> Resources<C> {
                 .iter()
                 .map(|(name, d)| (name.to_string(), d.schema()))
                 .collect(),
+            ephemerals: BTreeMap::new(),
             lists: BTreeMap::new(),
             actions: BTreeMap::new(),
             identities: self

@@ -88,6 +88,8 @@ pub struct ProviderSchemas {
     pub provider: Schema,
     pub resources: BTreeMap<String, Schema>,
     pub data_sources: BTreeMap<String, Schema>,
+    /// Ephemeral resources (`ephemeral` blocks), by type name.
+    pub ephemerals: BTreeMap<String, Schema>,
     /// List resources (`list` blocks of `terraform query`), by the resource type they
     /// list: the schema of their `config` block.
     pub lists: BTreeMap<String, Schema>,

@@ -85,6 +85,14 @@ impl<P: Provider> ProviderService<P> {
         })
     }
 
+    fn ephemeral(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
+        let schemas = self.schemas();
+        match schemas.ephemerals.get(type_name) {
+            Some(s) => Ok(s.value_type()),
+            None => Err(vec![unknown_type(TypeKind::EphemeralResource, type_name)]),
+        }
+    }
+
     fn list(&self, type_name: &str) -> Result<Type, Vec<pb::Diagnostic>> {
         let schemas = self.schemas();
         match schemas.lists.get(type_name) {
@@ -331,7 +339,13 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
                 .keys()
                 .map(|name| pb::get_metadata::FunctionMetadata { name: name.clone() })
                 .collect(),
-            ephemeral_resources: Vec::new(),
+            ephemeral_resources: s
+                .ephemerals
+                .keys()
+                .map(|k| pb::get_metadata::EphemeralMetadata {
+                    type_name: k.clone(),
+                })
+                .collect(),
             list_resources: s
                 .lists
                 .keys()
@@ -372,7 +386,11 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             provider_meta: None,
             server_capabilities: Some(capabilities()),
             functions: self.function_protos(),
-            ephemeral_resource_schemas: HashMap::new(),
+            ephemeral_resource_schemas: s
+                .ephemerals
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_proto()))
+                .collect(),
             list_resource_schemas: s
                 .lists
                 .iter()
@@ -836,10 +854,25 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         r: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> RpcResult<pb::validate_ephemeral_resource_config::Response> {
-        let name = r.into_inner().type_name;
+        let r = r.into_inner();
+        tracing::debug!(rpc = "ValidateEphemeralResourceConfig", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.ephemeral(&r.type_name),
+            pb::validate_ephemeral_resource_config::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "ephemeral resource configuration",
+            pb::validate_ephemeral_resource_config::Response
+        );
+        let diags = self
+            .provider
+            .validate_ephemeral_config(&r.type_name, config)
+            .await;
         Ok(Response::new(
             pb::validate_ephemeral_resource_config::Response {
-                diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
+                diagnostics: diags_to_proto(&diags),
             },
         ))
     }
@@ -848,31 +881,49 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         &self,
         r: Request<pb::open_ephemeral_resource::Request>,
     ) -> RpcResult<pb::open_ephemeral_resource::Response> {
-        let name = r.into_inner().type_name;
+        let r = r.into_inner();
+        // The result is never logged: it is what the user wants kept out of records.
+        tracing::debug!(rpc = "OpenEphemeralResource", type_name = %r.type_name);
+        let ty = schema_or_return!(
+            self.ephemeral(&r.type_name),
+            pb::open_ephemeral_resource::Response
+        );
+        let config = decode_or_return!(
+            r.config.as_ref(),
+            &ty,
+            "ephemeral resource configuration",
+            pb::open_ephemeral_resource::Response
+        );
+        let (value, diags) = self.provider.open_ephemeral(&r.type_name, config).await;
+        let mut diagnostics = diags_to_proto(&diags);
+        let result = encode_into(&value, &ty, "ephemeral result", &mut diagnostics);
         Ok(Response::new(pb::open_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
+            diagnostics,
+            result,
             ..Default::default()
         }))
     }
 
+    /// Never asked for: no result carries a renewal time.
     async fn renew_ephemeral_resource(
         &self,
         r: Request<pb::renew_ephemeral_resource::Request>,
     ) -> RpcResult<pb::renew_ephemeral_resource::Response> {
-        let name = r.into_inner().type_name;
+        let r = r.into_inner();
         Ok(Response::new(pb::renew_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
+            diagnostics: self.ephemeral(&r.type_name).err().unwrap_or_default(),
             ..Default::default()
         }))
     }
 
+    /// Nothing to release: opening holds nothing open.
     async fn close_ephemeral_resource(
         &self,
         r: Request<pb::close_ephemeral_resource::Request>,
     ) -> RpcResult<pb::close_ephemeral_resource::Response> {
-        let name = r.into_inner().type_name;
+        let r = r.into_inner();
         Ok(Response::new(pb::close_ephemeral_resource::Response {
-            diagnostics: vec![unknown_type(TypeKind::EphemeralResource, &name)],
+            diagnostics: self.ephemeral(&r.type_name).err().unwrap_or_default(),
         }))
     }
 
