@@ -159,10 +159,11 @@ pub(crate) fn apply_rank(r: &ObjectRef) -> u8 {
     }
 }
 
-/// How uninstall and pruning delete an object. Foreground for the kinds that own what must be gone before
-/// the next rank goes: workloads (their ReplicaSets, Pods and claimed volumes go before
-/// the ConfigMaps, Secrets, ServiceAccounts and RBAC they use) and custom resources
-/// (what their operator made for them goes while the operator still runs). KUDO's
+/// How uninstall and pruning delete an object. Foreground for the kinds that own what
+/// must be gone before the next rank goes: workloads (their ReplicaSets, Pods and
+/// claimed volumes go before the ConfigMaps, Secrets, ServiceAccounts and RBAC they
+/// use) and custom resources (what their operator made for them goes while the
+/// operator still runs). KUDO's
 /// Delete task deletes everything in the foreground (`deleteResource` in
 /// pkg/engine/task/task_delete.go) and its uninstall in the background
 /// (`DeleteInstance` in pkg/kudoctl/util/kudo/kudo.go). Background for the rest: a
