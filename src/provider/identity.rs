@@ -7,7 +7,7 @@
 //! change to plan.
 
 use serde_json::Value as Json;
-use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, ImportResponse, Value};
+use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, Value};
 
 use kudo_engine::cluster::KUDO_API_VERSION;
 
@@ -96,14 +96,6 @@ pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<S
                 several.join(", ")
             ),
         )),
-    }
-}
-
-/// An import that failed before it reached the cluster's objects.
-pub fn failed(d: Diagnostic) -> ImportResponse {
-    ImportResponse {
-        imported: Vec::new(),
-        diagnostics: vec![d],
     }
 }
 

@@ -186,11 +186,36 @@ impl KudoProvider {
         })
     }
 
+    /// The call an import (of `what`, for messages) runs in, or its answer when it
+    /// cannot run: importing reads the object from the cluster, so there is nothing to
+    /// offer while the connection settings are unknown.
+    async fn import_call(&self, what: &str) -> Result<Call, ImportResponse> {
+        let call = self.call().await.map_err(import_failed)?;
+        if call.session.config.offline() {
+            return Err(import_failed(Diagnostic::error(
+                "Cannot import before the cluster connection is known",
+                format!(
+                    "Importing {what} reads it from the cluster, but the provider settings {} are known only after apply. Apply the resources the connection comes from first (for example `terraform apply -target=<cluster module>`), then import.",
+                    offline::setting_names(&call.session.config.unknown_connection)
+                ),
+            )));
+        }
+        Ok(call)
+    }
+
     async fn call(&self) -> Result<Call, Diagnostic> {
         Ok(Call {
             session: self.session().await?,
             cancel: self.stop.child_token(),
         })
+    }
+}
+
+/// An import that failed before it read anything.
+pub(crate) fn import_failed(d: Diagnostic) -> ImportResponse {
+    ImportResponse {
+        imported: Vec::new(),
+        diagnostics: vec![d],
     }
 }
 
@@ -320,48 +345,20 @@ impl Provider for KudoProvider {
     }
 
     async fn import_resource_state(&self, type_name: &str, id: &str) -> ImportResponse {
-        match self.call().await {
-            // Importing reads the object from the cluster: nothing to offer offline.
-            Ok(call) if call.session.config.offline() => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![Diagnostic::error(
-                    "Cannot import before the cluster connection is known",
-                    format!(
-                        "Importing {type_name} {id:?} reads it from the cluster, but the provider settings {} are known only after apply. Apply the resources the connection comes from first (for example `terraform apply -target=<cluster module>`), then import.",
-                        offline::setting_names(&call.session.config.unknown_connection)
-                    ),
-                )],
-            },
+        match self.import_call(&format!("{type_name} {id:?}")).await {
             Ok(call) => self.resources.import(&call, type_name, id).await,
-            Err(d) => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![d],
-            },
+            Err(refused) => refused,
         }
     }
 
     async fn import_resource_identity(&self, type_name: &str, identity: Value) -> ImportResponse {
-        match self.call().await {
-            // Importing reads the object from the cluster: nothing to offer offline.
-            Ok(call) if call.session.config.offline() => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![Diagnostic::error(
-                    "Cannot import before the cluster connection is known",
-                    format!(
-                        "Importing {type_name} by identity reads it from the cluster, but the provider settings {} are known only after apply. Apply the resources the connection comes from first (for example `terraform apply -target=<cluster module>`), then import.",
-                        offline::setting_names(&call.session.config.unknown_connection)
-                    ),
-                )],
-            },
+        match self.import_call(&format!("{type_name} by identity")).await {
             Ok(call) => {
                 self.resources
                     .import_identity(&call, type_name, &identity)
                     .await
             }
-            Err(d) => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![d],
-            },
+            Err(refused) => refused,
         }
     }
 

@@ -74,7 +74,7 @@ impl Resource<Call> for Operator {
     async fn import_identity(&self, call: &Call, identity: &Value) -> ImportResponse {
         match super::identity::operator_import_id(&call.session, identity).await {
             Ok(id) => import(&call.session, &id).await,
-            Err(d) => super::identity::failed(d),
+            Err(d) => super::import_failed(d),
         }
     }
 }
@@ -585,10 +585,7 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
 }
 
 pub async fn import(session: &Session, id: &str) -> ImportResponse {
-    let fail = |d: Diagnostic| ImportResponse {
-        imported: Vec::new(),
-        diagnostics: vec![d],
-    };
+    let fail = super::import_failed;
     let Some((namespace, ov_name)) = parse_operator_id(id) else {
         return fail(Diagnostic::error(
             "Invalid import id",

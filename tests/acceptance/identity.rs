@@ -9,31 +9,19 @@ use crate::skip;
 
 const OV_NAME: &str = "webapp-1.27.0-0.1.0";
 
-/// The quickstart example without `timeouts` (they live only in Terraform, so a
-/// configuration matching an import has none).
-fn quickstart_without_timeouts(ctx: &TestContext) {
-    ctx.use_example("quickstart");
-    let main_tf = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("main.tf");
-    let start = main_tf
-        .find("  timeouts {")
-        .expect("the example sets timeouts");
-    let end = start + main_tf[start..].find("  }\n").expect("end of timeouts") + 4;
-    ctx.write(
-        "main.tf",
-        &format!("{}{}", &main_tf[..start], &main_tf[end..]),
-    );
+/// The Terraform in use, when it is older than resource identity (1.12).
+fn without_identity() -> Option<(u64, u64)> {
+    let version = terraform_version();
+    (version < (1, 12)).then_some(version)
 }
 
 #[test]
 fn instances_and_operators_are_imported_by_identity() {
-    if terraform_version() < (1, 12) {
-        skip!(
-            "resource identity needs Terraform 1.12 or later; this is {:?}",
-            terraform_version()
-        );
+    if let Some(version) = without_identity() {
+        skip!("resource identity needs Terraform 1.12 or later; this is {version:?}");
     }
     let ctx = TestContext::new("identity");
-    quickstart_without_timeouts(&ctx);
+    crate::quickstart::use_quickstart_without_timeouts(&ctx);
     let ns = ctx.namespace.as_str();
     ctx.tf.apply(&[]).assert_success();
 
@@ -99,14 +87,11 @@ import {{
 
 #[test]
 fn an_identity_that_names_nothing_says_what_is_missing() {
-    if terraform_version() < (1, 12) {
-        skip!(
-            "resource identity needs Terraform 1.12 or later; this is {:?}",
-            terraform_version()
-        );
+    if let Some(version) = without_identity() {
+        skip!("resource identity needs Terraform 1.12 or later; this is {version:?}");
     }
     let ctx = TestContext::new("identity-missing");
-    quickstart_without_timeouts(&ctx);
+    crate::quickstart::use_quickstart_without_timeouts(&ctx);
     let ns = ctx.namespace.as_str();
     ctx.write(
         "imports.tf",

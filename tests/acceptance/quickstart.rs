@@ -233,12 +233,11 @@ fn a_service_deleted_out_of_band_is_restored_by_the_next_apply() {
     );
 }
 
-#[test]
-fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
-    let ctx = TestContext::new("import");
+/// The quickstart example without its `timeouts` block: timeouts live only in
+/// Terraform's configuration and state, never in the cluster, so a configuration that
+/// matches an import has none.
+pub(crate) fn use_quickstart_without_timeouts(ctx: &TestContext) {
     ctx.use_example("quickstart");
-    // `timeouts` live only in Terraform's configuration and state, never in the
-    // cluster, so a configuration that matches an import has none.
     let main_tf = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("main.tf");
     let start = main_tf
         .find("  timeouts {")
@@ -248,6 +247,12 @@ fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
         "main.tf",
         &format!("{}{}", &main_tf[..start], &main_tf[end..]),
     );
+}
+
+#[test]
+fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
+    let ctx = TestContext::new("import");
+    use_quickstart_without_timeouts(&ctx);
     let ns = ctx.namespace.as_str();
     ctx.tf.apply(&[]).assert_success();
 

@@ -18,10 +18,7 @@ use super::rendered::*;
 use super::values::*;
 
 pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
-    let fail = |d: Diagnostic| ImportResponse {
-        imported: Vec::new(),
-        diagnostics: vec![d],
-    };
+    let fail = crate::provider::import_failed;
     let Some((namespace, name)) = id
         .split_once('/')
         .filter(|(n, m)| !n.is_empty() && !m.is_empty())

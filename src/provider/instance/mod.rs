@@ -98,7 +98,7 @@ impl Resource<Call> for Instance {
     async fn import_identity(&self, call: &Call, identity: &Value) -> ImportResponse {
         match super::identity::instance_import_id(identity) {
             Ok(id) => import(&call.session, &id).await,
-            Err(d) => super::identity::failed(d),
+            Err(d) => super::import_failed(d),
         }
     }
 }
