@@ -6,17 +6,12 @@ use tfplugin::{Diagnostic, Value};
 
 use kudo_engine::engine;
 
-use super::{DEFAULT_NAMESPACE, Session};
+use super::{Session, namespace_in};
 
 /// The configuration with `values` filled.
 pub async fn open(session: &Session, config: Value) -> (Value, Vec<Diagnostic>) {
     let name = config.get("name").as_str().unwrap_or_default().to_string();
-    let namespace = config
-        .get("namespace")
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_NAMESPACE)
-        .to_string();
+    let namespace = namespace_in(&config).to_string();
     match values(session, &namespace, &name).await {
         Ok(values) => (config.with("values", Value::string_map(values)), Vec::new()),
         Err(d) => (config, vec![d]),
@@ -42,12 +37,8 @@ async fn values(
             )
         })?;
     let record = engine::InstanceObject::from_value(&instance);
-    let ov_name = record.spec.operator_version.name.clone();
-    let ov_namespace = match record.spec.operator_version.namespace.as_str() {
-        "" => namespace,
-        ns => ns,
-    };
-    let pkg = engine::load_operator(&cluster, ov_namespace, &ov_name)
+    let (ov_namespace, ov_name) = record.operator_version(namespace);
+    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
         .await
         .map_err(|e| session.engine_error("Cannot read the instance's operator", &e))?
         .ok_or_else(|| {

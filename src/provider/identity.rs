@@ -11,7 +11,7 @@ use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, Value};
 
 use kudo_engine::cluster::KUDO_API_VERSION;
 
-use super::{DEFAULT_NAMESPACE, Session};
+use super::{Session, namespace_in};
 
 /// `kudo_instance`: the Instance object's namespace and name.
 pub fn instance() -> IdentitySchema {
@@ -51,7 +51,7 @@ pub fn operator() -> IdentitySchema {
 
 /// The import id (`<namespace>/<name>`) an instance identity stands for.
 pub fn instance_import_id(identity: &Value) -> Result<String, Diagnostic> {
-    let namespace = namespace_of(identity);
+    let namespace = namespace_in(identity);
     let name = required(identity, "name", "kudo_instance")?;
     Ok(format!("{namespace}/{name}"))
 }
@@ -60,7 +60,7 @@ pub fn instance_import_id(identity: &Value) -> Result<String, Diagnostic> {
 /// operator identity names, found among the namespace's OperatorVersions (the object's
 /// name also holds the appVersion, which the identity leaves out).
 pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<String, Diagnostic> {
-    let namespace = namespace_of(identity);
+    let namespace = namespace_in(identity);
     let name = required(identity, "name", "kudo_operator")?;
     let version = required(identity, "version", "kudo_operator")?;
     let cluster = session.cluster().await?;
@@ -97,14 +97,6 @@ pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<S
             ),
         )),
     }
-}
-
-fn namespace_of(identity: &Value) -> &str {
-    identity
-        .get("namespace")
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_NAMESPACE)
 }
 
 fn required<'a>(identity: &'a Value, attr: &str, type_name: &str) -> Result<&'a str, Diagnostic> {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 use tfplugin::{Diagnostic, ListRequest, Listed, Value};
 
-use kudo_engine::cluster::{KUDO_API_VERSION, ObjectRef};
+use kudo_engine::cluster::KUDO_API_VERSION;
 
 use super::Session;
 use super::instance;
@@ -144,12 +144,7 @@ async fn operator_of(
     namespace: &str,
     operator_version: &str,
 ) -> Option<String> {
-    let r = ObjectRef::new(
-        KUDO_API_VERSION,
-        "OperatorVersion",
-        Some(namespace),
-        operator_version,
-    );
+    let r = kudo_engine::engine::operator_version_ref(namespace, operator_version);
     let ov = cluster.get(&r).await.ok()??;
     ov.pointer("/spec/operator/name")
         .and_then(Json::as_str)

@@ -231,6 +231,16 @@ fn namespace_of(namespace: &Attr<String>) -> String {
         .to_string()
 }
 
+/// The `namespace` attribute of a decoded value (an identity, an ephemeral resource's
+/// configuration), defaulted as [`namespace_of`] does.
+fn namespace_in(value: &Value) -> &str {
+    value
+        .get("namespace")
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_NAMESPACE)
+}
+
 /// A resource value (state, plan or configuration) as its model; `None` when null
 /// (no prior state on create, no plan on destroy).
 fn decode<T: FromValue>(value: &Value) -> Result<Option<T>, Vec<Diagnostic>> {

@@ -44,11 +44,7 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     };
     // The same reading of the Instance as the engine's (which plan ran last, and how).
     let record = engine::InstanceObject::from_value(&instance);
-    let ov_name = record.spec.operator_version.name.clone();
-    let ov_namespace = match record.spec.operator_version.namespace.as_str() {
-        "" => namespace,
-        ns => ns,
-    };
+    let (ov_namespace, ov_name) = record.operator_version(namespace);
     let operator = format!("{ov_namespace}/{ov_name}");
     let params = record.parameters();
     let last_plan = record.last_plan().unwrap_or_else(|| "deploy".to_string());
@@ -74,7 +70,7 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
             return fail(session.cluster_error("Cannot list the instance's objects", &e));
         }
     };
-    let pkg = engine::load_operator(&cluster, ov_namespace, &ov_name)
+    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
         .await
         .ok()
         .flatten();

@@ -80,6 +80,17 @@ impl InstanceObject {
         }
     }
 
+    /// The OperatorVersion the instance runs, as (namespace, name): `spec.operatorVersion`,
+    /// in the instance's own `namespace` when it names none (as KUDO writes it).
+    pub fn operator_version<'a>(&'a self, namespace: &'a str) -> (&'a str, &'a str) {
+        let ov = &self.spec.operator_version;
+        let ov_namespace = match ov.namespace.as_str() {
+            "" => namespace,
+            ns => ns,
+        };
+        (ov_namespace, ov.name.as_str())
+    }
+
     /// The instance parameters as strings (numbers and booleans as their JSON text,
     /// null as empty), as templates and plan selection see them.
     pub fn parameters(&self) -> BTreeMap<String, String> {
