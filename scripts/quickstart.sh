@@ -45,7 +45,7 @@ else
   say "no terraform on PATH: installing one into .tools/"
   terraform="$(bash scripts/install-terraform.sh)"
 fi
-say "using $("$terraform" version | head -n1) ($terraform)"
+say "using $(CHECKPOINT_DISABLE=1 "$terraform" version | sed -n 1p) ($terraform)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/kudo-quickstart.XXXXXX")"
 sim_pid=""
