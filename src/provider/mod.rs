@@ -58,6 +58,10 @@ struct Session {
     /// or a changed `name`) plans its create with no prior state while the old Instance
     /// still exists; this tells it apart from another configuration's instance.
     known_instances: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// `namespace/name` -> render seed of the instances this process refreshed or
+    /// applied: an action run in the same Terraform walk (`action_trigger`) renders
+    /// with the instance's own seed, which only its private state holds.
+    render_seeds: std::sync::Mutex<BTreeMap<String, String>>,
 }
 
 impl Session {
@@ -66,6 +70,21 @@ impl Session {
         if let Ok(mut known) = self.known_instances.lock() {
             known.insert(format!("{namespace}/{name}"));
         }
+    }
+
+    /// Records the render seed of an instance this process saw in state.
+    fn remember_render_seed(&self, namespace: &str, name: &str, seed: Option<&str>) {
+        if let (Some(seed), Ok(mut seeds)) = (seed, self.render_seeds.lock()) {
+            seeds.insert(format!("{namespace}/{name}"), seed.to_string());
+        }
+    }
+
+    /// The render seed recorded for the instance (see `render_seeds`).
+    fn render_seed_of(&self, namespace: &str, name: &str) -> Option<String> {
+        self.render_seeds
+            .lock()
+            .ok()
+            .and_then(|seeds| seeds.get(&format!("{namespace}/{name}")).cloned())
     }
 
     /// Whether this run's state holds the instance (see `known_instances`).
@@ -259,6 +278,9 @@ impl Provider for KudoProvider {
             schema::instance_parameters(),
         );
         schemas
+            .actions
+            .insert(schema::PLAN_ACTION.to_string(), schema::plan_action());
+        schemas
     }
 
     async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
@@ -284,6 +306,7 @@ impl Provider for KudoProvider {
                     config,
                     cluster: OnceCell::new(),
                     known_instances: Default::default(),
+                    render_seeds: Default::default(),
                 }));
                 Vec::new()
             }
@@ -385,6 +408,40 @@ impl Provider for KudoProvider {
         match self.call().await {
             Ok(call) => ephemeral::open(&call.session, config).await,
             Err(d) => (config, vec![d]),
+        }
+    }
+
+    async fn validate_action_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        match type_name == schema::PLAN_ACTION {
+            true => instance::action::validate(&config),
+            false => vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)],
+        }
+    }
+
+    async fn plan_action(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        if type_name != schema::PLAN_ACTION {
+            return vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)];
+        }
+        match self.call().await {
+            Ok(call) => instance::action::plan(&call.session, &config).await,
+            Err(d) => vec![d],
+        }
+    }
+
+    async fn invoke_action(
+        &self,
+        type_name: &str,
+        config: Value,
+        progress: tfplugin::ActionProgress,
+    ) -> Vec<Diagnostic> {
+        if type_name != schema::PLAN_ACTION {
+            return vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)];
+        }
+        match self.call().await {
+            Ok(call) => {
+                instance::action::invoke(&call.session, &config, progress, &call.cancel).await
+            }
+            Err(d) => vec![d],
         }
     }
 

@@ -39,6 +39,27 @@ fn status_text(s: ExecutionStatus) -> Value {
     }
 }
 
+/// The tree as `kubectl kudo plan status` lays it out: the plan, then each phase and
+/// its steps indented below it, each with its status and message (failures only).
+pub fn describe(plan: &PlanStatus) -> String {
+    let line = |indent: &str, kind: &str, name: &str, status: ExecutionStatus, message: &str| {
+        let status = status_text(status);
+        let status = status.as_str().unwrap_or("UNKNOWN");
+        match message.is_empty() {
+            true => format!("{indent}{kind} {name} [{status}]"),
+            false => format!("{indent}{kind} {name} [{status}]: {message}"),
+        }
+    };
+    let mut lines = vec![line("", "Plan", &plan.name, plan.status, &plan.message)];
+    for phase in &plan.phases {
+        lines.push(line("  ", "Phase", &phase.name, phase.status, &phase.message));
+        for step in &phase.steps {
+            lines.push(line("    ", "Step", &step.name, step.status, &step.message));
+        }
+    }
+    lines.join("\n")
+}
+
 /// Whether any level of the tree carries a message (only failures do), which may quote
 /// a sensitive value.
 pub fn has_messages(plan: &PlanStatus) -> bool {

@@ -202,3 +202,19 @@ pub fn instance_parameters() -> Schema {
             .attribute(Attribute::new("values", Type::map(Type::String)).computed().sensitive().description("Every declared parameter's value: the package defaults, the Instance's `spec.parameters` over them, and the values kept in the `<name>-kudo-sensitive` Secret (`sensitive_parameters`, `parameters_wo`) over those.")),
     )
 }
+
+pub const PLAN_ACTION: &str = "kudo_plan";
+
+/// `action "kudo_plan"` (Terraform 1.14+): runs a named plan of an existing instance,
+/// as `kubectl kudo plan trigger` does.
+pub fn plan_action() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("Runs a named plan of an existing KUDO instance (`backup`, `restore`, ...), as `kubectl kudo plan trigger` does, from `terraform apply -invoke=action.kudo_plan.<name>` or a resource's `lifecycle { action_trigger { ... } }`. Terraform 1.14+.")
+            .attribute(string("instance").required().description("The Instance, as `<namespace>/<name>` (a `kudo_instance`'s `id`) or `<name>` in namespace `default`."))
+            .attribute(string("plan").required().description("The plan to run, as operator.yaml names it under `plans:`."))
+            .attribute(Attribute::new("parameters", Type::map(Type::String)).optional().description("Parameter values set on the Instance before the plan runs, such as mysql's `BACKUP_FILE`. Only parameters whose `trigger` in params.yaml is this plan: the others configure the instance and belong in `kudo_instance.parameters`."))
+            .attribute(string("timeout").optional().description("How long the plan may take, as a duration such as `30m` or `1h30m`. Default `20m`, as `kudo_instance`'s update timeout.")),
+    )
+}

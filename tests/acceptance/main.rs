@@ -15,6 +15,7 @@ mod harness;
 
 // Author CLI and docs checks share this binary to save a link; they need no Terraform.
 mod cli;
+mod actions;
 mod docs_coverage;
 
 mod dependencies;

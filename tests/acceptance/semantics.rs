@@ -15,7 +15,7 @@ use crate::skip;
 const KUDO: &str = "kudo.dev/v1beta1";
 
 /// A root module with `kudo_operator.this` (from `package`) and `kudo_instance.this`.
-fn config(
+pub(crate) fn config(
     package: &str,
     instance: &str,
     params: &[(&str, &str)],
@@ -50,7 +50,7 @@ resource "kudo_instance" "this" {{
     )
 }
 
-fn path_str(p: &Path) -> String {
+pub(crate) fn path_str(p: &Path) -> String {
     p.display().to_string()
 }
 
@@ -101,7 +101,7 @@ fn apply_expecting(ctx: &TestContext, plan: &str) -> State {
 
 /// `planStatus.<plan>` of the Instance object, which must be COMPLETE.
 #[track_caller]
-fn completed_plan_status(ctx: &TestContext, instance: &str, plan: &str) -> Value {
+pub(crate) fn completed_plan_status(ctx: &TestContext, instance: &str, plan: &str) -> Value {
     let obj = ctx
         .kube()
         .instance(&ctx.namespace, instance)
@@ -113,7 +113,7 @@ fn completed_plan_status(ctx: &TestContext, instance: &str, plan: &str) -> Value
 
 /// Destroy; nothing labelled with the instance may remain in the namespace.
 #[track_caller]
-fn destroy_leaves_nothing(ctx: &TestContext, instance: &str) {
+pub(crate) fn destroy_leaves_nothing(ctx: &TestContext, instance: &str) {
     let destroy = ctx.tf.destroy(&[]).assert_success().assert_no_crash();
     ctx.mark_cleaned();
     let left = ctx.left_after_destroy(instance, &destroy.output());

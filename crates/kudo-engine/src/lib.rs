@@ -87,6 +87,7 @@
 //!         crd_safety: engine::CrdSafety::default(),
 //!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
 //!         health: &HealthPolicy::Kudo,
+//!         progress: None,
 //!     },
 //!     &CancellationToken::new(),
 //! )

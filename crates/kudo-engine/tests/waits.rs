@@ -461,6 +461,7 @@ async fn a_ready_rule_waits_and_names_what_failed_it() {
         &cluster,
         engine::RunRequest {
             health: &policy,
+            progress: None,
             ..request(&yes, "y", "default", &none, "deploy")
         },
     ))
@@ -480,6 +481,7 @@ async fn a_ready_rule_waits_and_names_what_failed_it() {
         &cluster,
         engine::RunRequest {
             health: &policy,
+            progress: None,
             ..request(&no, "n", "default", &none, "deploy")
         },
         &cancel,

@@ -123,6 +123,7 @@ async fn apply_inner(
 
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
+    session.remember_render_seed(&namespace, &name, seed);
     if prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {
@@ -228,6 +229,7 @@ async fn apply_inner(
             crd_deletion: planned.crd_deletion(),
             crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
             health: &health,
+            progress: None,
         },
         &secret,
         &deadline.token,

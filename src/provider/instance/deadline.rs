@@ -65,13 +65,24 @@ impl Deadline {
         what: &str,
         result: &mut Result<T, engine::EngineError>,
     ) {
+        self.explain_limit(stop, what, "`timeouts`", result)
+    }
+
+    /// [`Deadline::explain`] for a limit set by `setting` (for messages).
+    pub(super) fn explain_limit<T>(
+        self,
+        stop: &CancellationToken,
+        what: &str,
+        setting: &str,
+        result: &mut Result<T, engine::EngineError>,
+    ) {
         self.timer.abort();
         if let Err(e) = result
             && e.is_cancelled()
             && !stop.is_cancelled()
         {
             *e = e.clone().context(format!(
-                "{what} did not finish within the {}s allowed by `timeouts` (raise the timeout or fix what is not becoming ready)",
+                "{what} did not finish within the {}s allowed by {setting} (raise the timeout or fix what is not becoming ready)",
                 self.limit.as_secs(),
             ));
         }

@@ -65,6 +65,7 @@ pub(super) async fn detect(
         // A dry-run for drift: nothing is written, and the plan checks CRDs itself.
         crd_safety: engine::CrdSafety::Off,
         health: &engine::HealthPolicy::Kudo,
+        progress: None,
     };
     let planned = engine::preview_plan_only(cluster, request, &|r| suspects.contains(&identity(r)))
         .await

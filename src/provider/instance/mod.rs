@@ -3,6 +3,7 @@
 //! the resource type that dispatches to them. Values, validation, plan-time renders,
 //! the plan decision and timeouts live beside them.
 
+pub(super) mod action;
 mod apply;
 mod deadline;
 mod decision;

@@ -35,6 +35,8 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         return keep(state, Vec::new());
     };
     session.remember_instance(&namespace, &name);
+    let seed = crate::provider::render_seed::from_private(&private);
+    session.remember_render_seed(&namespace, &name, seed.as_deref());
     let cluster = match session.cluster().await {
         Ok(c) => c,
         Err(d) => return keep(state, vec![d]),

@@ -250,6 +250,21 @@ impl Terraform {
 
     /// As [`Terraform::run`] with extra variables for this command only.
     pub fn run_with_env(&self, args: &[&str], extra_env: &[(&str, &str)]) -> TfRun {
+        self.run_until(args, extra_env, None::<fn() -> bool>)
+    }
+
+    /// Runs `terraform <args>` and interrupts it as Ctrl-C does (SIGINT, once) as soon as
+    /// `ready` holds, checked every 100 ms while it runs. Panics if it ends before.
+    pub fn run_interrupted_when(&self, args: &[&str], ready: impl FnMut() -> bool) -> TfRun {
+        self.run_until(args, &[], Some(ready))
+    }
+
+    fn run_until(
+        &self,
+        args: &[&str],
+        extra_env: &[(&str, &str)],
+        mut interrupt_when: Option<impl FnMut() -> bool>,
+    ) -> TfRun {
         let mut cmd = Command::new(terraform_path());
         cmd.args(args)
             .current_dir(&self.workdir)
@@ -286,6 +301,20 @@ impl Terraform {
             }
             false
         });
+        if let Some(ready) = interrupt_when.as_mut() {
+            loop {
+                if let Some(status) = child.try_wait().expect("poll terraform") {
+                    panic!("terraform {} ended ({status}) before it could be interrupted", args.join(" "));
+                }
+                if ready() {
+                    let _ = Command::new("kill")
+                        .args(["-INT", &pid.to_string()])
+                        .status();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
         let status = child.wait().expect("wait for terraform");
         let _ = done_tx.send(());
         let timed_out = watchdog.join().unwrap_or(false);

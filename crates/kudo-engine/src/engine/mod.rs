@@ -15,6 +15,7 @@ mod ownership;
 mod pipe;
 mod planning;
 mod preview;
+mod progress;
 mod prune;
 mod readiness;
 mod removal;
@@ -51,6 +52,7 @@ pub use preview::{
     PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,
     preview_plan_only, preview_walk, preview_walk_only, render_plan,
 };
+pub use progress::{Progress, ProgressChange, ProgressEvent};
 pub use prune::unwanted;
 pub use readiness::{HealthPolicy, ReadyRules, RuleError, judge};
 pub use removal::{CrdDeletion, Kept, KeptReason};

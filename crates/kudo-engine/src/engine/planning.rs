@@ -184,6 +184,7 @@ pub async fn plan_instance(
         crd_safety,
         // A plan waits for nothing.
         health: &super::HealthPolicy::Kudo,
+        progress: None,
     };
     let walk = desired
         .plan(plan)

@@ -21,6 +21,7 @@ use super::dependency;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::pipe;
+use super::progress::{Progress, ProgressChange, ProgressEvent};
 use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
@@ -60,6 +61,8 @@ pub struct RunRequest<'a> {
     /// When an applied object counts as healthy ([`HealthPolicy::Kudo`]: KUDO's rules);
     /// dependency instances inherit it.
     pub health: &'a HealthPolicy,
+    /// Told as phases and steps start and finish (dependency instances' too).
+    pub progress: Option<&'a Progress>,
 }
 
 /// The result of a successful run.
@@ -374,6 +377,18 @@ impl<'a> Run<'a> {
         self.publish().await;
     }
 
+    fn report(&self, phase: &str, step: Option<&str>, change: ProgressChange) {
+        if let Some(progress) = self.req.progress {
+            progress.report(ProgressEvent {
+                instance: self.req.instance.to_string(),
+                plan: self.req.plan.to_string(),
+                phase: phase.to_string(),
+                step: step.map(str::to_string),
+                change,
+            });
+        }
+    }
+
     fn snapshot(&self, plan: &str) -> Value {
         self.statuses
             .lock()
@@ -443,6 +458,7 @@ impl<'a> Run<'a> {
         tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase started");
         self.update(|s| s.set_phase(&phase.name, ExecutionStatus::InProgress, ""))
             .await;
+        self.report(&phase.name, None, ProgressChange::Started);
         let children = phase
             .steps
             .iter()
@@ -457,11 +473,13 @@ impl<'a> Run<'a> {
             Ok(()) => {
                 self.update(|s| s.set_phase(&phase.name, ExecutionStatus::Complete, ""))
                     .await;
+                self.report(&phase.name, None, ProgressChange::Complete);
                 tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase complete");
             }
             Err(e) => {
                 self.update(|s| s.set_phase(&phase.name, status_of(e), &e.message))
                     .await;
+                self.report(&phase.name, None, ProgressChange::Failed(e.message.clone()));
                 tracing::info!(plan = %self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
             }
         }
@@ -477,6 +495,7 @@ impl<'a> Run<'a> {
         tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step started");
         self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::InProgress, ""))
             .await;
+        self.report(&loc.phase, Some(&loc.step), ProgressChange::Started);
         let result = self
             .step_tasks(loc, step, cancel)
             .await
@@ -485,12 +504,14 @@ impl<'a> Run<'a> {
             Ok(()) => {
                 self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::Complete, ""))
                     .await;
+                self.report(&loc.phase, Some(&loc.step), ProgressChange::Complete);
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step complete");
             }
             Err(e) => {
                 let text = e.to_string();
                 self.update(|s| s.set_step(&loc.phase, &loc.step, status_of(e), &text))
                     .await;
+                self.report(&loc.phase, Some(&loc.step), ProgressChange::Failed(text.clone()));
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, error = %text, "step failed");
             }
         }

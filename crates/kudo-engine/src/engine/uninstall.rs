@@ -89,6 +89,7 @@ pub async fn uninstall_instance_keeping(
                 crd_safety: super::CrdSafety::Off,
                 // `Cleanup` carries no policy (yet): the cleanup plan waits by KUDO's rules.
                 health: &super::HealthPolicy::Kudo,
+                progress: None,
             },
             cancel,
         )

@@ -153,6 +153,7 @@ pub fn request<'a>(
         crd_deletion: engine::CrdDeletion::default(),
         crd_safety: engine::CrdSafety::default(),
         health: &engine::HealthPolicy::Kudo,
+        progress: None,
     }
 }
 

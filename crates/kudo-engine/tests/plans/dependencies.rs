@@ -553,6 +553,7 @@ async fn dependency_instances_inherit_the_health_policy() {
         &cluster,
         RunRequest {
             health: &policy,
+            progress: None,
             ..request(&pkg, "p", "default", &seven, "deploy")
         },
     ))
@@ -566,6 +567,7 @@ async fn dependency_instances_inherit_the_health_policy() {
         &cluster,
         RunRequest {
             health: &policy,
+            progress: None,
             ..request(&pkg, "q", "default", &two, "deploy")
         },
         &cancel,

@@ -96,6 +96,7 @@ impl<'a> Run<'a> {
             crd_deletion: self.req.crd_deletion,
             crd_safety: self.req.crd_safety,
             health: self.req.health,
+            progress: self.req.progress,
         };
         let outcome = run_plan_boxed(self.cluster, request, Some(self.owner.clone()), cancel)
             .await
