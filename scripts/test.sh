@@ -62,7 +62,7 @@ if path_tf="$(command -v terraform)" && [[ "$path_tf" != "$TF_ACC_TERRAFORM_PATH
   # pipefail turns that into a failed run (exit 141). sed reads everything.
   CHECKPOINT_DISABLE=1 "$path_tf" version | sed -n 1p
   TF_ACC_TERRAFORM_PATH="$path_tf" cargo test --test acceptance --no-fail-fast -- \
-    write_only:: identity:: query:: quickstart:: refresh:: functions:: module_tests:: errors::
+    write_only:: identity:: query:: actions:: quickstart:: refresh:: functions:: module_tests:: errors::
 else
   echo "no other terraform on PATH; skipped"
 fi

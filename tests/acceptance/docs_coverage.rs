@@ -84,6 +84,19 @@ fn every_attribute_is_described_and_documented() {
         assert!(text.contains("## Example Usage"), "{name}: no example");
         problems.extend(missing(&s.block, &text, &format!("{name}.")));
     }
+    // Blocks newer Terraform added: each documents its `config` (or its arguments).
+    let newer = [
+        ("docs/actions", &schemas.actions),
+        ("docs/list-resources", &schemas.lists),
+        ("docs/ephemeral-resources", &schemas.ephemerals),
+    ];
+    for (folder, kinds) in newer {
+        for (name, s) in kinds.iter() {
+            let text = doc(&format!("{folder}/{name}.md"));
+            assert!(text.contains("## Example"), "{name}: no example");
+            problems.extend(missing(&s.block, &text, &format!("{name}.")));
+        }
+    }
     assert!(
         problems.is_empty(),
         "documentation gaps:\n{}",
