@@ -1,6 +1,7 @@
-//! `terraform query` (Terraform 1.14+): `list "kudo_instance"` finds the KUDO Instances
-//! in a cluster, whoever made them, so that users of `kubectl kudo` can adopt them with
-//! generated configuration instead of writing it from `kubectl get instance -o yaml`.
+//! `terraform query` (Terraform 1.14+): `list "kudo_instance"` and `list "kudo_operator"`
+//! find the KUDO Instances and OperatorVersions in a cluster, whoever made them, so that
+//! users of `kubectl kudo` can adopt them with generated configuration instead of
+//! writing it from `kubectl get instance -o yaml`.
 
 use std::collections::BTreeMap;
 
@@ -9,8 +10,8 @@ use tfplugin::{Diagnostic, ListRequest, Listed, Value};
 
 use kudo_engine::cluster::KUDO_API_VERSION;
 
-use super::Session;
 use super::instance;
+use super::{Session, packages};
 
 /// The `config` block, as the schema (`schema::instance_list`) declares it.
 struct ListConfig {
@@ -149,4 +150,147 @@ async fn operator_of(
     ov.pointer("/spec/operator/name")
         .and_then(Json::as_str)
         .map(str::to_string)
+}
+
+/// One OperatorVersion as listed.
+struct FoundOperator {
+    namespace: String,
+    /// The OperatorVersion's name.
+    name: String,
+    operator: String,
+    version: String,
+    /// Operators its KudoOperator tasks and `dependencies:` install.
+    depends_on: Vec<String>,
+}
+
+fn found_operator(o: &Json) -> Option<FoundOperator> {
+    let text = |p: &str| o.pointer(p).and_then(Json::as_str).map(str::to_string);
+    let items = |p: &str| {
+        o.pointer(p)
+            .and_then(Json::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
+    let tasks = items("/spec/tasks")
+        .iter()
+        .filter(|t| t["kind"] == "KudoOperator")
+        .filter_map(|t| t.pointer("/spec/package").and_then(Json::as_str));
+    let listed = items("/spec/dependencies")
+        .iter()
+        .filter_map(|d| d["name"].as_str());
+    Some(FoundOperator {
+        namespace: text("/metadata/namespace")?,
+        name: text("/metadata/name")?,
+        operator: text("/spec/operator/name")?,
+        version: text("/spec/version").unwrap_or_default(),
+        depends_on: tasks.chain(listed).map(str::to_string).collect(),
+    })
+}
+
+/// The operators (OperatorVersions) `req.config` selects, sorted by namespace and
+/// name, at most `req.limit`; with `include_resource_object`, each with the state an
+/// import builds and `package` naming the OperatorVersion in the cluster.
+pub async fn operators(session: &Session, req: &ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+    let config = ListConfig::from_value(&req.config);
+    let cluster = match session.cluster().await {
+        Ok(c) => c,
+        Err(d) => return (Vec::new(), vec![d]),
+    };
+    let listed = cluster
+        .list_selected_map(
+            KUDO_API_VERSION,
+            "OperatorVersion",
+            config.namespace.as_deref(),
+            config.label_selector.as_deref(),
+            |o| found_operator(&o),
+        )
+        .await;
+    let found: Vec<FoundOperator> = match listed {
+        Ok(l) => l.into_iter().flatten().collect(),
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![session.cluster_error("Cannot list the KUDO OperatorVersions", &e)],
+            );
+        }
+    };
+    // An operator another one in its namespace installs comes with that one.
+    let dependencies: std::collections::BTreeSet<(&str, &str)> = found
+        .iter()
+        .flat_map(|f| {
+            f.depends_on
+                .iter()
+                .map(|d| (f.namespace.as_str(), d.as_str()))
+        })
+        .collect();
+    let mut selected: Vec<&FoundOperator> = found
+        .iter()
+        .filter(|f| !dependencies.contains(&(f.namespace.as_str(), f.operator.as_str())))
+        .filter(|f| config.operator.as_ref().is_none_or(|o| *o == f.operator))
+        .collect();
+    selected.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    if req.limit > 0 {
+        selected.truncate(usize::try_from(req.limit).unwrap_or(usize::MAX));
+    }
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    for f in selected {
+        let id = format!("{}/{}", f.namespace, f.name);
+        let state = match req.include_resource_object {
+            false => None,
+            true => {
+                let mut answer = super::operator::import(session, &id).await;
+                match answer.imported.pop() {
+                    Some(imported) if !tfplugin::has_errors(&answer.diagnostics) => {
+                        Some(imported.state.with(
+                            "package",
+                            Value::string(format!("{}{id}", packages::CLUSTER_SOURCE)),
+                        ))
+                    }
+                    _ => {
+                        diags.extend(answer.diagnostics);
+                        continue;
+                    }
+                }
+            }
+        };
+        out.push(Listed {
+            display_name: id,
+            identity: Value::object([
+                ("namespace", Value::string(&f.namespace)),
+                ("name", Value::string(&f.operator)),
+                ("version", Value::string(&f.version)),
+            ]),
+            state,
+        });
+    }
+    (out, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_operator_version_names_the_operators_it_installs() {
+        let ov = json!({
+            "metadata": {"namespace": "data", "name": "kafka-2.5.1-1.3.3"},
+            "spec": {
+                "operator": {"name": "kafka"},
+                "version": "1.3.3",
+                "tasks": [
+                    {"name": "zk", "kind": "KudoOperator", "spec": {"package": "zookeeper"}},
+                    {"name": "app", "kind": "Apply", "spec": {"resources": ["a.yaml"]}},
+                ],
+                "dependencies": [{"name": "cert-manager"}],
+            },
+        });
+        let found = found_operator(&ov).expect("an OperatorVersion");
+        assert_eq!(found.operator, "kafka");
+        assert_eq!(found.version, "1.3.3");
+        assert_eq!(found.depends_on, ["zookeeper", "cert-manager"]);
+        assert!(found_operator(&json!({"metadata": {"name": "x"}})).is_none());
+    }
 }

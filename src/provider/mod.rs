@@ -273,6 +273,9 @@ impl Provider for KudoProvider {
         schemas
             .lists
             .insert(schema::INSTANCE.to_string(), schema::instance_list());
+        schemas
+            .lists
+            .insert(schema::OPERATOR.to_string(), schema::operator_list());
         schemas.ephemerals.insert(
             schema::INSTANCE_PARAMETERS.to_string(),
             schema::instance_parameters(),
@@ -414,13 +417,19 @@ impl Provider for KudoProvider {
     async fn validate_action_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
         match type_name == schema::PLAN_ACTION {
             true => instance::action::validate(&config),
-            false => vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)],
+            false => vec![tfplugin::unknown_type(
+                tfplugin::TypeKind::Action,
+                type_name,
+            )],
         }
     }
 
     async fn plan_action(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
         if type_name != schema::PLAN_ACTION {
-            return vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)];
+            return vec![tfplugin::unknown_type(
+                tfplugin::TypeKind::Action,
+                type_name,
+            )];
         }
         match self.call().await {
             Ok(call) => instance::action::plan(&call.session, &config).await,
@@ -435,7 +444,10 @@ impl Provider for KudoProvider {
         progress: tfplugin::ActionProgress,
     ) -> Vec<Diagnostic> {
         if type_name != schema::PLAN_ACTION {
-            return vec![tfplugin::unknown_type(tfplugin::TypeKind::Action, type_name)];
+            return vec![tfplugin::unknown_type(
+                tfplugin::TypeKind::Action,
+                type_name,
+            )];
         }
         match self.call().await {
             Ok(call) => {
@@ -446,6 +458,12 @@ impl Provider for KudoProvider {
     }
 
     async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        if req.type_name == schema::OPERATOR {
+            return match self.call().await {
+                Ok(call) => listing::operators(&call.session, &req).await,
+                Err(d) => (Vec::new(), vec![d]),
+            };
+        }
         if req.type_name != schema::INSTANCE {
             return (
                 Vec::new(),

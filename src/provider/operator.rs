@@ -15,7 +15,7 @@ use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::resolve::{
-    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_values,
+    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_values, resolve_loaded,
 };
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
@@ -128,8 +128,8 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Err(d) => return fail(d),
     };
     let schema = schema::operator();
-    let Attr::Known(source) = &proposed.package else {
-        // The package path depends on something not known yet: everything computed is too.
+    // The package path depends on something not known yet: everything computed is too.
+    let unknown = || {
         let mut planned: OperatorModel = match schema
             .mark_computed_unknown(&req.proposed_new_state)
             .decode()
@@ -141,11 +141,14 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             planned.namespace = DEFAULT_NAMESPACE.into();
         }
         let planned = planned.into_value();
-        return PlanResponse {
+        PlanResponse {
             requires_replace: schema.requires_replace(&req.prior_state, &planned),
             planned_state: planned,
             ..Default::default()
-        };
+        }
+    };
+    let Attr::Known(source) = &proposed.package else {
+        return unknown();
     };
     if !proposed.dependency_overrides.is_fully_known() {
         return PlanResponse {
@@ -160,15 +163,17 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Ok(c) => c,
         Err(d) => return fail(vec![d]),
     };
-    let (pkg, resolution) = match load_with_dependencies(
-        &session.config.repositories,
+    let (pkg, resolution) = match load_package(
+        session,
+        cluster.as_ref(),
         source,
         overrides_of(&proposed.dependency_overrides),
-        cluster.as_ref().and_then(cluster_of),
     )
     .await
     {
-        Ok(r) => r,
+        Ok(Some(r)) => r,
+        // A `cluster:` source while the cluster is not known yet (offline plan).
+        Ok(None) => return unknown(),
         Err(d) => return fail(vec![d]),
     };
     let namespace = namespace_of(&proposed.namespace);
@@ -238,6 +243,45 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     }
 }
 
+/// The package `source` names, with its dependencies resolved. A `cluster:` source
+/// (see [`packages::CLUSTER_SOURCE`]) is the OperatorVersion stored in `cluster`, read
+/// as `terraform import` reads it; `Ok(None)` when there is no cluster to read yet.
+async fn load_package(
+    session: &Session,
+    cluster: Option<&kudo_engine::cluster::Cluster>,
+    source: &str,
+    overrides: std::collections::BTreeMap<String, String>,
+) -> Result<Option<(Package, Resolution)>, Diagnostic> {
+    let repositories = &session.config.repositories;
+    let version = cluster.and_then(cluster_of);
+    let Some((namespace, ov_name)) = packages::cluster_source(source) else {
+        if source.starts_with(packages::CLUSTER_SOURCE) {
+            return Err(super::resolve::package_error(
+                source,
+                "a cluster package source is `cluster:<namespace>/<operatorversion-name>`",
+            ));
+        }
+        return load_with_dependencies(repositories, source, overrides, version)
+            .await
+            .map(Some);
+    };
+    let Some(cluster) = cluster else {
+        return Ok(None);
+    };
+    let pkg = engine::load_operator(cluster, namespace, ov_name)
+        .await
+        .map_err(|e| session.engine_error("Cannot read the operator from the cluster", &e))?
+        .ok_or_else(|| {
+            super::resolve::package_error(
+                source,
+                format!("there is no OperatorVersion {ov_name} in namespace {namespace}; set `package` to the operator's folder, archive, URL or repository name"),
+            )
+        })?;
+    resolve_loaded(repositories, source, pkg, overrides, version)
+        .await
+        .map(Some)
+}
+
 /// Whether the cluster's Kubernetes version could change `resolution`: a dependency
 /// whose `kubernetesVersion` is newer than the oldest release the provider knows (or
 /// unreadable) may be skipped on an older cluster. The root package is only checked,
@@ -282,15 +326,24 @@ pub async fn apply(
     let prior_state = req.prior_state;
 
     let source = planned.package.as_deref().unwrap_or_default().to_string();
-    let (pkg, resolution) = match load_with_dependencies(
-        &session.config.repositories,
+    let (pkg, resolution) = match load_package(
+        session,
+        Some(&cluster),
         &source,
         overrides_of(&planned.dependency_overrides),
-        cluster_of(&cluster),
     )
     .await
     {
-        Ok(r) => r,
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return fail(
+                prior_state,
+                vec![Diagnostic::error(
+                    "Cannot load the operator package",
+                    format!("Package {source:?} could not be read from the cluster."),
+                )],
+            );
+        }
         Err(d) => return fail(prior_state, vec![d]),
     };
     let namespace = namespace_of(&planned.namespace);

@@ -52,7 +52,13 @@ pub fn describe(plan: &PlanStatus) -> String {
     };
     let mut lines = vec![line("", "Plan", &plan.name, plan.status, &plan.message)];
     for phase in &plan.phases {
-        lines.push(line("  ", "Phase", &phase.name, phase.status, &phase.message));
+        lines.push(line(
+            "  ",
+            "Phase",
+            &phase.name,
+            phase.status,
+            &phase.message,
+        ));
         for step in &phase.steps {
             lines.push(line("    ", "Step", &step.name, step.status, &step.message));
         }

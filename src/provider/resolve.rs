@@ -38,13 +38,38 @@ pub async fn load_with_dependencies(
     overrides: BTreeMap<String, String>,
     cluster: Option<Cluster<'_>>,
 ) -> Result<(Package, Resolution), Diagnostic> {
+    resolve_package(repositories, source, None, overrides, cluster).await
+}
+
+/// [`load_with_dependencies`] for a package already read (from the cluster, for a
+/// `cluster:` source): checked and resolved the same way.
+pub async fn resolve_loaded(
+    repositories: &[RepositoryConfig],
+    source: &str,
+    pkg: Package,
+    overrides: BTreeMap<String, String>,
+    cluster: Option<Cluster<'_>>,
+) -> Result<(Package, Resolution), Diagnostic> {
+    resolve_package(repositories, source, Some(pkg), overrides, cluster).await
+}
+
+async fn resolve_package(
+    repositories: &[RepositoryConfig],
+    source: &str,
+    loaded: Option<Package>,
+    overrides: BTreeMap<String, String>,
+    cluster: Option<Cluster<'_>>,
+) -> Result<(Package, Resolution), Diagnostic> {
     let repositories = repositories.to_vec();
     let source_owned = source.to_string();
     let version = cluster.as_ref().map(|c| c.version.clone());
     let url = cluster.map(|c| c.url.to_string());
     let work = tokio::task::spawn_blocking(move || {
-        let pkg = packages::load_source(&source_owned, &repositories)
-            .map_err(|e| package_error(&source_owned, e))?;
+        let pkg = match loaded {
+            Some(pkg) => pkg,
+            None => packages::load_source(&source_owned, &repositories)
+                .map_err(|e| package_error(&source_owned, e))?,
+        };
         if let (Some(version), Some(url)) = (&version, &url) {
             check_kubernetes_version(&pkg, &source_owned, version, url)?;
         }

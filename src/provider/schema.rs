@@ -69,7 +69,7 @@ pub fn operator() -> Schema {
         0,
         Block::new()
             .description("A KUDO operator package installed into a namespace: KUDO's `Operator` and `OperatorVersion` objects (`kudo.dev/v1beta1`). The KUDO CRDs are installed when missing.")
-            .attribute(string("package").required().description("The operator package: a local folder, a `.tgz` file, an `http(s)` URL of a `.tgz`, or `name[@version]` from the provider's repositories. Relative paths are resolved from the working directory; use `${path.module}`."))
+            .attribute(string("package").required().description("The operator package: a local folder, a `.tgz` file, an `http(s)` URL of a `.tgz`, `name[@version]` from the provider's repositories, or `cluster:<namespace>/<operatorversion-name>` for an OperatorVersion already in the cluster (what `terraform query` generates for operators `kubectl kudo` installed; its dependencies are resolved from the repositories). Relative paths are resolved from the working directory; use `${path.module}`."))
             .attribute(string("namespace").optional().computed().requires_replace().description("Namespace of the Operator and OperatorVersion objects. Default `default`. Changing it replaces the resource."))
             .attribute(string("id").computed().description("`<namespace>/<operatorversion-name>`, known at plan time. Pass it to `kudo_instance.operator`."))
             .attribute(string("name").computed().description("The operator's name from `operator.yaml`."))
@@ -185,6 +185,19 @@ pub fn instance_list() -> Schema {
             .attribute(string("namespace").optional().description("Only Instances in this namespace. Unset: every namespace."))
             .attribute(string("operator").optional().description("Only instances of this operator (its `name` in operator.yaml, e.g. `zookeeper`)."))
             .attribute(string("label_selector").optional().description("Only Instances whose labels match this Kubernetes label selector, e.g. `team=data,tier!=test`.")),
+    )
+}
+
+/// `list "kudo_operator"` (Terraform 1.14+): the operators (OperatorVersions) in the
+/// cluster, for `terraform query`.
+pub fn operator_list() -> Schema {
+    Schema::new(
+        0,
+        Block::new()
+            .description("Finds KUDO operators (OperatorVersions) in the cluster, whoever installed them, for `terraform query`; `-generate-config-out` writes a `kudo_operator` block whose `package` is `cluster:<namespace>/<operatorversion-name>` (the cluster does not record where a package came from) and an `import` block for each. Operators that another listed operator installs as a dependency are left out: they come with it.")
+            .attribute(string("namespace").optional().description("Only operators in this namespace. Unset: every namespace."))
+            .attribute(string("operator").optional().description("Only this operator (its `name` in operator.yaml, e.g. `zookeeper`)."))
+            .attribute(string("label_selector").optional().description("Only OperatorVersions whose labels match this Kubernetes label selector.")),
     )
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{TestContext, flat, fixture_operator, own_operator, terraform_version};
+use crate::harness::{TestContext, fixture_operator, flat, own_operator, terraform_version};
 use crate::semantics::{completed_plan_status, config, destroy_leaves_nothing, path_str};
 use crate::skip;
 
@@ -33,7 +33,10 @@ action "kudo_plan" "{name}" {{
 /// the actions given appended.
 fn day2(ctx: &TestContext, actions: &str) {
     let pkg = path_str(&own_operator("day2"));
-    ctx.write("main.tf", &format!("{}{actions}", config(&pkg, "app", &[], &[])));
+    ctx.write(
+        "main.tf",
+        &format!("{}{actions}", config(&pkg, "app", &[], &[])),
+    );
 }
 
 /// `terraform apply -invoke=action.kudo_plan.<name>`.
@@ -127,8 +130,7 @@ fn a_failing_plan_fails_the_action_with_the_failed_step() {
     let out = flat(&run.output());
     assert!(out.contains("Plan fail of instance app failed"), "{run}");
     assert!(
-        out.contains("step checks/report complete")
-            && out.contains("step checks/boom failed: "),
+        out.contains("step checks/report complete") && out.contains("step checks/boom failed: "),
         "progress up to the failure:\n{run}"
     );
     // The status tree, as the Instance records it.
@@ -157,7 +159,11 @@ fn ctrl_c_stops_an_action_and_leaves_the_instance_consistent() {
     let ctx = TestContext::new("action-interrupt");
     day2(
         &ctx,
-        &format!("{}{}", action("hang", "hang", ""), action("report", "report", "")),
+        &format!(
+            "{}{}",
+            action("hang", "hang", ""),
+            action("report", "report", "")
+        ),
     );
     ctx.tf.apply(&[]).assert_success();
 
@@ -250,8 +256,14 @@ fn parameters_of_other_plans_and_unknown_plans_fail_the_plan() {
         assert!(flat(&run.output()).contains(message), "{name}: {run}");
     }
     // Nothing ran.
-    let instance = ctx.kube().instance(&ctx.namespace, "app").expect("Instance");
-    assert!(instance["spec"]["parameters"]["MESSAGE"].is_null(), "{instance:#}");
+    let instance = ctx
+        .kube()
+        .instance(&ctx.namespace, "app")
+        .expect("Instance");
+    assert!(
+        instance["spec"]["parameters"]["MESSAGE"].is_null(),
+        "{instance:#}"
+    );
     assert!(plan_status(&ctx, "app", "report")["status"] != "COMPLETE");
 }
 
@@ -285,7 +297,8 @@ fn a_plan_using_the_seed_runs_from_action_trigger_and_is_refused_by_invoke() {
     // Invoked alone, the action cannot know the seed: refused before anything runs.
     let run = invoke(&ctx, "rotate").assert_clean_error();
     assert!(
-        flat(&run.output()).contains("Task \"key\" of plan \"rotate\" renders differently for each seed"),
+        flat(&run.output())
+            .contains("Task \"key\" of plan \"rotate\" renders differently for each seed"),
         "{run}"
     );
     assert!(plan_status(&ctx, "app", "rotate")["status"] != "COMPLETE");

@@ -1,8 +1,8 @@
 //! Mistakes a user makes must end as Terraform errors that say what is wrong:
 //! non-zero exit, an `Error:` diagnostic naming the culprit, no crash.
 
-use crate::harness::TestContext;
 use crate::harness::flat;
+use crate::harness::{PREAMBLE, TestContext};
 
 /// The quickstart operator with a configuration of our own around it.
 fn quickstart_with(ctx: &TestContext, provider_block: &str, parameters: &str) {
@@ -485,4 +485,32 @@ fn an_invalid_timeout_names_the_timeouts_attribute() {
         "{run}"
     );
     ctx.mark_cleaned();
+}
+
+#[test]
+fn a_cluster_package_source_naming_no_operator_version_says_so() {
+    let ctx = TestContext::new("err-cluster-source");
+    let ns = ctx.namespace.clone();
+    ctx.write(
+        "main.tf",
+        &format!(
+            "{PREAMBLE}\nresource \"kudo_operator\" \"gone\" {{\n  package   = \"cluster:{ns}/nothing-1.0.0\"\n  namespace = var.namespace\n}}\n\nresource \"kudo_operator\" \"malformed\" {{\n  package   = \"cluster:nothing\"\n  namespace = var.namespace\n}}\n"
+        ),
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = flat(&run.output());
+    assert!(
+        text.contains(&format!(
+            "there is no OperatorVersion nothing-1.0.0 in namespace {ns}"
+        )),
+        "{run}"
+    );
+    assert!(
+        text.contains("a cluster package source is `cluster:<namespace>/<operatorversion-name>`"),
+        "{run}"
+    );
+    assert!(
+        text.contains("in resource \"kudo_operator\" \"gone\""),
+        "{run}"
+    );
 }

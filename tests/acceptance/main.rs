@@ -14,8 +14,8 @@
 mod harness;
 
 // Author CLI and docs checks share this binary to save a link; they need no Terraform.
-mod cli;
 mod actions;
+mod cli;
 mod docs_coverage;
 
 mod dependencies;

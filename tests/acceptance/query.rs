@@ -74,3 +74,85 @@ fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them()
     let kube = ctx.kube();
     assert!(kube.instance(ns, "app").is_some());
 }
+
+#[test]
+fn query_finds_operators_kudo_installed_and_the_generated_configuration_keeps_them() {
+    if terraform_version() < (1, 14) {
+        skip!(
+            "terraform query needs Terraform 1.14 or later; this is {:?}",
+            terraform_version()
+        );
+    }
+    let ctx = TestContext::new("query-operators");
+    let ns = ctx.namespace.as_str();
+    crate::semantics::install_like_kudo(&ctx);
+    let ov_before = ctx.kube().must_get(
+        "kudo.dev/v1beta1",
+        "OperatorVersion",
+        Some(ns),
+        "lifecycle-0.1.0",
+    );
+    ctx.write("main.tf", PREAMBLE);
+    ctx.write(
+        "find.tfquery.hcl",
+        &format!(
+            "list \"kudo_operator\" \"here\" {{\n  provider = kudo\n  config {{\n    namespace = {ns:?}\n  }}\n}}\n\nlist \"kudo_instance\" \"here\" {{\n  provider = kudo\n  config {{\n    namespace = {ns:?}\n  }}\n}}\n"
+        ),
+    );
+    let listed = ctx.tf.run(&["query", "-no-color"]).assert_success();
+    assert!(
+        listed.stdout.contains(&format!("{ns}/lifecycle-0.1.0\n"))
+            || listed.stdout.contains(&format!("{ns}/lifecycle-0.1.0 ")),
+        "{listed}"
+    );
+
+    ctx.tf
+        .run(&["query", "-no-color", "-generate-config-out=generated.tf"])
+        .assert_success();
+    let generated =
+        std::fs::read_to_string(ctx.workdir.join("generated.tf")).expect("generated.tf");
+    let flat = generated.split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "resource \"kudo_operator\"",
+        &format!("package = \"cluster:{ns}/lifecycle-0.1.0\""),
+        "resource \"kudo_instance\"",
+        "identity = {",
+    ] {
+        assert!(
+            flat.contains(expected),
+            "{expected:?} missing from:\n{generated}"
+        );
+    }
+    std::fs::remove_file(ctx.workdir.join("find.tfquery.hcl")).expect("remove query file");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let operators: Vec<_> = state
+        .resources()
+        .into_iter()
+        .filter(|r| r["type"] == "kudo_operator")
+        .collect();
+    assert_eq!(operators.len(), 1, "{:#?}", state.resources());
+    assert_eq!(
+        operators[0]["values"]["package"],
+        format!("cluster:{ns}/lifecycle-0.1.0")
+    );
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        plan.code,
+        Some(0),
+        "the generated configuration matches the cluster:\n{plan}\n{generated}"
+    );
+    // The OperatorVersion KUDO wrote is still the one in use, with its templates, tasks
+    // and plans (the provider spells out each parameter's `value-type`, `string` when
+    // the package leaves it unset).
+    let ov_after = ctx.kube().must_get(
+        "kudo.dev/v1beta1",
+        "OperatorVersion",
+        Some(ns),
+        "lifecycle-0.1.0",
+    );
+    assert_eq!(ov_after["metadata"]["uid"], ov_before["metadata"]["uid"]);
+    for field in ["templates", "tasks", "plans", "version", "operator"] {
+        assert_eq!(ov_after["spec"][field], ov_before["spec"][field], "{field}");
+    }
+}

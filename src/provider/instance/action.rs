@@ -213,11 +213,15 @@ pub(in crate::provider) async fn invoke(
         progress: Some(&sink),
     };
     let mut result = match run.secret_changed {
-        true => engine::run_plan_with_sensitive(&cluster, request, &run.secret, &deadline.token)
-            .await,
+        true => {
+            engine::run_plan_with_sensitive(&cluster, request, &run.secret, &deadline.token).await
+        }
         false => engine::run_plan(&cluster, request, &deadline.token).await,
     };
-    let what = format!("plan {:?} of instance {}/{}", cfg.plan, cfg.namespace, cfg.name);
+    let what = format!(
+        "plan {:?} of instance {}/{}",
+        cfg.plan, cfg.namespace, cfg.name
+    );
     deadline.explain_limit(cancel, &what, "`timeout`", &mut result);
     match result {
         Ok(_) => Vec::new(),
@@ -417,9 +421,7 @@ fn seed_free(
 fn seeded_task<'a>(a: &'a PlanWalk<'_>, b: &PlanWalk<'_>) -> Option<&'a str> {
     a.tasks().zip(b.tasks()).find_map(|(x, y)| {
         let same = match (&x.action, &y.action) {
-            (Action::Apply(p), Action::Apply(q)) | (Action::Delete(p), Action::Delete(q)) => {
-                p == q
-            }
+            (Action::Apply(p), Action::Apply(q)) | (Action::Delete(p), Action::Delete(q)) => p == q,
             (Action::Pipe { pod: p, files: f }, Action::Pipe { pod: q, files: g }) => {
                 p == q && f == g
             }

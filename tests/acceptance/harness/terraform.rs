@@ -304,7 +304,10 @@ impl Terraform {
         if let Some(ready) = interrupt_when.as_mut() {
             loop {
                 if let Some(status) = child.try_wait().expect("poll terraform") {
-                    panic!("terraform {} ended ({status}) before it could be interrupted", args.join(" "));
+                    panic!(
+                        "terraform {} ended ({status}) before it could be interrupted",
+                        args.join(" ")
+                    );
                 }
                 if ready() {
                     let _ = Command::new("kill")

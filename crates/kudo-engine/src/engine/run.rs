@@ -511,7 +511,11 @@ impl<'a> Run<'a> {
                 let text = e.to_string();
                 self.update(|s| s.set_step(&loc.phase, &loc.step, status_of(e), &text))
                     .await;
-                self.report(&loc.phase, Some(&loc.step), ProgressChange::Failed(text.clone()));
+                self.report(
+                    &loc.phase,
+                    Some(&loc.step),
+                    ProgressChange::Failed(text.clone()),
+                );
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, error = %text, "step failed");
             }
         }
