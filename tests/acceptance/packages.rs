@@ -206,3 +206,61 @@ resource "kudo_instance" "db" {{
     let left = ctx.left_after_destroy("db", &destroy.output());
     assert!(left.is_empty(), "{left:#?}");
 }
+
+/// A template path longer than YAML's 1024-character key limit becomes such a key of the
+/// OperatorVersion's `templates`; the apply still stores it and renders from it.
+#[test]
+fn a_template_path_longer_than_yamls_key_limit_installs() {
+    let ctx = TestContext::new("long-template-path");
+    let ns = ctx.namespace.clone();
+    let deep = format!("{}/settings.yaml", vec!["d".repeat(200); 6].join("/"));
+    assert!(deep.len() > 1024);
+    ctx.write(
+        "operator/operator.yaml",
+        "apiVersion: kudo.dev/v1beta1\nname: longpath\noperatorVersion: 0.1.0\nkubernetesVersion: 1.16.0\nmaintainers:\n  - name: tests\n    email: tests@example.com\nurl: https://example.com/longpath\ntasks:\n  - name: app\n    kind: Apply\n    spec:\n      resources:\n        - DEEP\nplans:\n  deploy:\n    strategy: serial\n    phases:\n      - name: main\n        strategy: serial\n        steps:\n          - name: app\n            tasks:\n              - app\n"
+            .replace("DEEP", &deep)
+            .as_str(),
+    );
+    ctx.write(
+        "operator/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+    );
+    ctx.write(
+        &format!("operator/templates/{deep}"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-settings\ndata:\n  from: deep\n",
+    );
+    ctx.write(
+        "main.tf",
+        &format!(
+            "{PREAMBLE}\nresource \"kudo_operator\" \"this\" {{\n  package   = \"${{path.module}}/operator\"\n  namespace = var.namespace\n}}\n\nresource \"kudo_instance\" \"this\" {{\n  name      = \"app\"\n  namespace = var.namespace\n  operator  = kudo_operator.this.id\n}}\n"
+        ),
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let ov = ctx.kube().must_get(
+        "kudo.dev/v1beta1",
+        "OperatorVersion",
+        Some(&ns),
+        "longpath-0.1.0",
+    );
+    assert!(ov["spec"]["templates"][&deep].is_string(), "{ov:#}");
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ns), "app-settings");
+    assert_eq!(cm["data"]["from"], "deep");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+    assert!(
+        ctx.kube()
+            .get(
+                "kudo.dev/v1beta1",
+                "OperatorVersion",
+                Some(&ns),
+                "longpath-0.1.0"
+            )
+            .is_none()
+    );
+}

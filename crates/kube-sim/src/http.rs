@@ -365,6 +365,14 @@ fn dry_run(q: &Query) -> ApiResult<bool> {
 
 fn decode_body(ctx: &Ctx) -> ApiResult<Value> {
     if let Ok(v) = serde_json::from_slice::<Value>(&ctx.body) {
+        // The API server reads an apply patch with its YAML parser even when it is
+        // JSON, and YAML ends an implicit key (every JSON key is one) at 1024
+        // characters.
+        if ctx.content_type == "application/apply-patch+yaml" && has_key_longer_than(&v, 1024) {
+            return Err(ApiError::bad_request(
+                "error decoding YAML: error converting YAML to JSON: yaml: did not find expected ',' or '}'",
+            ));
+        }
         return Ok(v);
     }
     if ctx.content_type == "application/apply-patch+yaml" {
@@ -375,6 +383,16 @@ fn decode_body(ctx: &Ctx) -> ApiResult<Value> {
         "the body of the request could not be decoded as JSON ({} bytes)",
         ctx.body.len()
     )))
+}
+
+fn has_key_longer_than(v: &Value, limit: usize) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k.len() > limit || has_key_longer_than(v, limit)),
+        Value::Array(items) => items.iter().any(|v| has_key_longer_than(v, limit)),
+        _ => false,
+    }
 }
 
 /// `fieldValidation=Strict` refuses fields the kind does not have (the default, Warn,

@@ -1,6 +1,7 @@
 //! Talking to the Kubernetes API: a client from provider settings, a discovery cache,
 //! server-side apply, get, delete-and-wait, waiting by watching, and the KUDO CRDs.
 
+mod apply_body;
 mod conflict;
 mod crds;
 mod discovery;
@@ -570,7 +571,6 @@ impl Cluster {
             }
         }
         let api = self.api_for(&r).await?;
-        let patch = Patch::Apply(&body);
         let params = |force: bool| {
             let mut pp = PatchParams::apply(FIELD_MANAGER);
             pp.force = force;
@@ -580,7 +580,11 @@ impl Cluster {
             pp
         };
         let pp = params(false);
-        let conflicts = match with_retry("apply", None, || api.patch(&r.name, &pp, &patch)).await {
+        let conflicts = match with_retry("apply", None, || {
+            apply_body::apply(&api, &r.name, &pp, &body)
+        })
+        .await
+        {
             Ok(applied) => {
                 tracing::debug!(object = %r, dry_run, "applied");
                 if !dry_run && is_crd(&r) {
@@ -615,9 +619,11 @@ impl Cluster {
             "fields we applied before were changed by another field manager; taking them back"
         );
         let pp = params(true);
-        let applied = with_retry("apply", None, || api.patch(&r.name, &pp, &patch))
-            .await
-            .map_err(|e| self.error("apply", &r.to_string(), e))?;
+        let applied = with_retry("apply", None, || {
+            apply_body::apply(&api, &r.name, &pp, &body)
+        })
+        .await
+        .map_err(|e| self.error("apply", &r.to_string(), e))?;
         tracing::debug!(object = %r, dry_run, "applied (forced)");
         if !dry_run && is_crd(&r) {
             self.forget_served_kinds().await;
