@@ -503,6 +503,35 @@ impl<'p> PlanWalk<'p> {
     pub fn steps(&self) -> impl Iterator<Item = &StepWalk<'p>> {
         self.phases.iter().flat_map(|p| &p.steps)
     }
+
+    /// The first task that does something else in `other` (the same plan walked with
+    /// other inputs): other objects, another pod or call, a dependency instance with
+    /// other values or seed. Disabled dependency tasks and Dummy tasks never differ.
+    pub fn first_differing_task(&self, other: &PlanWalk<'_>) -> Option<&str> {
+        self.tasks().zip(other.tasks()).find_map(|(x, y)| {
+            let same = match (&x.action, &y.action) {
+                (Action::Apply(p), Action::Apply(q)) | (Action::Delete(p), Action::Delete(q)) => {
+                    p == q
+                }
+                (Action::Pipe { pod: p, files: f }, Action::Pipe { pod: q, files: g }) => {
+                    p == q && f == g
+                }
+                (Action::Child(p), Action::Child(q)) => {
+                    p.enabled == q.enabled
+                        && (!p.enabled
+                            || (p.parameters == q.parameters
+                                && match (&p.target, &q.target) {
+                                    (Ok(s), Ok(t)) => s.seed == t.seed,
+                                    _ => true,
+                                }))
+                }
+                (Action::Webhook(p), Action::Webhook(q)) => p == q,
+                (Action::Dummy { .. }, Action::Dummy { .. }) => true,
+                _ => false,
+            };
+            (!same).then_some(x.name.as_str())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -514,6 +543,34 @@ mod tests {
     /// Every fixture package (the real ones beside the repository and our own), walked
     /// with the defaults: the cached renders of [`Desired::new`] must give exactly what
     /// rendering every task afresh gives.
+    /// The day2 package walked with two seeds: its `rotate` plan renders a random key,
+    /// so its task differs; `report` renders none.
+    #[test]
+    fn a_task_rendering_random_values_differs_between_seeds() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let pkg = Package::load_dir(&root.join("tests/fixtures/operators/day2")).expect("day2");
+        let none = BTreeMap::new();
+        let walk = |seed| {
+            Desired::new(Inputs {
+                package: &pkg,
+                instance: "app",
+                namespace: "ns",
+                parameters: &none,
+                seed: Some(seed),
+                dependencies: None,
+            })
+            .expect("valid parameters")
+        };
+        let (a, b) = (walk("one"), walk("two"));
+        let plans = |name| (a.plan(name).expect("walks"), b.plan(name).expect("walks"));
+        let (x, y) = plans("rotate");
+        assert_eq!(x.first_differing_task(y), Some("key"));
+        let (x, y) = plans("report");
+        assert_eq!(x.first_differing_task(y), None);
+        let (x, y) = plans("hang");
+        assert_eq!(x.first_differing_task(y), None);
+    }
+
     #[test]
     fn cached_renders_equal_fresh_renders() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

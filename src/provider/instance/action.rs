@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, Progress, RunRequest};
 use kudo_package::Package;
-use kudo_plan::{Action, Desired, Inputs, PlanWalk};
+use kudo_plan::{Desired, Inputs};
 
 use crate::provider::{Session, children, health, sensitive, timeouts};
 
@@ -406,7 +406,7 @@ fn seed_free(
     let (Ok(a), Ok(b)) = (a.plan(&cfg.plan), b.plan(&cfg.plan)) else {
         return Ok(());
     };
-    match seeded_task(a, b) {
+    match a.first_differing_task(b) {
         None => Ok(()),
         Some(task) => Err(Diagnostic::error(
             "This plan needs the instance's random seed",
@@ -415,30 +415,6 @@ fn seed_free(
         .with_attribute(AttributePath::attribute("plan"))
         .into()),
     }
-}
-
-/// The first task whose work differs between the two walks.
-fn seeded_task<'a>(a: &'a PlanWalk<'_>, b: &PlanWalk<'_>) -> Option<&'a str> {
-    a.tasks().zip(b.tasks()).find_map(|(x, y)| {
-        let same = match (&x.action, &y.action) {
-            (Action::Apply(p), Action::Apply(q)) | (Action::Delete(p), Action::Delete(q)) => p == q,
-            (Action::Pipe { pod: p, files: f }, Action::Pipe { pod: q, files: g }) => {
-                p == q && f == g
-            }
-            (Action::Child(p), Action::Child(q)) => {
-                !p.enabled
-                    || (p.parameters == q.parameters
-                        && match (&p.target, &q.target) {
-                            (Ok(s), Ok(t)) => s.seed == t.seed,
-                            _ => true,
-                        })
-            }
-            (Action::Webhook(p), Action::Webhook(q)) => format!("{p:?}") == format!("{q:?}"),
-            (Action::Dummy { .. }, Action::Dummy { .. }) => true,
-            _ => false,
-        };
-        (!same).then_some(x.name.as_str())
-    })
 }
 
 /// The plan's status tree as the Instance records it, one line per phase and step.
