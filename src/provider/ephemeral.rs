@@ -4,8 +4,6 @@
 
 use tfplugin::{Diagnostic, Value};
 
-use kudo_engine::engine;
-
 use super::{Session, namespace_in};
 
 /// The configuration with `values` filled.
@@ -24,10 +22,8 @@ async fn values(
     name: &str,
 ) -> Result<std::collections::BTreeMap<String, String>, Diagnostic> {
     let cluster = session.cluster().await?;
-    let instance = cluster
-        .get(&engine::instance_ref(namespace, name))
-        .await
-        .map_err(|e| session.cluster_error("Cannot read the instance", &e))?
+    let running = super::running::read(session, &cluster, namespace, name)
+        .await?
         .ok_or_else(|| {
             Diagnostic::error(
                 "No such instance",
@@ -36,23 +32,9 @@ async fn values(
                 ),
             )
         })?;
-    let record = engine::InstanceObject::from_value(&instance);
-    let (ov_namespace, ov_name) = record.operator_version(namespace);
-    let pkg = engine::load_operator(&cluster, ov_namespace, ov_name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the instance's operator", &e))?
-        .ok_or_else(|| {
-            Diagnostic::error(
-                "The instance's operator is missing",
-                format!("Instance {namespace}/{name} runs OperatorVersion {ov_namespace}/{ov_name}, which is not in the cluster, so its parameter defaults are unknown."),
-            )
-        })?;
-    let mut all = record.parameters();
-    let secret = engine::read_sensitive(&cluster, namespace, name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the sensitive parameters", &e))?;
-    all.extend(secret);
-    pkg.effective_params(&all).map_err(|errors| {
+    let mut all = running.record.parameters();
+    all.extend(running.sensitive);
+    running.package.effective_params(&all).map_err(|errors| {
         Diagnostic::error(
             "The instance's parameters do not fit its operator",
             errors

@@ -25,6 +25,7 @@ mod preview;
 mod private_state;
 mod render_seed;
 mod resolve;
+mod running;
 pub mod schema;
 mod sensitive;
 mod timeouts;

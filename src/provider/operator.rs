@@ -163,6 +163,10 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Ok(c) => c,
         Err(d) => return fail(vec![d]),
     };
+    if cluster.is_none() && packages::cluster_source(source).is_some() {
+        // Read from a cluster the plan cannot reach yet (offline): known at apply.
+        return unknown();
+    }
     let (pkg, resolution) = match load_package(
         session,
         cluster.as_ref(),
@@ -171,9 +175,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     )
     .await
     {
-        Ok(Some(r)) => r,
-        // A `cluster:` source while the cluster is not known yet (offline plan).
-        Ok(None) => return unknown(),
+        Ok(r) => r,
         Err(d) => return fail(vec![d]),
     };
     let namespace = namespace_of(&proposed.namespace);
@@ -245,13 +247,13 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
 
 /// The package `source` names, with its dependencies resolved. A `cluster:` source
 /// (see [`packages::CLUSTER_SOURCE`]) is the OperatorVersion stored in `cluster`, read
-/// as `terraform import` reads it; `Ok(None)` when there is no cluster to read yet.
+/// as `terraform import` reads it (callers without a cluster do not ask for one).
 async fn load_package(
     session: &Session,
     cluster: Option<&kudo_engine::cluster::Cluster>,
     source: &str,
     overrides: std::collections::BTreeMap<String, String>,
-) -> Result<Option<(Package, Resolution)>, Diagnostic> {
+) -> Result<(Package, Resolution), Diagnostic> {
     let repositories = &session.config.repositories;
     let version = cluster.and_then(cluster_of);
     let Some((namespace, ov_name)) = packages::cluster_source(source) else {
@@ -261,12 +263,13 @@ async fn load_package(
                 "a cluster package source is `cluster:<namespace>/<operatorversion-name>`",
             ));
         }
-        return load_with_dependencies(repositories, source, overrides, version)
-            .await
-            .map(Some);
+        return load_with_dependencies(repositories, source, overrides, version).await;
     };
     let Some(cluster) = cluster else {
-        return Ok(None);
+        return Err(super::resolve::package_error(
+            source,
+            "a cluster package source is read from the cluster, and its connection is not known yet",
+        ));
     };
     let pkg = engine::load_operator(cluster, namespace, ov_name)
         .await
@@ -277,9 +280,7 @@ async fn load_package(
                 format!("there is no OperatorVersion {ov_name} in namespace {namespace}; set `package` to the operator's folder, archive, URL or repository name"),
             )
         })?;
-    resolve_loaded(repositories, source, pkg, overrides, version)
-        .await
-        .map(Some)
+    resolve_loaded(repositories, source, pkg, overrides, version).await
 }
 
 /// Whether the cluster's Kubernetes version could change `resolution`: a dependency
@@ -334,16 +335,7 @@ pub async fn apply(
     )
     .await
     {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            return fail(
-                prior_state,
-                vec![Diagnostic::error(
-                    "Cannot load the operator package",
-                    format!("Package {source:?} could not be read from the cluster."),
-                )],
-            );
-        }
+        Ok(r) => r,
         Err(d) => return fail(prior_state, vec![d]),
     };
     let namespace = namespace_of(&planned.namespace);

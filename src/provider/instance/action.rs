@@ -27,7 +27,7 @@ use kudo_engine::engine::{self, Progress, RunRequest};
 use kudo_package::Package;
 use kudo_plan::{Desired, Inputs};
 
-use crate::provider::{Session, children, health, sensitive, timeouts};
+use crate::provider::{Session, children, health, running, sensitive, timeouts};
 
 use super::deadline::{Deadline, engine_diagnostic};
 
@@ -162,16 +162,13 @@ pub(in crate::provider) async fn invoke(
         Err(Refusal::Missing(d)) => return vec![d],
         Err(Refusal::Diagnostics(d)) => return d,
     };
-    let operator = format!("{}/{}", run.ov_namespace, run.ov_name);
-    let mut all = run.public.clone();
-    all.extend(run.secret.clone());
     let tree = match children::tree(
         session,
-        &operator,
+        &run.operator_id,
         &run.package,
         &cfg.name,
         &cfg.namespace,
-        &all,
+        &run.all,
         run.seed.as_deref(),
         false,
         None,
@@ -256,22 +253,22 @@ impl From<Diagnostic> for Refusal {
 /// What a run needs, read from the cluster and checked.
 struct Prepared {
     package: Package,
-    ov_namespace: String,
-    ov_name: String,
+    /// `<namespace>/<name>` of the OperatorVersion the instance runs.
+    operator_id: String,
     /// `spec.parameters` with the action's public values over them.
     public: BTreeMap<String, String>,
     /// The `<name>-kudo-sensitive` values, with the action's values for those keys.
     secret: BTreeMap<String, String>,
+    /// Both, as templates see them.
+    all: BTreeMap<String, String>,
     secret_changed: bool,
     seed: Option<String>,
 }
 
 async fn prepare(session: &Session, cluster: &Cluster, cfg: &Config) -> Result<Prepared, Refusal> {
     let (namespace, name) = (cfg.namespace.as_str(), cfg.name.as_str());
-    let instance = cluster
-        .get(&engine::instance_ref(namespace, name))
-        .await
-        .map_err(|e| session.cluster_error("Cannot read the instance", &e))?
+    let running = running::read(session, cluster, namespace, name)
+        .await?
         .ok_or_else(|| {
             Refusal::Missing(
                 Diagnostic::error(
@@ -281,18 +278,12 @@ async fn prepare(session: &Session, cluster: &Cluster, cfg: &Config) -> Result<P
                 .with_attribute(AttributePath::attribute("instance")),
             )
         })?;
-    let record = engine::InstanceObject::from_value(&instance);
-    let (ov_namespace, ov_name) = record.operator_version(namespace);
-    let (ov_namespace, ov_name) = (ov_namespace.to_string(), ov_name.to_string());
-    let package = engine::load_operator(cluster, &ov_namespace, &ov_name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the instance's operator", &e))?
-        .ok_or_else(|| {
-            Diagnostic::error(
-                "The instance's operator is missing",
-                format!("Instance {namespace}/{name} runs OperatorVersion {ov_namespace}/{ov_name}, which is not in the cluster."),
-            )
-        })?;
+    let running::Running {
+        record,
+        package,
+        operator_version: (ov_namespace, ov_name),
+        sensitive: mut secret,
+    } = running;
     if !package.operator.plans.contains_key(&cfg.plan) {
         let plans: Vec<&str> = package.operator.plans.keys().map(String::as_str).collect();
         return Err(Diagnostic::error(
@@ -309,9 +300,6 @@ async fn prepare(session: &Session, cluster: &Cluster, cfg: &Config) -> Result<P
     }
     check_parameters(&package, cfg)?;
     let mut public = record.parameters();
-    let mut secret = engine::read_sensitive(cluster, namespace, name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the sensitive parameters", &e))?;
     let mut secret_changed = false;
     for (k, v) in &cfg.parameters {
         match secret.get_mut(k) {
@@ -335,9 +323,9 @@ async fn prepare(session: &Session, cluster: &Cluster, cfg: &Config) -> Result<P
     };
     Ok(Prepared {
         package,
-        ov_namespace,
-        ov_name,
+        operator_id: format!("{ov_namespace}/{ov_name}"),
         public,
+        all,
         secret,
         secret_changed,
         seed,
