@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 use tfplugin::{Diagnostic, ListRequest, Listed, Value};
 
-use kudo_engine::cluster::KUDO_API_VERSION;
+use kudo_engine::cluster::{Cluster, KUDO_API_VERSION};
 
 use super::instance;
 use super::{Session, packages};
@@ -35,6 +35,28 @@ impl ListConfig {
             label_selector: text("label_selector"),
         }
     }
+}
+
+/// The KUDO objects of `kind` that `config`'s namespace and label selector select, as
+/// `read` reads them (those it cannot read are left out), with the cluster listed.
+async fn list_kudo<T>(
+    session: &Session,
+    config: &ListConfig,
+    kind: &str,
+    read: fn(&Json) -> Option<T>,
+) -> Result<(Cluster, Vec<T>), Diagnostic> {
+    let cluster = session.cluster().await?;
+    let listed = cluster
+        .list_selected_map(
+            KUDO_API_VERSION,
+            kind,
+            config.namespace.as_deref(),
+            config.label_selector.as_deref(),
+            |o| read(&o),
+        )
+        .await
+        .map_err(|e| session.cluster_error(&format!("Cannot list the KUDO {kind}s"), &e))?;
+    Ok((cluster, listed.into_iter().flatten().collect()))
 }
 
 /// One Instance as listed.
@@ -68,28 +90,11 @@ fn found(o: &Json) -> Option<Found> {
 /// `req.limit`; with `include_resource_object`, each with the state an import builds.
 pub async fn instances(session: &Session, req: &ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
     let config = ListConfig::from_value(&req.config);
-    let cluster = match session.cluster().await {
-        Ok(c) => c,
+    let (cluster, listed) = match list_kudo(session, &config, "Instance", found).await {
+        Ok(l) => l,
         Err(d) => return (Vec::new(), vec![d]),
     };
-    let listed = cluster
-        .list_selected_map(
-            KUDO_API_VERSION,
-            "Instance",
-            config.namespace.as_deref(),
-            config.label_selector.as_deref(),
-            |o| found(&o),
-        )
-        .await;
-    let mut instances: Vec<Found> = match listed {
-        Ok(l) => l.into_iter().flatten().filter(|f| !f.dependency).collect(),
-        Err(e) => {
-            return (
-                Vec::new(),
-                vec![session.cluster_error("Cannot list the KUDO Instances", &e)],
-            );
-        }
-    };
+    let mut instances: Vec<Found> = listed.into_iter().filter(|f| !f.dependency).collect();
     instances.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
 
     let mut operators: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
@@ -192,27 +197,9 @@ fn found_operator(o: &Json) -> Option<FoundOperator> {
 /// import builds and `package` naming the OperatorVersion in the cluster.
 pub async fn operators(session: &Session, req: &ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
     let config = ListConfig::from_value(&req.config);
-    let cluster = match session.cluster().await {
-        Ok(c) => c,
+    let found = match list_kudo(session, &config, "OperatorVersion", found_operator).await {
+        Ok((_, found)) => found,
         Err(d) => return (Vec::new(), vec![d]),
-    };
-    let listed = cluster
-        .list_selected_map(
-            KUDO_API_VERSION,
-            "OperatorVersion",
-            config.namespace.as_deref(),
-            config.label_selector.as_deref(),
-            |o| found_operator(&o),
-        )
-        .await;
-    let found: Vec<FoundOperator> = match listed {
-        Ok(l) => l.into_iter().flatten().collect(),
-        Err(e) => {
-            return (
-                Vec::new(),
-                vec![session.cluster_error("Cannot list the KUDO OperatorVersions", &e)],
-            );
-        }
     };
     // An operator another one in its namespace installs comes with that one.
     let dependencies: std::collections::BTreeSet<(&str, &str)> = found
