@@ -4,6 +4,40 @@
 use crate::harness::{PREAMBLE, TestContext, terraform_version};
 use crate::skip;
 
+/// `terraform query -generate-config-out=generated.tf`; every `expected` text must be in
+/// the file (compared with spaces collapsed: Terraform aligns the `=` of neighbouring
+/// lines). Returns the file.
+fn generate_config(ctx: &TestContext, expected: &[&str]) -> String {
+    ctx.tf
+        .run(&["query", "-no-color", "-generate-config-out=generated.tf"])
+        .assert_success();
+    let generated =
+        std::fs::read_to_string(ctx.workdir.join("generated.tf")).expect("generated.tf");
+    let flat = generated.split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in expected {
+        assert!(
+            flat.contains(expected),
+            "{expected:?} missing from:\n{generated}"
+        );
+    }
+    generated
+}
+
+/// Applies the generated configuration (the query file only lists, so it goes first);
+/// the next plan must be empty. Returns the state after the apply.
+fn adopt(ctx: &TestContext, generated: &str) -> crate::harness::State {
+    std::fs::remove_file(ctx.workdir.join("find.tfquery.hcl")).expect("remove query file");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        plan.code,
+        Some(0),
+        "the generated configuration matches the cluster:\n{plan}\n{generated}"
+    );
+    state
+}
+
 #[test]
 fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them() {
     if terraform_version() < (1, 14) {
@@ -32,28 +66,16 @@ fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them()
         "the operator filter leaves it out of the second list:\n{listed}"
     );
 
-    ctx.tf
-        .run(&["query", "-no-color", "-generate-config-out=generated.tf"])
-        .assert_success();
-    let generated =
-        std::fs::read_to_string(ctx.workdir.join("generated.tf")).expect("generated.tf");
-    // Terraform aligns the `=` of neighbouring lines; compare with spaces collapsed.
-    let flat = generated.split_whitespace().collect::<Vec<_>>().join(" ");
-    for expected in [
-        "resource \"kudo_instance\"",
-        "import {",
-        &format!("operator = \"{ns}/lifecycle-0.1.0\""),
-        "GREETING = \"hi\"",
-    ] {
-        assert!(
-            flat.contains(expected),
-            "{expected:?} missing from:\n{generated}"
-        );
-    }
-    // The query file only lists; applying adopts what was generated.
-    std::fs::remove_file(ctx.workdir.join("find.tfquery.hcl")).expect("remove query file");
-    ctx.tf.apply(&[]).assert_success().assert_no_crash();
-    let state = ctx.tf.state();
+    let generated = generate_config(
+        &ctx,
+        &[
+            "resource \"kudo_instance\"",
+            "import {",
+            &format!("operator = \"{ns}/lifecycle-0.1.0\""),
+            "GREETING = \"hi\"",
+        ],
+    );
+    let state = adopt(&ctx, &generated);
     let adopted: Vec<_> = state
         .resources()
         .into_iter()
@@ -64,12 +86,6 @@ fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them()
         adopted[0]["values"]["status"], "COMPLETE",
         "{:#}",
         adopted[0]
-    );
-    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
-    assert_eq!(
-        plan.code,
-        Some(0),
-        "the generated configuration matches the instance:\n{plan}\n{generated}"
     );
     let kube = ctx.kube();
     assert!(kube.instance(ns, "app").is_some());
@@ -106,26 +122,16 @@ fn query_finds_operators_kudo_installed_and_the_generated_configuration_keeps_th
         "{listed}"
     );
 
-    ctx.tf
-        .run(&["query", "-no-color", "-generate-config-out=generated.tf"])
-        .assert_success();
-    let generated =
-        std::fs::read_to_string(ctx.workdir.join("generated.tf")).expect("generated.tf");
-    let flat = generated.split_whitespace().collect::<Vec<_>>().join(" ");
-    for expected in [
-        "resource \"kudo_operator\"",
-        &format!("package = \"cluster:{ns}/lifecycle-0.1.0\""),
-        "resource \"kudo_instance\"",
-        "identity = {",
-    ] {
-        assert!(
-            flat.contains(expected),
-            "{expected:?} missing from:\n{generated}"
-        );
-    }
-    std::fs::remove_file(ctx.workdir.join("find.tfquery.hcl")).expect("remove query file");
-    ctx.tf.apply(&[]).assert_success().assert_no_crash();
-    let state = ctx.tf.state();
+    let generated = generate_config(
+        &ctx,
+        &[
+            "resource \"kudo_operator\"",
+            &format!("package = \"cluster:{ns}/lifecycle-0.1.0\""),
+            "resource \"kudo_instance\"",
+            "identity = {",
+        ],
+    );
+    let state = adopt(&ctx, &generated);
     let operators: Vec<_> = state
         .resources()
         .into_iter()
@@ -135,12 +141,6 @@ fn query_finds_operators_kudo_installed_and_the_generated_configuration_keeps_th
     assert_eq!(
         operators[0]["values"]["package"],
         format!("cluster:{ns}/lifecycle-0.1.0")
-    );
-    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
-    assert_eq!(
-        plan.code,
-        Some(0),
-        "the generated configuration matches the cluster:\n{plan}\n{generated}"
     );
     // The OperatorVersion KUDO wrote is still the one in use, with its templates, tasks
     // and plans (the provider spells out each parameter's `value-type`, `string` when
