@@ -4,7 +4,7 @@
 # Markdown tables for docs/benchmarks.md. Run by hand; CI never runs it.
 #
 # Usage: scripts/bench.sh [--runs N] [--startup-runs N] [--only PART]... [--objects N]...
-#                        [--latency MS]... [--kubeconfig PATH] [--micro]
+#                        [--latency MS]... [--kubeconfig PATH] [--kubectl-up-to N] [--micro]
 #   PART: startup, render, zookeeper, kafka, graph, parallel, baseline (default: all),
 #         configmaps<N>: one instance whose package renders N ConfigMaps
 #         (configmaps1000, configmaps10000, ...; never in the default set)
@@ -16,6 +16,10 @@
 #                    cluster instead of kube-sim, each run in a fresh namespace; configmaps
 #                    runs are compared with kubectl apply/diff --server-side of the same
 #                    objects (kubectl on PATH)
+#   --kubectl-up-to N  time kubectl only beside configmaps runs of at most N objects
+#   configmaps<N> runs also plan and apply a change of every object; with two sizes a
+#   table shows how each command grows (create, no-change plan, changing plan, update,
+#   destroy) and each command's peak provider RSS
 #   --micro          also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
 # KUDO_BENCH_REQUESTS=1 prints kube-sim's requests by verb and resource for each apply and
@@ -34,7 +38,7 @@ for a in "$@"; do
   case "$a" in
     --micro) micro=true ;;
     -h | --help)
-      sed -n '2,27p' "$0"
+      sed -n '2,31p' "$0"
       exit 0
       ;;
     *) args+=("$a") ;;

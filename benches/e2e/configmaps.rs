@@ -26,16 +26,22 @@ pub fn scenario(root: &Path, count: usize) -> Scenario {
     write_package(&package, count);
     let plain = root.join(format!("configmaps{count}-manifests"));
     write_manifests(&plain, count);
-    let config = format!(
-        "{HEADER}provider \"kudo\" {{}}\n{}resource \"kudo_instance\" {INSTANCE:?} {{\n  name      = {INSTANCE:?}\n  namespace = var.namespace\n  operator  = kudo_operator.configmaps.id\n}}\n",
-        operator("configmaps", &package),
-    );
+    let config = |parameters: &str| {
+        format!(
+            "{HEADER}provider \"kudo\" {{}}\n{}resource \"kudo_instance\" {INSTANCE:?} {{\n  name      = {INSTANCE:?}\n  namespace = var.namespace\n  operator  = kudo_operator.configmaps.id\n{parameters}}}\n",
+            operator("configmaps", &package),
+        )
+    };
     Scenario {
         name: format!("1 instance, {count} ConfigMaps"),
-        config,
+        config: config(""),
         parallelism: None,
         instances: 1,
         manifests: Some(Manifests { dir: plain, count }),
+        // Every ConfigMap writes GREETING, so a new value updates all of them.
+        update: Some(config(&format!(
+            "  parameters = {{ GREETING = \"{GREETING}, again\" }}\n"
+        ))),
     }
 }
 

@@ -15,6 +15,11 @@
 //!   of kube-sim, each run in a fresh namespace (request counts are then "n/a"); the
 //!   configmaps scenarios are also timed against `kubectl apply --server-side` and
 //!   `kubectl diff --server-side` of the same objects.
+//! - `--kubectl-up-to N`: time kubectl only beside configmaps scenarios of at most N
+//!   objects.
+//!
+//! Scenarios with an update (configmaps<N>) also run a plan and an apply that change
+//! every object, and a table of how each command grows with N is printed.
 
 mod cluster;
 mod configmaps;
@@ -160,6 +165,7 @@ fn bench() {
                 // Right after each Terraform run, so both see the machine alike.
                 if let (Target::Real { kubeconfig }, Some(manifests)) =
                     (target, &scenario.manifests)
+                    && o.compares_kubectl(manifests.count)
                 {
                     kubectl::measure_once(kubeconfig, manifests, &mut timings);
                 }
@@ -179,6 +185,7 @@ fn bench() {
         tables::print_table(&rows);
         tables::print_cpu_table(&rows, cores);
         tables::print_refresh_table(&rows);
+        tables::print_growth_table(&rows);
     }
     if o.latency_table() {
         latency::print_table(&rows);

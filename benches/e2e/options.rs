@@ -26,6 +26,10 @@ pub struct Options {
     pub configmaps: Vec<usize>,
     /// A real cluster to run against instead of kube-sim.
     pub kubeconfig: Option<PathBuf>,
+    /// `kubectl` is timed beside configmaps scenarios of at most this many objects
+    /// (`--kubectl-up-to N`; all of them when not given): at 10,000 objects kubectl's
+    /// own apply takes minutes.
+    pub kubectl_up_to: Option<usize>,
 }
 
 pub fn parse() -> Options {
@@ -36,6 +40,7 @@ pub fn parse() -> Options {
         latencies: Vec::new(),
         configmaps: Vec::new(),
         kubeconfig: None,
+        kubectl_up_to: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -62,6 +67,9 @@ pub fn parse() -> Options {
             "--objects" => o.configmaps.push(number("--objects", value("--objects"))),
             "--latency" => o.latencies.push(number("--latency", value("--latency"))),
             "--kubeconfig" => o.kubeconfig = Some(PathBuf::from(value("--kubeconfig"))),
+            "--kubectl-up-to" => {
+                o.kubectl_up_to = Some(number("--kubectl-up-to", value("--kubectl-up-to")))
+            }
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
             other => panic!("unknown argument {other:?}"),
@@ -81,6 +89,13 @@ pub fn parse() -> Options {
         );
     }
     o
+}
+
+impl Options {
+    /// Whether kubectl is timed beside a configmaps scenario of `count` objects.
+    pub fn compares_kubectl(&self, count: usize) -> bool {
+        self.kubectl_up_to.is_none_or(|limit| count <= limit)
+    }
 }
 
 fn number<T: std::str::FromStr>(name: &str, v: String) -> T {

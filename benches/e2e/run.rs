@@ -1,5 +1,6 @@
-//! One scenario's runs: plan, apply, two no-change plans and destroy with real
-//! Terraform, each run against a fresh cluster (see [`crate::cluster`]).
+//! One scenario's runs: plan, apply, two no-change plans, a changing plan and an
+//! update apply (for scenarios that have an update) and destroy with real Terraform,
+//! each run against a fresh cluster (see [`crate::cluster`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,8 +31,16 @@ pub struct Measured {
     pub refresh_requests: Vec<Option<u64>>,
     pub refresh_no_drift: Sample,
     pub refresh_no_drift_requests: Vec<Option<u64>>,
-    /// Every provider process of the no-change plans and the destroy, for the peak RSS.
-    pub other_provider: Vec<ProviderUse>,
+    /// The provider processes of the no-change plans (drift on, then off) and of the
+    /// destroy.
+    pub refresh_provider: Vec<ProviderUse>,
+    pub destroy_provider: Vec<ProviderUse>,
+    /// `terraform plan` and `terraform apply` of the scenario's update, which changes
+    /// every object (empty for scenarios without one).
+    pub changing_plan: Sample,
+    pub update: Sample,
+    pub changing_plan_provider: Vec<ProviderUse>,
+    pub update_provider: Vec<ProviderUse>,
 }
 
 impl Measured {
@@ -40,7 +49,10 @@ impl Measured {
         self.plan_provider
             .iter()
             .chain(&self.apply_provider)
-            .chain(&self.other_provider)
+            .chain(&self.refresh_provider)
+            .chain(&self.destroy_provider)
+            .chain(&self.changing_plan_provider)
+            .chain(&self.update_provider)
             .map(|p| p.peak_rss_kib)
             .max()
             .unwrap_or(0)
@@ -101,17 +113,20 @@ pub fn run_once(
     );
     ws.set_env("TF_VAR_namespace", cluster.namespace());
     // On a real cluster the provider block names the kubeconfig, as a user's would.
-    let config = if cluster.is_real() {
-        with_provider_setting(
-            &scenario.config,
-            &format!(
-                "config_path = {:?}",
-                cluster.kubeconfig().display().to_string()
-            ),
-        )
-    } else {
-        scenario.config.clone()
+    let for_target = |text: &str| {
+        if cluster.is_real() {
+            with_provider_setting(
+                text,
+                &format!(
+                    "config_path = {:?}",
+                    cluster.kubeconfig().display().to_string()
+                ),
+            )
+        } else {
+            text.to_string()
+        }
     };
+    let config = for_target(&scenario.config);
     ws.write_config(&config);
     let latency = match target.latency_ms() {
         0 => String::new(),
@@ -137,7 +152,7 @@ pub fn run_once(
     let refresh = |ws: &Workspace, m: &mut Measured, what: &str| {
         let before = cluster.request_counts();
         let run = ws.plan();
-        m.other_provider.push(run.provider);
+        m.refresh_provider.push(run.provider);
         let after = cluster.request_counts();
         log_requests(what, &before, &after);
         let made = before.zip(after).map(|(b, a)| verbs(&b, &a).values().sum());
@@ -150,12 +165,31 @@ pub fn run_once(
     let (no_drift, made) = refresh(&ws, m, "no-change plan, drift = \"ignore\"");
     m.refresh_no_drift.push(no_drift);
     m.refresh_no_drift_requests.push(made);
-    ws.write_config(&config);
+    // The destroy runs with the configuration last applied, as a user's would: its
+    // pre-destroy refresh then plans no change.
+    let mut last_applied = config.clone();
+    let mut updated = String::new();
+    if let Some(update) = &scenario.update {
+        last_applied = for_target(update);
+        ws.write_config(&last_applied);
+        let changing = ws.plan();
+        m.changing_plan.push(changing.wall);
+        m.changing_plan_provider.push(changing.provider);
+        let apply = ws.apply(scenario.parallelism);
+        m.update.push(apply.wall);
+        m.update_provider.push(apply.provider);
+        updated = format!(
+            ", changing plan {}, update apply {}",
+            ms(changing.wall),
+            ms(apply.wall)
+        );
+    }
+    ws.write_config(&last_applied);
     let destroy = ws.destroy();
     m.destroy.push(destroy.wall);
-    m.other_provider.push(destroy.provider);
+    m.destroy_provider.push(destroy.provider);
     eprintln!(
-        "[bench] {}{latency}: plan {}, apply {}, no-change plan {}, destroy {}",
+        "[bench] {}{latency}: plan {}, apply {}, no-change plan {}{updated}, destroy {}",
         scenario.name,
         ms(plan.wall),
         ms(apply.wall),

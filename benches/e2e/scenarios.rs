@@ -14,6 +14,9 @@ pub struct Scenario {
     pub instances: usize,
     /// The objects it makes as plain manifests, when `kubectl` is timed beside it.
     pub manifests: Option<Manifests>,
+    /// A configuration whose apply changes every object the scenario made (a parameter
+    /// every template uses): measured as a changing plan and an update apply.
+    pub update: Option<String>,
 }
 
 pub const HEADER: &str = r#"terraform {
@@ -43,6 +46,7 @@ pub fn zookeeper(fixtures: &Path) -> Scenario {
         parallelism: None,
         instances: 1,
         manifests: None,
+        update: None,
     }
 }
 
@@ -58,6 +62,7 @@ pub fn kafka(fixtures: &Path) -> Scenario {
         parallelism: None,
         instances: 1,
         manifests: None,
+        update: None,
     }
 }
 
@@ -80,6 +85,7 @@ pub fn dependency_tree(repo: &Path) -> Scenario {
         parallelism: None,
         instances: 10,
         manifests: None,
+        update: None,
     }
 }
 
@@ -98,6 +104,7 @@ pub fn web_apps(webapp: &Path, count: usize, parallelism: Option<usize>) -> Scen
         parallelism,
         instances: count,
         manifests: None,
+        update: None,
     }
 }
 
@@ -112,6 +119,7 @@ pub fn terraform_data(count: usize, parallelism: Option<usize>) -> Scenario {
         parallelism,
         instances: count,
         manifests: None,
+        update: None,
     }
 }
 

@@ -159,3 +159,90 @@ pub fn print_refresh_table(rows: &[Row]) {
         );
     }
 }
+
+/// The largest peak RSS of the provider processes of one command over the runs, in MiB.
+fn peak_mib(uses: &[crate::terraform::ProviderUse]) -> f64 {
+    uses.iter().map(|p| p.peak_rss_kib).max().unwrap_or(0) as f64 / 1024.0
+}
+
+/// How each command of a big-instance scenario grows with the number of objects (#29:
+/// at most linearly, at most 11x from 1,000 to 10,000, every provider process under
+/// 256 MB): one row per scenario with an update, medians and each command's peak
+/// provider RSS, then the ratios of the largest scenario to the smallest.
+pub fn print_growth_table(rows: &[Row]) {
+    let sized: Vec<(usize, &Measured)> = rows
+        .iter()
+        .filter(|r| r.latency_ms == 0 && r.scenario.update.is_some())
+        .filter_map(|r| Some((r.scenario.manifests.as_ref()?.count, &r.measured)))
+        .collect();
+    if sized.is_empty() {
+        return;
+    }
+    // (column, time, provider processes) in the order a user runs them.
+    let commands = |m: &'_ Measured| -> [(&'static str, Duration, f64); 5] {
+        [
+            ("`terraform apply` (create)", m.apply.median(), {
+                peak_mib(&m.plan_provider).max(peak_mib(&m.apply_provider))
+            }),
+            (
+                "no-change `terraform plan`",
+                m.refresh.median(),
+                peak_mib(&m.refresh_provider),
+            ),
+            (
+                "`terraform plan`, every object changing",
+                m.changing_plan.median(),
+                peak_mib(&m.changing_plan_provider),
+            ),
+            (
+                "`terraform apply` (every object updated)",
+                m.update.median(),
+                peak_mib(&m.update_provider),
+            ),
+            (
+                "`terraform destroy`",
+                m.destroy.median(),
+                peak_mib(&m.destroy_provider),
+            ),
+        ]
+    };
+    let header: Vec<&str> = commands(sized[0].1).iter().map(|c| c.0).collect();
+    println!(
+        "\n| objects | {} |",
+        header
+            .iter()
+            .map(|h| format!("{h} | peak provider RSS"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|{}", "---|---|".repeat(header.len()));
+    for (count, m) in &sized {
+        let cells: Vec<String> = commands(m)
+            .iter()
+            .map(|(_, time, rss)| format!("{} | {rss:.1} MiB", ms(*time)))
+            .collect();
+        println!("| {count} | {} |", cells.join(" | "));
+    }
+    let (Some(small), Some(large)) = (
+        sized.iter().min_by_key(|(n, _)| *n),
+        sized.iter().max_by_key(|(n, _)| *n),
+    ) else {
+        return;
+    };
+    if small.0 == large.0 {
+        return;
+    }
+    // The time ratios; the RSS columns stay empty (the bound is absolute).
+    let ratios: Vec<String> = commands(large.1)
+        .iter()
+        .zip(commands(small.1).iter())
+        .map(|(l, s)| format!("{:.1}x | ", l.1.as_secs_f64() / s.1.as_secs_f64().max(1e-9)))
+        .collect();
+    println!(
+        "| {} / {} ({:.0}x the objects) | {} |",
+        large.0,
+        small.0,
+        large.0 as f64 / small.0 as f64,
+        ratios.join(" | ")
+    );
+}

@@ -52,7 +52,15 @@
 //!
 //! // A new instance: no objects from an earlier run, no earlier parameters.
 //! let prior = Prior { objects: &[], parameters: None };
-//! match engine::plan_instance(&cluster, &desired, "deploy", &prior, engine::CrdSafety::default()).await {
+//! let plan = engine::plan_instance(
+//!     &cluster,
+//!     &desired,
+//!     "deploy",
+//!     &prior,
+//!     engine::CrdSafety::default(),
+//!     engine::Contents::Skip,
+//! );
+//! match plan.await {
 //!     Ok(plan) => match &plan.changes {
 //!         Some(changes) => {
 //!             for object in &changes.create {

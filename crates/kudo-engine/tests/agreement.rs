@@ -333,6 +333,7 @@ async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
             "deploy",
             &prior,
             engine::CrdSafety::default(),
+            engine::Contents::Skip,
         )
         .await;
         let expected = pieces.iter().all(|p| p.accepted);

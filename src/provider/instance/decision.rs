@@ -293,6 +293,7 @@ pub(super) async fn plan_preview(
     plan_name: &str,
     prior: &InstanceModel,
     crd_safety: engine::CrdSafety,
+    contents: engine::Contents,
 ) -> Computed {
     let pkg = desired.inputs.package;
     let cluster = match session.cluster().await {
@@ -315,7 +316,10 @@ pub(super) async fn plan_preview(
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
     };
-    match engine::plan_instance(&cluster, desired, plan_name, &prior_run, crd_safety).await {
+    let plan = engine::plan_instance(
+        &cluster, desired, plan_name, &prior_run, crd_safety, contents,
+    );
+    match plan.await {
         Ok(plan) => Computed::of_plan(plan),
         Err(engine::PlanFailure::Unknown(note)) => {
             Computed::unknown(vec![crate::provider::preview::warning(&note)])

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, IntoValue, PlanRequest, PlanResponse, Value};
 
+use kudo_engine::engine;
 use kudo_plan::{Desired, Inputs};
 
 use crate::provider::children;
@@ -276,36 +277,38 @@ async fn plan_inner(
     {
         return walk_failure(pkg, &secret, e);
     }
+    let show_manifests = manifests::wanted(&proposed.show_manifests, session.config.show_manifests);
     let computed = match (&desired, plan_name) {
         (Some(desired), Some(plan_name)) => {
             let safety = proposed.crd_safety(session.config.crd_upgrade_safety);
-            plan_preview(session, desired, plan_name, prior_attrs, safety).await
+            // Every object's content is copied only for `manifests` to show.
+            let contents = match show_manifests {
+                Some(true) => engine::Contents::Keep,
+                _ => engine::Contents::Skip,
+            };
+            plan_preview(session, desired, plan_name, prior_attrs, safety, contents).await
         }
         _ => Computed::unknown(Vec::new()),
     };
     diagnostics.extend(computed.warnings);
     planned.preview = computed.value;
-    planned.manifests =
-        match manifests::wanted(&proposed.show_manifests, session.config.show_manifests) {
-            None => Value::Unknown,
-            Some(false) => Value::Null,
-            Some(true) => match (&computed.managed, &plan_to_run, &desired) {
-                (Some(managed), _, _) => manifests::value(managed, &prior_attrs.manifests, &secret),
-                // No plan runs: what the state shows, else what the last run applied.
-                (None, None, _) if !prior_attrs.manifests.is_null() => {
-                    prior_attrs.manifests.clone()
+    planned.manifests = match show_manifests {
+        None => Value::Unknown,
+        Some(false) => Value::Null,
+        Some(true) => match (&computed.managed, &plan_to_run, &desired) {
+            (Some(managed), _, _) => manifests::value(managed, &prior_attrs.manifests, &secret),
+            // No plan runs: what the state shows, else what the last run applied.
+            (None, None, _) if !prior_attrs.manifests.is_null() => prior_attrs.manifests.clone(),
+            (None, None, Some(desired)) => {
+                let last = prior_attrs.last_plan.as_deref().unwrap_or("deploy");
+                match current_objects(session, desired, last, &prior_attrs.object_refs()).await {
+                    Some(managed) => manifests::value(&managed, &Value::Null, &secret),
+                    None => Value::Unknown,
                 }
-                (None, None, Some(desired)) => {
-                    let last = prior_attrs.last_plan.as_deref().unwrap_or("deploy");
-                    match current_objects(session, desired, last, &prior_attrs.object_refs()).await
-                    {
-                        Some(managed) => manifests::value(&managed, &Value::Null, &secret),
-                        None => Value::Unknown,
-                    }
-                }
-                _ => Value::Unknown,
-            },
-        };
+            }
+            _ => Value::Unknown,
+        },
+    };
     finish_plan(
         &schema,
         &prior_state,

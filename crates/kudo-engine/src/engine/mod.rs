@@ -45,12 +45,12 @@ pub use operator::{
     operator_version_ref, uninstall_operator,
 };
 pub use planning::{
-    Changes, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current, label,
-    plan_instance, qualified_label, translation_notes,
+    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
+    label, plan_instance, qualified_label, translation_notes,
 };
 pub use preview::{
-    PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects, preview_plan,
-    preview_plan_only, preview_walk, preview_walk_only, render_plan,
+    Answers, PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects,
+    preview_plan, preview_plan_only, preview_walk, preview_walk_only, render_plan,
 };
 pub use progress::{Progress, ProgressChange, ProgressEvent};
 pub use prune::unwanted;

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
-use super::preview::{PlannedObject, PreviewAction, preview_walk, walk_objects};
+use super::preview::{Answers, PlannedObject, PreviewAction, preview_walk, walk_objects};
 use super::run::RunRequest;
 use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
 
@@ -59,14 +59,15 @@ pub struct PlanNote {
 /// The whole plan of one instance's run.
 #[derive(Debug, Clone)]
 pub struct InstancePlan {
-    /// Every object the plan applies, as the server's dry-run judged it.
+    /// Every object the plan applies, as the server's dry-run judged it (the verdicts;
+    /// the answers themselves are not kept).
     pub planned: Vec<PlannedObject>,
     /// What changes; `None` when it cannot be known before the apply (a note says why).
     pub changes: Option<Changes>,
     /// Warnings: translated API versions, objects checked only at apply, unknowns.
     pub notes: Vec<PlanNote>,
     /// Every object the instance manages after the apply with where its content comes
-    /// from; `None` when `changes` is.
+    /// from; `None` when `changes` is, or when [`Contents::Skip`] was asked.
     pub managed: Option<Vec<(ObjectRef, Source)>>,
 }
 
@@ -159,13 +160,15 @@ fn named(kind: &str, r: &ObjectRef) -> String {
 /// objects and names them; which of them change is decided from the prior run and the
 /// walks alone, never from what the cluster holds: Terraform plans again during the
 /// apply (after the destroy half of a replacement, after other resources changed the
-/// cluster) and the two plans must agree.
+/// cluster) and the two plans must agree. `contents` says whether the content of every
+/// managed object is wanted too ([`InstancePlan::managed`]).
 pub async fn plan_instance(
     cluster: &Cluster,
     desired: &Desired<'_>,
     plan: &str,
     prior: &Prior<'_>,
     crd_safety: CrdSafety,
+    contents: Contents,
 ) -> Result<InstancePlan, PlanFailure> {
     let inputs = desired.inputs;
     let request = RunRequest {
@@ -192,7 +195,32 @@ pub async fn plan_instance(
     // Before the dry-run: the API server refuses some of these changes itself (a stored
     // version dropped) in words that do not say what is at stake.
     let mut notes = crd_safety_notes(cluster, walk, plan, crd_safety).await?;
-    let planned = preview_walk(cluster, &request, walk)
+    let namespace = inputs.namespace;
+    let mut new_render: BTreeMap<ObjectRef, &Value> = BTreeMap::new();
+    let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
+    for o in walk_objects(walk) {
+        let Ok(r) = ObjectRef::from_object(o.object) else {
+            continue;
+        };
+        let r = with_namespace(cluster, r, namespace).await;
+        match o.action {
+            PreviewAction::Apply => {
+                new_render.insert(r, o.object);
+            }
+            PreviewAction::Delete => {
+                deleted_by_tasks.insert(r);
+            }
+        }
+    }
+    // The last run's render (the same walk with the old values), compared and let go
+    // before the dry-runs: at 10,000 objects each walk is tens of megabytes.
+    let old = match prior.parameters {
+        Some(old) => {
+            OldRender::compare(cluster, inputs, old, plan, &new_render, prior, contents).await
+        }
+        None => None,
+    };
+    let planned = preview_walk(cluster, &request, walk, Answers::Drop)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
     notes.extend(translation_notes(&planned));
@@ -231,35 +259,6 @@ pub async fn plan_instance(
             managed: None,
         });
     }
-    let namespace = inputs.namespace;
-    let mut new_render: BTreeMap<ObjectRef, &Value> = BTreeMap::new();
-    let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
-    for o in walk_objects(walk) {
-        let Ok(r) = ObjectRef::from_object(o.object) else {
-            continue;
-        };
-        let r = with_namespace(cluster, r, namespace).await;
-        match o.action {
-            PreviewAction::Apply => {
-                new_render.insert(r, o.object);
-            }
-            PreviewAction::Delete => {
-                deleted_by_tasks.insert(r);
-            }
-        }
-    }
-    // The last run's render of the same package: the same walk with the old values.
-    let old_desired = prior.parameters.and_then(|old| {
-        Desired::new(Inputs {
-            parameters: old,
-            ..inputs
-        })
-        .ok()
-    });
-    let old_render = match &old_desired {
-        Some(old) => renders(cluster, old, plan).await,
-        None => None,
-    };
 
     // Compared by stored object: after a cluster upgrade the state may name an object
     // under the version it was applied as, the plan under the version served now.
@@ -275,10 +274,9 @@ pub async fn plan_instance(
             changes.create.push(p.object.clone());
             continue;
         }
-        let same = match (&old_render, new_render.get(&p.object)) {
-            (Some(old), Some(new)) => old.get(&p.object) == Some(new),
-            _ => false,
-        };
+        let same = old
+            .as_ref()
+            .is_some_and(|old| old.unchanged.contains(&p.object));
         if !same {
             changes.update.push(p.object.clone());
         }
@@ -321,30 +319,89 @@ pub async fn plan_instance(
     }
     deleted.sort();
     changes.delete = deleted.clone();
-    // After the apply: what the run applies, as rendered now, and the earlier objects
-    // it neither applies nor removes, as the last run's values render them.
-    let mut managed: Vec<(ObjectRef, Source)> = applied
-        .iter()
-        .filter_map(|r| Some((r.clone(), Source::Applied((*new_render.get(r)?).clone()))))
-        .collect();
-    let old_by_id: HashMap<_, &Value> = old_render
-        .iter()
-        .flatten()
-        .map(|(k, o)| (k.identity(), *o))
-        .collect();
-    for r in prior.objects {
-        if applied_ids.contains(&r.identity()) || deleted_ids.contains(&r.identity()) {
-            continue;
+    let managed = match contents {
+        Contents::Skip => None,
+        // After the apply: what the run applies, as rendered now, and the earlier
+        // objects it neither applies nor removes, as the last run's values render them.
+        Contents::Keep => {
+            let mut managed: Vec<(ObjectRef, Source)> = applied
+                .iter()
+                .filter_map(|r| Some((r.clone(), Source::Applied((*new_render.get(r)?).clone()))))
+                .collect();
+            let mut kept = old.map(|old| old.kept).unwrap_or_default();
+            for (i, r) in prior.objects.iter().enumerate() {
+                if applied_ids.contains(&r.identity()) || deleted_ids.contains(&r.identity()) {
+                    continue;
+                }
+                managed.push((r.clone(), Source::Kept(kept.remove(&i))));
+            }
+            Some(managed)
         }
-        let render = old_by_id.get(&r.identity()).map(|o| (*o).clone());
-        managed.push((r.clone(), Source::Kept(render)));
-    }
+    };
     Ok(InstancePlan {
         planned,
         changes: Some(changes),
         notes,
-        managed: Some(managed),
+        managed,
     })
+}
+
+/// Whether [`plan_instance`] gives the content of every object managed after the apply
+/// ([`InstancePlan::managed`]): a copy of each, which only the `manifests` attribute
+/// shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contents {
+    Keep,
+    Skip,
+}
+
+/// What the plan needs of the last run's render: which objects render as they did, and
+/// (with [`Contents::Keep`]) the old content of the prior objects this plan does not
+/// render, by their index in the prior inventory.
+struct OldRender {
+    unchanged: HashSet<ObjectRef>,
+    kept: HashMap<usize, Value>,
+}
+
+impl OldRender {
+    /// None when some plan of the old values cannot be walked (every object then
+    /// counts as updated, and kept objects' content is unknown).
+    async fn compare(
+        cluster: &Cluster,
+        inputs: Inputs<'_>,
+        old: &BTreeMap<String, String>,
+        plan: &str,
+        new_render: &BTreeMap<ObjectRef, &Value>,
+        prior: &Prior<'_>,
+        contents: Contents,
+    ) -> Option<OldRender> {
+        let old_desired = Desired::new(Inputs {
+            parameters: old,
+            ..inputs
+        })
+        .ok()?;
+        let old_render = renders(cluster, &old_desired, plan).await?;
+        let unchanged = new_render
+            .iter()
+            .filter(|(r, new)| old_render.get(*r) == Some(*new))
+            .map(|(r, _)| r.clone())
+            .collect();
+        let mut kept = HashMap::new();
+        if contents == Contents::Keep {
+            let rendered_now: HashSet<_> = new_render.keys().map(ObjectRef::identity).collect();
+            let old_by_id: HashMap<_, &Value> =
+                old_render.iter().map(|(k, o)| (k.identity(), *o)).collect();
+            for (i, r) in prior.objects.iter().enumerate() {
+                if rendered_now.contains(&r.identity()) {
+                    continue;
+                }
+                if let Some(o) = old_by_id.get(&r.identity()) {
+                    kept.insert(i, (*o).clone());
+                }
+            }
+        }
+        Some(OldRender { unchanged, kept })
+    }
 }
 
 /// The content of each of `objects` as `desired` renders it, `plan`'s render winning

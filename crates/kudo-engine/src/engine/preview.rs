@@ -34,7 +34,7 @@ pub struct PlannedObject {
     pub removed_fields: Vec<String>,
     /// The server's answer to the dry-run: the object as it would be after the apply,
     /// with the server's defaults and normalisation, `metadata.managedFields` left out
-    /// (None when not `checked`).
+    /// (None when not `checked`, or when the preview was asked to drop answers).
     pub dry_run: Option<Value>,
 }
 
@@ -70,6 +70,15 @@ pub fn desired_state<'p>(req: &RunRequest<'p>) -> Result<Desired<'p>, EngineErro
     .map_err(|e| EngineError::from(e).with_plan(req.plan))
 }
 
+/// Whether a preview keeps the server's dry-run answers ([`PlannedObject::dry_run`]).
+/// Drift compares them; a plan only needs the verdicts, and at 10,000 objects the
+/// answers are tens of megabytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    Keep,
+    Drop,
+}
+
 /// Dry-runs against the server, in plan order, every object the walk of `req.plan`
 /// applies. Kinds nobody serves and objects the server rejects fail like the real run
 /// would; what needs no cluster already failed in the walk.
@@ -77,24 +86,35 @@ pub async fn preview_walk(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     walk: &PlanWalk<'_>,
+    answers: Answers,
 ) -> Result<Vec<PlannedObject>, EngineError> {
-    preview_walk_only(cluster, req, walk, &|_| true).await
+    checked_walk(cluster, req, walk, &|_| true, answers).await
 }
 
 /// [`preview_walk`] of the objects `only` picks (named as the run names them, in their
-/// namespace); the others are left out of the answer. A refresh dry-runs only the
-/// objects someone else wrote to since the last apply.
+/// namespace), keeping the answers; the others are left out of the answer. A refresh
+/// dry-runs only the objects someone else wrote to since the last apply.
 pub async fn preview_walk_only(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     walk: &PlanWalk<'_>,
     only: &(dyn Fn(&ObjectRef) -> bool + Sync),
 ) -> Result<Vec<PlannedObject>, EngineError> {
+    checked_walk(cluster, req, walk, only, Answers::Keep).await
+}
+
+async fn checked_walk(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &PlanWalk<'_>,
+    only: &(dyn Fn(&ObjectRef) -> bool + Sync),
+    answers: Answers,
+) -> Result<Vec<PlannedObject>, EngineError> {
     let (mut picked, unprepared) = prepare_walk(cluster, req, walk).await;
     // The checks read and dry-run, persisting nothing: they all go at once (the
     // cluster bounds how many are in flight).
     picked.retain(|p| only(&p.object));
-    let checked = each_until_failure(picked, |p| check(cluster, req, p)).await?;
+    let checked = each_until_failure(picked, |p| check(cluster, req, p, answers)).await?;
     // An object before the one that could not be prepared fails first, as in the run.
     match unprepared {
         Some(e) => Err(e),
@@ -230,7 +250,9 @@ async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     p: Prepared<'_>,
+    answers: Answers,
 ) -> Result<PlannedObject, EngineError> {
+    let mut checked = false;
     let mut dry_run = None;
     let mut unchecked = None;
     if p.namespaced.is_none() {
@@ -265,7 +287,8 @@ async fn check(
                 if let Some(meta) = answer.get_mut("metadata").and_then(Value::as_object_mut) {
                     meta.remove("managedFields");
                 }
-                dry_run = Some(answer);
+                checked = true;
+                dry_run = (answers == Answers::Keep).then_some(answer);
             }
             // The namespace may be created by the same Terraform apply.
             Err(e) if e.is_not_found() => {
@@ -282,7 +305,7 @@ async fn check(
     }
     Ok(PlannedObject {
         object: p.object,
-        checked: dry_run.is_some(),
+        checked,
         unchecked,
         template: p.template,
         translation: p.translation,

@@ -26,7 +26,7 @@ use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 // Also reachable as `run::wait_healthy`, where it was defined before.
-pub(crate) use super::wait::wait_healthy;
+pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
 use super::{EngineError, instance_ref};
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
 
@@ -567,17 +567,12 @@ impl<'a> Run<'a> {
         task: &TaskWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
-        // Kept until the step's waits start: without its field bookkeeping, which no
-        // health rule reads and which is most of a small object.
-        let seen = |applied: Vec<(ObjectRef, Value)>| {
+        // The applied objects still to wait for, each with the server's answer
+        // ([`Run::apply_one`] leaves out those already healthy as applied).
+        let seen = |applied: Vec<(ObjectRef, Option<Value>)>| {
             applied
                 .into_iter()
-                .map(|(r, mut v)| {
-                    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-                        meta.remove("managedFields");
-                    }
-                    (r, Some(v))
-                })
+                .filter_map(|(r, v)| Some((r, Some(v?))))
                 .collect()
         };
         match &task.action {
@@ -626,7 +621,7 @@ impl<'a> Run<'a> {
         task: &str,
         call: &kudo_plan::WebhookCall,
         cancel: &CancellationToken,
-    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         let objects = super::webhook::call(self.cluster, self.req.namespace, task, call, cancel)
             .await
             .map_err(super::webhook::engine_error)?;

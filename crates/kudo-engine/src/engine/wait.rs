@@ -43,6 +43,14 @@ async fn reports_status(cluster: &Cluster, r: &ObjectRef) -> bool {
         .is_some_and(|v| v.pointer("/subresources/status").is_some())
 }
 
+/// Whether the apply's answer already shows the object healthy under `policy`, so that
+/// nothing needs to wait for it (a ConfigMap, a Service, an unchanged rollout). Under
+/// KUDO's rules the answer decides; under `ready` a custom resource may still wait for
+/// its controller's first status, which only [`wait_healthy`] can tell.
+pub(crate) fn healthy_as_applied(answer: &Value, policy: &HealthPolicy) -> bool {
+    matches!(policy, HealthPolicy::Kudo) && judge(answer, policy) == Health::Healthy
+}
+
 /// Follows `r` until `policy` says healthy (Ok), fatal (Err, fatal) or `cancel` fires
 /// (Err, not fatal, with the last thing we were waiting for).
 pub(crate) async fn wait_healthy(

@@ -190,6 +190,7 @@ async fn plain_http_to_another_machine_is_refused_without_calling() {
         &cluster,
         &request(&pkg, "w", "default", &values, "deploy"),
         walk.plan("deploy").expect("deploy"),
+        engine::Answers::Drop,
     )
     .await
     .expect_err("refused at plan time");

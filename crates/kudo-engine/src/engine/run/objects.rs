@@ -182,13 +182,14 @@ impl<'a> Run<'a> {
     /// changes how the server admits the ones after it (a CRD, a namespace, a service
     /// account, an admission webhook or policy, a quota) is applied alone, after
     /// everything before it; the objects between two such are applied concurrently.
-    /// Returns each object with the server's answer to its apply.
+    /// Returns each object with the server's answer to its apply, or None when it was
+    /// healthy as applied (nothing to wait for).
     pub(super) async fn apply_all(
         &self,
         loc: &Location,
         objects: &[Rendered],
         cancel: &CancellationToken,
-    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         let mut applied = Vec::with_capacity(objects.len());
         for batch in ordered_batches(objects) {
             let done = each_until_failure(batch, |rendered| async move {
@@ -210,7 +211,7 @@ impl<'a> Run<'a> {
         loc: &Location,
         obj: Value,
         cancel: &CancellationToken,
-    ) -> Result<(ObjectRef, Value), EngineError> {
+    ) -> Result<(ObjectRef, Option<Value>), EngineError> {
         {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
@@ -227,7 +228,7 @@ impl<'a> Run<'a> {
                 &obj,
                 false,
             );
-            let live = or_cancel(cancel, &r, apply).await?;
+            let mut live = or_cancel(cancel, &r, apply).await?;
             tracing::info!(object = %r, "applied");
             if r.namespace.is_none() {
                 // Cluster-scoped objects can be shared; say that this instance uses it.
@@ -245,7 +246,18 @@ impl<'a> Run<'a> {
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.retain(|d| !d.same_object(&r));
             }
-            Ok((r, live))
+            // What is healthy as the server answered needs no wait and no answer kept.
+            if healthy_as_applied(&live, self.req.health) {
+                tracing::debug!(object = %r, "healthy as applied");
+                return Ok((r, None));
+            }
+            // Otherwise the answer is kept until the step's waits start, as their first
+            // look: without its field bookkeeping, which no health rule reads and which is
+            // most of a small object.
+            if let Some(meta) = live.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("managedFields");
+            }
+            Ok((r, Some(live)))
         }
     }
 

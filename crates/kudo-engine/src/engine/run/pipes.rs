@@ -12,7 +12,7 @@ impl<'a> Run<'a> {
         pod: &Rendered,
         files: &[PipeFile],
         cancel: &CancellationToken,
-    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         let (pod_ref, pod) = self
             .prepare(loc, pod.object.clone())
             .await
@@ -37,7 +37,7 @@ impl<'a> Run<'a> {
         pod: &ObjectRef,
         files: &[PipeFile],
         cancel: &CancellationToken,
-    ) -> Result<Vec<(ObjectRef, Value)>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         // The pipe pod is the engine's own, not the user's: KUDO's pod rule (running and
         // ready), whatever rules the user gave for their pods.
         wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, None, cancel).await?;
