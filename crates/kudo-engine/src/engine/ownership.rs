@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::EngineError;
-use super::prune::in_inventory;
+use super::prune::ObjectIndex;
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Trouble};
 
 /// Server-side apply of `obj` (named `r`) by the one ownership rule the plan's dry-run,
@@ -16,12 +16,12 @@ use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Trouble
 /// manager holds is a conflict rather than a silent overwrite.
 pub(crate) async fn apply_as_recorded(
     cluster: &Cluster,
-    previous_inventory: &[ObjectRef],
+    previous_inventory: &ObjectIndex<'_>,
     r: &ObjectRef,
     obj: &Value,
     dry_run: bool,
 ) -> Result<Value, ClusterError> {
-    match in_inventory(previous_inventory, r) {
+    match previous_inventory.contains(r) {
         true => cluster.apply_owned(obj, dry_run).await,
         false => cluster.apply(obj, dry_run).await,
     }

@@ -10,7 +10,8 @@ use super::EngineError;
 use super::concurrent::each_until_failure;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
-use super::run::{RunRequest, in_inventory};
+use super::prune::ObjectIndex;
+use super::run::RunRequest;
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
 
 /// One object the plan would apply, checked with KUDO metadata (no owner reference: the
@@ -114,7 +115,9 @@ async fn checked_walk(
     // The checks read and dry-run, persisting nothing: they all go at once (the
     // cluster bounds how many are in flight).
     picked.retain(|p| only(&p.object));
-    let checked = each_until_failure(picked, |p| check(cluster, req, p, answers)).await?;
+    let previous = ObjectIndex::new(req.previous_inventory);
+    let checked =
+        each_until_failure(picked, |p| check(cluster, req, &previous, p, answers)).await?;
     // An object before the one that could not be prepared fails first, as in the run.
     match unprepared {
         Some(e) => Err(e),
@@ -249,6 +252,7 @@ async fn prepare_into<'w>(
 async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
+    previous: &ObjectIndex<'_>,
     p: Prepared<'_>,
     answers: Answers,
 ) -> Result<PlannedObject, EngineError> {
@@ -262,7 +266,7 @@ async fn check(
         ));
     } else {
         // The same ownership rule as the run (see Run::apply_all).
-        let owned = in_inventory(req.previous_inventory, &p.object);
+        let owned = previous.contains(&p.object);
         if !owned && p.namespaced == Some(true) {
             let live = cluster.get(&p.object).await.map_err(|e| p.fail(e))?;
             super::ownership::check_not_taken(&p.object, live.as_ref(), req.instance).map_err(
@@ -273,13 +277,8 @@ async fn check(
                 },
             )?;
         }
-        let checked_apply = super::ownership::apply_as_recorded(
-            cluster,
-            req.previous_inventory,
-            &p.object,
-            &p.manifest,
-            true,
-        );
+        let checked_apply =
+            super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);
         match checked_apply.await {
             Ok(mut answer) => {
                 // Nothing reads them (drift compares fields, labels and annotations), and

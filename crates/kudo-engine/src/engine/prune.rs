@@ -2,7 +2,7 @@
 //! The run applies it to what it did ([`super::run_plan`]); the plan to what the run
 //! will do ([`super::plan_instance`]), so `preview.delete` and the run cannot disagree.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::cluster::ObjectRef;
 
@@ -17,19 +17,29 @@ pub fn unwanted(
     applied: &BTreeSet<ObjectRef>,
     wanted: &BTreeSet<ObjectRef>,
 ) -> Vec<ObjectRef> {
+    let (applied, wanted) = (ObjectIndex::new(applied), ObjectIndex::new(wanted));
     previous
         .iter()
-        .filter(|r| !in_inventory(applied, r) && !in_inventory(wanted, r))
+        .filter(|r| !applied.contains(r) && !wanted.contains(r))
         .cloned()
         .collect()
 }
 
-/// Whether `refs` holds the stored object `r` names, under any version of its group.
-pub(crate) fn in_inventory<'a>(
-    refs: impl IntoIterator<Item = &'a ObjectRef>,
-    r: &ObjectRef,
-) -> bool {
-    refs.into_iter().any(|o| o.same_object(r))
+/// The stored objects a set of refs names (under any version of their group), for
+/// lookups in constant time: a run and a plan ask, for each of their objects, whether
+/// the previous inventory holds it, which scanning would make quadratic (10^8
+/// comparisons for an instance of 10,000 objects).
+pub(crate) struct ObjectIndex<'a>(HashSet<(&'a str, &'a str, Option<&'a str>, &'a str)>);
+
+impl<'a> ObjectIndex<'a> {
+    pub(crate) fn new(refs: impl IntoIterator<Item = &'a ObjectRef>) -> ObjectIndex<'a> {
+        ObjectIndex(refs.into_iter().map(ObjectRef::identity).collect())
+    }
+
+    /// Whether the set holds the stored object `r` names ([`ObjectRef::same_object`]).
+    pub(crate) fn contains(&self, r: &ObjectRef) -> bool {
+        self.0.contains(&r.identity())
+    }
 }
 
 #[cfg(test)]

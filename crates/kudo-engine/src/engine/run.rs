@@ -202,6 +202,7 @@ async fn run_plan_impl(
     let run = Run {
         cluster,
         req,
+        previous: ObjectIndex::new(req.previous_inventory),
         desired: &desired,
         owner: Owner {
             operator: pkg.operator.name.clone(),
@@ -300,6 +301,8 @@ fn instance_manifest(
 struct Run<'a> {
     cluster: &'a Cluster,
     req: RunRequest<'a>,
+    /// `req.previous_inventory`, for lookups: every object asks whether it is there.
+    previous: ObjectIndex<'a>,
     desired: &'a Desired<'a>,
     owner: Owner,
     statuses: Mutex<BTreeMap<String, PlanStatus>>,
@@ -559,8 +562,9 @@ impl<'a> Run<'a> {
     }
 
     /// Performs one task as the walk decided it; returns the objects whose health
-    /// completes it, each with the server's answer to its apply when there was one (the
-    /// wait's first look at it).
+    /// completes it and that are not healthy yet, each with the server's answer to its
+    /// apply when there was one (the wait's first look at it). Objects healthy as
+    /// applied are settled already and left out.
     async fn task(
         &self,
         loc: &Location,
@@ -640,7 +644,7 @@ impl<'a> Run<'a> {
     }
 }
 
-pub(crate) use super::prune::in_inventory;
+use super::prune::ObjectIndex;
 
 /// Runs a cluster call, giving up as soon as `cancel` fires: a hanging API server must not
 /// outlive the Terraform timeout.

@@ -120,3 +120,28 @@ pub(crate) async fn wait_healthy(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn only_kudos_rules_settle_an_object_on_the_apply_answer() {
+        let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(healthy_as_applied(&configmap, &HealthPolicy::Kudo));
+        // A rollout the server has not finished is waited for.
+        let rolling = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "generation": 2},
+            "spec": {"replicas": 1},
+            "status": {"observedGeneration": 1}
+        });
+        assert!(!healthy_as_applied(&rolling, &HealthPolicy::Kudo));
+        // Under `ready` a custom resource may still wait for its controller's first
+        // status, which only the wait can tell.
+        let ready = HealthPolicy::Ready(Default::default());
+        assert!(!healthy_as_applied(&configmap, &ready));
+    }
+}

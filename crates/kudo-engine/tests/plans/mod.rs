@@ -6,6 +6,7 @@ mod dependencies;
 mod drift;
 mod failures;
 mod packages;
+mod planning;
 mod pruning;
 mod strategies;
 mod webhooks;

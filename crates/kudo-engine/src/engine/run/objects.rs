@@ -97,7 +97,7 @@ impl<'a> Run<'a> {
             };
             let dry_run = crate::engine::ownership::apply_as_recorded(
                 self.cluster,
-                self.req.previous_inventory,
+                &self.previous,
                 &r,
                 &obj,
                 true,
@@ -216,14 +216,14 @@ impl<'a> Run<'a> {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
             // what KUDO's manager wrote); others only if we applied them before.
-            let known = in_inventory(self.req.previous_inventory, &r);
+            let known = self.previous.contains(&r);
             if !known && r.namespace.is_some() {
                 let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
                 crate::engine::ownership::check_not_taken(&r, live.as_ref(), self.req.instance)?;
             }
             let apply = crate::engine::ownership::apply_as_recorded(
                 self.cluster,
-                self.req.previous_inventory,
+                &self.previous,
                 &r,
                 &obj,
                 false,

@@ -57,15 +57,18 @@ impl<'a> Run<'a> {
         let deleted = self.deleted.lock().map(|d| d.clone()).unwrap_or_default();
         // An object applied under a newer version of its group replaces the ref an
         // earlier run recorded under the old one: it is the same stored object.
-        let kept: Vec<ObjectRef> = self
-            .req
-            .previous_inventory
-            .iter()
-            .filter(|r| !in_inventory(&applied, r))
-            .cloned()
-            .collect();
+        let kept: Vec<ObjectRef> = {
+            let applied = ObjectIndex::new(&applied);
+            self.req
+                .previous_inventory
+                .iter()
+                .filter(|r| !applied.contains(r))
+                .cloned()
+                .collect()
+        };
         let mut inventory: BTreeSet<ObjectRef> = kept.into_iter().chain(applied).collect();
-        inventory.retain(|r| !in_inventory(&deleted, r));
+        let deleted = ObjectIndex::new(&deleted);
+        inventory.retain(|r| !deleted.contains(r));
         inventory
     }
 
@@ -76,13 +79,15 @@ impl<'a> Run<'a> {
         let applied = self.applied.lock().map(|a| a.clone()).unwrap_or_default();
         let mut inventory = self.inventory();
 
-        let stale: Vec<ObjectRef> = self
-            .req
-            .previous_inventory
-            .iter()
-            .filter(|r| inventory.contains(*r) && !in_inventory(&applied, r))
-            .cloned()
-            .collect();
+        let stale: Vec<ObjectRef> = {
+            let applied = ObjectIndex::new(&applied);
+            self.req
+                .previous_inventory
+                .iter()
+                .filter(|r| inventory.contains(*r) && !applied.contains(r))
+                .cloned()
+                .collect()
+        };
         if !stale.is_empty()
             && let Some(wanted) =
                 crate::engine::planning::wanted_refs(self.cluster, self.desired).await
