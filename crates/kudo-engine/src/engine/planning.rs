@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
 use super::preview::{Answers, PlannedObject, PreviewAction, preview_walk, walk_objects};
+use super::prune::ObjectIndex;
 use super::run::RunRequest;
 use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
 
@@ -262,8 +263,8 @@ pub async fn plan_instance(
 
     // Compared by stored object: after a cluster upgrade the state may name an object
     // under the version it was applied as, the plan under the version served now.
-    let prior_ids: HashSet<_> = prior.objects.iter().map(ObjectRef::identity).collect();
-    let known = |r: &ObjectRef| prior_ids.contains(&r.identity());
+    let prior_ids = ObjectIndex::new(prior.objects);
+    let known = |r: &ObjectRef| prior_ids.contains(r);
     let mut changes = Changes::default();
     let mut applied = BTreeSet::new();
     for p in &planned {
@@ -309,11 +310,11 @@ pub async fn plan_instance(
         }
         gone.extend(unwanted);
     }
-    let applied_ids: HashSet<_> = applied.iter().map(ObjectRef::identity).collect();
+    let applied_ids = ObjectIndex::new(&applied);
     let mut deleted: Vec<ObjectRef> = Vec::new();
     let mut deleted_ids = HashSet::new();
     for r in &gone {
-        if known(r) && !applied_ids.contains(&r.identity()) && deleted_ids.insert(r.identity()) {
+        if known(r) && !applied_ids.contains(r) && deleted_ids.insert(r.identity()) {
             deleted.push(r.clone());
         }
     }
@@ -330,7 +331,7 @@ pub async fn plan_instance(
                 .collect();
             let mut kept = old.map(|old| old.kept).unwrap_or_default();
             for (i, r) in prior.objects.iter().enumerate() {
-                if applied_ids.contains(&r.identity()) || deleted_ids.contains(&r.identity()) {
+                if applied_ids.contains(r) || deleted_ids.contains(&r.identity()) {
                     continue;
                 }
                 managed.push((r.clone(), Source::Kept(kept.remove(&i))));
@@ -388,11 +389,11 @@ impl OldRender {
             .collect();
         let mut kept = HashMap::new();
         if contents == Contents::Keep {
-            let rendered_now: HashSet<_> = new_render.keys().map(ObjectRef::identity).collect();
+            let rendered_now = ObjectIndex::new(new_render.keys());
             let old_by_id: HashMap<_, &Value> =
                 old_render.iter().map(|(k, o)| (k.identity(), *o)).collect();
             for (i, r) in prior.objects.iter().enumerate() {
-                if rendered_now.contains(&r.identity()) {
+                if rendered_now.contains(r) {
                     continue;
                 }
                 if let Some(o) = old_by_id.get(&r.identity()) {

@@ -281,13 +281,15 @@ async fn check(
             super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);
         match checked_apply.await {
             Ok(mut answer) => {
-                // Nothing reads them (drift compares fields, labels and annotations), and
-                // they are most of an answer: 10,000 answers kept for a plan are memory.
-                if let Some(meta) = answer.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("managedFields");
-                }
                 checked = true;
-                dry_run = (answers == Answers::Keep).then_some(answer);
+                if answers == Answers::Keep {
+                    // Nothing reads them (drift compares fields, labels and annotations),
+                    // and they are most of an answer.
+                    if let Some(meta) = answer.get_mut("metadata").and_then(Value::as_object_mut) {
+                        meta.remove("managedFields");
+                    }
+                    dry_run = Some(answer);
+                }
             }
             // The namespace may be created by the same Terraform apply.
             Err(e) if e.is_not_found() => {
