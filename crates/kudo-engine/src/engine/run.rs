@@ -22,6 +22,7 @@ use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::pipe;
 use super::progress::{Progress, ProgressChange, ProgressEvent};
+use super::prune::ObjectIndex;
 use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
@@ -643,8 +644,6 @@ impl<'a> Run<'a> {
         Ok(refs)
     }
 }
-
-use super::prune::ObjectIndex;
 
 /// Runs a cluster call, giving up as soon as `cancel` fires: a hanging API server must not
 /// outlive the Terraform timeout.
