@@ -51,7 +51,7 @@
 //! })?;
 //!
 //! // A new instance: no objects from an earlier run, no earlier parameters.
-//! let prior = Prior { objects: &[], parameters: None };
+//! let prior = Prior { objects: &[], parameters: None, drifted: &[] };
 //! let plan = engine::plan_instance(
 //!     &cluster,
 //!     &desired,
@@ -96,7 +96,7 @@
 //!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
 //!         health: &HealthPolicy::Kudo,
 //!         progress: None,
-//!     },
+//!      tree: Default::default() },
 //!     &CancellationToken::new(),
 //! )
 //! .await?;

@@ -326,6 +326,7 @@ async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
         let prior = engine::Prior {
             objects: &[],
             parameters: None,
+            drifted: &[],
         };
         let plan = engine::plan_instance(
             &cluster,

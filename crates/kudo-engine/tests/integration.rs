@@ -9,4 +9,5 @@ mod cluster;
 mod plans;
 mod sensitive;
 mod sharing;
+mod tree_agreement;
 mod waits;

@@ -159,9 +159,10 @@ fn deployment_reads(counts: &BTreeMap<String, u64>) -> u64 {
         .sum()
 }
 
-/// Two seconds of waiting for a Deployment cost a list and a watch (plus the read
-/// before the apply), not a read per polling interval: polling at 50 ms doubling to
-/// 2 s would read it seven times.
+/// Two seconds of waiting for a Deployment cost a list and a watch (plus the reads
+/// before the apply: the run's check of every object before its first write, and the
+/// apply's own), not a read per polling interval: polling at 50 ms doubling to 2 s
+/// would read it seven times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_seconds_for_health_costs_a_list_and_a_watch() {
     let pkg = package(
@@ -189,7 +190,7 @@ async fn waiting_seconds_for_health_costs_a_list_and_a_watch() {
         "one watch: {counts:?}"
     );
     assert!(
-        deployment_reads(&counts) <= 3,
+        deployment_reads(&counts) <= 4,
         "reads of the Deployment: {counts:?}"
     );
 }

@@ -208,6 +208,7 @@ pub(in crate::provider) async fn invoke(
         crd_safety: session.config.crd_upgrade_safety,
         health: &health,
         progress: Some(&sink),
+        tree: Default::default(),
     };
     let mut result = match run.secret_changed {
         true => {

@@ -230,6 +230,7 @@ async fn apply_inner(
             crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
             health: &health,
             progress: None,
+            tree: Default::default(),
         },
         &secret,
         &deadline.token,

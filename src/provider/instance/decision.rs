@@ -315,6 +315,7 @@ pub(super) async fn plan_preview(
     let prior_run = engine::Prior {
         objects: &previous,
         parameters: old_params.as_ref().filter(|_| same_package),
+        drifted: &[],
     };
     let plan = engine::plan_instance(
         &cluster, desired, plan_name, &prior_run, crd_safety, contents,

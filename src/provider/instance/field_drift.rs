@@ -66,6 +66,7 @@ pub(super) async fn detect(
         crd_safety: engine::CrdSafety::Off,
         health: &engine::HealthPolicy::Kudo,
         progress: None,
+        tree: Default::default(),
     };
     let planned = engine::preview_plan_only(cluster, request, &|r| suspects.contains(&identity(r)))
         .await

@@ -56,18 +56,22 @@ pub(crate) enum ChildAction {
 
 /// Decides whether a child runs a plan, and which, by the rule of a top-level instance
 /// ([`kudo_plan::decide`]): a cascade reaches only children whose version or rendered
-/// parameters changed, plus those whose last plan did not finish.
+/// parameters changed, plus those whose last plan did not finish, and those whose
+/// objects `drifted` (changed outside Terraform: deploy applies them again).
 pub(crate) fn decide(
     child: &Package,
     existing: Option<&ExistingChild>,
     values: &BTreeMap<String, String>,
+    drifted: bool,
 ) -> Result<ChildAction, EngineError> {
     let none = BTreeMap::new();
     let prior = existing.map(|e| Prior {
         operator_version: &e.operator_version,
         parameters: &e.parameters,
         last_plan: e.last_plan.as_deref(),
-        last_run: if e.completed() {
+        last_run: if e.completed() && drifted {
+            LastRun::Drifted
+        } else if e.completed() {
             LastRun::Complete
         } else {
             LastRun::Unfinished(e.last_status.clone().unwrap_or_else(|| "unknown".into()))
@@ -166,14 +170,14 @@ mod tests {
     fn settled_child_is_left_alone() {
         let pkg = child_pkg(&["deploy", "update"]);
         let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
-        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "a")])).unwrap();
+        let action = decide(&pkg, Some(&done), &vals(&[("VALUE", "a")]), false).unwrap();
         assert!(matches!(action, ChildAction::Leave { .. }), "{action:?}");
         // Setting a value equal to the default changes what the Instance records: the
         // same rule as a top-level instance (kudo_plan::decide) runs `update`.
         let done = instance("child-1.0.0", json!({}), "update", "COMPLETE");
         run(
             "update",
-            decide(&pkg, Some(&done), &vals(&[("VALUE", "none")])).unwrap(),
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "none")]), false).unwrap(),
         );
     }
 
@@ -181,24 +185,30 @@ mod tests {
     fn changed_child_runs_what_kudo_would_pick() {
         let pkg = child_pkg(&["deploy", "update", "upgrade", "resize"]);
         let done = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
-        run("deploy", decide(&pkg, None, &vals(&[])).unwrap());
+        run("deploy", decide(&pkg, None, &vals(&[]), false).unwrap());
         run(
             "update",
-            decide(&pkg, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+            decide(&pkg, Some(&done), &vals(&[("VALUE", "b")]), false).unwrap(),
         );
         run(
             "resize",
-            decide(&pkg, Some(&done), &vals(&[("VALUE", "a"), ("SIZE", "3")])).unwrap(),
+            decide(
+                &pkg,
+                Some(&done),
+                &vals(&[("VALUE", "a"), ("SIZE", "3")]),
+                false,
+            )
+            .unwrap(),
         );
         let old = instance("child-0.9.0", json!({"VALUE": "a"}), "deploy", "COMPLETE");
         run(
             "upgrade",
-            decide(&pkg, Some(&old), &vals(&[("VALUE", "a")])).unwrap(),
+            decide(&pkg, Some(&old), &vals(&[("VALUE", "a")]), false).unwrap(),
         );
         let deploy_only = child_pkg(&["deploy"]);
         run(
             "deploy",
-            decide(&deploy_only, Some(&done), &vals(&[("VALUE", "b")])).unwrap(),
+            decide(&deploy_only, Some(&done), &vals(&[("VALUE", "b")]), false).unwrap(),
         );
     }
 
@@ -209,12 +219,12 @@ mod tests {
             let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "update", status);
             run(
                 "update",
-                decide(&pkg, Some(&failed), &vals(&[("VALUE", "a")])).unwrap(),
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "a")]), false).unwrap(),
             );
             let failed = instance("child-1.0.0", json!({"VALUE": "a"}), "deploy", status);
             run(
                 "deploy",
-                decide(&pkg, Some(&failed), &vals(&[("VALUE", "b")])).unwrap(),
+                decide(&pkg, Some(&failed), &vals(&[("VALUE", "b")]), false).unwrap(),
             );
         }
         // An Instance that says nothing about its last plan is not trusted as settled.
@@ -223,7 +233,7 @@ mod tests {
         }));
         run(
             "deploy",
-            decide(&pkg, Some(&bare), &vals(&[("VALUE", "a")])).unwrap(),
+            decide(&pkg, Some(&bare), &vals(&[("VALUE", "a")]), false).unwrap(),
         );
     }
 }

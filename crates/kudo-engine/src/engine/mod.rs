@@ -23,6 +23,7 @@ mod run;
 mod sensitive;
 mod sharing;
 mod status;
+mod tree;
 mod uninstall;
 mod volumes;
 mod wait;
@@ -62,6 +63,10 @@ pub use sensitive::{
 };
 pub use sharing::{ANNOTATION_USED_BY, user_id};
 pub use status::{ExecutionStatus, PhaseStatus, PlanStatus, StepStatus, plan_status_of};
+pub use tree::{
+    DependencyAction, DependencyDecision, DependencyPlan, DependencyRecord, DependencyRecords,
+    TreeDecisions, TreePlan, TreePrior, TreeRequest, decide as decide_tree, plan_tree,
+};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
 pub use webhook::CallError as WebhookCallError;

@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
-use super::preview::{Answers, PlannedObject, PreviewAction, preview_walk, walk_objects};
+use super::preview::{
+    Answers, OtherKinds, PlannedObject, PreviewAction, preview_walk_in, walk_objects,
+};
 use super::prune::ObjectIndex;
 use super::run::RunRequest;
 use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
@@ -29,6 +31,9 @@ pub struct Prior<'a> {
     /// package; `None` on create, upgrade or a changed package, where every object
     /// already managed counts as updated.
     pub parameters: Option<&'a BTreeMap<String, String>>,
+    /// Objects whose fields changed outside Terraform (a refresh found them): the
+    /// apply applies them again, so they count as updated.
+    pub drifted: &'a [ObjectRef],
 }
 
 /// Where the content of an object managed after the apply comes from.
@@ -171,6 +176,21 @@ pub async fn plan_instance(
     crd_safety: CrdSafety,
     contents: Contents,
 ) -> Result<InstancePlan, PlanFailure> {
+    let others = OtherKinds::new();
+    plan_instance_in(cluster, desired, plan, prior, crd_safety, contents, &others).await
+}
+
+/// [`plan_instance`] of one instance of a tree: objects of a kind that a CRD of
+/// another instance of the tree defines (`others`) are checked only at apply.
+pub(crate) async fn plan_instance_in(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+    plan: &str,
+    prior: &Prior<'_>,
+    crd_safety: CrdSafety,
+    contents: Contents,
+    others: &OtherKinds,
+) -> Result<InstancePlan, PlanFailure> {
     let inputs = desired.inputs;
     let request = RunRequest {
         package: inputs.package,
@@ -179,7 +199,8 @@ pub async fn plan_instance(
         parameters: inputs.parameters,
         plan,
         previous_inventory: prior.objects,
-        // A dry-run shows this instance's own objects; children are planned on their own.
+        // This instance's own objects; its dependency instances are planned by
+        // `tree::plan_tree`, each with a call of its own.
         dependencies: None,
         render_seed: inputs.seed,
         // A plan deletes nothing.
@@ -189,6 +210,7 @@ pub async fn plan_instance(
         // A plan waits for nothing.
         health: &super::HealthPolicy::Kudo,
         progress: None,
+        tree: Default::default(),
     };
     let walk = desired
         .plan(plan)
@@ -221,7 +243,7 @@ pub async fn plan_instance(
         }
         None => None,
     };
-    let planned = preview_walk(cluster, &request, walk, Answers::Drop)
+    let planned = preview_walk_in(cluster, &request, walk, Answers::Drop, others)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
     notes.extend(translation_notes(&planned));
@@ -265,6 +287,7 @@ pub async fn plan_instance(
     // under the version it was applied as, the plan under the version served now.
     let prior_ids = ObjectIndex::new(prior.objects);
     let known = |r: &ObjectRef| prior_ids.contains(r);
+    let drifted = ObjectIndex::new(prior.drifted);
     let mut changes = Changes::default();
     let mut applied = BTreeSet::new();
     for p in &planned {
@@ -275,9 +298,10 @@ pub async fn plan_instance(
             changes.create.push(p.object.clone());
             continue;
         }
-        let same = old
-            .as_ref()
-            .is_some_and(|old| old.unchanged.contains(&p.object));
+        let same = !drifted.contains(&p.object)
+            && old
+                .as_ref()
+                .is_some_and(|old| old.unchanged.contains(&p.object));
         if !same {
             changes.update.push(p.object.clone());
         }

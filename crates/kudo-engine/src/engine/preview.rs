@@ -1,7 +1,7 @@
 //! What a plan would apply, for Terraform's plan step: the same rendering and metadata as
 //! a run, checked by the API server with a server-side dry-run, nothing persisted.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kudo_plan::{Action, Desired, Inputs, PlanWalk, Rendered};
 use serde_json::Value;
@@ -111,7 +111,34 @@ async fn checked_walk(
     only: &(dyn Fn(&ObjectRef) -> bool + Sync),
     answers: Answers,
 ) -> Result<Vec<PlannedObject>, EngineError> {
-    let (mut picked, unprepared) = prepare_walk(cluster, req, walk).await;
+    checked_walk_in(cluster, req, walk, only, answers, &OtherKinds::new()).await
+}
+
+/// Kinds that CustomResourceDefinitions of other instances of the same apply define
+/// (a dependency instance installs its CRD before its parent's later steps use it),
+/// with the instance that defines each: the server cannot judge such objects yet.
+pub(crate) type OtherKinds = BTreeMap<(String, String), String>;
+
+/// [`preview_walk`] inside a tree: objects of `others`' kinds are left unchecked.
+pub(crate) async fn preview_walk_in(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &PlanWalk<'_>,
+    answers: Answers,
+    others: &OtherKinds,
+) -> Result<Vec<PlannedObject>, EngineError> {
+    checked_walk_in(cluster, req, walk, &|_| true, answers, others).await
+}
+
+async fn checked_walk_in(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    walk: &PlanWalk<'_>,
+    only: &(dyn Fn(&ObjectRef) -> bool + Sync),
+    answers: Answers,
+    others: &OtherKinds,
+) -> Result<Vec<PlannedObject>, EngineError> {
+    let (mut picked, unprepared) = prepare_walk(cluster, req, walk, others).await;
     // The checks read and dry-run, persisting nothing: they all go at once (the
     // cluster bounds how many are in flight).
     picked.retain(|p| only(&p.object));
@@ -132,8 +159,10 @@ struct Prepared<'w> {
     template: String,
     object: ObjectRef,
     manifest: Value,
-    /// None: the kind comes from a CRD this plan creates first.
+    /// None: the kind comes from a CRD created first (`pending` says by whom).
     namespaced: Option<bool>,
+    /// Who creates the CRD of an object whose scope is not known yet.
+    pending: Option<String>,
     translation: Option<kube_api_versions::Translation>,
     removed_fields: Vec<String>,
 }
@@ -155,9 +184,12 @@ async fn prepare_walk<'w>(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     walk: &'w PlanWalk<'_>,
+    others: &OtherKinds,
 ) -> (Vec<Prepared<'w>>, Option<EngineError>) {
     let mut prepared = Vec::new();
-    let failure = prepare_into(cluster, req, walk, &mut prepared).await.err();
+    let failure = prepare_into(cluster, req, walk, others, &mut prepared)
+        .await
+        .err();
     (prepared, failure)
 }
 
@@ -165,6 +197,7 @@ async fn prepare_into<'w>(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     walk: &'w PlanWalk<'_>,
+    others: &OtherKinds,
     prepared: &mut Vec<Prepared<'w>>,
 ) -> Result<(), EngineError> {
     let pkg = req.package;
@@ -210,11 +243,18 @@ async fn prepare_into<'w>(
                         .with_template(template.clone())
                 };
                 let key = (r.api_version.clone(), r.kind.clone());
+                // Who creates the CRD of this kind before the object is applied.
+                let pending = match pending_kinds.contains(&key) {
+                    true => Some("this plan".to_string()),
+                    false => others
+                        .get(&key)
+                        .map(|by| format!("dependency instance {by}")),
+                };
                 // The same translation rule as the run (Run::prepare).
                 let (mut manifest, translation, removed_fields) =
                     match cluster.served_form(&manifest).await {
                         Ok(served) => (served.object, served.translation, served.removed_fields),
-                        Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => {
+                        Err(ClusterError::UnknownKind { .. }) if pending.is_some() => {
                             (manifest, None, Vec::new())
                         }
                         Err(e) => return Err(fail(e)),
@@ -224,7 +264,7 @@ async fn prepare_into<'w>(
                 let api_version = manifest["apiVersion"].as_str().unwrap_or(&r.api_version);
                 let namespaced = match cluster.is_namespaced(api_version, &r.kind).await {
                     Ok(n) => Some(n),
-                    Err(ClusterError::UnknownKind { .. }) if pending_kinds.contains(&key) => None,
+                    Err(ClusterError::UnknownKind { .. }) if pending.is_some() => None,
                     Err(e) => return Err(fail(e)),
                 };
                 // Unknown scope: most custom kinds are namespaced.
@@ -239,6 +279,7 @@ async fn prepare_into<'w>(
                     object,
                     manifest,
                     namespaced,
+                    pending,
                     translation,
                     removed_fields,
                 });
@@ -261,8 +302,9 @@ async fn check(
     let mut unchecked = None;
     if p.namespaced.is_none() {
         unchecked = Some(format!(
-            "its kind {} comes from a CustomResourceDefinition this plan creates first",
-            p.object.kind
+            "its kind {} comes from a CustomResourceDefinition {} creates first",
+            p.object.kind,
+            p.pending.as_deref().unwrap_or("this plan")
         ));
     } else {
         // The same ownership rule as the run (see Run::apply_all).
@@ -315,7 +357,7 @@ async fn check(
     })
 }
 
-fn defined_kinds(manifest: &Value) -> Vec<(String, String)> {
+pub(crate) fn defined_kinds(manifest: &Value) -> Vec<(String, String)> {
     if manifest.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
         return Vec::new();
     }

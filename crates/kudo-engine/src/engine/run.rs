@@ -17,7 +17,6 @@ use kudo_plan::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::dependency;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::pipe;
@@ -27,6 +26,7 @@ use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 // Also reachable as `run::wait_healthy`, where it was defined before.
+use super::tree::{DependencyRecords, TreeDecisions, TreePrior};
 pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
 use super::{EngineError, instance_ref};
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
@@ -64,6 +64,8 @@ pub struct RunRequest<'a> {
     pub health: &'a HealthPolicy,
     /// Told as phases and steps start and finish (dependency instances' too).
     pub progress: Option<&'a Progress>,
+    /// What the state records of the dependency instances, and which of them drifted.
+    pub tree: TreePrior<'a>,
 }
 
 /// The result of a successful run.
@@ -77,6 +79,11 @@ pub struct RunOutcome {
     /// Cluster-scoped objects the run stopped using but left in place for other
     /// instances or their data (see [`super::removal`]).
     pub kept: Vec<Kept>,
+    /// What each dependency instance owns after the run (those it left alone keep
+    /// their prior objects), for Terraform's state; empty for a dependency's own run.
+    pub dependencies: DependencyRecords,
+    /// The inventory of every dependency instance below that ran a plan.
+    pub ran: BTreeMap<String, Vec<ObjectRef>>,
 }
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
@@ -87,7 +94,7 @@ pub async fn run_plan(
     req: RunRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    run_plan_boxed(cluster, req, None, cancel).await
+    run_plan_impl(cluster, req, None, None, cancel).await
 }
 
 /// `run_plan` with the values of sensitive parameters, which are stored in the
@@ -102,45 +109,171 @@ pub async fn run_plan_with_sensitive(
     run_plan_impl(cluster, req, None, Some(sensitive), cancel).await
 }
 
-/// `run_plan` for a dependency instance owned by `parent`. Boxed because a KudoOperator
-/// task runs a plan from inside a plan (the future type would otherwise be infinite).
+/// `run_plan` for a dependency instance owned by `parent`, executing the decisions its
+/// top instance's run made for the whole tree. Boxed because a KudoOperator task runs a
+/// plan from inside a plan (the future type would otherwise be infinite).
 pub(crate) fn run_plan_boxed<'a>(
     cluster: &'a Cluster,
     req: RunRequest<'a>,
-    parent: Option<Owner>,
+    parent: Owner,
+    tree: &'a TreeDecisions,
     cancel: &'a CancellationToken,
 ) -> BoxFuture<'a, Result<RunOutcome, EngineError>> {
-    Box::pin(run_plan_impl(cluster, req, parent, None, cancel))
+    Box::pin(run_dependency(cluster, req, parent, tree, cancel))
 }
 
+async fn run_dependency(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    parent: Owner,
+    tree: &TreeDecisions,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let stored = super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
+        .await
+        .map_err(|e| e.with_plan(req.plan))?;
+    let parameters = all_parameters(&req, &stored);
+    let desired = desired_of(&req, &parameters)?;
+    let sensitive = Sensitive {
+        stored: &stored,
+        write: false,
+    };
+    execute(
+        cluster,
+        req,
+        &desired,
+        Some(parent),
+        sensitive,
+        tree,
+        cancel,
+    )
+    .await
+}
+
+/// The instance's sensitive values, and whether the run writes them to its Secret
+/// (`run_plan_with_sensitive`) or found them there.
+#[derive(Clone, Copy)]
+struct Sensitive<'a> {
+    stored: &'a BTreeMap<String, String>,
+    write: bool,
+}
+
+/// Templates see every value; the Instance spec only the non-sensitive ones.
+fn all_parameters(
+    req: &RunRequest<'_>,
+    stored: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut all = req.parameters.clone();
+    all.extend(stored.iter().map(|(k, v)| (k.clone(), v.clone())));
+    all
+}
+
+/// The whole desired state first: whatever needs no cluster to fail fails here, with
+/// the words the plan used (kudo-plan is what the plan consulted too).
+fn desired_of<'p>(
+    req: &RunRequest<'p>,
+    parameters: &'p BTreeMap<String, String>,
+) -> Result<Desired<'p>, EngineError> {
+    Desired::new(Inputs {
+        package: req.package,
+        instance: req.instance,
+        namespace: req.namespace,
+        parameters,
+        seed: req.render_seed,
+        dependencies: req.dependencies,
+    })
+    .map_err(|e| EngineError::from(e).with_plan(req.plan))
+}
+
+/// The top instance's run: the whole tree is decided and checked (server-side dry-run
+/// of every object, dependency instances' included) before anything is written, so
+/// whatever the plan could have refused, the apply refuses before its first write.
 async fn run_plan_impl(
     cluster: &Cluster,
     req: RunRequest<'_>,
-    parent: Option<Owner>,
+    _parent: Option<Owner>,
     sensitive: Option<&BTreeMap<String, String>>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    let pkg = req.package;
     let stored = match sensitive {
         Some(values) => values.clone(),
         None => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
             .await
             .map_err(|e| e.with_plan(req.plan))?,
     };
-    // Templates see every value; the Instance spec only the non-sensitive ones.
-    let mut all_parameters = req.parameters.clone();
-    all_parameters.extend(stored.iter().map(|(k, v)| (k.clone(), v.clone())));
-    // The whole desired state first: whatever needs no cluster to fail fails here,
-    // with the words the plan used (kudo-plan is what the plan consulted too).
-    let desired = Desired::new(Inputs {
-        package: pkg,
-        instance: req.instance,
-        namespace: req.namespace,
-        parameters: &all_parameters,
-        seed: req.render_seed,
-        dependencies: req.dependencies,
-    })
-    .map_err(|e| EngineError::from(e).with_plan(req.plan))?;
+    let parameters = all_parameters(&req, &stored);
+    let desired = desired_of(&req, &parameters)?;
+    let tree = match desired.plan(req.plan) {
+        Ok(walk) => tokio::select! {
+            checked = before_writing(cluster, &req, &desired, walk) => checked?,
+            _ = cancel.cancelled() => {
+                return Err(EngineError::from(ClusterError::Cancelled {
+                    what: format!("checking the objects of plan {:?} before the run", req.plan),
+                })
+                .with_plan(req.plan)
+                .with_inventory(req.previous_inventory.to_vec()));
+            }
+        },
+        // Recorded in the Instance by the run below.
+        Err(_) => TreeDecisions::default(),
+    };
+    let sensitive = Sensitive {
+        stored: &stored,
+        write: sensitive.is_some(),
+    };
+    let mut outcome = execute(cluster, req, &desired, None, sensitive, &tree, cancel).await?;
+    outcome.dependencies = tree.records_after(&outcome.ran);
+    Ok(outcome)
+}
+
+/// The tree's decisions, after checking everything they apply as the plan did: a
+/// refusal fails the run with nothing written. What the server cannot judge yet is
+/// left to each step's own check.
+async fn before_writing(
+    cluster: &Cluster,
+    req: &RunRequest<'_>,
+    desired: &Desired<'_>,
+    walk: &PlanWalk<'_>,
+) -> Result<TreeDecisions, EngineError> {
+    let nothing_written = |e: EngineError| {
+        e.with_plan(req.plan)
+            .with_inventory(req.previous_inventory.to_vec())
+    };
+    let tree = super::tree::decide(cluster, desired, walk, req.tree)
+        .await
+        .map_err(nothing_written)?;
+    let check = super::tree::TreeRequest {
+        desired,
+        plan: req.plan,
+        prior: super::planning::Prior {
+            objects: req.previous_inventory,
+            parameters: None,
+            drifted: &[],
+        },
+        tree: req.tree,
+        crd_safety: req.crd_safety,
+        contents: super::planning::Contents::Skip,
+    };
+    match super::tree::check(cluster, &check, &tree).await {
+        Ok(_) => Ok(tree),
+        Err(super::planning::PlanFailure::Refused { error, .. }) => Err(nothing_written(*error)),
+        Err(super::planning::PlanFailure::Unknown(note)) => {
+            tracing::info!(instance = %req.instance, detail = %note.detail, "not every object could be checked before the run; each step checks its own");
+            Ok(tree)
+        }
+    }
+}
+
+async fn execute<'a>(
+    cluster: &'a Cluster,
+    req: RunRequest<'a>,
+    desired: &'a Desired<'a>,
+    parent: Option<Owner>,
+    sensitive: Sensitive<'_>,
+    tree: &'a TreeDecisions,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let pkg = req.package;
     let Some(plan) = pkg.operator.plans.get(req.plan) else {
         return Err(desired.plan(req.plan).err().map_or_else(
             || EngineError::fatal(format!("no plan {:?}", req.plan)),
@@ -149,7 +282,7 @@ async fn run_plan_impl(
     };
     // A plan that cannot be walked still records its failure in the Instance.
     let walk = desired.plan(req.plan).map_err(EngineError::from);
-    let has_sensitive = !stored.is_empty();
+    let has_sensitive = !sensitive.stored.is_empty();
 
     tracing::info!(
         plan = %req.plan,
@@ -179,7 +312,8 @@ async fn run_plan_impl(
                 .with_plan(req.plan)
         })?
         .to_string();
-    if let Some(values) = sensitive {
+    if sensitive.write {
+        let values = sensitive.stored;
         let written = if values.is_empty() {
             super::sensitive::remove_sensitive(cluster, req.namespace, req.instance, cancel).await
         } else {
@@ -204,7 +338,9 @@ async fn run_plan_impl(
         cluster,
         req,
         previous: ObjectIndex::new(req.previous_inventory),
-        desired: &desired,
+        desired,
+        tree,
+        ran: Mutex::new(BTreeMap::new()),
         owner: Owner {
             operator: pkg.operator.name.clone(),
             instance: req.instance.to_string(),
@@ -249,10 +385,13 @@ async fn run_plan_impl(
     let inventory = run.prune(cancel).await.map_err(|e| e.with_plan(req.plan))?;
     let plan_status = run.snapshot(req.plan);
     let kept = run.kept.lock().map(|k| k.clone()).unwrap_or_default();
+    let ran = run.ran.lock().map(|r| r.clone()).unwrap_or_default();
     Ok(RunOutcome {
         plan_status,
         inventory,
         kept,
+        dependencies: DependencyRecords::new(),
+        ran,
     })
 }
 
@@ -305,6 +444,10 @@ struct Run<'a> {
     /// `req.previous_inventory`, for lookups: every object asks whether it is there.
     previous: ObjectIndex<'a>,
     desired: &'a Desired<'a>,
+    /// What the run does with each dependency instance, decided before it started.
+    tree: &'a TreeDecisions,
+    /// Inventories of the dependency instances that ran, at every depth.
+    ran: Mutex<BTreeMap<String, Vec<ObjectRef>>>,
     owner: Owner,
     statuses: Mutex<BTreeMap<String, PlanStatus>>,
     // Parallel steps write status concurrently; one write at a time keeps the last

@@ -90,6 +90,7 @@ pub async fn uninstall_instance_keeping(
                 // `Cleanup` carries no policy (yet): the cleanup plan waits by KUDO's rules.
                 health: &super::HealthPolicy::Kudo,
                 progress: None,
+                tree: Default::default(),
             },
             cancel,
         )

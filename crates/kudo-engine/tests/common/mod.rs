@@ -154,6 +154,7 @@ pub fn request<'a>(
         crd_safety: engine::CrdSafety::default(),
         health: &engine::HealthPolicy::Kudo,
         progress: None,
+        tree: Default::default(),
     }
 }
 

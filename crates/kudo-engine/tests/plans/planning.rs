@@ -100,6 +100,7 @@ async fn a_changed_parameter_updates_what_it_renders_and_contents_are_copied_onl
     let prior = engine::Prior {
         objects: &both.inventory,
         parameters: Some(&old),
+        drifted: &[],
     };
     let plan = |contents| {
         engine::plan_instance(

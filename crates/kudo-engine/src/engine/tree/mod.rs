@@ -1,0 +1,201 @@
+//! The whole dependency tree of one instance, planned as one: which dependency
+//! instances (KudoOperator tasks, KEP-29/36) the apply creates, runs again, leaves alone
+//! or removes, and what each of them creates, updates and deletes, checked by
+//! server-side dry-run like the instance's own objects.
+//!
+//! Two passes. [`decide`] works out what the apply does with every dependency
+//! instance, at every depth, from the walks and the child Instances in the cluster
+//! (GETs only). [`plan_tree`] then plans each instance that runs with
+//! [`super::plan_instance`], so a child's refused object, removed API or unsafe CRD
+//! change fails the plan with the apply's own words, naming the chain of instances.
+//! The run executes the same decisions ([`TreeDecisions`]), and checks the same tree
+//! before it writes anything (see `run_plan`).
+
+mod check;
+mod decide;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::planning::{Contents, InstancePlan, Prior};
+use super::{CrdSafety, EngineError};
+use crate::cluster::ObjectRef;
+
+pub(crate) use check::check;
+pub use check::plan_tree;
+pub use decide::decide;
+
+/// What Terraform state records of one dependency instance: the objects its runs
+/// applied and their fingerprints (see [`super::applied_fields_fingerprint`]), and the
+/// instance whose KudoOperator task made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyRecord {
+    /// The instance whose task creates it.
+    #[serde(default)]
+    pub parent: String,
+    #[serde(default)]
+    pub operator: String,
+    /// Its OperatorVersion's name.
+    #[serde(default)]
+    pub operator_version: String,
+    /// What its runs applied, as for the top instance's `objects`.
+    #[serde(default)]
+    pub inventory: Vec<ObjectRef>,
+    /// One per `inventory` entry ("" when unknown), compared by a refresh.
+    #[serde(default)]
+    pub fingerprints: Vec<String>,
+}
+
+/// Records of every dependency instance below one instance, by instance name.
+pub type DependencyRecords = BTreeMap<String, DependencyRecord>;
+
+/// The prior state of the dependency instances, as a plan or a run gets it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TreePrior<'a> {
+    /// What the state records; an instance it does not record (a state written before
+    /// records were kept, or an import) is found by its instance label instead.
+    pub records: Option<&'a DependencyRecords>,
+    /// Dependency instances whose objects changed outside Terraform, with those
+    /// objects: they run their `deploy` plan again, taking the changes back.
+    pub drifted: Option<&'a BTreeMap<String, Vec<ObjectRef>>>,
+}
+
+impl TreePrior<'_> {
+    fn record(&self, instance: &str) -> Option<&DependencyRecord> {
+        self.records.and_then(|r| r.get(instance))
+    }
+
+    fn redeploys(&self, instance: &str) -> bool {
+        self.drifted.is_some_and(|r| r.contains_key(instance))
+    }
+
+    fn drifted_objects(&self, instance: &str) -> &[ObjectRef] {
+        self.drifted
+            .and_then(|d| d.get(instance))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What the apply does with one dependency instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DependencyAction {
+    /// It does not exist: its operator is installed and `plan` (deploy) runs.
+    Create { plan: String },
+    /// It exists and runs `plan`, for `reason`.
+    Run { plan: String, reason: String },
+    /// It exists and nothing about it or below it changes.
+    Leave { reason: String },
+    /// Its `enablingParameter` is off: it is uninstalled with everything below it.
+    Remove,
+}
+
+impl DependencyAction {
+    /// The plan it runs, if any.
+    pub fn plan(&self) -> Option<&str> {
+        match self {
+            DependencyAction::Create { plan } | DependencyAction::Run { plan, .. } => Some(plan),
+            DependencyAction::Leave { .. } | DependencyAction::Remove => None,
+        }
+    }
+}
+
+/// The apply's decision about one dependency instance, with what planning it needs.
+#[derive(Debug, Clone)]
+pub struct DependencyDecision {
+    pub instance: String,
+    /// The instance whose KudoOperator task makes it.
+    pub parent: String,
+    pub operator: String,
+    /// Its OperatorVersion's name.
+    pub operator_version: String,
+    pub action: DependencyAction,
+    /// What it owns before the apply: its record, else what carries its instance label.
+    pub prior: Vec<ObjectRef>,
+    pub(crate) node: decide::Node,
+}
+
+/// Every dependency instance of one instance, parents before their children, in the
+/// order a run meets them.
+#[derive(Debug, Clone, Default)]
+pub struct TreeDecisions {
+    pub dependencies: Vec<DependencyDecision>,
+}
+
+impl TreeDecisions {
+    /// The decision about `instance`.
+    pub fn get(&self, instance: &str) -> Option<&DependencyDecision> {
+        self.dependencies.iter().find(|d| d.instance == instance)
+    }
+
+    /// Records of the dependency instances after a run: those that ran take the
+    /// inventories their runs report, the ones left alone keep their prior ones, and
+    /// removed ones are gone.
+    pub fn records_after(&self, ran: &BTreeMap<String, Vec<ObjectRef>>) -> DependencyRecords {
+        self.dependencies
+            .iter()
+            .filter(|d| d.action != DependencyAction::Remove)
+            .map(|d| {
+                let inventory = ran.get(&d.instance).cloned().unwrap_or(d.prior.clone());
+                let record = DependencyRecord {
+                    parent: d.parent.clone(),
+                    operator: d.operator.clone(),
+                    operator_version: d.operator_version.clone(),
+                    fingerprints: vec![String::new(); inventory.len()],
+                    inventory,
+                };
+                (d.instance.clone(), record)
+            })
+            .collect()
+    }
+}
+
+/// What [`plan_tree`] plans: the instance's own plan and its dependency instances.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeRequest<'a, 'p> {
+    /// The instance's desired state, with the resolved dependency packages.
+    pub desired: &'a kudo_plan::Desired<'p>,
+    /// The plan the instance runs.
+    pub plan: &'a str,
+    pub prior: Prior<'a>,
+    pub tree: TreePrior<'a>,
+    pub crd_safety: CrdSafety,
+    pub contents: Contents,
+}
+
+/// One dependency instance in a [`TreePlan`].
+#[derive(Debug, Clone)]
+pub struct DependencyPlan {
+    pub instance: String,
+    pub parent: String,
+    pub operator: String,
+    pub operator_version: String,
+    pub action: DependencyAction,
+    /// What it creates, updates and deletes: `Some` for an instance that runs a plan
+    /// or is removed, `None` for one left alone. Its `changes` are `None` when they
+    /// cannot be known before the apply (a note says why).
+    pub plan: Option<InstancePlan>,
+}
+
+/// The plan of an instance and of every dependency instance below it.
+#[derive(Debug, Clone)]
+pub struct TreePlan {
+    pub instance: InstancePlan,
+    pub dependencies: Vec<DependencyPlan>,
+}
+
+/// The error of a dependency instance's plan as its parent's, and so on up to the top
+/// instance: each level names the dependency instance and the KudoOperator task that
+/// makes it, as a run reports the same failure.
+pub(crate) fn in_parents(
+    mut error: EngineError,
+    decisions: &TreeDecisions,
+    instance: &str,
+) -> EngineError {
+    let mut current = decisions.get(instance);
+    while let Some(d) = current {
+        error = d.node.wrap(error, &d.instance);
+        current = decisions.get(&d.parent);
+    }
+    error
+}
