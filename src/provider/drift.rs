@@ -12,30 +12,7 @@ use kudo_engine::engine::{FieldDrift, IgnoredPath};
 
 use super::sensitive::REDACTED;
 
-/// What a refresh does with a field someone changed out of band.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DriftMode {
-    /// Report it, and plan an update that takes the field back (the default).
-    #[default]
-    Correct,
-    /// Report it with a warning; plan no change.
-    Warn,
-    /// Do not look.
-    Ignore,
-}
-
-impl DriftMode {
-    pub const VALUES: [&'static str; 3] = ["correct", "warn", "ignore"];
-
-    fn parse(text: &str) -> Option<DriftMode> {
-        match text {
-            "correct" => Some(DriftMode::Correct),
-            "warn" => Some(DriftMode::Warn),
-            "ignore" => Some(DriftMode::Ignore),
-            _ => None,
-        }
-    }
-}
+pub use kudo_engine::engine::DriftMode;
 
 tfplugin::model! {
     /// A `drift_ignore` block.
@@ -156,6 +133,7 @@ pub fn ignore_block() -> NestedBlock {
 /// The element type of `drifted_fields`.
 pub fn drifted_field_type() -> Type {
     Type::object([
+        ("instance", Type::String),
         ("object", Type::String),
         ("field", Type::String),
         ("applied", Type::String),
@@ -163,9 +141,11 @@ pub fn drifted_field_type() -> Type {
     ])
 }
 
-/// `drifted_fields` for `drift`. Values are JSON (strings unquoted); every value of a
-/// Secret, and every value that contains a sensitive parameter's value, is redacted.
-pub fn drifted_fields(drift: &[FieldDrift], secret: &BTreeMap<String, String>) -> Value {
+/// `drifted_fields` for `drift` (by instance: the resource's own, or a dependency
+/// instance below it). Values are JSON (strings unquoted); every value of a Secret, and
+/// every value that contains a sensitive parameter's value, is redacted. Objects are
+/// keyed as in `objects` and `preview`.
+pub fn drifted_fields(drift: &[(String, FieldDrift)], secret: &BTreeMap<String, String>) -> Value {
     let show = |d: &FieldDrift, v: &Option<serde_json::Value>| -> Value {
         let Some(v) = v else {
             return Value::Null;
@@ -179,9 +159,13 @@ pub fn drifted_fields(drift: &[FieldDrift], secret: &BTreeMap<String, String>) -
             false => Value::string(text),
         }
     };
-    Value::list(drift.iter().map(|d| {
+    Value::list(drift.iter().map(|(instance, d)| {
         Value::object([
-            ("object", Value::string(super::preview::label(&d.object))),
+            ("instance", Value::string(instance)),
+            (
+                "object",
+                Value::string(super::preview::qualified_label(&d.object)),
+            ),
             ("field", Value::string(d.path.clone())),
             ("applied", show(d, &d.applied)),
             ("live", show(d, &d.live)),
@@ -202,8 +186,9 @@ pub fn describe(fields: &Value) -> String {
                 None => "(absent)".to_string(),
             };
             format!(
-                "- {} {}: {} in the cluster, {} applied",
+                "- {} (instance {}) {}: {} in the cluster, {} applied",
                 f.get("object").as_str().unwrap_or_default(),
+                f.get("instance").as_str().unwrap_or_default(),
                 f.get("field").as_str().unwrap_or_default(),
                 text("live"),
                 text("applied"),
@@ -278,6 +263,8 @@ mod tests {
             },
         ];
         let secrets = BTreeMap::from([("PASSWORD".to_string(), "hunter2".to_string())]);
+        let drift: Vec<(String, FieldDrift)> =
+            drift.into_iter().map(|d| ("app".to_string(), d)).collect();
         let v = drifted_fields(&drift, &secrets);
         let Value::List(items) = &v else {
             panic!("a list: {v:?}")
@@ -287,9 +274,9 @@ mod tests {
         assert_eq!(items[1].get("applied").as_str(), Some(REDACTED));
         assert!(items[1].get("live").is_null());
         assert_eq!(items[2].get("live").as_str(), Some("2"));
-        assert!(
-            describe(&v)
-                .contains("ConfigMap ns/c data.replicas: \"2\" in the cluster, \"1\" applied")
-        );
+        assert_eq!(items[2].get("instance").as_str(), Some("app"));
+        assert!(describe(&v).contains(
+            "ConfigMap ns/c (instance app) data.replicas: \"2\" in the cluster, \"1\" applied"
+        ));
     }
 }

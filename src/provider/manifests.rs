@@ -4,8 +4,9 @@
 //!
 //! An entry is the template's output (patches applied), before KUDO's labels and
 //! annotations and before the API server defaults or normalises anything: only what
-//! the package says, so an entry changes only when the render does. Keys are
-//! `Kind namespace/name` (`Kind name` when cluster-scoped), as `preview` names objects;
+//! the package says, so an entry changes only when the render does. Keys are those of
+//! `objects` and `preview` (`Kind.group namespace/name`, `Kind name` when cluster-scoped
+//! and in the core group);
 //! the YAML is yaml.v2's (sorted keys, block style), so the text is stable. A Secret, or
 //! an object whose YAML contains a sensitive value, is the whole entry
 //! `(sensitive value)`: the state never holds it and the diff never shows it.
@@ -19,7 +20,7 @@ use kudo_engine::cluster::ObjectRef;
 
 pub use kudo_engine::engine::Source;
 
-use super::preview::label;
+use super::preview::qualified_label;
 use super::sensitive::{REDACTED, reveals};
 
 /// One object's entry: its YAML, or `(sensitive value)`.
@@ -46,7 +47,7 @@ pub fn value(
     let prior = prior.to_string_map().ok().flatten().unwrap_or_default();
     let mut out = BTreeMap::new();
     for (r, source) in managed {
-        let key = label(r);
+        let key = qualified_label(r);
         let text = match source {
             Source::Applied(object) => Some(entry(object, sensitive)),
             Source::Kept(render) => prior

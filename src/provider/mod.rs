@@ -3,7 +3,6 @@
 //! This layer translates between Terraform values and the engine; the KUDO rules live
 //! in the `kudo-package`, `kudo-template` and `kudo-engine` crates.
 
-mod children;
 mod config;
 mod dependencies_data;
 mod diag;

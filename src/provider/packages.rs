@@ -15,7 +15,6 @@ use kudo_resolve::{ClusterVersion, Resolution, ResolveError};
 
 use super::config::RepositoryConfig;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 /// Terraform's data directory for this configuration (`.terraform` unless `TF_DATA_DIR`).
 fn data_dir() -> PathBuf {
@@ -81,17 +80,9 @@ pub fn warnings(pkg: &Package) -> Vec<String> {
         .collect()
 }
 
-/// Content digest of what gets installed: a template, task, plan or parameter change
-/// changes it.
+/// Content digest of what gets installed ([`kudo_package::crd::content_digest`]).
 pub fn digest(pkg: &Package) -> String {
-    let doc = json!({
-        "operator": kudo_package::crd::operator_spec(pkg),
-        "operatorVersion": kudo_package::crd::operator_version_spec(pkg),
-    });
-    // serde_json maps are ordered, so the bytes are stable for the same package.
-    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
-    let hash = Sha256::digest(&bytes);
-    hash.iter().map(|b| format!("{b:02x}")).collect()
+    kudo_package::crd::content_digest(pkg)
 }
 
 /// The plan-time copies (see the module comment).

@@ -1,57 +1,93 @@
-//! `kudo_instance.preview`: the engine's plan of the pending apply
-//! ([`kudo_engine::engine::plan_instance`]) as a Terraform value and diagnostics. No
-//! decision is made here.
-
-use std::collections::HashMap;
+//! `kudo_instance.preview`: the engine's plan of the pending apply for the instance and
+//! every dependency instance below it ([`kudo_engine::engine::plan_change`]) as a
+//! Terraform value. No decision is made here.
 
 use tfplugin::{Diagnostic, Type, Value};
 
 use kudo_engine::cluster::ObjectRef;
-use kudo_engine::engine::{Changes, InstancePlan, PlanNote, Source};
+use kudo_engine::engine::{Changes, DependencyAction, PlanNote, TreePlan};
 
-pub use kudo_engine::engine::{label, qualified_label};
+pub use kudo_engine::engine::qualified_label;
 
 /// `create`, `update` and `delete` are maps keyed by object, not lists: Terraform's
 /// plan renderer matches list elements pairwise, which is quadratic in their number
 /// (seconds and a gigabyte at 10,000 objects on every no-change plan, which keeps the
-/// last apply's preview), and map entries by key.
-pub fn preview_type() -> Type {
-    Type::object([
+/// last apply's preview), and map entries by key. Keys are `kudo_instance.objects`'
+/// (one spelling of an object's identity everywhere).
+fn changes_type() -> [(&'static str, Type); 3] {
+    [
         ("create", Type::map(Type::String)),
         ("update", Type::map(Type::String)),
         ("delete", Type::map(Type::String)),
-    ])
+    ]
 }
 
-/// The attribute's value for the engine's changes (unknown when they are).
-pub fn of_changes(changes: Option<&Changes>) -> Value {
-    let Some(c) = changes else {
+/// A dependency instance's entry of `preview.dependencies`.
+pub fn dependency_type() -> Type {
+    let mut fields = vec![
+        ("action", Type::String),
+        ("plan", Type::String),
+        ("reason", Type::String),
+        ("parent", Type::String),
+    ];
+    fields.extend(changes_type());
+    Type::object(fields)
+}
+
+pub fn preview_type() -> Type {
+    let mut fields = changes_type().to_vec();
+    fields.push(("dependencies", Type::map(dependency_type())));
+    Type::object(fields)
+}
+
+/// The attribute's value for the whole tree's plan: unknown when the instance's own
+/// changes are (a dependency instance's unknown changes leave only its entry unknown).
+pub fn of_tree(tree: &TreePlan) -> Value {
+    let Some(changes) = &tree.instance.changes else {
         return Value::Unknown;
     };
-    Value::object([
-        ("create", entries(&c.create)),
-        ("update", entries(&c.update)),
-        ("delete", entries(&c.delete)),
-    ])
+    let mut fields = change_fields(Some(changes));
+    let dependencies = tree.dependencies.iter().map(|d| {
+        let (action, plan, reason) = match &d.action {
+            DependencyAction::Create { plan } => ("create", Some(plan.as_str()), ""),
+            DependencyAction::Run { plan, reason } => ("run", Some(plan.as_str()), reason.as_str()),
+            DependencyAction::Leave { reason } => ("leave", None, reason.as_str()),
+            DependencyAction::Remove => ("remove", None, ""),
+        };
+        let mut entry = vec![
+            ("action", Value::string(action)),
+            ("plan", plan.map_or(Value::Null, Value::string)),
+            ("reason", Value::string(reason)),
+            ("parent", Value::string(&d.parent)),
+        ];
+        let none = Changes::default();
+        let changes = match &d.plan {
+            Some(p) => p.changes.as_ref(),
+            None => Some(&none),
+        };
+        entry.extend(change_fields(changes));
+        (d.instance.clone(), Value::object(entry))
+    });
+    fields.push(("dependencies", Value::map(dependencies)));
+    Value::object(fields)
 }
 
-/// One entry per object, keyed by its [`label`] and holding the apiVersion it is applied
-/// (or was recorded) as. Objects whose labels coincide (one kind name in two groups)
-/// are keyed with their kinds qualified by group, as `kudo_instance.objects` is, so
-/// that none hides another.
+fn change_fields(changes: Option<&Changes>) -> Vec<(&'static str, Value)> {
+    let part = |refs: Option<&Vec<ObjectRef>>| refs.map_or(Value::Unknown, |r| entries(r));
+    vec![
+        ("create", part(changes.map(|c| &c.create))),
+        ("update", part(changes.map(|c| &c.update))),
+        ("delete", part(changes.map(|c| &c.delete))),
+    ]
+}
+
+/// One entry per object, keyed as `kudo_instance.objects` is ([`qualified_label`]) and
+/// holding the apiVersion it is applied (or was recorded) as.
 fn entries(refs: &[ObjectRef]) -> Value {
-    let mut uses: HashMap<String, usize> = HashMap::new();
-    for r in refs {
-        *uses.entry(label(r)).or_default() += 1;
-    }
-    Value::map(refs.iter().map(|r| {
-        let plain = label(r);
-        let key = match uses.get(&plain) {
-            Some(n) if *n > 1 && !r.group().is_empty() => qualified_label(r),
-            _ => plain,
-        };
-        (key, Value::string(r.api_version.clone()))
-    }))
+    Value::map(
+        refs.iter()
+            .map(|r| (qualified_label(r), Value::string(r.api_version.clone()))),
+    )
 }
 
 /// A plan note as a Terraform warning.
@@ -59,45 +95,15 @@ pub fn warning(note: &PlanNote) -> Diagnostic {
     Diagnostic::warning(note.summary.clone(), note.detail.clone())
 }
 
-/// A preview and what the plan knows of the objects managed after the apply.
-pub struct Computed {
-    /// The `preview` attribute's value (unknown when webhooks decide).
-    pub value: Value,
-    /// Plan-time warnings: translated API versions, why the preview is unknown.
-    pub warnings: Vec<Diagnostic>,
-    /// Every object the instance manages after the apply with where its content comes
-    /// from (see `manifests`); `None` when the preview is unknown.
-    pub managed: Option<Vec<(ObjectRef, Source)>>,
-}
-
-impl Computed {
-    pub fn unknown(warnings: Vec<Diagnostic>) -> Computed {
-        Computed {
-            value: Value::Unknown,
-            warnings,
-            managed: None,
-        }
-    }
-
-    pub fn of_plan(plan: InstancePlan) -> Computed {
-        Computed {
-            value: of_changes(plan.changes.as_ref()),
-            warnings: plan.notes.iter().map(warning).collect(),
-            managed: plan.managed,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn entries_are_keyed_by_label_and_qualified_only_where_labels_coincide() {
+    fn entries_are_keyed_as_objects_are() {
         let refs = [
             ObjectRef::new("v1", "ConfigMap", Some("ns"), "c"),
-            ObjectRef::new("cert-manager.io/v1", "Certificate", Some("ns"), "tls"),
-            ObjectRef::new("example.io/v1", "Certificate", Some("ns"), "tls"),
+            ObjectRef::new("apps/v1", "StatefulSet", Some("ns"), "s"),
             ObjectRef::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r"),
         ];
         let Value::Map(map) = entries(&refs) else {
@@ -107,15 +113,16 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "Certificate.cert-manager.io ns/tls",
-                "Certificate.example.io ns/tls",
-                "ClusterRole r",
+                "ClusterRole.rbac.authorization.k8s.io r",
                 "ConfigMap ns/c",
+                "StatefulSet.apps ns/s",
             ]
         );
-        assert_eq!(
-            map["ClusterRole r"],
-            Value::string("rbac.authorization.k8s.io/v1")
-        );
+        for r in &refs {
+            assert!(
+                map.contains_key(&crate::provider::instance::ManagedObject::key(r)),
+                "{r}"
+            );
+        }
     }
 }

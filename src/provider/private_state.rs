@@ -7,6 +7,10 @@
 //! JSON, each part optional: state written before fingerprints existed (`{"render_seed":
 //! ...}`) reads as having none, and its first refresh checks every object.
 
+use std::collections::BTreeMap;
+
+use kudo_engine::cluster::ObjectRef;
+use kudo_engine::engine::DependencyRecords;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +24,14 @@ pub struct PrivateState {
     /// first refresh then compares every object once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied_fields: Vec<String>,
+    /// What each dependency instance owns, with fingerprints (Terraform's state lists
+    /// only the instance's own objects).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dependencies: DependencyRecords,
+    /// Objects the last refresh found changed outside Terraform, by instance (this
+    /// one's name or a dependency instance's): the next apply applies them again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub drifted: BTreeMap<String, Vec<ObjectRef>>,
 }
 
 impl PrivateState {
@@ -42,16 +54,27 @@ impl PrivateState {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
-    /// The fingerprint recorded for the `index`th object when the state records one
-    /// for each of `count` objects.
-    pub fn applied_fields_of(&self, index: usize, count: usize) -> Option<&str> {
-        if self.applied_fields.len() != count {
-            return None;
+    /// [`PrivateState::to_bytes`], never empty: an apply that read something back says
+    /// so even when it found nothing to keep.
+    pub fn to_bytes_always(&self) -> Vec<u8> {
+        match self.to_bytes() {
+            bytes if bytes.is_empty() => b"{}".to_vec(),
+            bytes => bytes,
         }
-        self.applied_fields
-            .get(index)
-            .map(String::as_str)
-            .filter(|f| !f.is_empty())
+    }
+
+    /// The drifted objects of `instance` the last refresh recorded.
+    pub fn drifted_of(&self, instance: &str) -> &[ObjectRef] {
+        self.drifted.get(instance).map_or(&[], Vec::as_slice)
+    }
+
+    /// The drifted objects of the dependency instances (all but `instance`'s own).
+    pub fn drifted_below(&self, instance: &str) -> BTreeMap<String, Vec<ObjectRef>> {
+        self.drifted
+            .iter()
+            .filter(|(name, _)| name.as_str() != instance)
+            .map(|(name, objects)| (name.clone(), objects.clone()))
+            .collect()
     }
 }
 
@@ -63,18 +86,26 @@ mod tests {
     fn older_layouts_and_garbage_read_as_what_they_hold() {
         let old = PrivateState::parse(br#"{"render_seed":"abc"}"#);
         assert_eq!(old.render_seed.as_deref(), Some("abc"));
-        assert!(old.applied_fields.is_empty());
+        assert!(old.applied_fields.is_empty() && old.dependencies.is_empty());
         assert_eq!(PrivateState::parse(b"not json"), PrivateState::default());
         assert!(PrivateState::default().to_bytes().is_empty());
-        let both = PrivateState {
+        assert_eq!(PrivateState::default().to_bytes_always(), b"{}".to_vec());
+        let drifted = ObjectRef::new("v1", "ConfigMap", Some("ns"), "c");
+        let all = PrivateState {
             render_seed: Some("s".into()),
             applied_fields: vec!["f1".into(), String::new()],
+            dependencies: DependencyRecords::from([("child".to_string(), Default::default())]),
+            drifted: BTreeMap::from([
+                ("top".to_string(), vec![drifted.clone()]),
+                ("child".to_string(), vec![drifted.clone()]),
+            ]),
         };
-        let read = PrivateState::parse(&both.to_bytes());
-        assert_eq!(read, both);
-        assert_eq!(read.applied_fields_of(0, 2), Some("f1"));
-        assert_eq!(read.applied_fields_of(1, 2), None);
-        // Recorded for another list of objects: none of it counts.
-        assert_eq!(read.applied_fields_of(0, 3), None);
+        let read = PrivateState::parse(&all.to_bytes());
+        assert_eq!(read, all);
+        assert_eq!(read.drifted_of("top"), std::slice::from_ref(&drifted));
+        assert_eq!(
+            read.drifted_below("top"),
+            BTreeMap::from([("child".to_string(), vec![drifted])])
+        );
     }
 }

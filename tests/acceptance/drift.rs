@@ -132,6 +132,7 @@ fn warn_mode_warns_and_plans_no_change() {
     assert_eq!(
         fields,
         json!([{
+            "instance": "app",
             "object": format!("ConfigMap {}/app-settings", ctx.namespace),
             "field": "data.greeting",
             "applied": "hi",

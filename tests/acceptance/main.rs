@@ -50,6 +50,7 @@ mod semantics;
 mod sensitive;
 mod sharing;
 mod smoke;
+mod tree;
 mod upgrade_safety;
 mod volumes;
 mod webhook;

@@ -201,7 +201,7 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
         .as_object()
         .expect("manifests filled by the apply");
     assert!(
-        manifests.contains_key(&format!("Deployment {ns}/web")),
+        manifests.contains_key(&format!("Deployment.apps {ns}/web")),
         "{web:#}"
     );
 
@@ -384,10 +384,10 @@ resource "kudo_instance" "user" {{
         .map(String::as_str)
         .collect();
     assert!(
-        created.contains(&format!("Widget {ns}/api").as_str())
+        created.contains(&format!("Widget.{ns}.example.com {ns}/api").as_str())
             && created
                 .iter()
-                .any(|o| o.starts_with("CustomResourceDefinition ")),
+                .any(|o| o.starts_with("CustomResourceDefinition.apiextensions.k8s.io ")),
         "{api:#}"
     );
     let user = change(&json, "kudo_instance.user");

@@ -51,14 +51,14 @@ fn plan_previews_creates_then_the_update_a_parameter_change_makes() {
         create,
         [
             format!("ConfigMap {ns}/web-content"),
-            format!("Deployment {ns}/web"),
+            format!("Deployment.apps {ns}/web"),
             format!("Service {ns}/web"),
         ],
         "{preview:#}"
     );
     assert!(list(&preview, "update").is_empty(), "{preview:#}");
     assert!(
-        stdout.contains(&format!("\"Deployment {ns}/web\"")),
+        stdout.contains(&format!("\"Deployment.apps {ns}/web\"")),
         "the plan output does not show the preview:\n{stdout}"
     );
 
@@ -73,13 +73,13 @@ fn plan_previews_creates_then_the_update_a_parameter_change_makes() {
     let (stdout, preview) = planned_preview(&ctx, &["-var", "replicas=3"]);
     assert_eq!(
         list(&preview, "update"),
-        [format!("Deployment {ns}/web")],
+        [format!("Deployment.apps {ns}/web")],
         "{preview:#}"
     );
     assert!(list(&preview, "create").is_empty(), "{preview:#}");
     assert!(list(&preview, "delete").is_empty(), "{preview:#}");
     assert!(
-        stdout.contains(&format!("\"Deployment {ns}/web\"")),
+        stdout.contains(&format!("\"Deployment.apps {ns}/web\"")),
         "the plan output does not show the object to update:\n{stdout}"
     );
 }
@@ -200,7 +200,7 @@ fn a_saved_plan_applies_after_the_cluster_changed_underneath() {
     let (_, preview) = planned_preview(&ctx, &["-var", "replicas=3"]);
     assert_eq!(
         list(&preview, "update"),
-        [format!("Deployment {ns}/web")],
+        [format!("Deployment.apps {ns}/web")],
         "{preview:#}"
     );
     ctx.kube().delete("v1", "Service", Some(ns), "web");

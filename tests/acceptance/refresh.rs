@@ -300,7 +300,7 @@ fn state_with_the_older_objects_list_upgrades_without_a_change() {
         .collect();
     assert_eq!(
         versions,
-        [&json!(1)],
+        [&json!(2)],
         "stored with the current schema version"
     );
     if crate::harness::terraform_version() >= (1, 12) {

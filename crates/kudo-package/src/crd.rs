@@ -425,3 +425,17 @@ fn rebuild(operator: Option<&Value>, ov: &Value) -> Result<Package, PackageError
     }
     Ok(pkg)
 }
+
+/// Content digest of what gets installed (the Operator and OperatorVersion specs):
+/// a template, task, plan or parameter change changes it. Terraform state records it
+/// (`operator_digest`, `kudo_operator.digest`), so that an edited package under an
+/// unchanged version still runs `deploy` again.
+pub fn content_digest(pkg: &Package) -> String {
+    let doc = serde_json::json!({
+        "operator": operator_spec(pkg),
+        "operatorVersion": operator_version_spec(pkg),
+    });
+    // serde_json maps are ordered, so the bytes are stable for the same package.
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    crate::sha256_hex(&bytes)
+}

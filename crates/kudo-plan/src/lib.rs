@@ -60,8 +60,10 @@
 // their own errors; it is only built on the failure path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod change;
 mod decide;
 pub mod dependency;
+pub mod downgrade;
 mod error;
 mod location;
 pub mod names;
@@ -75,10 +77,19 @@ pub mod verify;
 mod walk;
 pub mod webhook;
 
+/// The plan a new instance runs, and the one a change runs when nothing else fits
+/// (KUDO's `deploy`, which every package must have).
+pub const DEFAULT_PLAN: &str = "deploy";
+
+pub use change::{
+    Change, ChangeRequest, ChildView, PlanChoice, PriorInstance, Refusal, RunStatus, Seed, Shown,
+    decide_change,
+};
 pub use decide::{
     Concern, DecideError, Decision, LastRun, Prior, Reason, Wanted as WantedChange, decide,
 };
 pub use dependency::DependencyPackages;
+pub use downgrade::{Downgrade, Version};
 pub use error::{PlanError, located_text};
 pub use location::Location;
 pub use names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};

@@ -41,6 +41,12 @@ pub struct Tree {
 /// recorded tree must change; the texts are the ones users see.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TreeError {
+    /// The recorded tree belongs to another version of the operator (a stale plan
+    /// directory).
+    #[error(
+        "The recorded dependency tree is for {recorded}, but the instance runs {running}. Run `terraform plan` again."
+    )]
+    Stale { recorded: String, running: String },
     #[error(
         "The recorded dependency tree has no package for {instance} ({operator_version_name})."
     )]

@@ -27,7 +27,7 @@ use kudo_engine::engine::{self, Progress, RunRequest};
 use kudo_package::Package;
 use kudo_plan::{Desired, Inputs};
 
-use crate::provider::{Session, children, health, running, sensitive, timeouts};
+use crate::provider::{Session, health, running, sensitive, timeouts};
 
 use super::deadline::{Deadline, engine_diagnostic};
 
@@ -162,20 +162,26 @@ pub(in crate::provider) async fn invoke(
         Err(Refusal::Missing(d)) => return vec![d],
         Err(Refusal::Diagnostics(d)) => return d,
     };
-    let tree = match children::tree(
-        session,
-        &run.operator_id,
-        &run.package,
-        &cfg.name,
-        &cfg.namespace,
-        &run.all,
-        run.seed.as_deref(),
-        false,
-        None,
-    )
-    .await
+    let tree = match super::lookup::resolution(session, &run.operator_id, &run.package, false).await
     {
-        Ok(t) => t.unwrap_or_default(),
+        Ok(Some(r)) => match kudo_plan::change::tree_of(
+            &r,
+            &run.package,
+            &cfg.name,
+            &cfg.namespace,
+            &run.all,
+            run.seed.as_deref(),
+            None,
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                return vec![
+                    Diagnostic::error("Cannot work out the instance's dependencies", e.to_string())
+                        .with_attribute(AttributePath::attribute("instance")),
+                ];
+            }
+        },
+        Ok(None) => kudo_plan::Tree::default(),
         Err(d) => return vec![d],
     };
     // Nothing more is reported once Terraform asked the provider to stop: Terraform

@@ -1,30 +1,28 @@
-//! The apply RPC: runs the KUDO plan that the plan step chose, or only refreshes
-//! `manifests` when no plan has to run, and records what the run created. A planned
-//! null state is a destroy, handed to `destroy`.
-
-use std::collections::BTreeMap;
+//! The apply RPC: runs the KUDO plan that the plan step chose through the engine
+//! ([`engine::apply_change`]: the instance and its whole dependency tree, checked
+//! before the first write), or only refreshes `manifests` when no plan has to run, and
+//! records what the run created. A planned null state is a destroy, handed to
+//! `destroy`.
 
 use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IntoValue, Value};
 use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self, RunRequest};
-use kudo_plan::{Desired, Inputs};
+use kudo_engine::cluster::Cluster;
+use kudo_engine::engine::{self, Applied, TreePrior};
+use kudo_plan::RunStatus;
 
-use crate::provider::children;
 use crate::provider::manifests;
-use crate::provider::packages::{self};
+use crate::provider::packages::{self, parse_operator_id};
 use crate::provider::private_state::PrivateState;
-use crate::provider::sensitive::{self};
+use crate::provider::sensitive;
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, decode, namespace_of, render_seed};
 
 use super::deadline::*;
-use super::decision::*;
 use super::destroy::destroy;
-use super::model::InstanceModel;
-use super::rendered::*;
-use super::values::*;
+use super::lookup::{find_package, resolution};
+use super::model::{InstanceModel, ManagedObject};
+use super::views;
 
 pub(super) async fn apply(
     session: &Session,
@@ -59,23 +57,23 @@ pub(super) async fn apply(
             }
         }
     };
-    let mut resp = apply_inner(
-        session,
-        req.prior_state,
+    let private = PrivateState::parse(&req.planned_private);
+    let planned_private = req.planned_private.clone();
+    let change = Change {
+        prior_state: req.prior_state,
         prior,
-        planned,
-        seed.as_deref(),
-        cancel,
-    )
-    .await;
+        seed: seed.clone(),
+        private,
+    };
+    let mut resp = apply_inner(session, change, planned, cancel).await;
     resp.new_state = restore.state(resp.new_state);
     restore.diagnostics(&mut resp.diagnostics);
     // Every outcome that leaves an instance in state keeps the seed, failures included:
-    // a lost seed would change generated passwords on the next run. The fingerprints
-    // are those the apply read back; an apply that wrote nothing keeps the planned ones.
+    // a lost seed would change generated passwords on the next run.
+    // An apply that ran nothing keeps the planned private state (fingerprints, records).
     if !resp.new_state.is_null() {
         let mut private = match resp.private.is_empty() {
-            true => PrivateState::parse(&req.planned_private),
+            true => PrivateState::parse(&planned_private),
             false => PrivateState::parse(&resp.private),
         };
         private.render_seed = seed;
@@ -84,27 +82,19 @@ pub(super) async fn apply(
     resp
 }
 
-/// Private state holding only the fingerprints an apply read back (never empty, so the
-/// caller can tell it from an apply that read nothing); the caller adds the seed.
-fn private_fingerprints(applied_fields: Vec<String>) -> Vec<u8> {
-    let bytes = PrivateState {
-        applied_fields,
-        ..Default::default()
-    }
-    .to_bytes();
-    match bytes.is_empty() {
-        true => b"{}".to_vec(),
-        false => bytes,
-    }
-}
-
-/// `prior_state` is the prior state as Terraform sent it, handed back on failures.
-async fn apply_inner(
-    session: &Session,
+/// The apply's starting point: the prior state (as Terraform sent it, handed back on
+/// failures, and decoded), the render seed and the planned private state.
+struct Change {
     prior_state: Value,
     prior: Option<InstanceModel>,
+    seed: Option<String>,
+    private: PrivateState,
+}
+
+async fn apply_inner(
+    session: &Session,
+    change: Change,
     planned: Option<InstanceModel>,
-    seed: Option<&str>,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
     let fail = |state: Value, d: Diagnostic| ApplyResponse {
@@ -112,33 +102,29 @@ async fn apply_inner(
         diagnostics: vec![d],
         ..Default::default()
     };
+    let seed = change.seed.as_deref();
     let cluster = match session.cluster_for_change(planned.is_none()).await {
         Ok(c) => c,
-        Err(d) => return fail(prior_state, d),
+        Err(d) => return fail(change.prior_state, d),
     };
     let Some(planned) = planned else {
-        let prior = prior.unwrap_or_default();
-        return destroy(session, &cluster, prior_state, &prior, seed, cancel).await;
+        let prior = change.prior.unwrap_or_default();
+        return destroy(session, &cluster, change.prior_state, &prior, seed, cancel).await;
     };
-
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     session.remember_render_seed(&namespace, &name, seed);
-    if prior.is_none()
+    if change.prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {
-        return fail(prior_state, d);
+        return fail(change.prior_state, d);
     }
-    // The plan runs no KUDO plan when it keeps the status (see `finish_plan`): only
-    // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
-    // applied again.
-    let runs_plan = prior.is_none() || !planned.status.is_known();
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match find_package(session, &operator, false).await {
         Ok(Some(p)) => p,
         Ok(None) => {
             return fail(
-                prior_state,
+                change.prior_state,
                 Diagnostic::error(
                     "Operator not installed",
                     format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
@@ -146,210 +132,202 @@ async fn apply_inner(
                 .with_attribute(AttributePath::attribute("operator")),
             );
         }
-        Err(d) => return fail(prior_state, d),
+        Err(d) => return fail(change.prior_state, d),
     };
     let public = planned.parameters().unwrap_or_default();
     let secret = planned.sensitive().unwrap_or_default();
-    let params = match sensitive::merge(Some(&public), Some(&secret)) {
-        Ok(p) => p.unwrap_or_default(),
-        Err(diagnostics) => {
-            return ApplyResponse {
-                new_state: prior_state,
-                diagnostics,
-                ..Default::default()
-            };
-        }
-    };
-    let effective = match parameter_diagnostics(&pkg, &params, &secret) {
-        Ok(e) => e,
-        Err(d) => {
-            return ApplyResponse {
-                new_state: prior_state,
-                diagnostics: d,
-                ..Default::default()
-            };
-        }
-    };
-    let plan_name = planned.last_plan.as_deref().unwrap_or("deploy").to_string();
-    if !runs_plan {
-        let mut state = planned;
-        if state.manifests == Value::Unknown {
-            let objects = state.object_refs();
-            state.manifests = applied_manifests(
-                &cluster, &pkg, &name, &namespace, &params, seed, &plan_name, &objects, &secret,
-            )
-            .await;
-        }
-        return ApplyResponse {
-            new_state: state.into_value(),
-            ..Default::default()
-        };
+    // The plan runs no KUDO plan when it keeps the status (see `plan::finish`): only
+    // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
+    // applied again.
+    if change.prior.is_some() && planned.status.is_known() {
+        return settled(&cluster, planned, &pkg, seed, &secret).await;
     }
-    let operation = match prior {
+    let operation = match change.prior {
         None => Operation::Create,
         Some(_) => Operation::Update,
     };
     let limit = match timeouts::timeout(&planned.timeouts, operation) {
         Ok(l) => l,
-        Err(d) => return fail(prior_state, d),
+        Err(d) => return fail(change.prior_state, d),
     };
-    // Outputs were checked while planning; computing them before the run means a
-    // surprise here cannot lose the record of what the run created.
-    let outputs = match render_outputs(&pkg, &name, &namespace, &effective, seed)
-        .and_then(|o| sensitive::check_outputs(&o, &secret).map(|()| o))
-    {
-        Ok(o) => o,
-        Err(d) => return fail(prior_state, d),
+    let resolution = match resolution(session, &operator, &pkg, false).await {
+        Ok(r) => r,
+        Err(d) => return fail(change.prior_state, d),
     };
-    let tree = match children::tree(
-        session, &operator, &pkg, &name, &namespace, &params, seed, false, None,
-    )
-    .await
-    {
-        Ok(t) => t.unwrap_or_default(),
-        Err(d) => return fail(prior_state, d),
-    };
-    let previous = prior
+    let plan_name = planned
+        .last_plan
+        .as_deref()
+        .unwrap_or(kudo_plan::DEFAULT_PLAN)
+        .to_string();
+    let previous = change
+        .prior
         .as_ref()
         .map(InstanceModel::object_refs)
         .unwrap_or_default();
-    let deadline = Deadline::new(cancel, limit);
+    let below = change.private.drifted_below(&name);
     let health = planned.health_policy(&session.config.health);
-    let mut run = engine::run_plan_with_sensitive(
-        &cluster,
-        RunRequest {
-            dependencies: Some(&tree.packages),
-            package: &pkg,
-            instance: &name,
-            namespace: &namespace,
-            parameters: &public,
-            plan: &plan_name,
-            previous_inventory: &previous,
-            render_seed: seed,
-            crd_deletion: planned.crd_deletion(),
-            crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
-            health: &health,
-            progress: None,
-            tree: Default::default(),
+    let wants_manifests = planned.manifests == Value::Unknown;
+    let request = engine::ApplyRequest {
+        name: &name,
+        namespace: &namespace,
+        package: &pkg,
+        public: &public,
+        sensitive: &secret,
+        plan: &plan_name,
+        seed,
+        resolution: resolution.as_ref(),
+        operator_namespace: parse_operator_id(&operator).map_or(namespace.as_str(), |(ns, _)| ns),
+        previous: &previous,
+        tree: TreePrior {
+            records: Some(&change.private.dependencies),
+            drifted: Some(&below),
         },
-        &secret,
-        &deadline.token,
-    )
-    .await;
-    deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut run);
-    let mut state = planned;
+        crd_deletion: planned.crd_deletion(),
+        crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
+        health: &health,
+        contents: match wants_manifests {
+            true => engine::Contents::Keep,
+            false => engine::Contents::Skip,
+        },
+        progress: None,
+    };
+    let deadline = Deadline::new(cancel, limit);
+    let applied = engine::apply_change(&cluster, &request, &deadline.token).await;
+    let mut applied = match applied {
+        Ok(a) => a,
+        Err(r) => {
+            deadline.timer.abort();
+            let params = sensitive::merge(Some(&public), Some(&secret))
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            return ApplyResponse {
+                new_state: change.prior_state,
+                diagnostics: super::refusal::change(&pkg, &params, &secret, r),
+                ..Default::default()
+            };
+        }
+    };
+    deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);
+    record(session, planned, &pkg, &plan_name, &secret, applied)
+}
+
+/// The state after a run, successful or not, and the private state with what it read
+/// back (fingerprints, the dependency instances' records).
+fn record(
+    session: &Session,
+    mut state: InstanceModel,
+    pkg: &kudo_package::Package,
+    plan_name: &str,
+    secret: &std::collections::BTreeMap<String, String>,
+    applied: Applied,
+) -> ApplyResponse {
+    let namespace = namespace_of(&state.namespace);
+    let name = state.name.as_deref().unwrap_or_default().to_string();
     state.id = format!("{namespace}/{name}").into();
-    state.last_plan = plan_name.as_str().into();
-    state.effective_parameters = Attr::Known(sensitive::strip(effective, &secret));
-    state.operator_digest = packages::digest(&pkg).into();
+    state.last_plan = plan_name.into();
+    state.effective_parameters = Attr::Known(sensitive::strip(applied.effective, secret));
+    state.operator_digest = packages::digest(pkg).into();
     if !state.preview.is_known() {
         // The plan could not look at the cluster; an apply must leave nothing unknown.
         state.preview = Value::Null;
     }
-    state.outputs = string_map(&outputs);
-    state.children = children::children_value(&tree, &secret);
-    match run {
+    state.outputs = views::string_map(&applied.outputs);
+    state.children = views::children(Some(&applied.children));
+    state.objects = Attr::Known(ManagedObject::map(
+        applied
+            .objects
+            .iter()
+            .map(|(r, uid, _)| (r, uid.as_deref())),
+    ));
+    if state.manifests == Value::Unknown {
+        // Planned without the cluster: what the run applied, rendered again (the next
+        // plan shows them after a failure).
+        state.manifests = match &applied.managed {
+            Some(managed) => manifests::value(managed, &Value::Null, secret),
+            None => Value::Null,
+        };
+    }
+    if state.plan_status == Value::Unknown {
+        state.plan_status = super::plan_status::value(applied.plan_status.as_ref(), secret);
+    }
+    let private = PrivateState {
+        applied_fields: applied.objects.into_iter().map(|(_, _, f)| f).collect(),
+        dependencies: applied.dependencies,
+        ..Default::default()
+    };
+    match applied.run {
         Ok(outcome) => {
             let status = outcome
                 .plan_status
                 .get("status")
                 .and_then(serde_json::Value::as_str)
-                .unwrap_or(STATUS_COMPLETE)
+                .unwrap_or(RunStatus::COMPLETE)
                 .to_string();
             state.status = status.into();
-            let (objects, applied_fields) =
-                objects_value(&cluster, &outcome.inventory, &name).await;
-            state.objects = objects;
-            if state.manifests == Value::Unknown {
-                // Planned without the cluster: what the run applied, rendered again.
-                state.manifests = applied_manifests(
-                    &cluster,
-                    &pkg,
-                    &name,
-                    &namespace,
-                    &params,
-                    seed,
-                    &plan_name,
-                    &outcome.inventory,
-                    &secret,
-                )
-                .await;
-            }
-            if state.plan_status == Value::Unknown {
-                let tree = serde_json::from_value(outcome.plan_status.clone()).ok();
-                state.plan_status = super::plan_status::value(tree.as_ref(), &secret);
-            }
             ApplyResponse {
                 new_state: state.into_value(),
-                private: private_fingerprints(applied_fields),
+                private: private.to_bytes_always(),
                 diagnostics: super::diag::kept_warnings(&outcome.kept),
             }
         }
         Err(e) => {
             // Record what exists so the next plan re-runs the plan (status is not
             // COMPLETE) and destroy finds every object (they also carry the instance label).
-            let status = if e.fatal { "FATAL_ERROR" } else { "ERROR" };
-            state.status = status.into();
-            let objects = match &e.inventory {
-                Some(known) => known.clone(),
-                None if prior.is_none() => Vec::new(),
-                None => previous,
-            };
-            let (objects, applied_fields) = objects_value(&cluster, &objects, &name).await;
-            state.objects = objects;
-            if state.manifests == Value::Unknown {
-                // The next plan runs the plan again and shows them.
-                state.manifests = Value::Null;
-            }
-            if state.plan_status == Value::Unknown {
-                let tree = match cluster.get(&engine::instance_ref(&namespace, &name)).await {
-                    Ok(Some(instance)) => engine::plan_status_of(&instance, &plan_name),
-                    _ => None,
-                };
-                state.plan_status = super::plan_status::value(tree.as_ref(), &secret);
-            }
+            state.status = if e.fatal { "FATAL_ERROR" } else { "ERROR" }.into();
             // Failures can quote rendered text or a rejected value.
             let mut d = engine_diagnostic(
                 session,
                 &format!("Plan {plan_name} of instance {name} failed"),
                 &e,
             );
-            d.detail = sensitive::redact(&d.detail, &secret);
+            d.detail = sensitive::redact(&d.detail, secret);
             ApplyResponse {
-                private: private_fingerprints(applied_fields),
-                ..fail(state.into_value(), d)
+                new_state: state.into_value(),
+                private: private.to_bytes_always(),
+                diagnostics: vec![d],
             }
         }
     }
 }
 
-/// `manifests` of `objects` after an apply whose plan could not know them (planned
-/// without the cluster): the package rendered with the run's values, `plan_name`'s
-/// render winning. Null when that render fails (the apply itself succeeded).
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn applied_manifests(
+/// An apply that runs no plan: the planned state, with `manifests` filled in when the
+/// plan could not know them.
+async fn settled(
     cluster: &Cluster,
+    mut state: InstanceModel,
     pkg: &kudo_package::Package,
-    name: &str,
-    namespace: &str,
-    params: &BTreeMap<String, String>,
     seed: Option<&str>,
-    plan_name: &str,
-    objects: &[ObjectRef],
-    secret: &BTreeMap<String, String>,
-) -> Value {
-    let Ok(desired) = Desired::new(Inputs {
-        package: pkg,
-        instance: name,
-        namespace,
-        parameters: params,
-        seed,
-        dependencies: None,
-    }) else {
-        return Value::Null;
-    };
-    match engine::current(cluster, &desired, plan_name, objects).await {
-        Some(managed) => manifests::value(&managed, &Value::Null, secret),
-        None => Value::Null,
+    secret: &std::collections::BTreeMap<String, String>,
+) -> ApplyResponse {
+    if state.manifests == Value::Unknown {
+        let objects = state.object_refs();
+        let params = state.all_parameters().ok().flatten().unwrap_or_default();
+        let plan = state
+            .last_plan
+            .as_deref()
+            .unwrap_or(kudo_plan::DEFAULT_PLAN);
+        let namespace = namespace_of(&state.namespace);
+        let name = state.name.as_deref().unwrap_or_default();
+        let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+            package: pkg,
+            instance: name,
+            namespace: &namespace,
+            parameters: &params,
+            seed,
+            dependencies: None,
+        });
+        let managed = match &desired {
+            Ok(desired) => engine::current(cluster, desired, plan, &objects).await,
+            Err(_) => None,
+        };
+        state.manifests = match managed {
+            Some(managed) => manifests::value(&managed, &Value::Null, secret),
+            None => Value::Null,
+        };
+    }
+    ApplyResponse {
+        new_state: state.into_value(),
+        ..Default::default()
     }
 }

@@ -8,12 +8,11 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, Cleanup};
 
-use crate::provider::children;
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, namespace_of};
 
 use super::deadline::*;
-use super::decision::*;
+use super::lookup::{find_package, resolution};
 use super::model::InstanceModel;
 
 /// Removes the instance `prior` describes; `prior_state` is the same state as
@@ -48,14 +47,18 @@ pub(super) async fn destroy(
     let tree = match &pkg {
         Some(p) if p.operator.plans.contains_key("cleanup") => {
             let all = prior.all_parameters().ok().flatten().unwrap_or_default();
-            match children::tree(
-                session, &operator, p, &name, &namespace, &all, seed, false, None,
-            )
-            .await
-            {
-                Ok(t) => t,
-                Err(d) => {
-                    tracing::warn!(summary = %d.summary, detail = %d.detail, "cleanup runs without the dependency tree");
+            let tree = match resolution(session, &operator, p, false).await {
+                Ok(Some(r)) => {
+                    kudo_plan::change::tree_of(&r, p, &name, &namespace, &all, seed, None)
+                        .map_err(|e| e.to_string())
+                }
+                Ok(None) => Err("no dependency tree".to_string()),
+                Err(d) => Err(d.detail),
+            };
+            match tree {
+                Ok(t) => Some(t),
+                Err(why) => {
+                    tracing::warn!(%why, "cleanup runs without the dependency tree");
                     None
                 }
             }

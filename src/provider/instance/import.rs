@@ -7,15 +7,14 @@ use tfplugin::{Attr, Diagnostic, ImportResponse, ImportedResource, IntoValue, Va
 use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine::{self};
 
-use crate::provider::children;
+use kudo_plan::{ChangeRequest, Seed};
+
 use crate::provider::packages::{self};
 use crate::provider::sensitive::{self};
 use crate::provider::{Session, schema};
 
-use super::apply::applied_manifests;
 use super::model::{InstanceModel, ManagedObject};
-use super::rendered::*;
-use super::values::*;
+use super::views;
 
 pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     let fail = crate::provider::import_failed;
@@ -47,7 +46,9 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     let (ov_namespace, ov_name) = record.operator_version(namespace);
     let operator = format!("{ov_namespace}/{ov_name}");
     let params = record.parameters();
-    let last_plan = record.last_plan().unwrap_or_else(|| "deploy".to_string());
+    let last_plan = record
+        .last_plan()
+        .unwrap_or_else(|| kudo_plan::DEFAULT_PLAN.to_string());
     let status = record
         .plan_status(&last_plan)
         .unwrap_or_else(|| "NEVER_RUN".to_string());
@@ -57,7 +58,10 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
             &format!("{}={name}", engine::LABEL_INSTANCE),
             |o| {
                 let r = ObjectRef::from_object(&o).ok()?;
-                Some((r, uid_of(&o).map(str::to_string)))
+                let uid = o
+                    .pointer("/metadata/uid")
+                    .and_then(serde_json::Value::as_str);
+                Some((r, uid.map(str::to_string)))
             },
         )
         .await
@@ -83,46 +87,50 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     };
     let mut all_params = params.clone();
     all_params.extend(secret.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let effective = pkg
-        .as_ref()
-        .and_then(|p| p.effective_params(&all_params).ok());
-    let children = match &pkg {
-        // An imported instance has no render seed (see `render_seed`).
-        Some(p) => children::tree(
-            session,
-            &operator,
-            p,
-            name,
-            namespace,
-            &all_params,
-            None,
-            true,
-            None,
-        )
-        .await
-        .ok()
-        .flatten()
-        .map_or(Value::Null, |t| children::children_value(&t, &secret)),
+    let resolution = match &pkg {
+        Some(p) => super::lookup::resolution(session, &operator, p, true)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    // The state the planning call would plan from: what the Instance records, with no
+    // render seed (see `render_seed`: an imported instance has none).
+    let request = ChangeRequest {
+        name: Some(name),
+        namespace,
+        operator_version: Some(ov_name),
+        package: pkg.as_ref(),
+        parameters: Some(&all_params),
+        sensitive: &secret,
+        plan_triggers: None,
+        seed: Seed::Known(None),
+        resolution: resolution.as_ref(),
+        prior: None,
+        replacing: false,
+        allow_downgrade: false,
+    };
+    let change = kudo_plan::decide_change(&request).ok();
+    let effective = change.as_ref().and_then(|c| c.effective.clone());
+    let children = match change.as_ref().and_then(|c| c.children.as_deref()) {
+        Some(c) => views::children(Some(c)),
+        None => Value::Null,
+    };
+    let outputs = match change.as_ref().and_then(|c| c.outputs.as_ref()) {
+        Some(o) => views::outputs(Some(o)),
         None => Value::Null,
     };
     // With the provider's default on, the configuration most likely leaves
     // `show_manifests` unset: the objects as the package renders them, so that the
     // first plan after the import is empty.
     let refs: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
-    let manifests = match (&pkg, session.config.show_manifests) {
-        (Some(p), true) => {
-            applied_manifests(
-                &cluster,
-                p,
-                name,
-                namespace,
-                &all_params,
-                None,
-                &last_plan,
-                &refs,
-                &secret,
-            )
-            .await
+    let desired = change.as_ref().and_then(|c| c.desired.as_ref());
+    let manifests = match (desired, session.config.show_manifests) {
+        (Some(desired), true) => {
+            match engine::current(&cluster, desired, &last_plan, &refs).await {
+                Some(managed) => crate::provider::manifests::value(&managed, &Value::Null, &secret),
+                None => Value::Null,
+            }
         }
         _ => Value::Null,
     };
@@ -133,20 +141,15 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         manifests,
         parameters: match params.is_empty() {
             true => Value::Null,
-            false => string_map(&params),
+            false => views::string_map(&params),
         },
         sensitive_parameters: match secret.is_empty() {
             true => Value::Null,
-            false => string_map(&secret),
+            false => views::string_map(&secret),
         },
         id: format!("{namespace}/{name}").into(),
         status: status.into(),
-        outputs: match (&pkg, &effective) {
-            (Some(p), Some(e)) => {
-                render_outputs(p, name, namespace, e, None).map_or(Value::Null, |o| string_map(&o))
-            }
-            _ => Value::Null,
-        },
+        outputs,
         last_plan: last_plan.into(),
         effective_parameters: effective.map(|e| sensitive::strip(e, &secret)).into(),
         objects: Attr::Known(ManagedObject::map(

@@ -6,18 +6,16 @@
 pub(super) mod action;
 mod apply;
 mod deadline;
-mod decision;
 mod destroy;
-mod downgrade;
-mod field_drift;
 mod import;
+mod lookup;
 mod model;
 mod plan;
 mod read;
-mod rendered;
+mod refusal;
 mod upgrade;
 mod validate;
-mod values;
+mod views;
 
 use async_trait::async_trait;
 use tfplugin::{
@@ -31,7 +29,6 @@ use super::{Call, schema};
 use super::{diag, drift, existing, plan_status, volumes, write_only};
 
 use self::apply::apply;
-pub(super) use self::decision::parameter_diagnostics;
 use self::import::import;
 
 /// The state an import of the Instance `namespace/name` builds: what `terraform query`
@@ -48,6 +45,19 @@ pub(super) async fn imported_state(
     }
 }
 pub use self::model::InstanceModel;
+#[cfg(test)]
+pub use self::model::ManagedObject;
+
+/// `pkg`'s effective parameters, or the diagnostics `kudo_instance` gives for them;
+/// also what `provider::kudo::validate_parameters` returns (see `functions`).
+pub(super) fn parameter_diagnostics(
+    pkg: &kudo_package::Package,
+    params: &std::collections::BTreeMap<String, String>,
+    secret: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, String>, Vec<Diagnostic>> {
+    pkg.effective_params(params)
+        .map_err(|errs| refusal::parameters(pkg, params, secret, errs))
+}
 use self::plan::plan;
 use self::read::read;
 pub use self::upgrade::upgrade_state;

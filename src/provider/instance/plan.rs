@@ -1,37 +1,34 @@
-//! The plan RPC: works out the state an apply will aim for from what Terraform proposes,
-//! decides which KUDO plan (if any) has to run, and fills in as much as can be known
-//! before the apply, marking the rest unknown.
+//! The plan RPC: Terraform's proposed state into the engine's planning call
+//! ([`engine::plan_change`], for the instance and its whole dependency tree), and its
+//! answer back into the planned state and diagnostics. The decisions are the engine's.
 
 use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, IntoValue, PlanRequest, PlanResponse, Value};
 
-use kudo_engine::engine;
-use kudo_plan::{Desired, Inputs};
+use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, Planned, TreePrior};
+use kudo_plan::{ChangeRequest, PlanChoice, PriorInstance, RunStatus, Seed};
 
-use crate::provider::children;
 use crate::provider::manifests;
-use crate::provider::packages::{self};
-use crate::provider::preview::Computed;
-use crate::provider::sensitive::{self};
-use crate::provider::{Session, decode, namespace_of, render_seed, schema};
+use crate::provider::packages::parse_operator_id;
+use crate::provider::private_state::PrivateState;
+use crate::provider::sensitive;
+use crate::provider::{Session, decode, namespace_of, schema};
 
-use super::decision::*;
+use super::lookup::{find_package, resolution};
 use super::model::InstanceModel;
-use super::rendered::*;
-use super::values::STATUS_COMPLETE;
+use super::{refusal, views};
 
 pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
-    // Private state carries the render seed; a plan must hand it on unchanged. A create
-    // (a replacement's included: Terraform then passes the old object's private state)
-    // hands on none, so the new object gets a seed of its own.
-    let (seed, planned_private) = if req.prior_state.is_null() {
-        (PlanSeed::AtApply, Vec::new())
-    } else {
-        (
-            PlanSeed::Known(render_seed::from_private(&req.prior_private)),
+    // Private state carries the render seed, records and drift; a plan hands it on
+    // unchanged. A create (a replacement's included: Terraform then passes the old
+    // object's private state) hands on none, so the new object gets a seed of its own.
+    let (private, planned_private) = match req.prior_state.is_null() {
+        true => (None, Vec::new()),
+        false => (
+            Some(PrivateState::parse(&req.prior_private)),
             req.prior_private.clone(),
-        )
+        ),
     };
     let fail = |diagnostics| PlanResponse {
         diagnostics,
@@ -58,7 +55,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             Ok(r) => r,
             Err(diagnostics) => return fail(diagnostics),
         };
-    let mut resp = plan_inner(session, prior, proposed, &seed).await;
+    let mut resp = plan_inner(session, prior, proposed, private.as_ref()).await;
     resp.planned_private = planned_private;
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
@@ -69,274 +66,322 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     resp
 }
 
+/// Everything the planning call reads, owned (the call borrows it).
+struct Inputs {
+    namespace: String,
+    name: Option<String>,
+    operator: Option<String>,
+    pkg: Option<kudo_package::Package>,
+    old_pkg: Option<kudo_package::Package>,
+    resolution: Option<kudo_resolve::Resolution>,
+    params: Option<BTreeMap<String, String>>,
+    secret: BTreeMap<String, String>,
+    triggers: Option<BTreeMap<String, String>>,
+    prior_params: Option<BTreeMap<String, String>>,
+    prior_triggers: BTreeMap<String, String>,
+    prior_children: Option<Vec<kudo_plan::ChildView>>,
+    objects: Vec<kudo_engine::cluster::ObjectRef>,
+    private: PrivateState,
+}
+
+impl Inputs {
+    async fn read(
+        session: &Session,
+        prior: Option<&InstanceModel>,
+        proposed: &InstanceModel,
+        private: Option<&PrivateState>,
+    ) -> Result<Inputs, Vec<Diagnostic>> {
+        let operator = proposed.operator.known().cloned();
+        let pkg = match &operator {
+            Some(id) => find_package(session, id, true).await.map_err(|d| vec![d])?,
+            None => None,
+        };
+        // The package the instance ran, for the version order of a downgrade.
+        let old_pkg = match prior.and_then(|p| p.operator.known()) {
+            Some(old) if Some(old) != operator.as_ref() => {
+                find_package(session, old, true).await.ok().flatten()
+            }
+            _ => None,
+        };
+        let resolution = match (&pkg, &operator) {
+            (Some(p), Some(id)) => resolution(session, id, p, true)
+                .await
+                .map_err(|d| vec![d])?,
+            _ => None,
+        };
+        Ok(Inputs {
+            namespace: namespace_of(&proposed.namespace),
+            name: proposed.name.known().cloned(),
+            operator,
+            pkg,
+            old_pkg,
+            resolution,
+            params: proposed.all_parameters()?,
+            secret: proposed.sensitive().unwrap_or_default(),
+            triggers: proposed.plan_triggers(),
+            prior_params: prior.and_then(|p| p.all_parameters().ok().flatten()),
+            prior_triggers: prior.and_then(|p| p.plan_triggers()).unwrap_or_default(),
+            prior_children: prior.and_then(|p| views::prior_children(&p.children)),
+            objects: prior.map(InstanceModel::object_refs).unwrap_or_default(),
+            private: private.cloned().unwrap_or_default(),
+        })
+    }
+
+    fn ov_name(id: Option<&String>) -> Option<&str> {
+        id.and_then(|id| parse_operator_id(id)).map(|(_, ov)| ov)
+    }
+
+    fn request<'a>(
+        &'a self,
+        prior: Option<&'a InstanceModel>,
+        proposed: &'a InstanceModel,
+        replacing: bool,
+    ) -> ChangeRequest<'a> {
+        ChangeRequest {
+            name: self.name.as_deref(),
+            namespace: &self.namespace,
+            operator_version: Inputs::ov_name(self.operator.as_ref()),
+            package: self.pkg.as_ref(),
+            parameters: self.params.as_ref(),
+            sensitive: &self.secret,
+            plan_triggers: self.triggers.as_ref(),
+            seed: match prior {
+                Some(_) => Seed::Known(self.private.render_seed.as_deref()),
+                None => Seed::AtApply,
+            },
+            resolution: self.resolution.as_ref(),
+            prior: prior.map(|p| PriorInstance {
+                operator_version: Inputs::ov_name(p.operator.known()),
+                package: self.old_pkg.as_ref(),
+                parameters: self.prior_params.as_ref(),
+                last_plan: p.last_plan.as_deref(),
+                status: Some(RunStatus::parse(p.status.as_deref())),
+                digest: p.operator_digest.as_deref(),
+                plan_triggers: Some(&self.prior_triggers),
+                children: self.prior_children.as_deref(),
+            }),
+            replacing,
+            allow_downgrade: proposed.allows_downgrade(),
+        }
+    }
+}
+
 async fn plan_inner(
     session: &Session,
     prior: Option<InstanceModel>,
     proposed: InstanceModel,
-    seed: &PlanSeed,
+    private: Option<&PrivateState>,
 ) -> PlanResponse {
     let fail = |diagnostics| PlanResponse {
         diagnostics,
         ..Default::default()
     };
     // Known connection settings must lead to a cluster before anything is planned.
-    if let Err(d) = session.planning_cluster().await {
-        return fail(vec![d]);
-    }
-    let schema = schema::instance();
-    let prior_state = prior.clone().into_value();
-    let none = InstanceModel::default();
-    // The prior state's attributes, null on create, as the rules below read them.
-    let prior_attrs = prior.as_ref().unwrap_or(&none);
-    let namespace = namespace_of(&proposed.namespace);
-    let name = proposed.name.known().cloned();
-    let mut planned = proposed.clone();
-    planned.namespace = namespace.as_str().into();
-    planned.id = name
-        .as_ref()
-        .map_or(Attr::Unknown, |n| format!("{namespace}/{n}").into());
-
-    if let Some(prior_name) = prior_attrs.name.as_deref() {
-        session.remember_instance(&namespace_of(&prior_attrs.namespace), prior_name);
-    }
-    // A new resource must not find its Instance there already (someone else's). Checked
-    // whenever the cluster can be reached while planning, except for an instance this
-    // run's state holds (the create half of a replacement); the apply checks again.
-    if prior.is_none()
-        && let Some(name) = &name
-        && !session.knows_instance(&namespace, name)
-        && let Ok(cluster) = session.cluster().await
-        && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, name).await
-    {
-        return fail(vec![d]);
-    }
-
-    let mut diagnostics = Vec::new();
-    let operator = proposed.operator.known().cloned();
-    let params = match proposed.all_parameters() {
-        Ok(p) => p,
-        Err(diagnostics) => return fail(diagnostics),
-    };
-    let secret = proposed.sensitive().unwrap_or_default();
-    let pkg = match &operator {
-        Some(id) => match find_package(session, id, true).await {
-            Ok(p) => p,
-            Err(d) => return fail(vec![d]),
-        },
-        None => None,
-    };
-
-    if let (Some(pkg), Some(triggers)) = (&pkg, proposed.plan_triggers()) {
-        let unknown: Vec<Diagnostic> = triggers
-            .keys()
-            .filter(|plan| !pkg.operator.plans.contains_key(*plan))
-            .map(|plan| {
-                Diagnostic::error(
-                    format!("No plan {plan}"),
-                    kudo_plan::unknown_plan(pkg, plan),
-                )
-                .with_attribute(AttributePath::attribute("plan_triggers").key(plan.clone()))
-            })
-            .collect();
-        if !unknown.is_empty() {
-            return fail(unknown);
-        }
-    }
-
-    let mut effective = None;
-    if let (Some(pkg), Some(params)) = (&pkg, &params) {
-        match parameter_diagnostics(pkg, params, &secret) {
-            Ok(e) => effective = Some(e),
-            Err(d) => return fail(d),
-        }
-    }
-    let digest = pkg.as_ref().map(packages::digest);
-    planned.outputs = match (&pkg, &effective, &name) {
-        (Some(pkg), Some(effective), Some(name)) => {
-            match planned_outputs(pkg, name, &namespace, effective, &secret, seed) {
-                Ok(o) => o,
-                Err(d) => return fail(vec![d]),
-            }
-        }
-        _ => Value::Unknown,
-    };
-    // Walk what the apply will walk, so that whatever fails without a cluster (template
-    // mistakes, a Toggle or enablingParameter that is not a boolean) fails the plan with
-    // the apply's own words rather than half-way through the apply. Made before
-    // `children`, whose walk of this instance then reuses its renders.
-    let desired = match (&pkg, &params, &name) {
-        (Some(pkg), Some(params), Some(name)) => {
-            match Desired::new(Inputs {
-                package: pkg,
-                instance: name,
-                namespace: &namespace,
-                parameters: params,
-                seed: seed.known(),
-                dependencies: None,
-            }) {
-                Ok(d) => Some(d),
-                Err(e) => return walk_failure(pkg, &secret, e),
-            }
-        }
-        _ => None,
-    };
-    match planned_children(
-        session,
-        &operator,
-        &pkg,
-        &name,
-        &namespace,
-        &params,
-        &secret,
-        seed,
-        desired.as_ref(),
-    )
-    .await
-    {
-        Ok(children) => planned.children = children,
+    let cluster = match session.planning_cluster().await {
+        Ok(c) => c,
         Err(d) => return fail(vec![d]),
     };
-
+    let schema = schema::instance();
+    let prior_state = prior.clone().into_value();
+    let inputs = match Inputs::read(session, prior.as_ref(), &proposed, private).await {
+        Ok(i) => i,
+        Err(d) => return fail(d),
+    };
+    let mut planned = proposed.clone();
+    planned.namespace = inputs.namespace.as_str().into();
+    planned.id = inputs.name.as_ref().map_or(Attr::Unknown, |n| {
+        format!("{}/{n}", inputs.namespace).into()
+    });
+    if let Some(p) = &prior
+        && let Some(prior_name) = p.name.as_deref()
+    {
+        session.remember_instance(&namespace_of(&p.namespace), prior_name);
+    }
     let replacing = !schema
         .requires_replace(&prior_state, &planned.clone().into_value())
         .is_empty();
-    // An immutable parameter's change replaces the instance (see
-    // `immutable_replacement`); the rest of this plan is then that of a new instance,
-    // as for a new name.
-    let mut also_replace = Vec::new();
-    if let (Some(pkg), Some(new_params), Some(prior), false) = (&pkg, &params, &prior, replacing)
-        && let Some(r) = immutable_replacement(pkg, prior, &proposed, new_params)
-    {
-        also_replace = r.paths;
-        diagnostics.push(r.warning);
-    }
-    let replacing = replacing || !also_replace.is_empty();
-    if let Ok(settings) = crate::provider::health::parse(&proposed.health, &proposed.health_rule) {
-        diagnostics.extend(settings.unused_rules(&session.config.health));
-    }
-    if let (Some(prior), Some(pkg), false) = (&prior, &pkg, replacing) {
-        for refusal in super::downgrade::refusals(session, prior, &proposed, pkg, &planned).await {
-            match proposed.allows_downgrade() {
-                true => diagnostics.push(super::downgrade::allowed(&refusal)),
-                false => return fail(vec![refusal]),
-            }
-        }
-    }
-    let Some(triggers) = proposed.plan_triggers() else {
-        // Which plan runs depends on a value Terraform does not know yet.
-        let planned = schema.mark_computed_unknown(&planned.into_value());
-        let mut requires_replace = schema.requires_replace(&prior_state, &planned);
-        requires_replace.extend(also_replace);
-        return PlanResponse {
-            planned_state: planned,
-            requires_replace,
-            diagnostics,
-            ..Default::default()
-        };
-    };
-    let plan_to_run: Option<Attr<String>> = match (&pkg, &params) {
-        (Some(pkg), Some(new_params)) => {
-            let children_changed =
-                children::children_changed(prior.as_ref().map(|p| &p.children), &planned.children);
-            match decide_plan(
-                prior.as_ref(),
-                replacing,
-                pkg,
-                new_params,
-                &triggers,
-                children_changed,
-            ) {
-                Ok(plan) => plan.map(Attr::Known),
-                Err(d) => return fail(vec![d]),
-            }
-        }
-        // Without the package or the parameters only a create is certain, and an
-        // instance nothing about has changed stays as it is.
-        _ if prior.is_none() || replacing => Some("deploy".into()),
-        _ if params.is_some()
-            && params == prior_attrs.all_parameters().ok().flatten()
-            && proposed.operator == prior_attrs.operator
-            && Some(&triggers) == prior_attrs.plan_triggers().as_ref()
-            && prior_attrs.status.as_deref() == Some(STATUS_COMPLETE) =>
-        {
-            None
-        }
-        _ => Some(Attr::Unknown),
-    };
-
-    if pkg.is_none() && operator.is_some() {
-        diagnostics.push(Diagnostic::warning(
-            "Parameters not checked",
-            "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
-        ));
-    }
-    let plan_name = plan_to_run.as_ref().and_then(Attr::known);
-    if let (Some(desired), Some(plan_name)) = (&desired, plan_name)
-        && let Err(e) = desired.plan(plan_name)
-        && let Some(pkg) = &pkg
-    {
-        return walk_failure(pkg, &secret, e);
-    }
     let show_manifests = manifests::wanted(&proposed.show_manifests, session.config.show_manifests);
-    let computed = match (&desired, plan_name) {
-        (Some(desired), Some(plan_name)) => {
-            let safety = proposed.crd_safety(session.config.crd_upgrade_safety);
-            // Every object's content is copied only for `manifests` to show.
-            let contents = match show_manifests {
-                Some(true) => engine::Contents::Keep,
-                _ => engine::Contents::Skip,
-            };
-            plan_preview(session, desired, plan_name, prior_attrs, safety, contents).await
-        }
-        _ => Computed::unknown(Vec::new()),
+    let options = ChangeOptions {
+        crd_safety: proposed.crd_safety(session.config.crd_upgrade_safety),
+        // Every object's content is copied only for `manifests` to show.
+        contents: match show_manifests {
+            Some(true) => engine::Contents::Keep,
+            _ => engine::Contents::Skip,
+        },
+        // A new resource must not find its Instance there already (someone else's),
+        // unless this run's state holds it (the create half of a replacement).
+        must_not_exist: prior.is_none()
+            && inputs
+                .name
+                .as_ref()
+                .is_some_and(|n| !session.knows_instance(&inputs.namespace, n)),
     };
-    diagnostics.extend(computed.warnings);
-    planned.preview = computed.value;
-    planned.manifests = match show_manifests {
-        None => Value::Unknown,
-        Some(false) => Value::Null,
-        Some(true) => match (&computed.managed, &plan_to_run, &desired) {
-            (Some(managed), _, _) => manifests::value(managed, &prior_attrs.manifests, &secret),
-            // No plan runs: what the state shows, else what the last run applied.
-            (None, None, _) if !prior_attrs.manifests.is_null() => prior_attrs.manifests.clone(),
-            (None, None, Some(desired)) => {
-                let last = prior_attrs.last_plan.as_deref().unwrap_or("deploy");
-                match current_objects(session, desired, last, &prior_attrs.object_refs()).await {
-                    Some(managed) => manifests::value(&managed, &Value::Null, &secret),
-                    None => Value::Unknown,
-                }
-            }
-            _ => Value::Unknown,
+    let name = inputs.name.clone().unwrap_or_default();
+    let below = inputs.private.drifted_below(&name);
+    let cluster_prior = ClusterPrior {
+        objects: &inputs.objects,
+        drifted: inputs.private.drifted_of(&name),
+        tree: TreePrior {
+            records: Some(&inputs.private.dependencies),
+            drifted: Some(&below),
         },
     };
-    finish_plan(
-        &schema,
-        &prior_state,
-        prior_attrs,
-        planned,
-        plan_to_run,
-        effective.map(|e| sensitive::strip(e, &secret)),
-        digest,
-        also_replace,
-        diagnostics,
-    )
+    let request = inputs.request(prior.as_ref(), &proposed, replacing);
+    let planned_change =
+        match engine::plan_change(cluster.as_ref(), &request, cluster_prior, options).await {
+            Ok(p) => p,
+            Err(r) => {
+                let params = inputs.params.clone().unwrap_or_default();
+                return fail(refusal::diagnostics(
+                    session,
+                    inputs.pkg.as_ref(),
+                    &params,
+                    &inputs.secret,
+                    r,
+                ));
+            }
+        };
+    let none = InstanceModel::default();
+    let answer = Answer {
+        prior: prior.as_ref().unwrap_or(&none),
+        proposed: &proposed,
+        inputs: &inputs,
+        show_manifests,
+        replacing,
+    };
+    answer.encode(session, planned, &planned_change, &prior_state)
 }
 
-/// Fills the computed attributes: kept from the prior state when no plan runs, else
-/// the plan's name and unknowns for what the run decides.
-#[allow(clippy::too_many_arguments)]
-fn finish_plan(
-    schema: &tfplugin::Schema,
-    prior_state: &Value,
-    prior: &InstanceModel,
-    mut planned: InstanceModel,
-    plan_to_run: Option<Attr<String>>,
+/// What the planning call answered, read into the planned state.
+struct Answer<'a> {
+    prior: &'a InstanceModel,
+    proposed: &'a InstanceModel,
+    inputs: &'a Inputs,
+    show_manifests: Option<bool>,
+    replacing: bool,
+}
+
+impl Answer<'_> {
+    fn encode(
+        &self,
+        session: &Session,
+        mut planned: InstanceModel,
+        answer: &Planned<'_>,
+        prior_state: &Value,
+    ) -> PlanResponse {
+        let schema = schema::instance();
+        let change = &answer.change;
+        let mut diagnostics = Vec::new();
+        planned.outputs = views::outputs(change.outputs.as_ref());
+        planned.children = views::children(change.children.as_deref());
+        // An immutable parameter's change replaces the instance; the rest of this plan
+        // is then that of a new instance.
+        let mut also_replace = Vec::new();
+        if !self.replacing
+            && let Some(r) = refusal::replacement(&change.replacement, self.prior, self.proposed)
+        {
+            also_replace = r.paths;
+            diagnostics.push(r.warning);
+        }
+        if let Ok(settings) =
+            crate::provider::health::parse(&self.proposed.health, &self.proposed.health_rule)
+        {
+            diagnostics.extend(settings.unused_rules(&session.config.health));
+        }
+        diagnostics.extend(change.downgrades.iter().map(refusal::allowed));
+        let Some(run) = &change.run else {
+            // Which plan runs depends on a value Terraform does not know yet.
+            let planned = schema.mark_computed_unknown(&planned.into_value());
+            let mut requires_replace = schema.requires_replace(prior_state, &planned);
+            requires_replace.extend(also_replace);
+            return PlanResponse {
+                planned_state: planned,
+                requires_replace,
+                diagnostics,
+                ..Default::default()
+            };
+        };
+        let plan_to_run: Option<Attr<String>> = match run {
+            PlanChoice::Settled => None,
+            PlanChoice::Run(p) => Some(Attr::Known(p.clone())),
+            PlanChoice::Unknown => Some(Attr::Unknown),
+        };
+        if self.inputs.pkg.is_none() && self.inputs.operator.is_some() {
+            diagnostics.push(Diagnostic::warning(
+                "Parameters not checked",
+                "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
+            ));
+        }
+        diagnostics.extend(answer.notes.iter().map(crate::provider::preview::warning));
+        planned.preview = match &answer.tree {
+            Some(tree) => crate::provider::preview::of_tree(tree),
+            None => Value::Unknown,
+        };
+        planned.manifests = self.manifests(answer, plan_to_run.is_none());
+        let effective = change
+            .effective
+            .clone()
+            .map(|e| sensitive::strip(e, &self.inputs.secret));
+        finish(
+            &schema,
+            prior_state,
+            self.prior,
+            planned,
+            Finished {
+                plan: plan_to_run,
+                effective,
+                digest: change.digest.clone(),
+                also_replace,
+                diagnostics,
+            },
+        )
+    }
+
+    /// `manifests` as planned: the objects managed after the apply, when asked for.
+    fn manifests(&self, answer: &Planned<'_>, settled: bool) -> Value {
+        let secret = &self.inputs.secret;
+        match self.show_manifests {
+            None => Value::Unknown,
+            Some(false) => Value::Null,
+            Some(true) => {
+                let managed = answer
+                    .tree
+                    .as_ref()
+                    .and_then(|t| t.instance.managed.as_ref());
+                match (managed, settled) {
+                    (Some(managed), _) => manifests::value(managed, &self.prior.manifests, secret),
+                    // No plan runs: what the state shows, else what the last run applied.
+                    (None, true) if !self.prior.manifests.is_null() => self.prior.manifests.clone(),
+                    (None, true) => match &answer.current {
+                        Some(current) => manifests::value(current, &Value::Null, secret),
+                        None => Value::Unknown,
+                    },
+                    _ => Value::Unknown,
+                }
+            }
+        }
+    }
+}
+
+/// The computed attributes a plan fills besides the engine's views.
+struct Finished {
+    plan: Option<Attr<String>>,
     effective: Option<BTreeMap<String, String>>,
     digest: Option<String>,
     also_replace: Vec<AttributePath>,
     diagnostics: Vec<Diagnostic>,
+}
+
+/// Fills the computed attributes: kept from the prior state when no plan runs, else
+/// the plan's name and unknowns for what the run decides.
+fn finish(
+    schema: &tfplugin::Schema,
+    prior_state: &Value,
+    prior: &InstanceModel,
+    mut planned: InstanceModel,
+    f: Finished,
 ) -> PlanResponse {
-    match plan_to_run {
+    match f.plan {
         None => {
             // Nothing to do: keep what the state says.
             planned.status = prior.status.clone();
@@ -353,8 +398,8 @@ fn finish_plan(
             planned.last_plan = plan_name;
             planned.status = Attr::Unknown;
             planned.objects = Attr::Unknown;
-            planned.effective_parameters = effective.map_or(Attr::Unknown, Attr::Known);
-            planned.operator_digest = digest.map_or(Attr::Unknown, Attr::Known);
+            planned.effective_parameters = f.effective.map_or(Attr::Unknown, Attr::Known);
+            planned.operator_digest = f.digest.map_or(Attr::Unknown, Attr::Known);
             // The run applies every object again, taking drifted fields back.
             planned.drifted_fields = Value::list([]);
             planned.plan_status = Value::Unknown;
@@ -362,11 +407,11 @@ fn finish_plan(
     }
     let planned = planned.into_value();
     let mut requires_replace = schema.requires_replace(prior_state, &planned);
-    requires_replace.extend(also_replace);
+    requires_replace.extend(f.also_replace);
     PlanResponse {
         requires_replace,
         planned_state: planned,
         planned_private: Vec::new(),
-        diagnostics,
+        diagnostics: f.diagnostics,
     }
 }

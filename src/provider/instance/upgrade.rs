@@ -6,6 +6,13 @@
 //! preview list a map from label to apiVersion (taken from the object of that label in
 //! `objects`; empty for an object that is not there, such as a deleted one). Objects
 //! without an identity were skipped when read before and are dropped here.
+//!
+//! Version 2 spells an object one way in every attribute, as `objects` keys it
+//! (`Kind.group namespace/name` outside the core group): `preview`'s and `manifests`'
+//! keys and `drifted_fields[*].object` gain the group of the object they name; each
+//! `drifted_fields` entry names its `instance` (the resource's own: dependency
+//! instances were not compared before); and `preview` has a `dependencies` map (empty:
+//! the dependency instances' changes were not planned before).
 
 use std::collections::HashMap;
 
@@ -16,10 +23,83 @@ use serde_json::{Map, Value as Json};
 use super::model::ManagedObject;
 
 /// `raw` (stored with schema `version`) as the current schema stores it.
-pub fn upgrade_state(version: i64, mut raw: Json) -> Json {
-    if version >= 1 {
-        return raw;
+pub fn upgrade_state(version: i64, raw: Json) -> Json {
+    let raw = match version {
+        ..1 => to_version_1(raw),
+        _ => raw,
+    };
+    match version {
+        ..2 => to_version_2(raw),
+        _ => raw,
     }
+}
+
+/// Version 1's labels (`Kind namespace/name`, qualified only where two collide) as the
+/// `objects` keys of the same objects.
+fn to_version_2(mut raw: Json) -> Json {
+    // label -> key, from the objects the state holds (the first of a label wins).
+    let mut keys: HashMap<String, String> = HashMap::new();
+    if let Some(Json::Object(objects)) = raw.get("objects") {
+        for entry in objects.values() {
+            if let Some(r) = identity(entry) {
+                keys.entry(engine::label(&r))
+                    .or_insert_with(|| ManagedObject::key(&r));
+            }
+        }
+    }
+    // An entry whose object `objects` no longer holds (a deleted one) keeps its label,
+    // qualified by the apiVersion the preview recorded for it when there is one.
+    let key_of = |label: &str, api_version: Option<&str>| -> String {
+        if let Some(key) = keys.get(label) {
+            return key.clone();
+        }
+        let group = api_version
+            .and_then(|v| v.rsplit_once('/'))
+            .map(|(g, _)| g)
+            .unwrap_or_default();
+        match (group, label.split_once(' ')) {
+            ("", _) | (_, None) => label.to_string(),
+            (group, Some((kind, rest))) if !kind.contains('.') => {
+                format!("{kind}.{group} {rest}")
+            }
+            _ => label.to_string(),
+        }
+    };
+    if let Some(Json::Object(preview)) = raw.get_mut("preview") {
+        for part in ["create", "update", "delete"] {
+            if let Some(Json::Object(map)) = preview.get_mut(part) {
+                let rekeyed: Map<String, Json> = map
+                    .iter()
+                    .map(|(label, v)| (key_of(label, v.as_str()), v.clone()))
+                    .collect();
+                *map = rekeyed;
+            }
+        }
+        preview.insert("dependencies".to_string(), Json::Object(Map::new()));
+    }
+    if let Some(Json::Object(manifests)) = raw.get_mut("manifests") {
+        let rekeyed: Map<String, Json> = manifests
+            .iter()
+            .map(|(label, v)| (key_of(label, None), v.clone()))
+            .collect();
+        *manifests = rekeyed;
+    }
+    let instance = raw.get("name").cloned().unwrap_or(Json::Null);
+    if let Some(Json::Array(fields)) = raw.get_mut("drifted_fields") {
+        for field in fields.iter_mut() {
+            if let Json::Object(f) = field {
+                let label = f.get("object").and_then(Json::as_str).unwrap_or_default();
+                let key = key_of(label, None);
+                f.insert("object".to_string(), Json::from(key));
+                f.insert("instance".to_string(), instance.clone());
+            }
+        }
+    }
+    raw
+}
+
+/// Version 0's lists as version 1's maps.
+fn to_version_1(mut raw: Json) -> Json {
     // label -> apiVersion of the old objects (one table: a scan per preview entry
     // would be quadratic in a big instance's objects).
     // The first object of a label wins, as a scan would find it.
@@ -110,9 +190,10 @@ mod tests {
         assert_eq!(
             new["preview"],
             json!({
-                "create": {"Deployment ns/web": "apps/v1"},
+                "create": {"Deployment.apps ns/web": "apps/v1"},
                 "update": {},
                 "delete": {"ConfigMap ns/gone": ""},
+                "dependencies": {},
             })
         );
         let unknown = json!({"objects": null, "preview": null});
@@ -124,6 +205,43 @@ mod tests {
         let null = json!({"id": "ns/zk", "objects": null});
         assert_eq!(upgrade_state(0, null.clone()), null);
         let current = json!({"objects": {"ConfigMap ns/c": {}}});
-        assert_eq!(upgrade_state(1, current.clone()), current);
+        assert_eq!(upgrade_state(2, current.clone()), current);
+    }
+
+    #[test]
+    fn version_1_labels_become_the_objects_keys() {
+        let old = json!({
+            "name": "app",
+            "objects": {
+                "StatefulSet.apps ns/db": {"api_version": "apps/v1", "kind": "StatefulSet", "namespace": "ns", "name": "db", "uid": "u1"},
+                "ClusterRole.rbac.authorization.k8s.io r": {"api_version": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "namespace": "", "name": "r", "uid": "u2"},
+                "ConfigMap ns/c": {"api_version": "v1", "kind": "ConfigMap", "namespace": "ns", "name": "c", "uid": "u3"},
+            },
+            "preview": {
+                "create": {"ClusterRole r": "rbac.authorization.k8s.io/v1"},
+                "update": {"StatefulSet ns/db": "apps/v1", "ConfigMap ns/c": "v1"},
+                "delete": {"Deployment ns/gone": "apps/v1"},
+            },
+            "manifests": {"StatefulSet ns/db": "kind: StatefulSet\n"},
+            "drifted_fields": [{"object": "StatefulSet ns/db", "field": "spec.replicas", "applied": "1", "live": "2"}],
+        });
+        let new = upgrade_state(1, old);
+        assert_eq!(
+            new["preview"],
+            json!({
+                "create": {"ClusterRole.rbac.authorization.k8s.io r": "rbac.authorization.k8s.io/v1"},
+                "update": {"StatefulSet.apps ns/db": "apps/v1", "ConfigMap ns/c": "v1"},
+                "delete": {"Deployment.apps ns/gone": "apps/v1"},
+                "dependencies": {},
+            })
+        );
+        assert_eq!(
+            new["manifests"],
+            json!({"StatefulSet.apps ns/db": "kind: StatefulSet\n"})
+        );
+        assert_eq!(
+            new["drifted_fields"],
+            json!([{"instance": "app", "object": "StatefulSet.apps ns/db", "field": "spec.replicas", "applied": "1", "live": "2"}])
+        );
     }
 }

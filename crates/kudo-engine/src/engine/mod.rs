@@ -1,6 +1,8 @@
 //! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
+mod apply;
+mod change;
 mod concurrent;
 mod crd_safety;
 mod dependency;
@@ -18,6 +20,7 @@ mod preview;
 mod progress;
 mod prune;
 mod readiness;
+mod refresh;
 mod removal;
 mod run;
 mod sensitive;
@@ -29,6 +32,8 @@ mod volumes;
 mod wait;
 mod webhook;
 
+pub use apply::{Applied, ApplyRequest, apply_change};
+pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change, refusal_of};
 pub use crd_safety::{CrdReport, CrdSafety, Finding as CrdFinding, Rule as CrdRule, check_crd};
 pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
@@ -56,6 +61,7 @@ pub use preview::{
 pub use progress::{Progress, ProgressChange, ProgressEvent};
 pub use prune::unwanted;
 pub use readiness::{HealthPolicy, ReadyRules, RuleError, judge};
+pub use refresh::{DriftMode, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use sensitive::{

@@ -479,7 +479,8 @@ async fn crd_safety_notes(
                     .with_plan(plan)
                     .at(o.location)
                     .with_task(o.task)
-                    .with_object(&report.object());
+                    .with_object(&report.object())
+                    .with_template(o.template);
                 return Err(PlanFailure::Refused {
                     summary: "Unsafe CRD change",
                     error: Box::new(error),

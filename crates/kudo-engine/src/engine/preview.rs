@@ -441,6 +441,7 @@ pub(crate) fn walk_objects<'w>(walk: &'w PlanWalk<'_>) -> impl Iterator<Item = W
                 task: &task.name,
                 action,
                 object: &r.object,
+                template: &r.template,
             })
         })
     })
@@ -452,4 +453,6 @@ pub(crate) struct WalkObject<'w> {
     pub task: &'w str,
     pub action: PreviewAction,
     pub object: &'w Value,
+    /// The template that renders it (`templates/<file>`).
+    pub template: &'w str,
 }

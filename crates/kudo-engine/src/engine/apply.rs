@@ -1,0 +1,237 @@
+//! The apply of an instance's change: the plan the planning call chose, run for the
+//! instance and its whole dependency tree ([`super::run_plan_with_sensitive`], which
+//! checks the tree before its first write), and what the state records afterwards:
+//! outputs, dependency instances, the objects with their uids and fingerprints.
+
+use std::collections::BTreeMap;
+
+use kudo_package::Package;
+use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_of};
+use kudo_resolve::Resolution;
+use tokio_util::sync::CancellationToken;
+
+use super::planning::{Contents, Source, current};
+use super::progress::Progress;
+use super::readiness::HealthPolicy;
+use super::removal::CrdDeletion;
+use super::run::{RunOutcome, RunRequest, run_plan_with_sensitive};
+use super::tree::{DependencyRecords, TreePrior};
+use super::{CrdSafety, EngineError, PlanStatus, instance_ref, plan_status_of};
+use crate::cluster::{Cluster, ObjectRef};
+
+/// What an apply runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyRequest<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub package: &'a Package,
+    /// The values stored in the Instance spec.
+    pub public: &'a BTreeMap<String, String>,
+    /// The values kept in the instance's Secret.
+    pub sensitive: &'a BTreeMap<String, String>,
+    pub plan: &'a str,
+    pub seed: Option<&'a str>,
+    /// The dependency tree as `kudo_operator` resolved it; the packages it installed
+    /// in `operator_namespace` are run rather than the resolver's copies.
+    pub resolution: Option<&'a Resolution>,
+    pub operator_namespace: &'a str,
+    /// The objects the state records.
+    pub previous: &'a [ObjectRef],
+    pub tree: TreePrior<'a>,
+    pub crd_deletion: CrdDeletion,
+    pub crd_safety: CrdSafety,
+    pub health: &'a HealthPolicy,
+    /// Whether the content of every managed object is wanted afterwards (`manifests`).
+    pub contents: Contents,
+    pub progress: Option<&'a Progress>,
+}
+
+/// What the state records after an apply, whether its run succeeded or not.
+#[derive(Debug)]
+pub struct Applied {
+    pub effective: BTreeMap<String, String>,
+    pub outputs: BTreeMap<String, String>,
+    pub children: Vec<ChildView>,
+    /// The run's outcome, or its error (with what exists afterwards).
+    pub run: Result<RunOutcome, EngineError>,
+    /// The objects the instance owns now, with their uid and fingerprint.
+    pub objects: Vec<(ObjectRef, Option<String>, String)>,
+    pub dependencies: DependencyRecords,
+    /// The plan's status tree, as the run left it (read back after a failure).
+    pub plan_status: Option<PlanStatus>,
+    /// With [`Contents::Keep`]: each object's content as this apply rendered it.
+    pub managed: Option<Vec<(ObjectRef, Source)>>,
+}
+
+/// Runs the change. Fails without writing anything when what the plan checked no longer
+/// holds (values, outputs, the dependency tree); a run that fails half-way is an
+/// [`Applied`] whose `run` says so.
+pub async fn apply_change(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<Applied, Refusal> {
+    let pkg = req.package;
+    let mut all = req.public.clone();
+    all.extend(req.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let effective = pkg.effective_params(&all).map_err(Refusal::Parameters)?;
+    // Computed before the run, so that a surprise here cannot lose the record of what
+    // the run created.
+    let outputs = render_outputs(pkg, req.name, req.namespace, &effective, req.seed)?;
+    check_outputs(&outputs, req.sensitive)?;
+    let resolution = installed(cluster, req).await;
+    let tree = match &resolution {
+        Some(r) => {
+            tree_of(r, pkg, req.name, req.namespace, &all, req.seed, None).map_err(Refusal::Tree)?
+        }
+        None => kudo_plan::Tree::default(),
+    };
+    let run = run_plan_with_sensitive(
+        cluster,
+        RunRequest {
+            package: pkg,
+            instance: req.name,
+            namespace: req.namespace,
+            parameters: req.public,
+            plan: req.plan,
+            previous_inventory: req.previous,
+            dependencies: Some(&tree.packages),
+            render_seed: req.seed,
+            crd_deletion: req.crd_deletion,
+            crd_safety: req.crd_safety,
+            health: req.health,
+            progress: req.progress,
+            tree: req.tree,
+        },
+        req.sensitive,
+        cancel,
+    )
+    .await;
+    let (inventory, records, plan_status) = match &run {
+        Ok(outcome) => (
+            outcome.inventory.clone(),
+            outcome.dependencies.clone(),
+            serde_json::from_value(outcome.plan_status.clone()).ok(),
+        ),
+        Err(e) => {
+            let inventory = e.inventory.clone().unwrap_or_else(|| req.previous.to_vec());
+            let status = match cluster.get(&instance_ref(req.namespace, req.name)).await {
+                Ok(Some(instance)) => plan_status_of(&instance, req.plan),
+                _ => None,
+            };
+            // What the dependency instances own is read again by the next refresh.
+            let records = req.tree.records.cloned().unwrap_or_default();
+            (inventory, records, status)
+        }
+    };
+    let objects = read_back(cluster, &inventory, req.name).await;
+    let dependencies = read_back_records(cluster, records).await;
+    let managed = match (req.contents, &run) {
+        (Contents::Keep, Ok(_)) => rendered(cluster, req, &all, &inventory).await,
+        _ => None,
+    };
+    let children = tree
+        .children
+        .iter()
+        .map(|c| ChildView::of(c, req.sensitive))
+        .collect();
+    Ok(Applied {
+        effective,
+        outputs,
+        children,
+        run,
+        objects,
+        dependencies,
+        plan_status,
+        managed,
+    })
+}
+
+/// The resolution with the dependency packages `kudo_operator` installed in the
+/// cluster in place of the resolver's copies (what the cluster has is what runs, as
+/// for the instance's own package).
+async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resolution> {
+    let mut resolution = req.resolution?.clone();
+    for node in resolution.nodes.iter().skip(1) {
+        match super::load_operator(cluster, req.operator_namespace, &node.operator_version_name)
+            .await
+        {
+            Ok(Some(pkg)) => {
+                resolution.packages.insert(node.package.clone(), pkg);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::debug!(error = %e, ov = %node.operator_version_name, "using the resolver's copy")
+            }
+        }
+    }
+    Some(resolution)
+}
+
+/// Each object's uid and fingerprint now, one per object in key order; a failed read
+/// leaves them empty rather than failing an apply whose objects exist (the next
+/// refresh fills them in).
+async fn read_back(
+    cluster: &Cluster,
+    inventory: &[ObjectRef],
+    instance: &str,
+) -> Vec<(ObjectRef, Option<String>, String)> {
+    // One entry per stored object; of two refs of one object (two versions of its
+    // group) the later, as the state's map keeps it.
+    let by_key: BTreeMap<String, &ObjectRef> = inventory
+        .iter()
+        .map(|r| (super::qualified_label(r), r))
+        .collect();
+    let objects: Vec<ObjectRef> = by_key.into_values().cloned().collect();
+    let live = super::live_objects(cluster, &objects, instance, |obj| {
+        (
+            obj.pointer("/metadata/uid")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            super::applied_fields_fingerprint(obj).unwrap_or_default(),
+        )
+    })
+    .await
+    .unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot read the uids of the managed objects");
+        vec![None; objects.len()]
+    });
+    objects
+        .into_iter()
+        .zip(live)
+        .map(|(r, l)| {
+            let (uid, fingerprint) = l.unwrap_or_default();
+            (r, uid, fingerprint)
+        })
+        .collect()
+}
+
+/// The dependency instances' records with the fingerprints their objects have now.
+async fn read_back_records(cluster: &Cluster, records: DependencyRecords) -> DependencyRecords {
+    let reads = records.into_iter().map(|(name, mut record)| async move {
+        let live = read_back(cluster, &record.inventory, &name).await;
+        record.inventory = live.iter().map(|(r, _, _)| r.clone()).collect();
+        record.fingerprints = live.into_iter().map(|(_, _, f)| f).collect();
+        (name, record)
+    });
+    futures::future::join_all(reads).await.into_iter().collect()
+}
+
+/// The content of `objects` as the values of this apply render them.
+async fn rendered(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    all: &BTreeMap<String, String>,
+    objects: &[ObjectRef],
+) -> Option<Vec<(ObjectRef, Source)>> {
+    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+        package: req.package,
+        instance: req.name,
+        namespace: req.namespace,
+        parameters: all,
+        seed: req.seed,
+        dependencies: None,
+    })
+    .ok()?;
+    current(cluster, &desired, req.plan, objects).await
+}

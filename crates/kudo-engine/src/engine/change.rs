@@ -1,0 +1,285 @@
+//! The one planning call of an instance: kudo-plan's decision about the change
+//! ([`kudo_plan::decide_change`]: values, outputs, dependency instances, replacement,
+//! downgrades, which plan runs) completed with what only the cluster tells: whether the
+//! Instance already belongs to someone, and the dry-run of the whole tree
+//! ([`super::plan_tree`]). Plan, apply, refresh, import, `manifests`, `children` and
+//! the `kudo_plan` action are views of its answer.
+
+use kudo_plan::{Change, ChangeRequest, Refusal};
+use serde_json::Value;
+
+use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, classify, current};
+use super::tree::{TreePlan, TreePrior, TreeRequest, plan_tree};
+use super::{CrdSafety, EngineError, instance_ref};
+use crate::cluster::{Cluster, ObjectRef};
+
+/// What the state records that only a cluster plan reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClusterPrior<'a> {
+    /// The instance's `objects`.
+    pub objects: &'a [ObjectRef],
+    /// Its objects a refresh found changed outside Terraform.
+    pub drifted: &'a [ObjectRef],
+    /// Its dependency instances' records and drift.
+    pub tree: TreePrior<'a>,
+}
+
+/// How to plan.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangeOptions {
+    pub crd_safety: CrdSafety,
+    /// Whether every managed object's content is wanted (`manifests`).
+    pub contents: Contents,
+    /// A new resource: an Instance of its name must not exist yet (it is someone
+    /// else's). Off for the create half of a replacement, whose old Instance still
+    /// stands.
+    pub must_not_exist: bool,
+}
+
+/// The whole plan of a change.
+#[derive(Debug)]
+pub struct Planned<'a> {
+    /// What needs no cluster.
+    pub change: Change<'a>,
+    /// The dry-run of the instance and every dependency instance below it; `None` when
+    /// no plan runs, the plan is not known yet, or the cluster cannot be asked (a note
+    /// says why when that is worth saying).
+    pub tree: Option<TreePlan>,
+    pub notes: Vec<PlanNote>,
+    /// When no plan runs: every managed object with the content its last run rendered
+    /// (only with [`Contents::Keep`]).
+    pub current: Option<Vec<(ObjectRef, Source)>>,
+}
+
+/// Why the plan fails.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanRefusal {
+    /// What kudo-plan refuses (no cluster needed).
+    #[error(transparent)]
+    Change(Refusal),
+    /// The Instance exists, and this resource did not make it.
+    #[error("instance {namespace}/{name} already exists")]
+    Exists {
+        namespace: String,
+        name: String,
+        instance: Box<Value>,
+    },
+    /// The apply would fail the same way: the apply's own error.
+    #[error("{summary}: {error}")]
+    Cluster {
+        summary: &'static str,
+        error: Box<EngineError>,
+    },
+    /// The cluster could not be asked whether the Instance exists.
+    #[error("{0}")]
+    Unreachable(Box<EngineError>),
+}
+
+/// Plans the change `req` asks for: `cluster` is `None` while the connection is not
+/// known yet (the views that need it stay unknown).
+pub async fn plan_change<'a>(
+    cluster: Option<&Cluster>,
+    req: &ChangeRequest<'a>,
+    prior: ClusterPrior<'_>,
+    options: ChangeOptions,
+) -> Result<Planned<'a>, PlanRefusal> {
+    if let (Some(cluster), Some(name), true) = (cluster, req.name, options.must_not_exist) {
+        let r = instance_ref(req.namespace, name);
+        match cluster.get(&r).await {
+            Ok(None) => {}
+            Ok(Some(found)) => {
+                return Err(PlanRefusal::Exists {
+                    namespace: req.namespace.to_string(),
+                    name: name.to_string(),
+                    instance: Box::new(found),
+                });
+            }
+            Err(e) => {
+                return Err(PlanRefusal::Unreachable(Box::new(
+                    EngineError::from(e).with_object(&r),
+                )));
+            }
+        }
+    }
+    let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
+    let mut planned = Planned {
+        change,
+        tree: None,
+        notes: Vec::new(),
+        current: None,
+    };
+    let Some(cluster) = cluster else {
+        return Ok(planned);
+    };
+    match planned.change.plan().map(str::to_string) {
+        Some(plan) => {
+            let (tree, notes) =
+                dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
+            planned.tree = tree;
+            planned.notes = notes;
+        }
+        None if options.contents == Contents::Keep => {
+            planned.current = current_objects(cluster, req, &planned.change, prior.objects).await;
+        }
+        None => {}
+    }
+    Ok(planned)
+}
+
+/// The dry-run of the whole tree for `plan`.
+async fn dry_run(
+    cluster: &Cluster,
+    req: &ChangeRequest<'_>,
+    prior: ClusterPrior<'_>,
+    options: ChangeOptions,
+    plan: &str,
+    change: &Change<'_>,
+) -> Result<DryRun, PlanRefusal> {
+    let Some(desired) = &change.desired else {
+        return Ok((None, Vec::new()));
+    };
+    // Object contents can be compared only with what the same package rendered.
+    let same_package = req.prior.as_ref().is_some_and(|p| {
+        p.operator_version == req.operator_version
+            && p.digest.is_some()
+            && p.digest == change.digest.as_deref()
+    });
+    let replaced = change.replaces();
+    let old_values = req
+        .prior
+        .as_ref()
+        .and_then(|p| p.parameters)
+        .filter(|_| same_package && !replaced);
+    let (objects, drifted) = match replaced {
+        // A replacement starts from nothing.
+        true => (&[][..], &[][..]),
+        false => (prior.objects, prior.drifted),
+    };
+    let root_prior = Prior {
+        objects,
+        parameters: old_values,
+        drifted,
+    };
+    match &change.tree {
+        Some(tree) => {
+            let desired = desired.with_dependencies(&tree.packages);
+            dry_run_tree(cluster, &desired, plan, root_prior, prior.tree, options).await
+        }
+        None if kudo_plan::has_dependency_tasks(desired.inputs.package) => {
+            let note = PlanNote {
+                summary: "Dependency instances not planned yet".to_string(),
+                detail: "The operator's dependency tree is known once its kudo_operator resource is planned with the cluster, so this plan checks only the instance's own objects; the apply checks every dependency instance before it writes anything.".to_string(),
+            };
+            let (tree, mut notes) =
+                dry_run_alone(cluster, desired, plan, root_prior, options).await?;
+            notes.insert(0, note);
+            Ok((tree, notes))
+        }
+        None => dry_run_tree(cluster, desired, plan, root_prior, prior.tree, options).await,
+    }
+}
+
+async fn dry_run_tree(
+    cluster: &Cluster,
+    desired: &kudo_plan::Desired<'_>,
+    plan: &str,
+    prior: Prior<'_>,
+    tree: TreePrior<'_>,
+    options: ChangeOptions,
+) -> Result<DryRun, PlanRefusal> {
+    let request = TreeRequest {
+        desired,
+        plan,
+        prior,
+        tree,
+        crd_safety: options.crd_safety,
+        contents: options.contents,
+    };
+    match plan_tree(cluster, &request).await {
+        Ok(tree) => {
+            let mut notes = tree.instance.notes.clone();
+            for d in &tree.dependencies {
+                if let Some(p) = &d.plan {
+                    notes.extend(p.notes.iter().map(|n| in_dependency(n, &d.instance)));
+                }
+            }
+            Ok((Some(tree), notes))
+        }
+        Err(failure) => refused_or_unknown(failure),
+    }
+}
+
+/// The dry-run's tree (`None`: not known now) and its notes.
+type DryRun = (Option<TreePlan>, Vec<PlanNote>);
+
+/// The dry-run of the instance's own objects, for a plan made before its dependency
+/// tree is known.
+async fn dry_run_alone(
+    cluster: &Cluster,
+    desired: &kudo_plan::Desired<'_>,
+    plan: &str,
+    prior: Prior<'_>,
+    options: ChangeOptions,
+) -> Result<DryRun, PlanRefusal> {
+    let alone = super::plan_instance(
+        cluster,
+        desired,
+        plan,
+        &prior,
+        options.crd_safety,
+        options.contents,
+    )
+    .await;
+    match alone {
+        Ok(instance) => {
+            let notes = instance.notes.clone();
+            let tree = TreePlan {
+                instance,
+                dependencies: Vec::new(),
+            };
+            Ok((Some(tree), notes))
+        }
+        Err(failure) => refused_or_unknown(failure),
+    }
+}
+
+fn refused_or_unknown(failure: PlanFailure) -> Result<DryRun, PlanRefusal> {
+    match failure {
+        PlanFailure::Refused { summary, error } => Err(PlanRefusal::Cluster { summary, error }),
+        PlanFailure::Unknown(note) => Ok((None, vec![note])),
+    }
+}
+
+/// A dependency instance's note, saying whose it is.
+fn in_dependency(note: &PlanNote, instance: &str) -> PlanNote {
+    PlanNote {
+        summary: format!("{} (dependency instance {instance})", note.summary),
+        detail: note.detail.clone(),
+    }
+}
+
+/// The managed objects' content when no plan runs: the last plan's render of the
+/// values the last run had (nothing changed).
+async fn current_objects(
+    cluster: &Cluster,
+    req: &ChangeRequest<'_>,
+    change: &Change<'_>,
+    objects: &[ObjectRef],
+) -> Option<Vec<(ObjectRef, Source)>> {
+    let desired = change.desired.as_ref()?;
+    let last = req
+        .prior
+        .as_ref()
+        .and_then(|p| p.last_plan)
+        .unwrap_or(kudo_plan::DEFAULT_PLAN);
+    current(cluster, desired, last, objects).await
+}
+
+/// The classification a caller outside the planning call needs for an error met
+/// while planning (kudo_operator's install check).
+pub fn refusal_of(error: EngineError, plan: &str) -> Option<PlanRefusal> {
+    match classify(error, plan) {
+        PlanFailure::Refused { summary, error } => Some(PlanRefusal::Cluster { summary, error }),
+        PlanFailure::Unknown(_) => None,
+    }
+}

@@ -1,0 +1,474 @@
+//! A refresh of an instance and every dependency instance below it: their plan status,
+//! the uids of their objects, and what changed outside Terraform (objects removed or
+//! created again, fields another manager changed), decided by the drift mode.
+//!
+//! Only objects whose applied fields changed since the last apply (their fingerprint,
+//! [`super::applied_fields_fingerprint`], differs from the recorded one) are compared
+//! field by field: each such object is dry-run as the last plan applies it and compared
+//! with the live one ([`super::field_drift`]).
+
+use std::collections::{BTreeMap, HashSet};
+
+use futures::future::join_all;
+use kudo_package::Package;
+use kudo_plan::RunStatus;
+
+use super::drift::{FieldDrift, IgnoredPath, field_drift};
+use super::planning::qualified_label;
+use super::run::RunRequest;
+use super::tree::{DependencyRecord, DependencyRecords};
+use super::{EngineError, InstanceObject, PlanStatus, instance_ref, plan_status_of};
+use crate::cluster::{Cluster, ClusterError, ObjectRef};
+
+/// What a refresh does with fields changed outside Terraform.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DriftMode {
+    /// Report them, and plan the apply that takes them back.
+    #[default]
+    Correct,
+    /// Report them and warn; the apply leaves them.
+    Warn,
+    /// Do not look.
+    Ignore,
+}
+
+impl DriftMode {
+    pub const VALUES: [&'static str; 3] = ["correct", "warn", "ignore"];
+
+    pub fn parse(text: &str) -> Option<DriftMode> {
+        match text {
+            "correct" => Some(DriftMode::Correct),
+            "warn" => Some(DriftMode::Warn),
+            "ignore" => Some(DriftMode::Ignore),
+            _ => None,
+        }
+    }
+}
+
+/// What the state records of the instance, for a refresh.
+#[derive(Debug, Clone, Copy)]
+pub struct RefreshRequest<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    /// The instance's parameters as the state records them (the sensitive ones are
+    /// read from its Secret).
+    pub parameters: &'a BTreeMap<String, String>,
+    /// The OperatorVersion it runs: (namespace, name).
+    pub operator_version: Option<(&'a str, &'a str)>,
+    pub seed: Option<&'a str>,
+    pub last_plan: &'a str,
+    /// The status the state records: kept when the Instance says nothing of its plan.
+    pub status: Option<&'a RunStatus>,
+    /// Its objects with the uids the state knows.
+    pub objects: &'a [(ObjectRef, Option<String>)],
+    /// The fingerprints recorded for `objects` (empty when none were).
+    pub fingerprints: &'a [String],
+    pub dependencies: &'a DependencyRecords,
+    pub mode: DriftMode,
+    pub ignore: &'a [IgnoredPath],
+}
+
+/// What a refresh found.
+#[derive(Debug, Clone, Default)]
+pub struct Refreshed {
+    /// The instance's status: its last plan's, or [`RunStatus::Drifted`] when its
+    /// objects or a dependency instance's changed and the mode corrects them.
+    pub status: Option<RunStatus>,
+    pub plan_status: Option<PlanStatus>,
+    /// The uid of each of `objects` now (None: gone).
+    pub uids: Vec<Option<String>>,
+    /// The fingerprints to record: the current ones, except that a drifted object keeps
+    /// the recorded one, so that the next refresh compares it again.
+    pub fingerprints: Vec<String>,
+    pub dependencies: DependencyRecords,
+    /// Fields changed outside Terraform, by instance (the instance's or a dependency
+    /// instance's name).
+    pub drift: Vec<(String, FieldDrift)>,
+    /// Objects the apply must apply again, by instance: gone, created again, or with
+    /// drifted fields (empty unless the mode corrects).
+    pub drifted: BTreeMap<String, Vec<ObjectRef>>,
+    /// The instance's sensitive values (to redact what is shown), when read.
+    pub sensitive: BTreeMap<String, String>,
+    /// Why drift could not be compared for some instance (the next refresh tries again).
+    pub unchecked: Vec<String>,
+}
+
+/// Refreshes the instance `req` describes; `Ok(None)` when its Instance is gone.
+pub async fn refresh(
+    cluster: &Cluster,
+    req: &RefreshRequest<'_>,
+) -> Result<Option<Refreshed>, ClusterError> {
+    let Some(instance) = cluster.get(&instance_ref(req.namespace, req.name)).await? else {
+        return Ok(None);
+    };
+    let mut out = Refreshed {
+        status: InstanceObject::from_value(&instance)
+            .plan_status(req.last_plan)
+            .map(|s| RunStatus::parse(Some(&s)))
+            .or_else(|| req.status.cloned()),
+        plan_status: plan_status_of(&instance, req.last_plan),
+        ..Default::default()
+    };
+    let refs: Vec<ObjectRef> = req.objects.iter().map(|(r, _)| r.clone()).collect();
+    let own = Observed::read(cluster, &refs, req.name);
+    let children = join_all(
+        req.dependencies
+            .iter()
+            .map(|(name, record)| Observed::read(cluster, &record.inventory, name)),
+    );
+    let (own, children) = futures::join!(own, children);
+    let own = own?;
+    out.uids = own.iter().map(|o| o.uid.clone()).collect();
+    let complete = out.status == Some(RunStatus::Complete);
+    // A missing object, or one deleted and created again out of band (a new uid), may
+    // not hold what the package renders. A uid the state never learned is no evidence.
+    let gone: Vec<ObjectRef> = req
+        .objects
+        .iter()
+        .zip(&own)
+        .filter(|((_, known), now)| match (known, &now.uid) {
+            (_, None) => true,
+            (Some(known), Some(now)) => known != now,
+            (None, Some(_)) => false,
+        })
+        .map(|((r, _), _)| r.clone())
+        .collect();
+    let looks = complete && req.mode != DriftMode::Ignore;
+    let mut suspects: BTreeMap<String, Suspects> = BTreeMap::new();
+    if looks {
+        suspects.insert(
+            req.name.to_string(),
+            Suspects::of(&refs, &own, req.fingerprints),
+        );
+    }
+    let mut gone_below: BTreeMap<String, Vec<ObjectRef>> = BTreeMap::new();
+    for ((name, record), observed) in req.dependencies.iter().zip(children) {
+        let observed = observed?;
+        let missing: Vec<ObjectRef> = record
+            .inventory
+            .iter()
+            .zip(&observed)
+            .filter(|(_, o)| o.uid.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        if !missing.is_empty() {
+            gone_below.insert(name.clone(), missing);
+        }
+        if looks {
+            suspects.insert(
+                name.clone(),
+                Suspects::of(&record.inventory, &observed, &record.fingerprints),
+            );
+        }
+        out.dependencies.insert(
+            name.clone(),
+            DependencyRecord {
+                fingerprints: observed.iter().map(Observed::fingerprint).collect(),
+                ..record.clone()
+            },
+        );
+    }
+    out.fingerprints = own.iter().map(Observed::fingerprint).collect();
+    if !looks {
+        // Not compared: what was recorded stays, to compare when drift is looked at.
+        out.fingerprints = req.fingerprints.to_vec();
+        out.dependencies = req.dependencies.clone();
+    }
+    if looks && suspects.values().any(|s| !s.refs.is_empty()) {
+        out.sensitive = super::read_sensitive(cluster, req.namespace, req.name)
+            .await
+            .unwrap_or_default();
+        compare(cluster, req, &suspects, &mut out).await;
+    }
+    if complete && req.mode == DriftMode::Correct {
+        let mut drifted = gone_below;
+        if !gone.is_empty() {
+            drifted
+                .entry(req.name.to_string())
+                .or_default()
+                .extend(gone);
+        }
+        for (name, d) in &out.drift {
+            drifted
+                .entry(name.clone())
+                .or_default()
+                .push(d.object.clone());
+        }
+        for objects in drifted.values_mut() {
+            objects.sort();
+            objects.dedup_by(|a, b| a.same_object(b));
+        }
+        if !drifted.is_empty() {
+            out.status = Some(RunStatus::Drifted);
+        }
+        out.drifted = drifted;
+    }
+    Ok(Some(out))
+}
+
+/// What the cluster holds of one object now.
+#[derive(Debug, Clone, Default)]
+struct Observed {
+    uid: Option<String>,
+    applied_fields: Option<String>,
+}
+
+impl Observed {
+    async fn read(
+        cluster: &Cluster,
+        refs: &[ObjectRef],
+        instance: &str,
+    ) -> Result<Vec<Observed>, ClusterError> {
+        let live = super::live_objects(cluster, refs, instance, |obj| Observed {
+            uid: obj
+                .pointer("/metadata/uid")
+                .and_then(serde_json::Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            applied_fields: super::applied_fields_fingerprint(obj),
+        })
+        .await?;
+        Ok(live.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    fn fingerprint(&self) -> String {
+        self.applied_fields.clone().unwrap_or_default()
+    }
+}
+
+/// The objects of one instance someone else wrote to since the last apply, with the
+/// fingerprints recorded for them.
+#[derive(Debug, Default)]
+struct Suspects {
+    refs: Vec<ObjectRef>,
+}
+
+impl Suspects {
+    fn of(refs: &[ObjectRef], observed: &[Observed], recorded: &[String]) -> Suspects {
+        let known = recorded.len() == refs.len();
+        Suspects {
+            refs: refs
+                .iter()
+                .zip(observed)
+                .enumerate()
+                .filter(|(i, (_, now))| {
+                    let before = recorded.get(*i).filter(|f| known && !f.is_empty());
+                    now.uid.is_some()
+                        && (now.applied_fields.is_none() || now.applied_fields.as_ref() != before)
+                })
+                .map(|(_, (r, _))| r.clone())
+                .collect(),
+        }
+    }
+}
+
+/// Compares the suspects of every instance field by field; a drifted object keeps its
+/// recorded fingerprint.
+async fn compare(
+    cluster: &Cluster,
+    req: &RefreshRequest<'_>,
+    suspects: &BTreeMap<String, Suspects>,
+    out: &mut Refreshed,
+) {
+    let work = suspects
+        .iter()
+        .filter(|(_, s)| !s.refs.is_empty())
+        .map(|(name, s)| async move {
+            let found = match name == req.name {
+                true => own_drift(cluster, req, &s.refs).await,
+                false => dependency_drift(cluster, req, name, &s.refs).await,
+            };
+            (name.clone(), found)
+        });
+    for (name, found) in join_all(work).await {
+        match found {
+            Ok(drift) => {
+                let drifted: HashSet<String> =
+                    drift.iter().map(|d| qualified_label(&d.object)).collect();
+                keep_recorded(req, &name, &drifted, out);
+                out.drift
+                    .extend(drift.into_iter().map(|d| (name.clone(), d)));
+            }
+            Err(e) => {
+                // Compared next time: the recorded fingerprints stay.
+                let all: HashSet<String> =
+                    suspects[&name].refs.iter().map(qualified_label).collect();
+                keep_recorded(req, &name, &all, out);
+                out.unchecked.push(format!(
+                    "instance {name}: {}",
+                    kudo_plan::change::redact(&e.to_string(), &out.sensitive)
+                ));
+            }
+        }
+    }
+}
+
+/// Puts the recorded fingerprint back for `drifted` objects of instance `name`.
+fn keep_recorded(
+    req: &RefreshRequest<'_>,
+    name: &str,
+    drifted: &HashSet<String>,
+    out: &mut Refreshed,
+) {
+    let (refs, recorded, now): (Vec<&ObjectRef>, &[String], &mut Vec<String>) =
+        match name == req.name {
+            true => (
+                req.objects.iter().map(|(r, _)| r).collect(),
+                req.fingerprints,
+                &mut out.fingerprints,
+            ),
+            false => {
+                let (Some(record), Some(fresh)) =
+                    (req.dependencies.get(name), out.dependencies.get_mut(name))
+                else {
+                    return;
+                };
+                (
+                    record.inventory.iter().collect(),
+                    &record.fingerprints,
+                    &mut fresh.fingerprints,
+                )
+            }
+        };
+    let known = recorded.len() == refs.len();
+    for (i, r) in refs.iter().enumerate() {
+        if drifted.contains(&qualified_label(r))
+            && let Some(slot) = now.get_mut(i)
+        {
+            *slot = recorded
+                .get(i)
+                .filter(|_| known)
+                .cloned()
+                .unwrap_or_default();
+        }
+    }
+}
+
+/// Field drift of the instance's own suspects: its last plan dry-run as the apply
+/// would send it, for those objects only.
+async fn own_drift(
+    cluster: &Cluster,
+    req: &RefreshRequest<'_>,
+    suspects: &[ObjectRef],
+) -> Result<Vec<FieldDrift>, EngineError> {
+    let Some((ov_namespace, ov_name)) = req.operator_version else {
+        return Ok(Vec::new());
+    };
+    // Not in the cluster any more: there is nothing to compare with.
+    let Some(pkg) = super::load_operator(cluster, ov_namespace, ov_name).await? else {
+        return Ok(Vec::new());
+    };
+    let mut parameters = req.parameters.clone();
+    parameters.extend(super::read_sensitive(cluster, req.namespace, req.name).await?);
+    let previous: Vec<ObjectRef> = req.objects.iter().map(|(r, _)| r.clone()).collect();
+    let instance = Instance {
+        name: req.name,
+        package: &pkg,
+        parameters: &parameters,
+        seed: req.seed,
+        plan: req.last_plan,
+        previous: &previous,
+    };
+    instance.drift(cluster, req, suspects).await
+}
+
+/// Field drift of a dependency instance's suspects, from what its Instance records.
+async fn dependency_drift(
+    cluster: &Cluster,
+    req: &RefreshRequest<'_>,
+    name: &str,
+    suspects: &[ObjectRef],
+) -> Result<Vec<FieldDrift>, EngineError> {
+    let Some(live) = cluster.get(&instance_ref(req.namespace, name)).await? else {
+        return Ok(Vec::new());
+    };
+    let record = InstanceObject::from_value(&live);
+    let ov_name = record.spec.operator_version.name.clone();
+    let Some(pkg) = super::load_operator(cluster, req.namespace, &ov_name).await? else {
+        return Ok(Vec::new());
+    };
+    let parameters = record.parameters();
+    let plan = record
+        .last_plan()
+        .unwrap_or_else(|| kudo_plan::DEFAULT_PLAN.to_string());
+    let seed = dependency_seed(req.seed, req.name, name, req.dependencies);
+    let previous = req
+        .dependencies
+        .get(name)
+        .map(|r| r.inventory.clone())
+        .unwrap_or_default();
+    let instance = Instance {
+        name,
+        package: &pkg,
+        parameters: &parameters,
+        seed: seed.as_deref(),
+        plan: &plan,
+        previous: &previous,
+    };
+    instance.drift(cluster, req, suspects).await
+}
+
+/// A dependency instance's render seed: derived from its parent's, up to the top
+/// instance's (see [`kudo_plan::child_seed`]).
+fn dependency_seed(
+    top_seed: Option<&str>,
+    top: &str,
+    name: &str,
+    records: &DependencyRecords,
+) -> Option<String> {
+    let mut chain = vec![name.to_string()];
+    let mut current = name;
+    while let Some(record) = records.get(current) {
+        if record.parent == top || record.parent.is_empty() {
+            break;
+        }
+        chain.push(record.parent.clone());
+        current = &record.parent;
+    }
+    let mut seed = top_seed.map(str::to_string);
+    for child in chain.iter().rev() {
+        seed = kudo_plan::child_seed(seed.as_deref(), child);
+    }
+    seed
+}
+
+/// One instance as its last run left it.
+struct Instance<'a> {
+    name: &'a str,
+    package: &'a Package,
+    parameters: &'a BTreeMap<String, String>,
+    seed: Option<&'a str>,
+    plan: &'a str,
+    previous: &'a [ObjectRef],
+}
+
+impl Instance<'_> {
+    async fn drift(
+        &self,
+        cluster: &Cluster,
+        req: &RefreshRequest<'_>,
+        suspects: &[ObjectRef],
+    ) -> Result<Vec<FieldDrift>, EngineError> {
+        let wanted: HashSet<_> = suspects.iter().map(ObjectRef::identity).collect();
+        let request = RunRequest {
+            package: self.package,
+            instance: self.name,
+            namespace: req.namespace,
+            parameters: self.parameters,
+            plan: self.plan,
+            previous_inventory: self.previous,
+            // Only this instance's own objects are compared here.
+            dependencies: None,
+            render_seed: self.seed,
+            crd_deletion: super::CrdDeletion::default(),
+            // A dry-run for drift: nothing is written.
+            crd_safety: super::CrdSafety::Off,
+            health: &super::HealthPolicy::Kudo,
+            progress: None,
+            tree: Default::default(),
+        };
+        let planned =
+            super::preview_plan_only(cluster, request, &|r| wanted.contains(&r.identity())).await?;
+        field_drift(cluster, &planned, req.ignore).await
+    }
+}

@@ -1,0 +1,438 @@
+//! The engine's refusals of a change as Terraform diagnostics: each on the attribute
+//! the user changes, in the words of the apply that would fail.
+
+use std::collections::BTreeMap;
+
+use tfplugin::{AttributePath, Diagnostic};
+
+use kudo_engine::engine::PlanRefusal;
+use kudo_package::{Package, ParamError};
+use kudo_plan::{Concern, Downgrade, ImmutableChange, Refusal};
+
+use crate::provider::diag::{AGAIN, with_advice};
+use crate::provider::{Session, sensitive};
+
+use super::deadline::engine_diagnostic;
+use super::model::InstanceModel;
+
+/// What the user sees for a refusal of the change; `secret` values never show.
+pub(super) fn diagnostics(
+    session: &Session,
+    pkg: Option<&Package>,
+    params: &BTreeMap<String, String>,
+    secret: &BTreeMap<String, String>,
+    refusal: PlanRefusal,
+) -> Vec<Diagnostic> {
+    match refusal {
+        PlanRefusal::Change(r) => match pkg {
+            Some(pkg) => change(pkg, params, secret, r),
+            None => vec![Diagnostic::error("Cannot plan the instance", r.to_string())],
+        },
+        PlanRefusal::Exists {
+            namespace,
+            name,
+            instance,
+        } => vec![crate::provider::existing::already_exists(
+            &namespace, &name, &instance,
+        )],
+        PlanRefusal::Cluster { summary, error } => {
+            let mut d = engine_diagnostic(session, summary, &error);
+            d.detail = sensitive::redact(&d.detail, secret);
+            vec![d]
+        }
+        PlanRefusal::Unreachable(e) => {
+            vec![session.engine_error("Cannot check whether the instance exists", &e)]
+        }
+    }
+}
+
+/// A refusal that needs no cluster, on the attribute it concerns.
+pub(super) fn change(
+    pkg: &Package,
+    params: &BTreeMap<String, String>,
+    secret: &BTreeMap<String, String>,
+    refusal: Refusal,
+) -> Vec<Diagnostic> {
+    let on = |attr: &str| AttributePath::attribute(attr);
+    match refusal {
+        Refusal::UnknownPlans(plans) => plans
+            .into_iter()
+            .map(|(plan, text)| {
+                Diagnostic::error(format!("No plan {plan}"), text)
+                    .with_attribute(on("plan_triggers").key(plan))
+            })
+            .collect(),
+        Refusal::Parameters(errors) => parameters(pkg, params, secret, errors),
+        Refusal::Output { key, error } => vec![
+            Diagnostic::error(
+                format!("Output {key} of operator {} does not render", pkg.operator.name),
+                with_advice(
+                    error,
+                    &format!("Fix the template under `outputs:` in the package's operator.yaml, {AGAIN}"),
+                ),
+            )
+            .with_attribute(on("operator")),
+        ],
+        Refusal::OutputReveals(keys) => vec![
+            Diagnostic::error(
+                "Output reveals a sensitive parameter",
+                format!(
+                    "The package's outputs {keys:?} would contain a value from `sensitive_parameters`, and outputs are shown in plans. Pass that value in `parameters` instead, or change the output template."
+                ),
+            )
+            .with_attribute(on(sensitive::ATTR)),
+        ],
+        Refusal::Walk(e) => vec![walk(pkg, secret, e)],
+        Refusal::Tree(e) => vec![
+            Diagnostic::error("Cannot work out the instance's dependencies", e.to_string())
+                .with_attribute(on("operator")),
+        ],
+        Refusal::Downgrade(d) => vec![downgrade(&d)],
+        Refusal::Decide(e) => {
+            let (summary, attribute) = match e.concern {
+                Concern::PlanTriggers => ("One plan per apply", "plan_triggers"),
+                Concern::ImmutableParameter => ("Parameter cannot change", "parameters"),
+                Concern::Parameters => ("Cannot choose the plan to run", "parameters"),
+            };
+            vec![Diagnostic::error(summary, e.error.message).with_attribute(on(attribute))]
+        }
+    }
+}
+
+/// Parameter errors, each on the entry it names. Also what
+/// `provider::kudo::validate_parameters` returns (see `functions`).
+pub(in crate::provider) fn parameters(
+    pkg: &Package,
+    params: &BTreeMap<String, String>,
+    secret: &BTreeMap<String, String>,
+    errors: Vec<ParamError>,
+) -> Vec<Diagnostic> {
+    errors
+        .into_iter()
+        .map(|e| {
+            let path = if secret.contains_key(&e.parameter) {
+                AttributePath::attribute(sensitive::ATTR).key(e.parameter.clone())
+            } else if params.contains_key(&e.parameter) {
+                AttributePath::attribute("parameters").key(e.parameter.clone())
+            } else {
+                AttributePath::attribute("parameters")
+            };
+            Diagnostic::error(
+                format!("Invalid parameter {}", e.parameter),
+                format!(
+                    "{}.\nOperator {} {} declares: {}.\n\nCorrect the parameter's name or value, {AGAIN}",
+                    sensitive::redact(&e.to_string(), secret),
+                    pkg.operator.name,
+                    pkg.operator.operator_version,
+                    pkg.parameters
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            )
+            .with_attribute(path)
+        })
+        .collect()
+}
+
+/// The plan's error for what the walk rejects: the text the apply would fail with.
+fn walk(pkg: &Package, secret: &BTreeMap<String, String>, e: kudo_plan::PlanError) -> Diagnostic {
+    // A switch parameter (Toggle, enablingParameter) is the user's to fix; everything
+    // else the walk rejects is rendering.
+    let (summary, advice) = match e.parameter.is_some() {
+        true => (
+            format!(
+                "Operator {} cannot run with these parameters",
+                pkg.operator.name
+            ),
+            "Set the parameter named above to true or false",
+        ),
+        false => (
+            format!("Operator {} does not render", pkg.operator.name),
+            "Fix the template named above in the operator package, or the parameter value it uses",
+        ),
+    };
+    let e = kudo_engine::engine::EngineError::from(e);
+    let detail = with_advice(
+        sensitive::redact(&e.to_string(), secret),
+        &format!("{advice}, {AGAIN}"),
+    );
+    Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("parameters"))
+}
+
+/// A downgrade's refusal, in KUDO's words where KUDO had them.
+pub(super) fn downgrade(d: &Downgrade) -> Diagnostic {
+    match d {
+        Downgrade::Operator { operator, from, to } => Diagnostic::error(
+            "Operator downgrade",
+            format!(
+                "This change moves the instance from {operator} {} to the older {}. KUDO refuses this (\"upgraded version {} is the same or smaller as current version {} -> not upgrading\"): an operator's plans and the data its objects hold are written for moving forward, and an older version may not read what a newer one stored. Point `operator` at a version at least {}, or set `allow_downgrade = true` on this kudo_instance to run the older version anyway.",
+                from.shown(),
+                to.shown(),
+                to.operator,
+                from.operator,
+                from.shown()
+            ),
+        )
+        .with_attribute(AttributePath::attribute("operator")),
+        Downgrade::Dependencies(lower) => {
+            let lines: Vec<String> = lower
+                .iter()
+                .map(|(name, operator, from, to)| format!("- {name} ({operator}): {from} -> {to}"))
+                .collect();
+            Diagnostic::error(
+                "Dependency downgrade",
+                format!(
+                    "The operator's resolved dependency tree would run these dependency instances at an older version than they have now:\n{}\nDependency instances hold data too, so they only go forward. Pin the dependency at its installed version or newer with `dependency_overrides` on the kudo_operator, or set `allow_downgrade = true` on this kudo_instance to run the older versions anyway.",
+                    lines.join("\n")
+                ),
+            )
+            .with_attribute(AttributePath::attribute("children"))
+        }
+    }
+}
+
+/// The warning when a downgrade goes ahead because `allow_downgrade` is set.
+pub(super) fn allowed(d: &Downgrade) -> Diagnostic {
+    let refusal = downgrade(d);
+    Diagnostic::warning(
+        format!("{} allowed", refusal.summary),
+        format!(
+            "allow_downgrade = true lets this through: {}",
+            refusal.detail
+        ),
+    )
+}
+
+/// A change that replaces the instance because KUDO cannot make it in place.
+pub(super) struct Replacement {
+    /// Where each change shows in the configuration, for Terraform's `requires_replace`
+    /// (a path must hold a different value in the prior and the planned state, or
+    /// Terraform drops it; see `write_only::Restore::replace_paths` for the values
+    /// Terraform never sees).
+    pub paths: Vec<AttributePath>,
+    pub warning: Diagnostic,
+}
+
+/// The replacement the immutable parameters' changes call for. KUDO refuses such a
+/// change on an existing instance, and refusing the plan instead would leave no way
+/// forward: `terraform destroy` and `apply -replace` plan the configuration first and
+/// would stop at the same refusal. A replacement is what the refusal's own advice asks
+/// for (create the instance again), so the plan does it, and the warning says so, with
+/// what it costs and how to avoid it.
+pub(super) fn replacement(
+    changes: &[ImmutableChange],
+    prior: &InstanceModel,
+    proposed: &InstanceModel,
+) -> Option<Replacement> {
+    let first = changes.first()?;
+    let public = |m: &InstanceModel| m.parameters().unwrap_or_default();
+    let (old_public, new_public) = (public(prior), public(proposed));
+    // Sensitive and write-only values (the latter joined the sensitive map for
+    // planning) are never quoted.
+    let mut secret = prior.sensitive().unwrap_or_default();
+    secret.extend(proposed.sensitive().unwrap_or_default());
+    let path = |name: &str| {
+        let attr = match old_public.contains_key(name) || new_public.contains_key(name) {
+            true => "parameters",
+            false => sensitive::ATTR,
+        };
+        AttributePath::attribute(attr).key(name)
+    };
+    let shown = |name: &str, value: &str| match secret.contains_key(name) {
+        true => sensitive::REDACTED.to_string(),
+        false => format!("{value:?}"),
+    };
+    let names: Vec<&str> = changes.iter().map(|c| c.parameter.as_str()).collect();
+    let instance = format!(
+        "{}/{}",
+        crate::provider::namespace_of(&prior.namespace),
+        prior.name.as_deref().unwrap_or_default()
+    );
+    let listed: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            format!(
+                "  {}: {} -> {}",
+                c.parameter,
+                shown(&c.parameter, &c.old),
+                shown(&c.parameter, &c.new)
+            )
+        })
+        .collect();
+    let revert: Vec<String> = changes
+        .iter()
+        .map(|c| match secret.contains_key(&c.parameter) {
+            true => format!("{} back to its previous value", c.parameter),
+            false => format!("{} back to {:?}", c.parameter, c.old),
+        })
+        .collect();
+    // The destroy half reads `delete_volumes_on_destroy` from the prior state.
+    let volumes = match prior.delete_volumes() {
+        true => {
+            "the PersistentVolumeClaims of its StatefulSets are deleted too (`delete_volumes_on_destroy = true`)"
+        }
+        false => {
+            "the PersistentVolumeClaims of its StatefulSets are kept with their data (`delete_volumes_on_destroy` is not true), and a StatefulSet of the same name in the new instance mounts them again"
+        }
+    };
+    let detail = format!(
+        "KUDO cannot change an immutable parameter of an existing instance:\n{}\nso this apply destroys instance {instance} and creates it again. The destroy runs the operator's `cleanup` plan (when it has one) and deletes every object the instance manages, its dependency instances included; {volumes}. Values that random template functions generate (passwords, for example) are generated anew.\n\nTo keep the instance, set {}. To have Terraform refuse to replace this instance instead, add `lifecycle {{ prevent_destroy = true }}` to the resource.",
+        listed.join("\n"),
+        revert.join(", "),
+    );
+    let summary = format!(
+        "Immutable parameter{} {} changed: instance {instance} will be replaced",
+        if names.len() > 1 { "s" } else { "" },
+        names.join(", ")
+    );
+    let mut warning = Diagnostic::warning(summary, sensitive::redact(&detail, &secret));
+    // Terraform quotes the configuration line a diagnostic points at, which for a
+    // sensitive entry could be the secret itself: such a warning points at the resource.
+    if !secret.contains_key(&first.parameter) {
+        warning = warning.with_attribute(path(&first.parameter));
+    }
+    Some(Replacement {
+        paths: names.iter().map(|n| path(n)).collect(),
+        warning,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_package::Package;
+    use std::path::Path;
+    use tfplugin::{Attr, Value};
+
+    fn lifecycle() -> Package {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/operators/lifecycle-v1");
+        Package::load_dir(&dir).expect("lifecycle-v1 loads")
+    }
+
+    fn instance(public: &[(&str, &str)], secret: &[(&str, &str)]) -> InstanceModel {
+        InstanceModel {
+            name: "app".into(),
+            namespace: "team".into(),
+            parameters: Value::string_map(public.iter().copied()),
+            sensitive_parameters: Value::string_map(secret.iter().copied()),
+            ..Default::default()
+        }
+    }
+
+    fn replaces(prior: &InstanceModel, proposed: &InstanceModel) -> Option<Replacement> {
+        let old = prior.all_parameters().expect("merge").expect("known");
+        let new = proposed.all_parameters().expect("merge").expect("known");
+        let changes = kudo_plan::immutable_changes(&lifecycle(), &old, &new);
+        replacement(&changes, prior, proposed)
+    }
+
+    #[test]
+    fn an_immutable_change_replaces_and_the_warning_names_it() {
+        let prior = instance(&[("DATABASE", "orders")], &[]);
+        // A mutable parameter changes in place.
+        assert!(
+            replaces(
+                &prior,
+                &instance(&[("DATABASE", "orders"), ("GREETING", "hi")], &[])
+            )
+            .is_none()
+        );
+        // Unset where the default is the same value: no change either.
+        assert!(replaces(&instance(&[("DATABASE", "main")], &[]), &instance(&[], &[])).is_none());
+
+        let r = replaces(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("parameters").key("DATABASE")]
+        );
+        let w = &r.warning;
+        assert_eq!(w.severity, tfplugin::Severity::Warning);
+        assert_eq!(
+            w.attribute,
+            Some(AttributePath::attribute("parameters").key("DATABASE"))
+        );
+        assert!(
+            w.summary.contains("DATABASE") && w.summary.contains("team/app will be replaced"),
+            "{w:?}"
+        );
+        for needle in [
+            r#"DATABASE: "orders" -> "billing""#,
+            "destroys instance team/app and creates it again",
+            "`cleanup` plan",
+            "PersistentVolumeClaims of its StatefulSets are kept",
+            r#"set DATABASE back to "orders""#,
+            "prevent_destroy",
+        ] {
+            assert!(
+                w.detail.contains(needle),
+                "{needle:?} missing:\n{}",
+                w.detail
+            );
+        }
+
+        // Back to the default by removing the value: the change is in `parameters` too.
+        let r = replaces(&prior, &instance(&[], &[])).expect("replaces");
+        assert!(
+            r.warning.detail.contains(r#""orders" -> "main""#),
+            "{}",
+            r.warning.detail
+        );
+    }
+
+    #[test]
+    fn a_sensitive_immutable_value_is_never_quoted() {
+        let prior = instance(&[], &[("DATABASE", "old-secret")]);
+        let r = replaces(&prior, &instance(&[], &[("DATABASE", "new-secret")])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("sensitive_parameters").key("DATABASE")]
+        );
+        let w = &r.warning;
+        assert!(
+            !w.detail.contains("secret") && !w.summary.contains("secret"),
+            "{w:?}"
+        );
+        assert!(
+            w.detail
+                .contains("DATABASE: (sensitive value) -> (sensitive value)"),
+            "{}",
+            w.detail
+        );
+        assert!(
+            w.detail.contains("back to its previous value"),
+            "{}",
+            w.detail
+        );
+        assert_eq!(
+            w.attribute, None,
+            "the configuration line could hold the secret"
+        );
+
+        // Moved from the sensitive map to the plain one: the plain entry is what changed.
+        let r = replaces(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
+        assert_eq!(
+            r.paths,
+            [AttributePath::attribute("parameters").key("DATABASE")]
+        );
+        assert!(
+            !r.warning.detail.contains("old-secret"),
+            "{}",
+            r.warning.detail
+        );
+    }
+
+    #[test]
+    fn deleted_volumes_are_announced_as_deleted() {
+        let mut prior = instance(&[("DATABASE", "orders")], &[]);
+        prior.delete_volumes_on_destroy = Attr::Known(true);
+        let r = replaces(&prior, &instance(&[], &[])).expect("replaces");
+        assert!(
+            r.warning.detail.contains("are deleted too"),
+            "{}",
+            r.warning.detail
+        );
+    }
+}

@@ -1,0 +1,443 @@
+//! The whole dependency tree is planned as one (issue "the whole tree is planned"): a
+//! dependency instance's object the API server would refuse, its removed API and its
+//! unsafe CRD change fail `terraform plan` naming the chain, and an apply attempt writes
+//! nothing, not the parent's first phase, not the child's; a dependency instance's
+//! object changed with `kubectl` shows in the next plan and the apply takes it back;
+//! `preview` keys objects as `objects` does, and shows each dependency instance's
+//! changes.
+//!
+//! Packages: `parent` (phase `own` writes ConfigMap `<name>-own` holding GENERATION,
+//! phase `deps` runs the child through a KudoOperator task) and `child` (phase `one`
+//! writes ConfigMap `<name>-one`, phase `two` writes `two.yaml`, which each test picks).
+
+use serde_json::json;
+
+use crate::harness::{PREAMBLE, TestContext, flat};
+
+/// Writes the parent at `version` (GENERATION's default is `generation`) and the child
+/// at `child_version`, whose phase `two` writes `two` (a template's text).
+fn write_tree(ctx: &TestContext, version: &str, generation: &str, child_version: &str, two: &str) {
+    ctx.write(
+        "parent/operator.yaml",
+        &format!(
+            r#"apiVersion: kudo.dev/v1beta1
+name: parent
+operatorVersion: {version}
+kubernetesVersion: 1.20.0
+tasks:
+  - name: own
+    kind: Apply
+    spec:
+      resources: [own.yaml]
+  - name: child
+    kind: KudoOperator
+    spec:
+      package: ../child
+      parameterFile: child-params.yaml
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: own
+        strategy: serial
+        steps:
+          - name: own
+            tasks: [own]
+      - name: deps
+        strategy: serial
+        steps:
+          - name: deps
+            tasks: [child]
+"#
+        ),
+    );
+    ctx.write(
+        "parent/params.yaml",
+        &format!(
+            "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: GENERATION\n    default: \"{generation}\"\n"
+        ),
+    );
+    ctx.write(
+        "parent/templates/own.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-own\ndata:\n  generation: \"{{ .Params.GENERATION }}\"\n",
+    );
+    ctx.write(
+        "parent/templates/child-params.yaml",
+        "GENERATION: \"{{ .Params.GENERATION }}\"\n",
+    );
+    ctx.write(
+        "child/operator.yaml",
+        &format!(
+            r#"apiVersion: kudo.dev/v1beta1
+name: child
+operatorVersion: {child_version}
+kubernetesVersion: 1.20.0
+tasks:
+  - name: one
+    kind: Apply
+    spec:
+      resources: [one.yaml]
+  - name: two
+    kind: Apply
+    spec:
+      resources: [two.yaml]
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: one
+        strategy: serial
+        steps:
+          - name: one
+            tasks: [one]
+      - name: two
+        strategy: serial
+        steps:
+          - name: two
+            tasks: [two]
+"#
+        ),
+    );
+    ctx.write(
+        "child/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: GENERATION\n    default: \"one\"\n",
+    );
+    ctx.write(
+        "child/templates/one.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-one\ndata:\n  generation: \"{{ .Params.GENERATION }}\"\n",
+    );
+    ctx.write("child/templates/two.yaml", two);
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{PREAMBLE}
+resource "kudo_operator" "parent" {{
+  package   = "${{path.module}}/parent"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "p" {{
+  name      = "p"
+  namespace = var.namespace
+  operator  = kudo_operator.parent.id
+}}
+
+output "preview" {{
+  value = kudo_instance.p.preview
+}}
+"#
+        ),
+    );
+}
+
+/// The objects of the test namespace either instance could have written.
+fn written(ctx: &TestContext) -> Vec<String> {
+    ctx.kube()
+        .list_namespace(&ctx.namespace, None)
+        .into_iter()
+        .filter(|o| {
+            matches!(o.kind.as_str(), "Operator" | "OperatorVersion" | "Instance")
+                || o.name.starts_with("p-")
+        })
+        .map(|o| format!("{} {}", o.kind, o.name))
+        .collect()
+}
+
+/// `terraform plan` and `terraform apply` both fail saying every one of `expected`, and
+/// nothing of the configuration is in the cluster afterwards.
+#[track_caller]
+fn refused_on_create(ctx: &TestContext, expected: &[&str]) {
+    for command in ["plan", "apply"] {
+        let run = match command {
+            "plan" => ctx.tf.plan(&[]),
+            _ => ctx.tf.apply(&[]),
+        };
+        let run = run.assert_clean_error();
+        let out = flat(&run.output());
+        for text in expected {
+            assert!(
+                out.contains(text),
+                "terraform {command} does not say {text:?}:\n{run}"
+            );
+        }
+        assert_eq!(
+            written(ctx),
+            Vec::<String>::new(),
+            "terraform {command} wrote objects although the plan refused:\n{run}"
+        );
+    }
+    ctx.mark_cleaned();
+}
+
+const CONFIGMAP: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-two\ndata:\n  k: v\n";
+
+#[test]
+fn a_dependency_instances_invalid_object_fails_the_plan_and_nothing_is_written() {
+    let ctx = TestContext::new("tree-invalid");
+    write_tree(
+        &ctx,
+        "0.1.0",
+        "one",
+        "1.0.0",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}-bad\ndata:\n  password: not base64!\n",
+    );
+    refused_on_create(
+        &ctx,
+        &[
+            "The API server refuses this object",
+            "dependency instance p-child",
+            "task \"child\"",
+            "templates/two.yaml",
+            "Secret",
+        ],
+    );
+}
+
+#[test]
+fn a_dependency_instances_removed_api_fails_the_plan_and_nothing_is_written() {
+    let ctx = TestContext::new("tree-removed");
+    if ctx.kube().serves("policy/v1beta1", "PodSecurityPolicy") {
+        eprintln!(
+            "skipping: this cluster still serves policy/v1beta1 PodSecurityPolicy (before 1.25)"
+        );
+        ctx.mark_cleaned();
+        return;
+    }
+    write_tree(
+        &ctx,
+        "0.1.0",
+        "one",
+        "1.0.0",
+        "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-psp\nspec:\n  seLinux:\n    rule: RunAsAny\n  runAsUser:\n    rule: RunAsAny\n  supplementalGroups:\n    rule: RunAsAny\n  fsGroup:\n    rule: RunAsAny\n",
+    );
+    refused_on_create(
+        &ctx,
+        &[
+            "API removed, with nothing to replace it",
+            "dependency instance p-child",
+            "templates/two.yaml",
+            "PodSecurityPolicy",
+        ],
+    );
+}
+
+/// A CRD (and, in the same step, nothing else) whose `spec.color` the next version
+/// requires.
+fn crd(ctx: &TestContext, required: bool) -> String {
+    let group = format!("{}.example.com", ctx.namespace);
+    let required = match required {
+        true => "\n              required: [color]",
+        false => "",
+    };
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: paints.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names:
+    kind: Paint
+    plural: paints
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object{required}
+              properties:
+                color:
+                  type: string
+                size:
+                  type: integer
+"#
+    )
+}
+
+#[test]
+fn a_dependency_instances_unsafe_crd_change_fails_the_parent_upgrade_and_nothing_is_written() {
+    let ctx = TestContext::new("tree-crd");
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", &crd(&ctx, false));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    // A user's custom resource, without a color.
+    let group = format!("{}.example.com", ctx.namespace);
+    ctx.kube().apply(&json!({
+        "apiVersion": format!("{group}/v1"), "kind": "Paint",
+        "metadata": {"name": "mine", "namespace": ctx.namespace},
+        "spec": {"size": 1},
+    }));
+    // The parent's upgrade brings a child whose CRD requires the field.
+    write_tree(&ctx, "0.2.0", "two", "1.1.0", &crd(&ctx, true));
+    for command in ["plan", "apply"] {
+        let run = match command {
+            "plan" => ctx.tf.plan(&[]),
+            _ => ctx.tf.apply(&[]),
+        };
+        let run = run.assert_clean_error();
+        let out = flat(&run.output());
+        for text in [
+            "Unsafe CRD change",
+            "dependency instance p-child",
+            "newly-required",
+            "spec.color",
+            "templates/two.yaml",
+        ] {
+            assert!(
+                out.contains(text),
+                "terraform {command} does not say {text:?}:\n{run}"
+            );
+        }
+        // Nothing was written: the parent's first phase still holds generation one.
+        let own = ctx
+            .kube()
+            .must_get("v1", "ConfigMap", Some(&ctx.namespace), "p-own");
+        assert_eq!(
+            own["data"]["generation"], "one",
+            "terraform {command} wrote:\n{run}"
+        );
+        let one = ctx
+            .kube()
+            .must_get("v1", "ConfigMap", Some(&ctx.namespace), "p-child-one");
+        assert_eq!(
+            one["data"]["generation"], "one",
+            "terraform {command} wrote:\n{run}"
+        );
+    }
+    // The custom resource goes first, so the destroy may remove the CRD.
+    ctx.kube().delete(
+        &format!("{group}/v1"),
+        "Paint",
+        Some(&ctx.namespace),
+        "mine",
+    );
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", &crd(&ctx, false));
+}
+
+#[test]
+fn a_dependency_instances_object_changed_with_kubectl_is_drift_and_the_apply_takes_it_back() {
+    let ctx = TestContext::new("tree-drift");
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", CONFIGMAP);
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let quiet = ctx.tf.plan(&["-detailed-exitcode"]).assert_no_crash();
+    assert_eq!(quiet.code, Some(0), "no changes after the apply:\n{quiet}");
+    // kubectl edit of the child's ConfigMap.
+    ctx.kube().apply(&json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "p-child-one", "namespace": ctx.namespace},
+        "data": {"generation": "changed by hand"},
+    }));
+    ctx.tf.run(&["refresh"]).assert_success();
+    let state = ctx.tf.state();
+    let p = state.resource("kudo_instance.p").expect("state").clone();
+    let fields = p["drifted_fields"].as_array().cloned().unwrap_or_default();
+    assert!(
+        fields.iter().any(|f| f["instance"] == "p-child"
+            && f["object"] == format!("ConfigMap {}/p-child-one", ctx.namespace)
+            && f["field"] == "data.generation"
+            && f["live"] == "changed by hand"),
+        "drifted_fields names the child's object: {fields:?}"
+    );
+    let run = ctx
+        .tf
+        .plan(&["-detailed-exitcode", "-no-color"])
+        .assert_no_crash();
+    assert_eq!(run.code, Some(2), "the drift is a change to plan:\n{run}");
+    let out = flat(&run.stdout);
+    assert!(out.contains("p-child"), "the plan names the child:\n{run}");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let cm = ctx
+        .kube()
+        .must_get("v1", "ConfigMap", Some(&ctx.namespace), "p-child-one");
+    assert_eq!(
+        cm["data"]["generation"], "one",
+        "the apply took the change back"
+    );
+    let after = ctx.tf.plan(&["-detailed-exitcode"]).assert_no_crash();
+    assert_eq!(after.code, Some(0), "no changes once repaired:\n{after}");
+}
+
+#[test]
+fn preview_shows_each_dependency_instance_and_keys_objects_as_objects_does() {
+    let ctx = TestContext::new("tree-preview");
+    write_tree(
+        &ctx,
+        "0.1.0",
+        "one",
+        "1.0.0",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Name }}-db\nspec:\n  serviceName: db\n  replicas: 1\n  selector:\n    matchLabels:\n      app: db\n  template:\n    metadata:\n      labels:\n        app: db\n    spec:\n      containers:\n        - name: db\n          image: busybox:1.36\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n",
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let outputs = ctx.tf.outputs();
+    let preview = &outputs["preview"];
+    let child = &preview["dependencies"]["p-child"];
+    assert_eq!(child["action"], "create", "{preview}");
+    assert_eq!(child["plan"], "deploy", "{preview}");
+    let ns = &ctx.namespace;
+    let created: Vec<&String> = child["create"]
+        .as_object()
+        .expect("create")
+        .keys()
+        .collect();
+    let sts = format!("StatefulSet.apps {ns}/p-child-db");
+    let role = format!("ClusterRole.rbac.authorization.k8s.io {ns}-p-child-reader");
+    assert!(
+        created.contains(&&sts) && created.contains(&&role),
+        "{created:?}"
+    );
+    // The parent's own keys are its `objects` keys.
+    let state = ctx.tf.state();
+    let p = state.resource("kudo_instance.p").expect("state");
+    let objects: Vec<&String> = p["objects"].as_object().expect("objects").keys().collect();
+    let own: Vec<&String> = preview["create"]
+        .as_object()
+        .expect("create")
+        .keys()
+        .collect();
+    for key in own {
+        assert!(
+            objects.contains(&key),
+            "{key} is not an objects key: {objects:?}"
+        );
+    }
+    // The same spelling as the engine's inventory: a ClusterRole and a StatefulSet of a
+    // top instance show under the keys `objects` has for them.
+    ctx.write(
+        "parent/templates/own.yaml",
+        &format!(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{{{ .Name }}}}-web\nspec:\n  serviceName: web\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: busybox:1.36\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {ns}-top-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n"
+        ),
+    );
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let outputs = ctx.tf.outputs();
+    let preview = &outputs["preview"];
+    let created: Vec<String> = preview["create"]
+        .as_object()
+        .expect("create")
+        .keys()
+        .cloned()
+        .collect();
+    let state = ctx.tf.state();
+    let p = state.resource("kudo_instance.p").expect("state");
+    let objects: Vec<String> = p["objects"]
+        .as_object()
+        .expect("objects")
+        .keys()
+        .cloned()
+        .collect();
+    for key in [
+        format!("StatefulSet.apps {ns}/p-web"),
+        format!("ClusterRole.rbac.authorization.k8s.io {ns}-top-reader"),
+    ] {
+        assert!(
+            created.contains(&key),
+            "preview.create lacks {key}: {created:?}"
+        );
+        assert!(objects.contains(&key), "objects lacks {key}: {objects:?}");
+    }
+}
