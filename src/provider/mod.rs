@@ -20,6 +20,7 @@ mod offline;
 mod operator;
 mod package_data;
 mod packages;
+mod permission;
 mod plan_status;
 mod preview;
 mod private_state;

@@ -168,7 +168,8 @@ fn rbac_request(route: &Route, method: &Method, query: &Query, path: &str) -> rb
     }
 }
 
-/// Authentication, then authorization: 401 for a missing, unknown or expired token;
+/// Authentication, then authorization: who made the request; 401 for a missing,
+/// unknown or expired token;
 /// 403 when RBAC does not allow the request. The admin endpoint is for
 /// `system:masters` only.
 fn admit(
@@ -176,7 +177,7 @@ fn admit(
     req: &Request<Incoming>,
     route: &Route,
     query: &Query,
-) -> Result<(), ApiError> {
+) -> Result<auth::Identity, ApiError> {
     let who = auth::bearer(req.headers())
         .and_then(|t| shared.tokens().authenticate(t))
         .ok_or_else(ApiError::unauthorized)?;
@@ -189,7 +190,7 @@ fn admit(
         debug!(user = %who.user, message = %e.message, "forbidden");
         shared.forbidden().push(e.message.clone());
     }
-    allowed
+    allowed.map(|()| who)
 }
 
 fn verb_of(method: &Method, p: &ResPath, q: &Query) -> &'static str {
@@ -237,9 +238,10 @@ fn request_info(route: &Route, method: &Method, query: &Query, path: &str) -> Op
 async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp, Dropped> {
     let route = routes::parse(req.uri().path());
     let query = Query::parse(req.uri().query());
-    if let Err(e) = admit(&shared, &req, &route, &query) {
-        return Ok(error_response(&e));
-    }
+    let who = match admit(&shared, &req, &route, &query) {
+        Ok(who) => who,
+        Err(e) => return Ok(error_response(&e)),
+    };
     debug!(method = %req.method(), uri = %req.uri(), "request");
 
     if let Some(info) = request_info(&route, req.method(), &query, req.uri().path()) {
@@ -340,6 +342,7 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
         body,
         content_type,
         user_agent,
+        who,
     };
     let result = match route {
         Route::Admin(rest) => admin::handle(&ctx.shared, &ctx.method, &rest, &ctx.body),
@@ -356,6 +359,8 @@ struct Ctx {
     body: Bytes,
     content_type: String,
     user_agent: String,
+    /// Who made the request.
+    who: auth::Identity,
 }
 
 fn discovery(ctx: &Ctx, route: Route, accept: &str) -> ApiResult<Resp> {
@@ -663,12 +668,17 @@ fn token_request(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str) -> ApiResul
         .as_u64()
         .unwrap_or(DEFAULT_TOKEN_SECONDS);
     if seconds < MIN_TOKEN_SECONDS {
-        return Err(ApiError::invalid(
+        // The real server names no object (the request body has none).
+        let mut e = ApiError::invalid(
             "TokenRequest.authentication.k8s.io",
-            name,
+            "",
             "spec.expirationSeconds",
             &format!("Invalid value: {seconds}: may not specify a duration less than 10 minutes"),
-        ));
+        );
+        if let Some(details) = e.details.as_mut().and_then(Value::as_object_mut) {
+            details.remove("name");
+        }
+        return Err(e);
     }
     let audiences = match body["spec"]["audiences"].as_array() {
         Some(a) if !a.is_empty() => json!(a),
@@ -697,6 +707,22 @@ fn patch(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str, sub: Option<&str>) 
     let mut store = ctx.shared.store();
     let kind = match ctx.content_type.as_str() {
         "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
+            // An apply that creates the object is a create too: the API server asks
+            // RBAC again (patch was asked before), dry-run or not.
+            if sub.is_none() && ops::get(&store, rt, ns, name).is_err() {
+                let create = rbac::Request::Resource {
+                    verb: "create".to_string(),
+                    group: rt.group.clone(),
+                    resource: rt.plural.clone(),
+                    subresource: None,
+                    namespace: ns.to_string(),
+                    name: name.to_string(),
+                };
+                if let Err(e) = rbac::authorize(&store, &ctx.who, &create) {
+                    ctx.shared.forbidden().push(e.message.clone());
+                    return Err(e);
+                }
+            }
             let opts = ApplyOpts {
                 manager: q.get("fieldManager").unwrap_or_default().to_string(),
                 force: q.flag("force"),

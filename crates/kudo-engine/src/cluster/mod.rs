@@ -742,9 +742,17 @@ impl Cluster {
 
     /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
     /// until the server has established them. Existing CRDs (e.g. from a real KUDO
-    /// install) are left as they are.
+    /// install) are left as they are. When discovery shows the three kinds served, no
+    /// CRD is read: credentials with rights in a namespace only need no more.
     pub async fn ensure_kudo_crds(&self) -> Result<(), ClusterError> {
         crds::ensure(self).await
+    }
+
+    /// What [`Cluster::ensure_kudo_crds`] would meet, by server-side dry-runs of the
+    /// CRDs it would create: `Err` only with the API server's refusal of these
+    /// credentials (HTTP 401/403), for a plan to fail with.
+    pub async fn check_kudo_crds(&self) -> Result<(), ClusterError> {
+        crds::check(self).await
     }
 }
 
