@@ -215,6 +215,12 @@ pub fn cluster_error_for(
     command: Command,
 ) -> Diagnostic {
     let advice = match e {
+        ClusterError::CredentialPlugin {
+            command: plugin, ..
+        } => format!(
+            "Run `{plugin}` in a shell to see whether it prints an ExecCredential (install it, or log in to its cloud CLI, as its message says), or correct the `exec` block, {}",
+            command.again()
+        ),
         // The message itself says what to change.
         ClusterError::FieldConflict { .. } | ClusterError::Settings { .. } => {
             let again = command.again();

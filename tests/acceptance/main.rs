@@ -18,6 +18,8 @@ mod actions;
 mod cli;
 mod docs_coverage;
 
+mod connection_settings;
+mod credentials;
 mod dependencies;
 mod drift;
 mod errors;

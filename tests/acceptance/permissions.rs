@@ -79,8 +79,9 @@ fn write_configmap_package(ctx: &TestContext) {
 
 /// The administrator of the guide (examples/permissions/kudo-admin.yaml, nothing else)
 /// installs the package of `ctx` as an operator in a namespace of its own and removes
-/// it again: KUDO's CRDs stay, as they do after `kubectl kudo init`.
-fn admin_installs_kudo(ctx: &TestContext) {
+/// it again: KUDO's CRDs stay, as they do after `kubectl kudo init`. Terraform of `ctx`
+/// must have `TF_VAR_host` and `TF_VAR_cluster_ca_certificate` set.
+pub(crate) fn admin_installs_kudo(ctx: &TestContext) {
     let kube = ctx.kube();
     kube.apply_yaml(&role_file("kudo-admin.yaml", &ctx.namespace));
     let platform = format!("{}-platform", ctx.namespace);
