@@ -353,3 +353,18 @@ fn missing_kudo_crds_fail_the_tenants_plan_naming_the_permission() {
         "the CRDs were installed"
     );
 }
+
+// The guide shows the role files exactly as the tests apply them.
+#[test]
+fn the_permissions_guide_shows_the_role_files_as_they_are() {
+    let guide = std::fs::read_to_string(repo_root().join("docs/guides/permissions.md"))
+        .expect("read the permissions guide");
+    for file in ["kudo-admin.yaml", "kudo-tenant.yaml"] {
+        let text = std::fs::read_to_string(repo_root().join("examples/permissions").join(file))
+            .unwrap_or_else(|e| panic!("read {file}: {e}"));
+        assert!(
+            guide.contains(&format!("```yaml\n{text}```")),
+            "docs/guides/permissions.md does not show examples/permissions/{file} as it is"
+        );
+    }
+}
