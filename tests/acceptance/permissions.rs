@@ -140,7 +140,7 @@ fn assert_only_namespaced_listings_refused(ctx: &TestContext) {
 }
 
 // The tenant of the guide installs an operator and runs an instance of it in its
-// namespace, plans nothing more, refreshes, imports it back and destroys it, with the
+// namespace, plans nothing more, refreshes, imports both back and destroys them, with the
 // Role of examples/permissions/kudo-tenant.yaml and nothing else; the administrator of
 // examples/permissions/kudo-admin.yaml installed KUDO's CRDs before.
 #[test]
@@ -174,11 +174,17 @@ fn a_tenant_with_rights_in_its_namespace_only_runs_a_namespaced_package() {
         .run(&["apply", "-refresh-only", "-auto-approve"])
         .assert_success();
     ctx.tf
-        .run(&["state", "rm", "kudo_instance.app"])
+        .run(&["state", "rm", "kudo_instance.app", "kudo_operator.app"])
+        .assert_success();
+    ctx.tf
+        .import("kudo_operator.app", &format!("{ns}/tenant-app-0.1.0"), &[])
         .assert_success();
     ctx.tf
         .import("kudo_instance.app", &format!("{ns}/app"), &[])
         .assert_success();
+    // The cluster does not record an operator's package folder: the first apply after
+    // its import records it and changes nothing in the cluster.
+    ctx.tf.apply(&[]).assert_success();
     ctx.tf
         .plan(&["-detailed-exitcode"])
         .assert_success()
