@@ -1,9 +1,11 @@
 //! The provider block: how to reach the cluster and which repositories to search.
 
-use tfplugin::{Attr, AttributePath, Diagnostic, Value};
+use std::collections::BTreeMap;
+
+use tfplugin::{Attr, AttributePath, Diagnostic, FromValue, Value};
 
 use kube_api_versions::{Mapping, Translator};
-use kudo_engine::cluster::ConnectionSettings;
+use kudo_engine::cluster::{ConnectionSettings, EXEC_API_VERSIONS, ExecSettings};
 
 use super::drift::{DriftSettings, IgnoreBlock};
 
@@ -51,6 +53,8 @@ tfplugin::model! {
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct ConfigModel {
         pub config_path: Attr<String>,
+        /// A value: a list whose entries may be unknown until apply.
+        pub config_paths: Value,
         pub config_context: Attr<String>,
         pub host: Attr<String>,
         pub token: Attr<String>,
@@ -58,6 +62,11 @@ tfplugin::model! {
         pub client_certificate: Attr<String>,
         pub client_key: Attr<String>,
         pub insecure: Attr<bool>,
+        pub tls_server_name: Attr<String>,
+        pub proxy_url: Attr<String>,
+        /// A value: the `exec` block (a list of at most one), whose attributes may be
+        /// unknown until apply.
+        pub exec: Value,
         pub request_timeout: Attr<String>,
         /// A value: a number, checked here (1 to [`MAX_IN_FLIGHT_LIMIT`]).
         pub max_requests_in_flight: Value,
@@ -82,6 +91,17 @@ tfplugin::model! {
         pub url: Attr<String>,
         /// A value: a fractional number counts as unset (0), as it always has.
         pub priority: Value,
+    }
+}
+
+tfplugin::model! {
+    /// The `exec` block as configured.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct ExecBlock {
+        pub api_version: Attr<String>,
+        pub command: Attr<String>,
+        pub args: Attr<Vec<String>>,
+        pub env: Attr<BTreeMap<String, String>>,
     }
 }
 
@@ -136,9 +156,15 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         client_certificate: string(&config.client_certificate, "client_certificate"),
         client_key: string(&config.client_key, "client_key"),
         insecure: config.insecure.known().copied().unwrap_or(false),
+        tls_server_name: string(&config.tls_server_name, "tls_server_name"),
+        proxy_url: string(&config.proxy_url, "proxy_url"),
+        config_paths: Vec::new(),
+        exec: None,
         request_timeout: None,
         max_requests_in_flight: None,
     };
+    connection.config_paths = parse_config_paths(&config, &mut unknown_connection, &mut diags);
+    connection.exec = parse_exec(&config.exec, &mut unknown_connection, &mut diags);
     if config.insecure.is_unknown() {
         unknown_connection.push("insecure");
     }
@@ -178,6 +204,15 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
                 .with_attribute(AttributePath::attribute("max_requests_in_flight")),
             ),
         },
+    }
+    if connection.exec.is_some() && connection.token.is_some() {
+        diags.push(
+            Diagnostic::error(
+                "Conflicting credentials",
+                "`token` and an `exec` block both give the credentials: keep one of them.",
+            )
+            .with_attribute(AttributePath::attribute("exec")),
+        );
     }
     // Half a certificate is only certain when both halves are known.
     if !config.client_certificate.is_unknown()
@@ -277,6 +312,109 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         health,
         show_manifests,
         unknown_connection,
+    })
+}
+
+/// `config_paths`: kubeconfig files merged in order; not together with `config_path`.
+fn parse_config_paths(
+    config: &ConfigModel,
+    unknown: &mut Vec<&'static str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let path = AttributePath::attribute("config_paths");
+    let value = &config.config_paths;
+    if value.is_null() {
+        return Vec::new();
+    }
+    if !value.is_fully_known() {
+        unknown.push("config_paths");
+        return Vec::new();
+    }
+    let paths = match Vec::<String>::from_value(value, &path) {
+        Ok(p) => p,
+        Err(d) => {
+            diags.push(d);
+            return Vec::new();
+        }
+    };
+    if config.config_path.known().is_some_and(|p| !p.is_empty()) && !paths.is_empty() {
+        diags.push(
+            Diagnostic::error(
+                "Conflicting kubeconfig settings",
+                "`config_path` and `config_paths` both name kubeconfig files: set `config_paths` alone to merge several files, or `config_path` for one.",
+            )
+            .with_attribute(path),
+        );
+    }
+    paths
+}
+
+/// The `exec` block: a credential plugin. Unknown parts make the session offline, as
+/// other connection settings do (the command often takes the cluster's name from the
+/// module that creates the cluster).
+fn parse_exec(
+    value: &Value,
+    unknown: &mut Vec<&'static str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ExecSettings> {
+    let path = AttributePath::attribute("exec").index(0);
+    if value.is_null() {
+        return None;
+    }
+    if !value.is_fully_known() {
+        unknown.push("exec");
+        return None;
+    }
+    let blocks = match Vec::<ExecBlock>::from_value(value, &AttributePath::attribute("exec")) {
+        Ok(b) => b,
+        Err(d) => {
+            diags.push(d);
+            return None;
+        }
+    };
+    let block = blocks.into_iter().next()?;
+    let api_version = block
+        .api_version
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if !EXEC_API_VERSIONS.contains(&api_version.as_str()) {
+        diags.push(
+            Diagnostic::error(
+                "Invalid exec api_version",
+                format!(
+                    "{api_version:?} is not an ExecCredential version the provider speaks: set `api_version` to {} (what the plugin's documentation names; v1alpha1 was removed in Kubernetes 1.24).",
+                    EXEC_API_VERSIONS
+                        .iter()
+                        .map(|v| format!("{v:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )
+            .with_attribute(path.clone().attr("api_version")),
+        );
+    }
+    let command = block
+        .command
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if command.is_empty() {
+        diags.push(
+            Diagnostic::error(
+                "Missing exec command",
+                "`command` names the credential plugin to run, for example \"aws\", \"gke-gcloud-auth-plugin\" or \"kubelogin\".",
+            )
+            .with_attribute(path.attr("command")),
+        );
+    }
+    Some(ExecSettings {
+        api_version,
+        command,
+        args: block.args.into_known().unwrap_or_default(),
+        env: block.env.into_known().unwrap_or_default(),
     })
 }
 
@@ -450,6 +588,96 @@ mod tests {
         );
     }
 
+    fn exec_block(api_version: &str, command: &str) -> Value {
+        Value::list([Value::object([
+            ("api_version", Value::string(api_version)),
+            ("command", Value::string(command)),
+            (
+                "args",
+                Value::list([Value::string("eks"), Value::string("get-token")]),
+            ),
+            ("env", Value::map([("AWS_PROFILE", Value::string("ops"))])),
+        ])])
+    }
+
+    #[test]
+    fn reads_the_exec_block_and_the_other_hashicorp_settings() {
+        let parsed = parse(&Value::object([
+            ("host", Value::string("https://10.0.0.1")),
+            (
+                "exec",
+                exec_block("client.authentication.k8s.io/v1beta1", "aws"),
+            ),
+            ("tls_server_name", Value::string("kubernetes")),
+            ("proxy_url", Value::string("http://proxy:3128")),
+        ]))
+        .expect("valid config");
+        let exec = parsed.connection.exec.expect("exec");
+        assert_eq!(exec.command, "aws");
+        assert_eq!(exec.args, ["eks", "get-token"]);
+        assert_eq!(exec.env.get("AWS_PROFILE").map(String::as_str), Some("ops"));
+        assert_eq!(
+            parsed.connection.tls_server_name.as_deref(),
+            Some("kubernetes")
+        );
+        assert_eq!(
+            parsed.connection.proxy_url.as_deref(),
+            Some("http://proxy:3128")
+        );
+        // An exec block's part not known yet (the cluster's name from a module).
+        let unknown_arg = Value::list([Value::object([
+            (
+                "api_version",
+                Value::string("client.authentication.k8s.io/v1"),
+            ),
+            ("command", Value::string("aws")),
+            ("args", Value::list([Value::string("eks"), Value::Unknown])),
+        ])]);
+        let parsed = parse(&Value::object([("exec", unknown_arg)])).expect("offline");
+        assert_eq!(parsed.unknown_connection, vec!["exec"]);
+    }
+
+    #[test]
+    fn exec_mistakes_name_the_attribute() {
+        let cases = [
+            (
+                Value::object([(
+                    "exec",
+                    exec_block("client.authentication.k8s.io/v1alpha1", "aws"),
+                )]),
+                "Invalid exec api_version",
+                "api_version",
+            ),
+            (
+                Value::object([("exec", exec_block("client.authentication.k8s.io/v1", " "))]),
+                "Missing exec command",
+                "command",
+            ),
+            (
+                Value::object([
+                    ("exec", exec_block("client.authentication.k8s.io/v1", "aws")),
+                    ("token", Value::string("t")),
+                ]),
+                "Conflicting credentials",
+                "exec",
+            ),
+            (
+                Value::object([
+                    ("config_path", Value::string("/a")),
+                    ("config_paths", Value::list([Value::string("/b")])),
+                ]),
+                "Conflicting kubeconfig settings",
+                "config_paths",
+            ),
+        ];
+        for (config, summary, attribute) in cases {
+            let diags = parse(&config).expect_err(summary);
+            assert_eq!(diags[0].summary, summary, "{diags:?}");
+            let path = format!("{:?}", diags[0].attribute);
+            assert!(path.contains(attribute), "{summary}: {path}");
+        }
+    }
+
     #[test]
     fn unknown_connection_settings_make_the_session_offline() {
         for name in [
@@ -461,6 +689,10 @@ mod tests {
             "client_certificate",
             "client_key",
             "insecure",
+            "tls_server_name",
+            "proxy_url",
+            "config_paths",
+            "exec",
         ] {
             let parsed = parse(&Value::object([(name, Value::Unknown)]))
                 .unwrap_or_else(|d| panic!("{name} unknown refused: {d:?}"));

@@ -9,6 +9,8 @@ use kudo_engine::cluster::{ClusterError, ConnectionSettings, ObjectRef, Trouble}
 use kudo_engine::engine::EngineError;
 use tfplugin::Diagnostic;
 
+use super::permission::Refused;
+
 /// How every piece of advice ends: Terraform resumes where the failure stopped it.
 pub const AGAIN: &str = "then run terraform apply again.";
 
@@ -97,6 +99,8 @@ struct Case<'a> {
     /// The object the failure is about, when the error names one.
     object: Option<&'a ObjectRef>,
     command: Command,
+    /// The permission an RBAC refusal names.
+    refused: Option<Refused>,
 }
 
 /// What to do about a kind of trouble.
@@ -104,9 +108,15 @@ fn advice(case: &Case<'_>, settings: &ConnectionSettings) -> String {
     let again = case.command.again();
     match case.trouble {
         Trouble::Unreachable => connection_advice(settings, case.command),
-        Trouble::Denied => format!(
-            "Check the credentials the provider uses (`token`, `client_certificate`/`client_key` or the kubeconfig user) and that their RBAC permissions allow this, {again}"
-        ),
+        Trouble::Denied => match &case.refused {
+            Some(refused) => format!(
+                "{}\n\nGrant that to the credentials the provider uses, or configure others that have it, {again}",
+                refused.advice()
+            ),
+            None => format!(
+                "Check the credentials the provider uses (`token`, `exec`, `client_certificate`/`client_key` or the kubeconfig user) and that their RBAC permissions allow this, {again}"
+            ),
+        },
         Trouble::Cancelled => {
             let stuck = match case.object {
                 Some(o) => format!("why {o} does not become ready (kubectl describe)"),
@@ -178,6 +188,7 @@ pub fn engine_error_for(
         template: e.template.as_deref(),
         object: e.object.as_ref(),
         command,
+        refused: Refused::parse(&e.to_string()),
     };
     Diagnostic::error(summary, with_advice(e, &advice(&case, settings)))
 }
@@ -204,6 +215,12 @@ pub fn cluster_error_for(
     command: Command,
 ) -> Diagnostic {
     let advice = match e {
+        ClusterError::CredentialPlugin {
+            command: plugin, ..
+        } => format!(
+            "Run `{plugin}` in a shell to see whether it prints an ExecCredential (install it, or log in to its cloud CLI, as its message says), or correct the `exec` block, {}",
+            command.again()
+        ),
         // The message itself says what to change.
         ClusterError::FieldConflict { .. } | ClusterError::Settings { .. } => {
             let again = command.again();
@@ -220,6 +237,7 @@ pub fn cluster_error_for(
                 template: None,
                 object: None,
                 command,
+                refused: Refused::parse(&e.to_string()),
             },
             settings,
         ),
@@ -312,6 +330,7 @@ mod tests {
                         template: None,
                         object: None,
                         command,
+                        refused: None,
                     };
                     let a = advice(&case, &settings);
                     assert!(a.ends_with(command.again()), "{trouble:?}: {a}");

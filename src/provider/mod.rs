@@ -19,6 +19,7 @@ mod offline;
 mod operator;
 mod package_data;
 mod packages;
+mod permission;
 mod plan_status;
 mod preview;
 mod private_state;
@@ -116,12 +117,13 @@ impl Session {
             .await
             .cloned()
             .map_err(|e| {
-                diag::cluster_error_for(
-                    "Cannot reach the Kubernetes cluster",
-                    &e,
-                    &self.config.connection,
-                    command,
-                )
+                let summary = match e {
+                    kudo_engine::cluster::ClusterError::CredentialPlugin { .. } => {
+                        "Cannot get credentials for the Kubernetes cluster"
+                    }
+                    _ => "Cannot reach the Kubernetes cluster",
+                };
+                diag::cluster_error_for(summary, &e, &self.config.connection, command)
             })
     }
 

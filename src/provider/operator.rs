@@ -179,6 +179,20 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Err(d) => return fail(vec![d]),
     };
     let namespace = namespace_of(&proposed.namespace);
+    // KUDO's CRDs, when the apply would have to create them and these credentials may
+    // not: the plan fails with the API server's refusal.
+    if let Some(cluster) = &cluster
+        && let Err(e) = cluster.check_kudo_crds().await
+    {
+        let mut d = session
+            .cluster_error("Cannot install the KUDO CRDs", &e)
+            .with_attribute(AttributePath::attribute("package"));
+        d.detail = format!(
+            "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
+            d.detail
+        );
+        return fail(vec![d]);
+    }
     // What the apply would meet writing the Operator and OperatorVersion (an object too
     // large to store, a namespace being deleted, missing permissions) fails the plan.
     if let Some(cluster) = &cluster

@@ -18,6 +18,8 @@ mod actions;
 mod cli;
 mod docs_coverage;
 
+mod connection_settings;
+mod credentials;
 mod dependencies;
 mod drift;
 mod errors;
@@ -38,6 +40,7 @@ mod operators;
 mod ownership;
 mod packages;
 mod patches;
+mod permissions;
 mod preview;
 mod query;
 mod quickstart;

@@ -6,6 +6,7 @@ use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, ApiResult};
+use crate::auth::{ExpiringTokens, UserToken};
 use crate::exec::ExecFile;
 use crate::faults::FaultRule;
 use crate::http::{Resp, json_response};
@@ -74,6 +75,20 @@ pub fn handle(shared: &Shared, method: &Method, rest: &[String], body: &[u8]) ->
             }
             ok()
         }
+        (&Method::POST, ["tokens"]) => {
+            let tokens: Vec<UserToken> = parse_list(body)?;
+            shared.tokens().users.extend(tokens);
+            ok()
+        }
+        (&Method::POST, ["expiring-tokens"]) => {
+            let families: Vec<ExpiringTokens> = parse_list(body)?;
+            shared.tokens().families.extend(families);
+            ok()
+        }
+        (&Method::GET, ["forbidden"]) => Ok(json_response(
+            StatusCode::OK,
+            &json!({"forbidden": *shared.forbidden(), "expiredTokens": shared.tokens().expired_refusals}),
+        )),
         (&Method::POST, ["compact"]) => {
             shared.store().compact();
             ok()

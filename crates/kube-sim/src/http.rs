@@ -29,7 +29,7 @@ use crate::selectors::{FieldSelector, LabelSelector};
 use crate::shared::Shared;
 use crate::ssa::{self, ApplyOpts};
 use crate::watch::{self, WatchParams};
-use crate::{admin, exec};
+use crate::{admin, auth, exec, rbac};
 
 pub type Body = BoxBody<Bytes, std::io::Error>;
 pub type Resp = Response<Body>;
@@ -120,12 +120,77 @@ pub async fn serve(
     conns.abort_all();
 }
 
-fn authorized(req: &Request<Incoming>, token: &str) -> bool {
-    req.headers()
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| t.trim() == token)
+/// What RBAC is asked about a request (`k8s.io/apiserver/pkg/endpoints/request`
+/// `RequestInfoFactory`): a resource request's verb, group, resource, subresource,
+/// namespace (a namespace's own, for `namespaces/<name>`) and name (from a
+/// `metadata.name` field selector for list and watch); anything else is a
+/// non-resource request of its path with the method as verb.
+fn rbac_request(route: &Route, method: &Method, query: &Query, path: &str) -> rbac::Request {
+    match route {
+        Route::Resource(p) => {
+            let exec = p.plural == "pods" && p.sub.as_deref() == Some("exec");
+            let verb = match exec {
+                // Exec over a WebSocket is a GET, but Kubernetes 1.35+ authorizes it as
+                // the create it is (AuthorizePodWebsocketUpgradeCreatePermission).
+                true => "create",
+                false => verb_of(method, p, query),
+            };
+            let namespace = match (&p.namespace, p.group.is_empty() && p.plural == "namespaces") {
+                (Some(ns), _) => ns.clone(),
+                (None, true) => p.name.clone().unwrap_or_default(),
+                (None, false) => String::new(),
+            };
+            let name = p.name.clone().unwrap_or_else(|| match verb {
+                "list" | "watch" => query
+                    .get("fieldSelector")
+                    .unwrap_or_default()
+                    .split(',')
+                    .find_map(|term| {
+                        term.strip_prefix("metadata.name=")
+                            .map(|n| n.trim_start_matches('=').to_string())
+                    })
+                    .unwrap_or_default(),
+                _ => String::new(),
+            });
+            rbac::Request::Resource {
+                verb: verb.to_string(),
+                group: p.group.clone(),
+                resource: p.plural.clone(),
+                subresource: p.sub.clone(),
+                namespace,
+                name,
+            }
+        }
+        _ => rbac::Request::NonResource {
+            verb: method.as_str().to_ascii_lowercase(),
+            path: path.to_string(),
+        },
+    }
+}
+
+/// Authentication, then authorization: who made the request; 401 for a missing,
+/// unknown or expired token;
+/// 403 when RBAC does not allow the request. The admin endpoint is for
+/// `system:masters` only.
+fn admit(
+    shared: &Shared,
+    req: &Request<Incoming>,
+    route: &Route,
+    query: &Query,
+) -> Result<auth::Identity, ApiError> {
+    let who = auth::bearer(req.headers())
+        .and_then(|t| shared.tokens().authenticate(t))
+        .ok_or_else(ApiError::unauthorized)?;
+    let request = rbac_request(route, req.method(), query, req.uri().path());
+    let allowed = match route {
+        Route::Admin(_) if !who.is_master() => Err(rbac::forbidden(&who, &request)),
+        _ => rbac::authorize(&shared.store(), &who, &request),
+    };
+    if let Err(e) = &allowed {
+        debug!(user = %who.user, message = %e.message, "forbidden");
+        shared.forbidden().push(e.message.clone());
+    }
+    allowed.map(|()| who)
 }
 
 fn verb_of(method: &Method, p: &ResPath, q: &Query) -> &'static str {
@@ -171,11 +236,12 @@ fn request_info(route: &Route, method: &Method, query: &Query, path: &str) -> Op
 }
 
 async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp, Dropped> {
-    if !authorized(&req, &shared.token) {
-        return Ok(error_response(&ApiError::unauthorized()));
-    }
     let route = routes::parse(req.uri().path());
     let query = Query::parse(req.uri().query());
+    let who = match admit(&shared, &req, &route, &query) {
+        Ok(who) => who,
+        Err(e) => return Ok(error_response(&e)),
+    };
     debug!(method = %req.method(), uri = %req.uri(), "request");
 
     if let Some(info) = request_info(&route, req.method(), &query, req.uri().path()) {
@@ -276,6 +342,7 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
         body,
         content_type,
         user_agent,
+        who,
     };
     let result = match route {
         Route::Admin(rest) => admin::handle(&ctx.shared, &ctx.method, &rest, &ctx.body),
@@ -292,6 +359,8 @@ struct Ctx {
     body: Bytes,
     content_type: String,
     user_agent: String,
+    /// Who made the request.
+    who: auth::Identity,
 }
 
 fn discovery(ctx: &Ctx, route: Route, accept: &str) -> ApiResult<Resp> {
@@ -461,6 +530,7 @@ fn resolve(ctx: &Ctx, p: &ResPath) -> ApiResult<ResourceType> {
         None => {}
         Some("status") if rt.has_status => {}
         Some("finalize") if rt.plural == "namespaces" => {}
+        Some("token") if rt.group.is_empty() && rt.plural == "serviceaccounts" => {}
         Some(_) => return Err(not_found()),
     }
     Ok(rt)
@@ -530,6 +600,9 @@ async fn resource(ctx: &Ctx, p: &ResPath) -> ApiResult<Resp> {
             let v = ops::create(&mut store, &rt, &ns, body, &opts, None)?;
             Ok(json_response(StatusCode::CREATED, &v))
         }
+        (&Method::POST, Some(name)) if p.sub.as_deref() == Some("token") => {
+            token_request(ctx, &rt, &ns, name)
+        }
         (&Method::PUT, Some(name)) => {
             let body = decode_body(ctx)?;
             strict_fields(ctx, &rt, &body)?;
@@ -577,6 +650,56 @@ async fn resource(ctx: &Ctx, p: &ResPath) -> ApiResult<Resp> {
     }
 }
 
+/// The shortest token the TokenRequest API issues (`spec.expirationSeconds`), and the
+/// lifetime it gives when none is asked for.
+const MIN_TOKEN_SECONDS: u64 = 600;
+const DEFAULT_TOKEN_SECONDS: u64 = 3600;
+
+/// `POST .../serviceaccounts/<name>/token` (TokenRequest): a bearer token for the
+/// ServiceAccount, valid for `spec.expirationSeconds`
+/// (kubernetes.io/docs/reference/kubernetes-api/authentication-resources/token-request-v1/).
+fn token_request(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str) -> ApiResult<Resp> {
+    ops::get(&ctx.shared.store(), rt, ns, name)?;
+    let body = match ctx.body.is_empty() {
+        true => json!({}),
+        false => decode_body(ctx)?,
+    };
+    let seconds = body["spec"]["expirationSeconds"]
+        .as_u64()
+        .unwrap_or(DEFAULT_TOKEN_SECONDS);
+    if seconds < MIN_TOKEN_SECONDS {
+        // The real server names no object (the request body has none).
+        let mut e = ApiError::invalid(
+            "TokenRequest.authentication.k8s.io",
+            "",
+            "spec.expirationSeconds",
+            &format!("Invalid value: {seconds}: may not specify a duration less than 10 minutes"),
+        );
+        if let Some(details) = e.details.as_mut().and_then(Value::as_object_mut) {
+            details.remove("name");
+        }
+        return Err(e);
+    }
+    let audiences = match body["spec"]["audiences"].as_array() {
+        Some(a) if !a.is_empty() => json!(a),
+        _ => json!(["https://kubernetes.default.svc"]),
+    };
+    let (token, expires) =
+        ctx.shared
+            .tokens()
+            .issue(ns, name, std::time::Duration::from_secs(seconds));
+    Ok(json_response(
+        StatusCode::CREATED,
+        &json!({
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": name, "namespace": ns, "creationTimestamp": null},
+            "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": null},
+            "status": {"token": token, "expirationTimestamp": auth::rfc3339(expires)},
+        }),
+    ))
+}
+
 fn patch(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str, sub: Option<&str>) -> ApiResult<Resp> {
     let q = &ctx.query;
     let body = decode_body(ctx)?;
@@ -584,6 +707,22 @@ fn patch(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str, sub: Option<&str>) 
     let mut store = ctx.shared.store();
     let kind = match ctx.content_type.as_str() {
         "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
+            // An apply that creates the object is a create too: the API server asks
+            // RBAC again (patch was asked before), dry-run or not.
+            if sub.is_none() && ops::get(&store, rt, ns, name).is_err() {
+                let create = rbac::Request::Resource {
+                    verb: "create".to_string(),
+                    group: rt.group.clone(),
+                    resource: rt.plural.clone(),
+                    subresource: None,
+                    namespace: ns.to_string(),
+                    name: name.to_string(),
+                };
+                if let Err(e) = rbac::authorize(&store, &ctx.who, &create) {
+                    ctx.shared.forbidden().push(e.message.clone());
+                    return Err(e);
+                }
+            }
             let opts = ApplyOpts {
                 manager: q.get("fieldManager").unwrap_or_default().to_string(),
                 force: q.flag("force"),

@@ -7,6 +7,7 @@
 
 mod admin;
 mod api_error;
+mod auth;
 mod claims;
 mod controllers;
 mod defaults;
@@ -17,6 +18,7 @@ mod http;
 mod managed;
 mod merge;
 mod ops;
+mod rbac;
 mod resources;
 mod routes;
 mod schema;
@@ -38,6 +40,7 @@ use base64::Engine;
 use tokio::sync::watch as tokio_watch;
 use tracing::info;
 
+pub use auth::{ADMIN_USER, ExpiringTokens, UserToken};
 pub use controllers::{ANN_JOB_FAIL, ANN_NEVER_READY, ANN_POD_FAIL, ANN_READY_DELAY};
 pub use exec::ExecFile;
 pub use faults::{DISCOVERY, FaultRule, RequestStats};
@@ -182,12 +185,51 @@ impl KubeSim {
 
     /// A kubeconfig with one cluster (CA data), user (token) and context, current.
     pub fn kubeconfig_yaml(&self) -> String {
+        self.kubeconfig_yaml_with_token(&self.token)
+    }
+
+    /// [`KubeSim::kubeconfig_yaml`] whose user presents `token` instead of the admin's
+    /// (one added with [`KubeSim::add_user_token`], say).
+    pub fn kubeconfig_yaml_with_token(&self, token: &str) -> String {
         let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem.as_bytes());
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-sim\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: kube-sim\n  user:\n    token: {}\ncontexts:\n- name: kube-sim\n  context:\n    cluster: kube-sim\n    user: kube-sim\n    namespace: default\ncurrent-context: kube-sim\npreferences: {{}}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-sim\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: kube-sim\n  user:\n    token: {token}\ncontexts:\n- name: kube-sim\n  context:\n    cluster: kube-sim\n    user: kube-sim\n    namespace: default\ncurrent-context: kube-sim\npreferences: {{}}\n",
             self.url(),
-            self.token
         )
+    }
+
+    /// Bearer `token` authenticates as `user`, member of `groups` (and
+    /// `system:authenticated`), whose rights are what RBAC objects grant them (same as
+    /// `POST {admin_url}/tokens`). The admin token stays in `system:masters`.
+    pub fn add_user_token(&self, token: &str, user: &str, groups: &[&str]) {
+        self.shared.tokens().users.push(UserToken {
+            token: token.to_string(),
+            user: user.to_string(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            expires_at_unix: None,
+        });
+    }
+
+    /// Every bearer token `<prefix><unix seconds>` authenticates as `user` (and
+    /// `groups`) until that second, and is refused (401) from then on (same as `POST
+    /// {admin_url}/expiring-tokens`): what a test's credential plugin issues.
+    pub fn add_expiring_tokens(&self, prefix: &str, user: &str, groups: &[&str]) {
+        self.shared.tokens().families.push(ExpiringTokens {
+            prefix: prefix.to_string(),
+            user: user.to_string(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        });
+    }
+
+    /// How many requests came with a token that had expired (each answered 401).
+    pub fn expired_token_refusals(&self) -> u64 {
+        self.shared.tokens().expired_refusals
+    }
+
+    /// The message of every request RBAC refused so far (each answered 403), in order
+    /// (same as `GET {admin_url}/forbidden`).
+    pub fn forbidden_requests(&self) -> Vec<String> {
+        self.shared.forbidden().clone()
     }
 
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {

@@ -298,6 +298,13 @@ impl Registry {
                     "verbs": ["get", "patch", "update"],
                 }));
             }
+            if t.group.is_empty() && t.plural == "serviceaccounts" {
+                resources.push(json!({
+                    "name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+                    "group": "authentication.k8s.io", "version": "v1",
+                    "kind": "TokenRequest", "verbs": ["create"],
+                }));
+            }
             if t.group.is_empty() && t.plural == "pods" {
                 resources.push(json!({
                     "name": "pods/exec", "singularName": "", "namespaced": true,

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::auth::Tokens;
 use crate::exec::ExecFile;
 use crate::faults::{FaultRule, RequestStats};
 use crate::store::Store;
@@ -14,7 +15,9 @@ pub struct Settings {
 }
 
 pub struct Shared {
-    pub token: String,
+    tokens: Mutex<Tokens>,
+    /// The message of every request RBAC refused, in order.
+    forbidden: Mutex<Vec<String>>,
     store: Mutex<Store>,
     settings: Mutex<Settings>,
     faults: Mutex<Vec<FaultRule>>,
@@ -39,7 +42,8 @@ impl Shared {
         let mut store = Store::new(release);
         crate::controllers::bootstrap(&mut store);
         Shared {
-            token,
+            tokens: Mutex::new(Tokens::new(token)),
+            forbidden: Mutex::new(Vec::new()),
             store: Mutex::new(store),
             settings: Mutex::new(settings),
             faults: Mutex::new(faults),
@@ -47,6 +51,14 @@ impl Shared {
             counts: Mutex::new(BTreeMap::new()),
             exec_files: Mutex::new(Vec::new()),
         }
+    }
+
+    pub fn tokens(&self) -> MutexGuard<'_, Tokens> {
+        lock(&self.tokens)
+    }
+
+    pub fn forbidden(&self) -> MutexGuard<'_, Vec<String>> {
+        lock(&self.forbidden)
     }
 
     pub fn store(&self) -> MutexGuard<'_, Store> {

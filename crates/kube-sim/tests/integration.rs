@@ -7,6 +7,7 @@ mod conversions;
 
 mod discovery_auth;
 mod lifecycle;
+mod rbac;
 mod ssa;
 mod versions;
 mod watch_faults_exec;

@@ -309,6 +309,43 @@ impl Kube {
         serde_json::to_value(applied).expect("object to JSON")
     }
 
+    /// Server-side applies every document of a YAML file (`kubectl apply
+    /// --server-side -f`), in order; returns the objects as applied.
+    #[track_caller]
+    pub fn apply_yaml(&self, text: &str) -> Vec<Value> {
+        kudo_yaml::to_json_documents(text)
+            .unwrap_or_else(|e| panic!("YAML documents: {e}"))
+            .iter()
+            .filter(|d| d.is_object())
+            .map(|d| self.apply(d))
+            .collect()
+    }
+
+    /// A token of ServiceAccount `namespace/name` from the TokenRequest API, valid for
+    /// `seconds` (`kubectl create token NAME -n NAMESPACE --duration`).
+    #[track_caller]
+    pub fn create_token(&self, namespace: &str, name: &str, seconds: u64) -> String {
+        let body = json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": seconds},
+        });
+        let request = http::Request::post(format!(
+            "/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"
+        ))
+        .header("Content-Type", "application/json")
+        .body(serde_json::to_vec(&body).expect("TokenRequest body"))
+        .expect("TokenRequest request");
+        let answer: Value = self
+            .rt
+            .block_on(self.client.request(request))
+            .unwrap_or_else(|e| panic!("TokenRequest for {namespace}/{name}: {e:#}"));
+        answer["status"]["token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("TokenRequest answer without a token: {answer}"))
+            .to_string()
+    }
+
     /// Merge-patches the status subresource, as a controller (here: KUDO's manager)
     /// writes status.
     #[track_caller]

@@ -411,7 +411,7 @@ fn unique_namespace(test_name: &str) -> String {
     format!("kudo-acc-{}-{suffix}", base.trim_matches('-'))
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap_or_else(|e| panic!("mkdir {}: {e}", dst.display()));
     let entries = std::fs::read_dir(src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
     for entry in entries {

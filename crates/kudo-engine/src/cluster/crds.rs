@@ -69,11 +69,59 @@ pub(crate) fn is_established(crd: &Value) -> bool {
         })
 }
 
+/// The KUDO CRDs whose kinds the cluster does not serve, found through discovery of
+/// `kudo.dev/v1beta1` (one request, which every authenticated user may make): when it
+/// serves all three, nothing about the CRDs needs reading, so credentials without
+/// rights on cluster-scoped objects (a namespace's tenant) get on.
+async fn missing(cluster: &Cluster) -> Result<Vec<Value>, ClusterError> {
+    let mut missing = Vec::new();
+    for manifest in kudo_crds() {
+        let kind = manifest
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match cluster.resolve(KUDO_API_VERSION, kind).await {
+            Ok(_) => {}
+            Err(ClusterError::UnknownKind { .. }) => missing.push(manifest),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(missing)
+}
+
+/// The CRD `r` as stored; a refusal to read it counts as absent, so that what follows
+/// (creating it) meets the refusal that says which right is missing.
+async fn stored(cluster: &Cluster, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+    match cluster.get(r).await {
+        Err(e) if e.trouble() == super::Trouble::Denied => Ok(None),
+        other => other,
+    }
+}
+
+/// What [`ensure`] would meet, asked with a server-side dry-run of each missing CRD and
+/// nothing written: for the plan of `kudo_operator`, so that credentials that may not
+/// install KUDO's CRDs fail the plan with the API server's refusal. Only refusals of
+/// the credentials are returned; anything else the apply meets and reports itself.
+pub(crate) async fn check(cluster: &Cluster) -> Result<(), ClusterError> {
+    for manifest in missing(cluster).await? {
+        let r = ObjectRef::from_object(&manifest)?;
+        if stored(cluster, &r).await?.is_some() {
+            continue;
+        }
+        match cluster.apply(&manifest, true).await {
+            Err(e) if e.trouble() == super::Trouble::Denied => return Err(e),
+            Err(e) => tracing::debug!(crd = %r.name, error = %e, "dry-run of a KUDO CRD failed"),
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
 pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
     let mut pending = Vec::new();
-    for manifest in kudo_crds() {
+    for manifest in missing(cluster).await? {
         let r = ObjectRef::from_object(&manifest)?;
-        match cluster.get(&r).await? {
+        match stored(cluster, &r).await? {
             // Already there and served: nothing to wait for.
             Some(existing) if is_established(&existing) => continue,
             Some(_) => {}

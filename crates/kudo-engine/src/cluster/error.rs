@@ -21,7 +21,8 @@ pub enum ClusterError {
     #[error(
         "cannot connect to the Kubernetes API server at {url}: its TLS certificate is not \
          trusted: {message} (check the CA: the provider's `cluster_ca_certificate`, or \
-         `certificate-authority`/`certificate-authority-data` of the kubeconfig cluster; \
+         `certificate-authority`/`certificate-authority-data` of the kubeconfig cluster; and the \
+         name it is checked against: `tls_server_name` when set, else the server's host; \
          `insecure = true` skips the check)"
     )]
     Certificate { url: String, message: String },
@@ -103,6 +104,14 @@ pub enum ClusterError {
         object: Option<ObjectRef>,
         message: String,
     },
+
+    /// The credential plugin (`exec`) could not be run, failed, or printed no
+    /// credential: when connecting, or when it was run again for a fresh credential.
+    #[error(
+        "the credential plugin `{command}` {message} (it is the provider's `exec` block, or the \
+         `exec` of the kubeconfig user)"
+    )]
+    CredentialPlugin { command: String, message: String },
 
     #[error("{verb} {object}: {message}")]
     Other {
@@ -189,7 +198,8 @@ impl ClusterError {
             | ClusterError::NotKubernetes { .. } => Trouble::Unreachable,
             ClusterError::Api {
                 code: 401 | 403, ..
-            } => Trouble::Denied,
+            }
+            | ClusterError::CredentialPlugin { .. } => Trouble::Denied,
             ClusterError::Api { code, message, .. } if *code >= 500 && rejects_content(message) => {
                 Trouble::Content
             }

@@ -4,6 +4,7 @@
 mod apply_body;
 mod conflict;
 mod crds;
+mod credentials;
 mod discovery;
 mod error;
 mod exec;
@@ -31,7 +32,9 @@ pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
 pub use object_ref::ObjectRef;
-pub use settings::{ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT};
+pub use settings::{
+    ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT, EXEC_API_VERSIONS, ExecSettings,
+};
 pub(crate) use watch::Waited;
 
 use discovery::ServedKind;
@@ -62,6 +65,8 @@ pub struct Cluster {
     /// Provider setting `allow_insecure_webhooks`: Webhook tasks may call plain
     /// http:// URLs on other machines.
     insecure_webhooks: bool,
+    /// The credential plugin's command line, when the client runs one (for messages).
+    exec_command: Option<Arc<str>>,
 }
 
 /// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
@@ -148,14 +153,22 @@ impl Cluster {
         let env = |k: &str| std::env::var(k).ok();
         let config = settings::build_config(settings, &env).await?;
         let url = config.cluster_url.to_string();
+        let exec_command = settings::exec_command_line(&config).map(Arc::from);
         // Every request, whoever makes it, takes a slot: callers issue independent
         // reads and dry-runs all at once and this one bound keeps the API server from
         // being flooded. A slot is held until the answer's headers arrive, so a watch's
-        // long body does not hold one.
+        // long body does not hold one. Building the client runs the credential plugin
+        // (when there is one) the first time.
         let client = kube::client::ClientBuilder::try_from(config)
-            .map_err(|e| ClusterError::Settings {
-                setting: "host",
-                message: format!("cannot build a client for {url}: {e}"),
+            .map_err(|e| match credentials::plugin_failure(&e) {
+                Some(failure) => ClusterError::CredentialPlugin {
+                    command: exec_command.as_deref().unwrap_or("exec").to_string(),
+                    message: credentials::describe(failure),
+                },
+                None => ClusterError::Settings {
+                    setting: "host",
+                    message: format!("cannot build a client for {url}: {e}"),
+                },
             })?
             .with_layer(&tower::limit::ConcurrencyLimitLayer::new(
                 settings.max_requests_in_flight(),
@@ -170,6 +183,7 @@ impl Cluster {
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
             insecure_webhooks: false,
+            exec_command,
         };
         // The first contact says whether the settings point at a Kubernetes API server
         // at all, so it is bounded as a whole: an endpoint that accepts connections and
@@ -238,6 +252,9 @@ impl Cluster {
     /// API server, or (as any request) an unreachable server or an API error.
     fn first_contact_error(&self, url: &str, e: RetryError) -> ClusterError {
         match e {
+            RetryError::Kube(ref err) if credentials::plugin_failure(err).is_some() => {
+                self.error(CONNECT, url, e)
+            }
             RetryError::Kube(ref err) => {
                 let chain = error_chain(err);
                 if is_certificate_problem(&chain) {
@@ -270,6 +287,14 @@ impl Cluster {
     }
 
     fn error(&self, verb: &'static str, object: &str, e: RetryError) -> ClusterError {
+        if let RetryError::Kube(err) = &e
+            && let Some(failure) = credentials::plugin_failure(err)
+        {
+            return ClusterError::CredentialPlugin {
+                command: self.exec_command.as_deref().unwrap_or("exec").to_string(),
+                message: credentials::describe(failure),
+            };
+        }
         match e {
             RetryError::Cancelled => ClusterError::Cancelled {
                 what: format!("{verb} {object}"),
@@ -742,9 +767,17 @@ impl Cluster {
 
     /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
     /// until the server has established them. Existing CRDs (e.g. from a real KUDO
-    /// install) are left as they are.
+    /// install) are left as they are. When discovery shows the three kinds served, no
+    /// CRD is read: credentials with rights in a namespace only need no more.
     pub async fn ensure_kudo_crds(&self) -> Result<(), ClusterError> {
         crds::ensure(self).await
+    }
+
+    /// What [`Cluster::ensure_kudo_crds`] would meet, by server-side dry-runs of the
+    /// CRDs it would create: `Err` only with the API server's refusal of these
+    /// credentials (HTTP 401/403), for a plan to fail with.
+    pub async fn check_kudo_crds(&self) -> Result<(), ClusterError> {
+        crds::check(self).await
     }
 }
 

@@ -41,6 +41,18 @@ pub(crate) fn classify(err: &kube::Error) -> Verdict {
         {
             Verdict::RetryAfter(None)
         }
+        // A credential plugin that failed says why at once; running it seven more
+        // times would only delay that.
+        kube::Error::Auth(_) => Verdict::Fail,
+        kube::Error::Service(e) if super::credentials::plugin_failure(e.as_ref()).is_some() => {
+            Verdict::Fail
+        }
+        // A certificate the TLS handshake refuses is refused the same way every time.
+        kube::Error::HyperError(_) | kube::Error::Service(_)
+            if super::is_certificate_problem(&super::error_chain(err)) =>
+        {
+            Verdict::Fail
+        }
         kube::Error::HyperError(_) | kube::Error::Service(_) => Verdict::RetryAfter(None),
         _ => Verdict::Fail,
     }

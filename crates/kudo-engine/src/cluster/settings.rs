@@ -2,18 +2,83 @@
 //! provider: a kubeconfig is read only when one is named (never `~/.kube/config` by
 //! default), and explicit attributes override what the kubeconfig says.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use base64::Engine as _;
 use kube::Config;
-use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
+use kube::config::{AuthInfo, ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
 
 use super::ClusterError;
+
+/// The API versions of `ExecCredential` a credential plugin may speak
+/// (client.authentication.k8s.io; v1alpha1 was removed in Kubernetes 1.24).
+pub const EXEC_API_VERSIONS: [&str; 2] = [
+    "client.authentication.k8s.io/v1",
+    "client.authentication.k8s.io/v1beta1",
+];
+
+/// A credential plugin (the provider's `exec` block): a command that prints an
+/// `ExecCredential`, run when connecting and again whenever the credential it returned
+/// is about to expire (`status.expirationTimestamp`).
+#[derive(Clone, Default, PartialEq)]
+pub struct ExecSettings {
+    /// One of [`EXEC_API_VERSIONS`].
+    pub api_version: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to the provider's environment for the command.
+    pub env: BTreeMap<String, String>,
+}
+
+impl ExecSettings {
+    /// As kube-rs runs it: never interactive (the provider has no terminal), so that
+    /// the plugin's stderr is captured for error messages.
+    fn to_kube(&self) -> ExecConfig {
+        let env = self
+            .env
+            .iter()
+            .map(|(name, value)| {
+                HashMap::from([
+                    ("name".to_string(), name.clone()),
+                    ("value".to_string(), value.clone()),
+                ])
+            })
+            .collect::<Vec<_>>();
+        ExecConfig {
+            api_version: Some(self.api_version.clone()),
+            command: Some(self.command.clone()),
+            args: Some(self.args.clone()),
+            env: (!env.is_empty()).then_some(env),
+            drop_env: None,
+            install_hint: None,
+            interactive_mode: Some(ExecInteractiveMode::Never),
+            provide_cluster_info: false,
+            cluster: None,
+            other: Default::default(),
+        }
+    }
+}
+
+// Arguments and environment may carry secrets (`--token`, AWS keys).
+impl std::fmt::Debug for ExecSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecSettings")
+            .field("api_version", &self.api_version)
+            .field("command", &self.command)
+            .field("args", &self.args.len())
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
 
 /// How to reach the cluster. Mirrors the provider block attributes.
 #[derive(Clone, Default)]
 pub struct ConnectionSettings {
     pub config_path: Option<String>,
+    /// Several kubeconfig files, merged as `KUBECONFIG` merges them (the first to set
+    /// a value wins); not together with `config_path`.
+    pub config_paths: Vec<String>,
     pub config_context: Option<String>,
     pub host: Option<String>,
     pub token: Option<String>,
@@ -24,6 +89,13 @@ pub struct ConnectionSettings {
     /// PEM.
     pub client_key: Option<String>,
     pub insecure: bool,
+    /// The server name the API server's certificate is checked against (and sent in
+    /// SNI) instead of `host`'s.
+    pub tls_server_name: Option<String>,
+    /// An `http://`, `https://` or `socks5://` proxy every request goes through.
+    pub proxy_url: Option<String>,
+    /// A credential plugin instead of `token` or a client certificate.
+    pub exec: Option<ExecSettings>,
     /// How long one request may wait for the API server (connecting, the TLS handshake,
     /// each answer), and the first contact in all; `None`: [`DEFAULT_REQUEST_TIMEOUT`].
     pub request_timeout: Option<std::time::Duration>,
@@ -61,6 +133,7 @@ impl std::fmt::Debug for ConnectionSettings {
         let redact = |v: &Option<String>| v.as_ref().map(|_| "<redacted>");
         f.debug_struct("ConnectionSettings")
             .field("config_path", &self.config_path)
+            .field("config_paths", &self.config_paths)
             .field("config_context", &self.config_context)
             .field("host", &self.host)
             .field("token", &redact(&self.token))
@@ -71,16 +144,20 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("client_certificate", &self.client_certificate.is_some())
             .field("client_key", &redact(&self.client_key))
             .field("insecure", &self.insecure)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("proxy_url", &self.proxy_url.as_ref().map(|_| "<set>"))
+            .field("exec", &self.exec)
             .field("request_timeout", &self.request_timeout)
             .field("max_requests_in_flight", &self.max_requests_in_flight)
             .finish()
     }
 }
 
-/// Which kubeconfig file to read and which setting named it (for error messages).
+/// Which kubeconfig files to read (merged, the first to set a value winning) and
+/// which setting named them (for error messages).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KubeconfigSource {
-    pub path: PathBuf,
+    pub paths: Vec<PathBuf>,
     pub setting: &'static str,
 }
 
@@ -95,32 +172,69 @@ fn expand_home(path: &str, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     }
 }
 
-/// `config_path`, else `KUBE_CONFIG_PATH`, else the first entry of `KUBECONFIG`.
+/// The entries of a path list (`:`-separated on Unix), empty ones left out.
+fn path_list(list: &str) -> Vec<String> {
+    std::env::split_paths(list)
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `config_path`, else `config_paths`, else `KUBE_CONFIG_PATH`, else
+/// `KUBE_CONFIG_PATHS`, else the first entry of `KUBECONFIG`.
 pub(crate) fn kubeconfig_source(
     s: &ConnectionSettings,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<KubeconfigSource> {
-    if let Some(p) = non_empty(s.config_path.as_deref()) {
-        return Some(KubeconfigSource {
-            path: expand_home(p, env),
-            setting: "config_path",
+    let source = |paths: Vec<String>, setting| {
+        (!paths.is_empty()).then(|| KubeconfigSource {
+            paths: paths.iter().map(|p| expand_home(p, env)).collect(),
+            setting,
+        })
+    };
+    let one = |v: Option<&str>| {
+        non_empty(v)
+            .map(|p| vec![p.to_string()])
+            .unwrap_or_default()
+    };
+    let listed: Vec<String> = s
+        .config_paths
+        .iter()
+        .filter_map(|p| non_empty(Some(p)).map(str::to_string))
+        .collect();
+    source(one(s.config_path.as_deref()), "config_path")
+        .or_else(|| source(listed, "config_paths"))
+        .or_else(|| source(one(env("KUBE_CONFIG_PATH").as_deref()), "KUBE_CONFIG_PATH"))
+        .or_else(|| {
+            let paths = env("KUBE_CONFIG_PATHS").map(|v| path_list(&v));
+            source(paths.unwrap_or_default(), "KUBE_CONFIG_PATHS")
+        })
+        .or_else(|| {
+            let first = env("KUBECONFIG").and_then(|v| path_list(&v).into_iter().next());
+            source(first.into_iter().collect(), "KUBECONFIG")
+        })
+}
+
+/// Every file of `source`, merged as client-go merges `KUBECONFIG`: the first file to
+/// name a cluster, user or context (or to set `current-context`) wins.
+fn read_kubeconfigs(source: &KubeconfigSource) -> Result<Kubeconfig, ClusterError> {
+    let mut merged: Option<Kubeconfig> = None;
+    for path in &source.paths {
+        let next = Kubeconfig::read_from(path).map_err(|e| ClusterError::Settings {
+            setting: source.setting,
+            message: format!("cannot read kubeconfig {}: {e}", path.display()),
+        })?;
+        merged = Some(match merged {
+            None => next,
+            Some(first) => first.merge(next).map_err(|e| ClusterError::Settings {
+                setting: source.setting,
+                message: format!("cannot merge kubeconfig {}: {e}", path.display()),
+            })?,
         });
     }
-    if let Some(p) = env("KUBE_CONFIG_PATH")
-        .as_deref()
-        .and_then(|v| non_empty(Some(v)))
-    {
-        return Some(KubeconfigSource {
-            path: expand_home(p, env),
-            setting: "KUBE_CONFIG_PATH",
-        });
-    }
-    let kubeconfig = env("KUBECONFIG")?;
-    let first = std::env::split_paths(&kubeconfig).find(|p| !p.as_os_str().is_empty())?;
-    let first = first.to_string_lossy().into_owned();
-    Some(KubeconfigSource {
-        path: expand_home(&first, env),
-        setting: "KUBECONFIG",
+    merged.ok_or_else(|| ClusterError::Settings {
+        setting: source.setting,
+        message: "names no kubeconfig file".into(),
     })
 }
 
@@ -187,6 +301,13 @@ fn apply_overrides(
             cluster.certificate_authority = None;
             cluster.certificate_authority_data = None;
         }
+        if let Some(name) = non_empty(s.tls_server_name.as_deref()) {
+            cluster.tls_server_name = Some(name.to_string());
+        }
+        if let Some(proxy) = non_empty(s.proxy_url.as_deref()) {
+            check_proxy(proxy)?;
+            cluster.proxy_url = Some(proxy.to_string());
+        }
     }
 
     let user_name = context.user.clone().unwrap_or_default();
@@ -202,6 +323,19 @@ fn apply_overrides(
             user.token_file = None;
             user.exec = None;
             user.auth_provider = None;
+        }
+        if let Some(exec) = &s.exec {
+            check_exec(exec)?;
+            // kube-rs asks a token before a plugin: the plugin replaces them.
+            user.exec = Some(exec.to_kube());
+            user.token = None;
+            user.token_file = None;
+            user.auth_provider = None;
+        }
+        // A kubeconfig user's plugin runs as the provider block's does: the provider
+        // has no terminal, and the plugin's stderr is wanted for error messages.
+        if let Some(exec) = user.exec.as_mut() {
+            exec.interactive_mode = Some(ExecInteractiveMode::Never);
         }
         match (
             non_empty(s.client_certificate.as_deref()),
@@ -240,6 +374,53 @@ fn apply_overrides(
     Ok(())
 }
 
+/// A proxy kube-rs can use: `http://`, `https://` or `socks5://` with a host.
+fn check_proxy(url: &str) -> Result<(), ClusterError> {
+    let host = match url.split_once("://") {
+        Some(("http" | "https" | "socks5", rest)) => rest.split(['/', '?']).next(),
+        _ => None,
+    };
+    match host.filter(|h| !h.is_empty()) {
+        Some(_) => Ok(()),
+        None => Err(ClusterError::Settings {
+            setting: "proxy_url",
+            message: format!(
+                "{url:?} is not a proxy URL: write it as http://host:port, https://host:port or socks5://host:port"
+            ),
+        }),
+    }
+}
+
+/// What kube-rs would run: a command, and an ExecCredential version it understands.
+fn check_exec(exec: &ExecSettings) -> Result<(), ClusterError> {
+    if exec.command.trim().is_empty() {
+        return Err(ClusterError::Settings {
+            setting: "exec",
+            message: "`command` is empty: name the credential plugin to run, for example \"aws\""
+                .into(),
+        });
+    }
+    if !EXEC_API_VERSIONS.contains(&exec.api_version.as_str()) {
+        return Err(ClusterError::Settings {
+            setting: "exec",
+            message: format!(
+                "`api_version` {:?} is not one of {}",
+                exec.api_version,
+                EXEC_API_VERSIONS.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The credential plugin a configuration runs, as a command line for messages.
+pub(crate) fn exec_command_line(config: &Config) -> Option<String> {
+    let exec = config.auth_info.exec.as_ref()?;
+    let mut line = vec![exec.command.clone().unwrap_or_default()];
+    line.extend(exec.args.iter().flatten().cloned());
+    Some(line.join(" "))
+}
+
 /// Watches wait for events for up to a minute between answers (their `timeoutSeconds`
 /// is below this), so reads of a connection are never cut shorter than that.
 const WATCH_READ_FLOOR: std::time::Duration = std::time::Duration::from_secs(60);
@@ -267,12 +448,21 @@ pub(crate) async fn build_config(
     s: &ConnectionSettings,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<Config, ClusterError> {
+    if s.config_path
+        .as_deref()
+        .and_then(|p| non_empty(Some(p)))
+        .is_some()
+        && !s.config_paths.is_empty()
+    {
+        return Err(ClusterError::Settings {
+            setting: "config_paths",
+            message: "`config_path` and `config_paths` name kubeconfigs both; set one of them"
+                .into(),
+        });
+    }
     let source = kubeconfig_source(s, env);
     let mut kc = match &source {
-        Some(src) => Kubeconfig::read_from(&src.path).map_err(|e| ClusterError::Settings {
-            setting: src.setting,
-            message: format!("cannot read kubeconfig {}: {e}", src.path.display()),
-        })?,
+        Some(src) => read_kubeconfigs(src)?,
         None if non_empty(s.host.as_deref()).is_some() => explicit_kubeconfig()?,
         None => {
             return Err(ClusterError::Settings {
@@ -352,7 +542,7 @@ mod tests {
         assert_eq!(
             kubeconfig_source(&s, &env),
             Some(KubeconfigSource {
-                path: "/a".into(),
+                paths: vec!["/a".into()],
                 setting: "config_path"
             })
         );
@@ -364,7 +554,7 @@ mod tests {
         assert_eq!(
             kubeconfig_source(&ConnectionSettings::default(), &env),
             Some(KubeconfigSource {
-                path: "/home/u/one".into(),
+                paths: vec!["/home/u/one".into()],
                 setting: "KUBECONFIG"
             })
         );
@@ -373,6 +563,148 @@ mod tests {
             kubeconfig_source(&ConnectionSettings::default(), &env).map(|s| s.setting),
             Some("KUBE_CONFIG_PATH")
         );
+    }
+
+    // hashicorp/kubernetes' `config_paths` and `KUBE_CONFIG_PATHS`: several files, after
+    // `config_path` and before the single-path variable's fallbacks.
+    #[test]
+    fn config_paths_and_kube_config_paths_name_several_files() {
+        let s = ConnectionSettings {
+            config_paths: vec!["~/a".into(), "/b".into()],
+            ..Default::default()
+        };
+        let env = env_of(&[("HOME", "/home/u"), ("KUBE_CONFIG_PATHS", "/c:/d")]);
+        assert_eq!(
+            kubeconfig_source(&s, &env),
+            Some(KubeconfigSource {
+                paths: vec!["/home/u/a".into(), "/b".into()],
+                setting: "config_paths"
+            })
+        );
+        assert_eq!(
+            kubeconfig_source(&ConnectionSettings::default(), &env),
+            Some(KubeconfigSource {
+                paths: vec!["/c".into(), "/d".into()],
+                setting: "KUBE_CONFIG_PATHS"
+            })
+        );
+    }
+
+    fn write_kubeconfig(dir: &std::path::Path, name: &str, text: &str) -> String {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    // Merged as KUBECONFIG is: the first file's current-context and clusters win; a
+    // context only the second file has is found.
+    #[tokio::test]
+    async fn several_kubeconfigs_merge_the_first_winning() {
+        let dir = std::env::temp_dir().join(format!("kudo-engine-kcs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = write_kubeconfig(
+            &dir,
+            "first",
+            "apiVersion: v1\nkind: Config\ncurrent-context: a\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\ncontexts:\n- name: a\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: first\n",
+        );
+        let second = write_kubeconfig(
+            &dir,
+            "second",
+            "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.9\n- name: d\n  cluster:\n    server: https://10.0.0.2\ncontexts:\n- name: b\n  context:\n    cluster: d\n    user: u\n- name: e\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: second\n",
+        );
+        let s = ConnectionSettings {
+            config_paths: vec![first.clone(), second.clone()],
+            ..Default::default()
+        };
+        let c = build_config(&s, &env_of(&[])).await.unwrap();
+        assert_eq!(c.cluster_url.to_string(), "https://10.0.0.1/");
+        let url_of = |context: &str| {
+            let s = ConnectionSettings {
+                config_context: Some(context.into()),
+                ..s.clone()
+            };
+            async move {
+                build_config(&s, &env_of(&[]))
+                    .await
+                    .unwrap()
+                    .cluster_url
+                    .to_string()
+            }
+        };
+        assert_eq!(url_of("b").await, "https://10.0.0.2/");
+        assert_eq!(
+            url_of("e").await,
+            "https://10.0.0.1/",
+            "the first file's cluster c wins"
+        );
+        let both = ConnectionSettings {
+            config_path: Some(first),
+            config_paths: vec![second],
+            ..Default::default()
+        };
+        let err = build_config(&both, &env_of(&[])).await.unwrap_err();
+        assert!(
+            err.to_string().contains("`config_path` and `config_paths`"),
+            "{err}"
+        );
+    }
+
+    // tls_server_name and proxy_url override the cluster's; an exec block replaces the
+    // user's credentials and never runs interactively.
+    #[tokio::test]
+    async fn tls_server_name_proxy_and_exec_override_the_kubeconfig() {
+        let s = ConnectionSettings {
+            host: Some("https://127.0.0.1:6443".into()),
+            tls_server_name: Some("kubernetes.example.com".into()),
+            proxy_url: Some("http://proxy.example.com:3128".into()),
+            exec: Some(ExecSettings {
+                api_version: "client.authentication.k8s.io/v1".into(),
+                command: "/bin/true".into(),
+                args: vec!["a".into()],
+                env: BTreeMap::from([("K".to_string(), "V".to_string())]),
+            }),
+            ..Default::default()
+        };
+        let c = build_config(&s, &env_of(&[])).await.unwrap();
+        assert_eq!(c.tls_server_name.as_deref(), Some("kubernetes.example.com"));
+        assert_eq!(
+            c.proxy_url.as_ref().map(|u| u.to_string()),
+            Some("http://proxy.example.com:3128/".to_string())
+        );
+        let exec = c.auth_info.exec.as_ref().expect("exec");
+        assert_eq!(exec.command.as_deref(), Some("/bin/true"));
+        assert_eq!(exec.interactive_mode, Some(ExecInteractiveMode::Never));
+        assert_eq!(exec_command_line(&c).as_deref(), Some("/bin/true a"));
+        assert!(c.auth_info.token.is_none());
+
+        let bad = |f: fn(&mut ConnectionSettings)| {
+            let mut s = s.clone();
+            f(&mut s);
+            s
+        };
+        for (settings, setting, words) in [
+            (
+                bad(|s| s.proxy_url = Some("ftp://x".into())),
+                "proxy_url",
+                "http://host:port",
+            ),
+            (
+                bad(|s| {
+                    if let Some(e) = s.exec.as_mut() {
+                        e.api_version = "client.authentication.k8s.io/v1alpha1".into()
+                    }
+                }),
+                "exec",
+                "client.authentication.k8s.io/v1beta1",
+            ),
+        ] {
+            let err = build_config(&settings, &env_of(&[])).await.unwrap_err();
+            assert!(
+                matches!(&err, ClusterError::Settings { setting: s, .. } if *s == setting),
+                "{err}"
+            );
+            assert!(err.to_string().contains(words), "{err}");
+        }
     }
 
     #[test]

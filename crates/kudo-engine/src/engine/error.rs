@@ -46,7 +46,9 @@ impl Error for EngineError {
 
 impl EngineError {
     fn describe(&self) -> String {
-        let verdict = if self.fatal {
+        let verdict = if self.fatal && self.trouble == Trouble::Denied {
+            "FATAL_ERROR: will not pass by retrying until the credentials are accepted and allowed this"
+        } else if self.fatal {
             "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
         } else {
             "ERROR: may pass when run again"
@@ -259,6 +261,7 @@ impl From<ClusterError> for EngineError {
                     || (*code >= 500 && crate::cluster::rejects_content(message))
             }
             ClusterError::Settings { .. }
+            | ClusterError::CredentialPlugin { .. }
             | ClusterError::Certificate { .. }
             | ClusterError::NotKubernetes { .. } => true,
             ClusterError::Unreachable { .. }

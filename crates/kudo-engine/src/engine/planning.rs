@@ -467,11 +467,22 @@ async fn crd_safety_notes(
         if o.action != PreviewAction::Apply {
             continue;
         }
-        let Some(report) = super::crd_safety::check_crd(cluster, o.object)
-            .await
-            .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?
-        else {
-            continue;
+        let report = match super::crd_safety::check_crd(cluster, o.object).await {
+            Ok(Some(report)) => report,
+            Ok(None) => continue,
+            // Credentials that may not read the CRD: the dry-run of its apply below
+            // says what they may not do, in the apply's own words.
+            Err(e) if e.trouble() == Trouble::Denied => {
+                notes.push(PlanNote {
+                    summary: "CRD upgrade safety not checked".to_string(),
+                    detail: format!(
+                        "Task {:?} of plan {plan:?} applies a CustomResourceDefinition that was not compared with the one in the cluster: {e}",
+                        o.task
+                    ),
+                });
+                continue;
+            }
+            Err(e) => return Err(classify(EngineError::from(e).with_plan(plan), plan)),
         };
         match mode {
             CrdSafety::Enforce => {

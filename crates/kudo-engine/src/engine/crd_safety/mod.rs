@@ -9,7 +9,7 @@ pub use rules::{Finding, Rule, compare};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, ClusterError, ObjectRef};
+use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
 
 /// `crd_upgrade_safety`: what an unsafe CRD change does to the plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,8 +44,10 @@ const CRD_KIND: &str = "CustomResourceDefinition";
 pub struct CrdReport {
     pub crd: String,
     pub findings: Vec<Finding>,
-    /// Custom resources of the CRD in the cluster (all namespaces, all versions).
-    pub objects: usize,
+    /// Custom resources of the CRD in the cluster (all namespaces, all versions);
+    /// `None` when the credentials may not list them in every namespace: some are
+    /// then assumed to exist.
+    pub objects: Option<usize>,
 }
 
 impl CrdReport {
@@ -57,15 +59,14 @@ impl CrdReport {
     /// The report as a diagnostic's text: the CRD, each rule with its version and
     /// field, how many objects are affected, and how to proceed.
     pub fn message(&self) -> String {
+        let count = match self.objects {
+            Some(1) => "1 object in the cluster".to_string(),
+            Some(n) => format!("{n} objects in the cluster"),
+            None => "objects in the cluster are assumed: these credentials may not list them in every namespace".to_string(),
+        };
         let mut lines = vec![format!(
-            "The new CustomResourceDefinition {} would change what its existing objects can be ({} {} in the cluster):",
+            "The new CustomResourceDefinition {} would change what its existing objects can be ({count}):",
             self.crd,
-            self.objects,
-            if self.objects == 1 {
-                "object"
-            } else {
-                "objects"
-            }
         )];
         for f in &self.findings {
             let mut at = Vec::new();
@@ -79,9 +80,10 @@ impl CrdReport {
                 true => String::new(),
                 false => format!(" at {}", at.join(", ")),
             };
-            let affected = match f.rule.needs_objects() {
-                true => format!("{} affected", self.objects),
-                false => "refused by the API server whatever objects remain".to_string(),
+            let affected = match (f.rule.needs_objects(), self.objects) {
+                (true, Some(n)) => format!("{n} affected"),
+                (true, None) => "the objects that exist affected".to_string(),
+                (false, _) => "refused by the API server whatever objects remain".to_string(),
             };
             lines.push(format!("- rule {}{at}: {} ({affected})", f.rule, f.detail));
         }
@@ -119,13 +121,19 @@ pub async fn check_crd(
     if findings.is_empty() {
         return Ok(None);
     }
+    // Counting lists every namespace; credentials with rights in some namespaces only
+    // cannot, and then the rules that harm existing objects are kept, as if some exist.
     let objects = match findings.iter().any(|f| f.rule.needs_objects()) {
-        true => cluster.custom_resources_of(&live).await?.len(),
-        false => 0,
+        true => match cluster.custom_resources_of(&live).await {
+            Ok(found) => Some(found.len()),
+            Err(e) if e.trouble() == Trouble::Denied => None,
+            Err(e) => return Err(e),
+        },
+        false => Some(0),
     };
     let findings: Vec<Finding> = findings
         .into_iter()
-        .filter(|f| !f.rule.needs_objects() || objects > 0)
+        .filter(|f| !f.rule.needs_objects() || objects != Some(0))
         .collect();
     if findings.is_empty() {
         return Ok(None);
@@ -151,7 +159,7 @@ mod tests {
                 path: Some("spec.mode".into()),
                 detail: "mode is newly required".into(),
             }],
-            objects: 2,
+            objects: Some(2),
         };
         let m = report.message();
         for want in [
