@@ -62,18 +62,6 @@ pub fn provider() -> Schema {
     )
 }
 
-pub fn timeouts_block() -> NestedBlock {
-    NestedBlock::new(
-        "timeouts",
-        NestingMode::Single,
-        Block::new()
-            .description("How long each operation may take, as a duration such as `30s`, `10m` or `1h`.")
-            .attribute(string("create").optional().description("Time allowed for the create (the `deploy` plan and health checks). Default `20m`."))
-            .attribute(string("update").optional().description("Time allowed for an update (the plan the change triggers). Default `20m`."))
-            .attribute(string("delete").optional().description("Time allowed for the destroy (`cleanup` plan and deletion of every object). Default `10m`.")),
-    )
-}
-
 pub fn operator() -> Schema {
     Schema::new(
         0,
@@ -164,7 +152,7 @@ pub fn instance() -> Schema {
             .attribute(Attribute::new("children", Type::list(child_type())).computed().description("Dependency instances this instance creates through KudoOperator tasks, transitively, parents before children, known at plan time from the tree `kudo_operator` resolved: `name` (Instance name), `operator` and `operator_version` (the package version chosen), `enabled` (false when an `enablingParameter` switches the subtree off; it is then removed), `parameters` (rendered from the task's `parameterFile` with the parent's values) and `parent` (the Instance whose task creates it)."))
             .attribute(Attribute::new("plan_status", super::plan_status::plan_status_type()).computed().description("KUDO's status tree of the last plan run, as the Instance records it: `name`, `status` (`COMPLETE`, `IN_PROGRESS`, `ERROR`, `FATAL_ERROR`, ...), `message`, `last_updated` (RFC 3339) and `phases`, each with `name`, `status`, `message` and `steps` (`name`, `status`, `message`: a failed step's message names the task and what went wrong). Refreshed on every read; unknown while an apply that runs a plan is pending."))
             .attribute(Attribute::new("drifted_fields", Type::list(super::drift::drifted_field_type())).computed().description("Fields of managed objects that differ from what the last apply set, found by the last refresh for the instance and its dependency instances (empty after an apply): `instance` (the instance whose object it is: this one or a dependency instance below it), `object` (keyed as `objects` is), `field` (dotted path, `spec.replicas`), `applied` and `live` values (JSON; strings as they are; null when absent; `(sensitive value)` for Secrets and for values that contain a sensitive parameter). Only fields this provider sends count: what the API server defaults or another manager adds is never drift. Filled with `drift` `correct` or `warn`; `drift_ignore` rules (the provider's and this resource's) leave fields out."))
-            .block(timeouts_block())
+            .block(super::timeouts::block())
             .block(super::drift::ignore_block())
             .block(super::health::rule_block()),
     )

@@ -1,136 +1,34 @@
-//! The `timeouts` block: durations such as `90s`, `10m`, `1h30m`.
+//! The `timeouts` block of `kudo_instance` ([`tfplugin::timeouts`]) with this
+//! provider's defaults.
 
 use std::time::Duration;
 
-use tfplugin::{Attr, AttributePath, Diagnostic};
+use tfplugin::{Attr, Diagnostic};
+
+pub use tfplugin::timeouts::{Operation, Timeouts, invalid, parse_duration};
 
 pub const DEFAULT_CREATE: Duration = Duration::from_secs(20 * 60);
 pub const DEFAULT_UPDATE: Duration = Duration::from_secs(20 * 60);
 pub const DEFAULT_DELETE: Duration = Duration::from_secs(10 * 60);
 
-tfplugin::model! {
-    /// The `timeouts` block.
-    #[derive(Debug, Clone, Default, PartialEq)]
-    pub struct Timeouts {
-        pub create: Attr<String>,
-        pub update: Attr<String>,
-        pub delete: Attr<String>,
-    }
-}
-
-/// What a timeout limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Create,
-    Update,
-    Delete,
-}
-
-impl Operation {
-    pub const ALL: [Operation; 3] = [Operation::Create, Operation::Update, Operation::Delete];
-
-    /// The attribute of the `timeouts` block.
-    pub fn attribute(self) -> &'static str {
-        match self {
-            Operation::Create => "create",
-            Operation::Update => "update",
-            Operation::Delete => "delete",
-        }
-    }
-
-    pub fn default_limit(self) -> Duration {
-        match self {
-            Operation::Create => DEFAULT_CREATE,
-            Operation::Update => DEFAULT_UPDATE,
-            Operation::Delete => DEFAULT_DELETE,
-        }
-    }
-}
-
-impl Timeouts {
-    /// The configured text for `operation`, if any.
-    pub fn text(&self, operation: Operation) -> Option<&str> {
-        match operation {
-            Operation::Create => self.create.as_deref(),
-            Operation::Update => self.update.as_deref(),
-            Operation::Delete => self.delete.as_deref(),
-        }
-    }
-}
-
-/// Parses Go-style durations made of `h`, `m`, `s` and `ms` parts.
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.')?;
-        let (number, tail) = rest.split_at(digits);
-        let value: f64 = number.parse().ok()?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(tail.len());
-        let (unit, next) = tail.split_at(unit_len);
-        let seconds = match unit {
-            "h" => value * 3600.0,
-            "m" => value * 60.0,
-            "s" => value,
-            "ms" => value / 1000.0,
-            _ => return None,
-        };
-        total += Duration::try_from_secs_f64(seconds).ok()?;
-        rest = next;
-    }
-    Some(total)
-}
-
 /// The duration for `operation` from a resource's `timeouts` block, else the default.
 pub fn timeout(timeouts: &Attr<Timeouts>, operation: Operation) -> Result<Duration, Diagnostic> {
-    match timeouts.known().and_then(|t| t.text(operation)) {
-        None => Ok(operation.default_limit()),
-        Some(text) => parse_duration(text).ok_or_else(|| invalid(text, operation)),
-    }
+    let default = match operation {
+        Operation::Create => DEFAULT_CREATE,
+        Operation::Update => DEFAULT_UPDATE,
+        Operation::Delete => DEFAULT_DELETE,
+    };
+    tfplugin::timeouts::timeout(timeouts, operation, default)
 }
 
-/// The error for a timeout that is not a duration.
-pub fn invalid(text: &str, operation: Operation) -> Diagnostic {
-    Diagnostic::error(
-        "Invalid timeout",
-        format!(
-            "`timeouts.{}` = {text:?} is not a duration: write a positive one like `30s`, `10m` or `1h30m`.",
-            operation.attribute()
-        ),
+/// The block's schema.
+pub fn block() -> tfplugin::NestedBlock {
+    Timeouts::block(
+        "How long each operation may take, as a duration such as `30s`, `10m` or `1h`.",
+        [
+            "Time allowed for the create (the `deploy` plan and health checks). Default `20m`.",
+            "Time allowed for an update (the plan the change triggers). Default `20m`.",
+            "Time allowed for the destroy (`cleanup` plan and deletion of every object). Default `10m`.",
+        ],
     )
-    .with_attribute(AttributePath::attribute("timeouts").attr(operation.attribute()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("10"), None);
-        assert_eq!(parse_duration("5 minutes"), None);
-        assert_eq!(parse_duration(""), None);
-    }
-
-    #[test]
-    fn bad_timeout_names_the_attribute() {
-        let t = Attr::Known(Timeouts {
-            create: "soon".into(),
-            ..Default::default()
-        });
-        let d = timeout(&t, Operation::Create).expect_err("invalid");
-        assert_eq!(timeout(&Attr::Null, Operation::Delete), Ok(DEFAULT_DELETE));
-        assert_eq!(
-            d.attribute,
-            Some(AttributePath::attribute("timeouts").attr("create"))
-        );
-    }
 }

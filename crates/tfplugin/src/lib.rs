@@ -61,6 +61,7 @@ mod provider;
 mod resources;
 mod schema;
 mod server;
+pub mod timeouts;
 mod types;
 mod value;
 

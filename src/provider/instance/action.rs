@@ -1,20 +1,12 @@
-//! `action "kudo_plan"` (Terraform 1.14+): runs a named plan of an existing instance,
-//! as `kubectl kudo plan trigger` does (KUDO 0.19: `planTrigger` in
-//! pkg/kudoctl/cmd/plan/plan_trigger.go sets `spec.planExecution.planName` and KUDO's
-//! controller runs it). Here the provider runs it, reporting each phase and step as
-//! Terraform action progress.
+//! `action "kudo_plan"` (Terraform 1.14+): runs a named plan of an existing instance
+//! ([`engine::prepare_action`] and [`engine::run_action`], which decide what may run:
+//! see their module), reporting each phase and step as Terraform action progress. This
+//! file reads the action's configuration and turns the engine's answers into
+//! diagnostics.
 //!
-//! Decisions where KUDO and the issue are silent:
-//! - `parameters` may only name parameters whose `trigger` is the plan: the others
-//!   configure the instance, which `kudo_instance` owns. `kubectl kudo update -p` of a
-//!   parameter runs its trigger plan the same way (`select_plan`).
-//! - The run prunes nothing (no previous inventory): KUDO never prunes, and what the
-//!   instance owns is `kudo_instance`'s to tidy on its next apply or destroy.
-//! - The instance's render seed lives in `kudo_instance`'s private state, which an
-//!   action cannot read. A plan whose objects do not depend on the seed runs with none;
-//!   one that does runs only when this provider process saw the seed (the same apply
-//!   applied or refreshed the instance, as `action_trigger` does), and is otherwise
-//!   refused: running it with another seed would replace generated passwords and keys.
+//! The instance's render seed lives in `kudo_instance`'s private state, which an action
+//! cannot read: a plan that depends on it runs only when this provider process saw the
+//! seed (the same apply applied or refreshed the instance, as `action_trigger` does).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -23,11 +15,11 @@ use tfplugin::{ActionProgress, AttributePath, Diagnostic, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, Progress, RunRequest};
-use kudo_package::Package;
-use kudo_plan::{Desired, Inputs};
+use kudo_engine::engine::{
+    self, ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Progress,
+};
 
-use crate::provider::{Session, health, running, sensitive, timeouts};
+use crate::provider::{Session, health, sensitive, timeouts};
 
 use super::deadline::{Deadline, engine_diagnostic};
 
@@ -157,31 +149,15 @@ pub(in crate::provider) async fn invoke(
         Ok(c) => c,
         Err(d) => return vec![d],
     };
-    let run = match prepare(session, &cluster, &cfg).await {
+    let prepared = match prepare(session, &cluster, &cfg).await {
         Ok(run) => run,
         Err(Refusal::Missing(d)) => return vec![d],
         Err(Refusal::Diagnostics(d)) => return d,
     };
-    let tree = match super::lookup::resolution(session, &run.operator_id, &run.package, false).await
-    {
-        Ok(Some(r)) => match kudo_plan::change::tree_of(
-            &r,
-            &run.package,
-            &cfg.name,
-            &cfg.namespace,
-            &run.all,
-            run.seed.as_deref(),
-            None,
-        ) {
-            Ok(t) => t,
-            Err(e) => {
-                return vec![
-                    Diagnostic::error("Cannot work out the instance's dependencies", e.to_string())
-                        .with_attribute(AttributePath::attribute("instance")),
-                ];
-            }
-        },
-        Ok(None) => kudo_plan::Tree::default(),
+    let resolution =
+        super::lookup::resolution(session, &prepared.operator_id, &prepared.package, false);
+    let resolution = match resolution.await {
+        Ok(r) => r,
         Err(d) => return vec![d],
     };
     // Nothing more is reported once Terraform asked the provider to stop: Terraform
@@ -200,48 +176,43 @@ pub(in crate::provider) async fn invoke(
         cfg.name, cfg.plan, cfg.namespace
     ));
     let health = health::HealthSettings::default().policy(&session.config.health);
-    let deadline = Deadline::new(cancel, cfg.timeout);
-    let request = RunRequest {
-        package: &run.package,
-        instance: &cfg.name,
+    let run = ActionRun {
         namespace: &cfg.namespace,
-        parameters: &run.public,
+        name: &cfg.name,
         plan: &cfg.plan,
-        previous_inventory: &[],
-        render_seed: run.seed.as_deref(),
-        dependencies: Some(&tree.packages),
-        crd_deletion: engine::CrdDeletion::default(),
-        crd_safety: session.config.crd_upgrade_safety,
+        resolution: resolution.as_ref(),
         health: &health,
+        crd_safety: session.config.crd_upgrade_safety,
         progress: Some(&sink),
-        tree: Default::default(),
     };
-    let mut result = match run.secret_changed {
-        true => {
-            engine::run_plan_with_sensitive(&cluster, request, &run.secret, &deadline.token).await
-        }
-        false => engine::run_plan(&cluster, request, &deadline.token).await,
+    let deadline = Deadline::new(cancel, cfg.timeout);
+    let result = engine::run_action(&cluster, &prepared, &run, &deadline.token).await;
+    let (mut result, status) = match result {
+        Ok(()) => (Ok(()), None),
+        Err((e, status)) => (Err(e), status),
     };
     let what = format!(
         "plan {:?} of instance {}/{}",
         cfg.plan, cfg.namespace, cfg.name
     );
     deadline.explain_limit(cancel, &what, "`timeout`", &mut result);
-    match result {
-        Ok(_) => Vec::new(),
-        Err(e) => {
-            let mut d = engine_diagnostic(
-                session,
-                &format!("Plan {} of instance {} failed", cfg.plan, cfg.name),
-                &e,
-            );
-            if let Some(tree) = status_tree(&cluster, &cfg).await {
-                d.detail = format!("{}\n\nPlan status:\n{tree}", d.detail);
-            }
-            d.detail = sensitive::redact(&d.detail, &run.secret);
-            vec![d]
-        }
+    let Err(e) = result else {
+        return Vec::new();
+    };
+    let mut d = engine_diagnostic(
+        session,
+        &format!("Plan {} of instance {} failed", cfg.plan, cfg.name),
+        &e,
+    );
+    if let Some(tree) = status {
+        d.detail = format!(
+            "{}\n\nPlan status:\n{}",
+            d.detail,
+            super::plan_status::describe(&tree)
+        );
     }
+    d.detail = sensitive::redact(&d.detail, &prepared.secret);
+    vec![d]
 }
 
 /// Why an action cannot run: the instance is missing (which a plan tolerates, since an
@@ -251,175 +222,78 @@ enum Refusal {
     Diagnostics(Vec<Diagnostic>),
 }
 
-impl From<Diagnostic> for Refusal {
-    fn from(d: Diagnostic) -> Refusal {
-        Refusal::Diagnostics(vec![d])
-    }
-}
-
-/// What a run needs, read from the cluster and checked.
-struct Prepared {
-    package: Package,
-    /// `<namespace>/<name>` of the OperatorVersion the instance runs.
-    operator_id: String,
-    /// `spec.parameters` with the action's public values over them.
-    public: BTreeMap<String, String>,
-    /// The `<name>-kudo-sensitive` values, with the action's values for those keys.
-    secret: BTreeMap<String, String>,
-    /// Both, as templates see them.
-    all: BTreeMap<String, String>,
-    secret_changed: bool,
-    seed: Option<String>,
-}
-
-async fn prepare(session: &Session, cluster: &Cluster, cfg: &Config) -> Result<Prepared, Refusal> {
-    let (namespace, name) = (cfg.namespace.as_str(), cfg.name.as_str());
-    let running = running::read(session, cluster, namespace, name)
-        .await?
-        .ok_or_else(|| {
-            Refusal::Missing(
-                Diagnostic::error(
-                    "No such instance",
-                    format!("There is no Instance {name} in namespace {namespace}: create it first (a kudo_instance resource), or correct `instance`."),
-                )
-                .with_attribute(AttributePath::attribute("instance")),
-            )
-        })?;
-    let running::Running {
-        record,
-        package,
-        operator_version: (ov_namespace, ov_name),
-        sensitive: mut secret,
-    } = running;
-    if !package.operator.plans.contains_key(&cfg.plan) {
-        let plans: Vec<&str> = package.operator.plans.keys().map(String::as_str).collect();
-        return Err(Diagnostic::error(
-            "No such plan",
-            format!(
-                "Operator {} has no plan {:?}; its plans are {}.",
-                package.operator.name,
-                cfg.plan,
-                plans.join(", ")
-            ),
-        )
-        .with_attribute(AttributePath::attribute("plan"))
-        .into());
-    }
-    check_parameters(&package, cfg)?;
-    let mut public = record.parameters();
-    let mut secret_changed = false;
-    for (k, v) in &cfg.parameters {
-        match secret.get_mut(k) {
-            Some(kept) => {
-                secret_changed |= kept != v;
-                kept.clone_from(v);
-            }
-            None => {
-                public.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    let mut all = public.clone();
-    all.extend(secret.clone());
-    let seed = match session.render_seed_of(namespace, name) {
-        Some(seed) => Some(seed),
-        None => {
-            seed_free(&package, cfg, &all)?;
-            None
-        }
-    };
-    Ok(Prepared {
-        package,
-        operator_id: format!("{ov_namespace}/{ov_name}"),
-        public,
-        all,
-        secret,
-        secret_changed,
-        seed,
-    })
-}
-
-/// Parameters the action may set: declared ones whose `trigger` is the plan it runs.
-fn check_parameters(package: &Package, cfg: &Config) -> Result<(), Refusal> {
-    let problems: Vec<Diagnostic> = cfg
-        .parameters
-        .keys()
-        .filter_map(|k| {
-            let at = AttributePath::attribute("parameters").key(k.clone());
-            let Some(p) = package.parameter(k) else {
-                return Some(
-                    Diagnostic::error(
-                        "Undeclared parameter",
-                        format!("Operator {} declares no parameter {k:?} (params.yaml).", package.operator.name),
-                    )
-                    .with_attribute(at),
-                );
-            };
-            let trigger = p.trigger.as_deref().filter(|t| !t.is_empty());
-            (trigger != Some(cfg.plan.as_str())).then(|| {
-                let runs = match trigger {
-                    Some(t) => format!("its trigger is plan {t:?}"),
-                    None => "it has no `trigger`, so it configures the instance".to_string(),
-                };
-                Diagnostic::error(
-                    "Parameter not an input of this plan",
-                    format!("An action running plan {:?} may only set parameters whose trigger is that plan, and {k:?} is not one: {runs}. Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers.", cfg.plan),
-                )
-                .with_attribute(at)
-            })
-        })
-        .collect();
-    match problems.is_empty() {
-        true => Ok(()),
-        false => Err(Refusal::Diagnostics(problems)),
-    }
-}
-
-/// Refuses a plan whose objects depend on the render seed: rendered with two different
-/// seeds, every task must do the same.
-fn seed_free(
-    package: &Package,
+/// Reads the instance and checks the run, with the seed this process saw.
+async fn prepare(
+    session: &Session,
+    cluster: &Cluster,
     cfg: &Config,
-    parameters: &BTreeMap<String, String>,
-) -> Result<(), Refusal> {
-    let render = |seed: &'static str| {
-        Desired::new(Inputs {
-            package,
-            instance: &cfg.name,
-            namespace: &cfg.namespace,
-            parameters,
-            seed: Some(seed),
-            dependencies: None,
-        })
-        .ok()
+) -> Result<PreparedAction, Refusal> {
+    let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
+    let req = ActionRequest {
+        namespace: &cfg.namespace,
+        name: &cfg.name,
+        plan: &cfg.plan,
+        parameters: &cfg.parameters,
+        seed: seed.as_deref(),
     };
-    let (a, b) = match (render("kudo-plan-action-a"), render("kudo-plan-action-b")) {
-        (Some(a), Some(b)) => (a, b),
-        // The run reports a package that does not render, with its own words.
-        _ => return Ok(()),
-    };
-    let (Ok(a), Ok(b)) = (a.plan(&cfg.plan), b.plan(&cfg.plan)) else {
-        return Ok(());
-    };
-    match a.first_differing_task(b) {
-        None => Ok(()),
-        Some(task) => Err(Diagnostic::error(
-            "This plan needs the instance's random seed",
-            format!("Task {task:?} of plan {:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...). The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`.", cfg.plan),
-        )
-        .with_attribute(AttributePath::attribute("plan"))
-        .into()),
+    engine::prepare_action(cluster, &req)
+        .await
+        .map_err(|e| refusal(session, cfg, e))
+}
+
+/// The engine's refusal, on the attribute it concerns.
+fn refusal(session: &Session, cfg: &Config, e: ActionRefusal) -> Refusal {
+    let on = |attr: &str| AttributePath::attribute(attr);
+    let one = |d: Diagnostic| Refusal::Diagnostics(vec![d]);
+    match e {
+        ActionRefusal::Missing { namespace, name } => Refusal::Missing(
+            Diagnostic::error(
+                "No such instance",
+                format!("There is no Instance {name} in namespace {namespace}: create it first (a kudo_instance resource), or correct `instance`."),
+            )
+            .with_attribute(on("instance")),
+        ),
+        ActionRefusal::Running(e) => one(crate::provider::running::error(session, &e)),
+        e @ ActionRefusal::NoPlan { .. } => {
+            one(Diagnostic::error("No such plan", e.to_string()).with_attribute(on("plan")))
+        }
+        ActionRefusal::Parameters(refused) => Refusal::Diagnostics(
+            refused
+                .into_iter()
+                .map(|(k, why)| parameter(cfg, &k, why))
+                .collect(),
+        ),
+        ActionRefusal::NeedsSeed { plan, task } => one(
+            Diagnostic::error(
+                "This plan needs the instance's random seed",
+                format!("Task {task:?} of plan {plan:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...). The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
+            )
+            .with_attribute(on("plan")),
+        ),
     }
 }
 
-/// The plan's status tree as the Instance records it, one line per phase and step.
-async fn status_tree(cluster: &Cluster, cfg: &Config) -> Option<String> {
-    let instance = cluster
-        .get(&engine::instance_ref(&cfg.namespace, &cfg.name))
-        .await
-        .ok()??;
-    let tree = engine::plan_status_of(&instance, &cfg.plan)?;
-    Some(super::plan_status::describe(&tree))
+/// A parameter the action may not set.
+fn parameter(cfg: &Config, k: &str, why: ParameterRefusal) -> Diagnostic {
+    let at = AttributePath::attribute("parameters").key(k.to_string());
+    match why {
+        ParameterRefusal::Undeclared { operator } => Diagnostic::error(
+            "Undeclared parameter",
+            format!("Operator {operator} declares no parameter {k:?} (params.yaml)."),
+        )
+        .with_attribute(at),
+        ParameterRefusal::NotAnInput { trigger } => {
+            let runs = match trigger {
+                Some(t) => format!("its trigger is plan {t:?}"),
+                None => "it has no `trigger`, so it configures the instance".to_string(),
+            };
+            Diagnostic::error(
+                "Parameter not an input of this plan",
+                format!("An action running plan {:?} may only set parameters whose trigger is that plan, and {k:?} is not one: {runs}. Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers.", cfg.plan),
+            )
+            .with_attribute(at)
+        }
+    }
 }
 
 #[cfg(test)]

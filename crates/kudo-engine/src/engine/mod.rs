@@ -1,6 +1,7 @@
 //! KUDO's plan engine: which plan runs, running it (phases, steps, tasks, health, plan
 //! status), the Operator/OperatorVersion objects, pruning and uninstall.
 
+mod action;
 mod apply;
 mod change;
 mod concurrent;
@@ -32,6 +33,10 @@ mod volumes;
 mod wait;
 mod webhook;
 
+pub use action::{
+    ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
+    RunningError, prepare_action, run_action, running,
+};
 pub use apply::{Applied, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change, refusal_of};
 pub use crd_safety::{CrdReport, CrdSafety, Finding as CrdFinding, Rule as CrdRule, check_crd};

@@ -1,0 +1,332 @@
+//! Running a named plan of an existing instance on demand, as `kubectl kudo plan
+//! trigger` does (KUDO 0.19: `planTrigger` in pkg/kudoctl/cmd/plan/plan_trigger.go sets
+//! `spec.planExecution.planName` and KUDO's controller runs it); here the engine runs
+//! it. What the instance is, which values the run may change, and whether the run can
+//! do without the instance's render seed are decided here.
+//!
+//! Decisions where KUDO is silent:
+//! - The run may only set parameters whose `trigger` is the plan: the others configure
+//!   the instance, which its owner (a `kudo_instance`) changes. `kubectl kudo update -p`
+//!   of a parameter runs its trigger plan the same way (`select_plan`).
+//! - The run prunes nothing (no previous inventory): KUDO never prunes, and what the
+//!   instance owns is its owner's to tidy on its next apply or destroy.
+//! - Without the instance's render seed, a plan whose objects do not depend on the seed
+//!   runs with none; one that does is refused: running it with another seed would
+//!   replace generated passwords and keys.
+
+use std::collections::BTreeMap;
+
+use kudo_package::Package;
+use kudo_plan::{Desired, Inputs};
+use kudo_resolve::Resolution;
+use tokio_util::sync::CancellationToken;
+
+use super::progress::Progress;
+use super::readiness::HealthPolicy;
+use super::run::{RunRequest, run_plan, run_plan_with_sensitive};
+use super::{CrdDeletion, CrdSafety, EngineError, InstanceObject, PlanStatus, instance_ref};
+use crate::cluster::Cluster;
+
+/// An existing Instance as the cluster holds it, with the package of the OperatorVersion
+/// it runs and the values kept in its `<name>-kudo-sensitive` Secret.
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub record: InstanceObject,
+    pub package: Package,
+    /// Namespace and name of the OperatorVersion it runs.
+    pub operator_version: (String, String),
+    pub sensitive: BTreeMap<String, String>,
+}
+
+/// Why an instance cannot be read as [`Running`].
+#[derive(Debug, thiserror::Error)]
+pub enum RunningError {
+    #[error("cannot read the instance: {0}")]
+    Instance(#[source] crate::cluster::ClusterError),
+    #[error("cannot read the instance's operator: {0}")]
+    Operator(#[source] EngineError),
+    #[error(
+        "Instance {namespace}/{name} runs OperatorVersion {ov_namespace}/{ov_name}, which is not in the cluster."
+    )]
+    OperatorMissing {
+        namespace: String,
+        name: String,
+        ov_namespace: String,
+        ov_name: String,
+    },
+    #[error("cannot read the sensitive parameters: {0}")]
+    Sensitive(#[source] EngineError),
+}
+
+/// The Instance `namespace/name`; `Ok(None)` when there is none (each caller says what
+/// that means for it). Its OperatorVersion must be in the cluster.
+pub async fn running(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Running>, RunningError> {
+    let Some(instance) = cluster
+        .get(&instance_ref(namespace, name))
+        .await
+        .map_err(RunningError::Instance)?
+    else {
+        return Ok(None);
+    };
+    let record = InstanceObject::from_value(&instance);
+    let (ov_namespace, ov_name) = record.operator_version(namespace);
+    let operator_version = (ov_namespace.to_string(), ov_name.to_string());
+    let package = super::load_operator(cluster, ov_namespace, ov_name)
+        .await
+        .map_err(RunningError::Operator)?
+        .ok_or_else(|| RunningError::OperatorMissing {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            ov_namespace: operator_version.0.clone(),
+            ov_name: operator_version.1.clone(),
+        })?;
+    let sensitive = super::read_sensitive(cluster, namespace, name)
+        .await
+        .map_err(RunningError::Sensitive)?;
+    Ok(Some(Running {
+        record,
+        package,
+        operator_version,
+        sensitive,
+    }))
+}
+
+/// A plan to run on an existing instance.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionRequest<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub plan: &'a str,
+    /// Values the run sets (each a parameter whose trigger is `plan`).
+    pub parameters: &'a BTreeMap<String, String>,
+    /// The instance's render seed, when the caller has it.
+    pub seed: Option<&'a str>,
+}
+
+/// Why the plan cannot run; each names what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum ActionRefusal {
+    #[error("there is no Instance {name} in namespace {namespace}")]
+    Missing { namespace: String, name: String },
+    #[error(transparent)]
+    Running(Box<RunningError>),
+    #[error("Operator {operator} has no plan {plan:?}; its plans are {}.", plans.join(", "))]
+    NoPlan {
+        operator: String,
+        plan: String,
+        plans: Vec<String>,
+    },
+    /// Parameters the run may not set: (name, why).
+    #[error("parameters the plan does not take")]
+    Parameters(Vec<(String, ParameterRefusal)>),
+    /// The plan renders differently with another seed, and the seed is not known.
+    #[error("task {task:?} of plan {plan:?} depends on the instance's render seed")]
+    NeedsSeed { plan: String, task: String },
+}
+
+/// Why one parameter may not be set by the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParameterRefusal {
+    /// The package declares no such parameter.
+    Undeclared { operator: String },
+    /// Its trigger is another plan (`Some`), or it has none.
+    NotAnInput { trigger: Option<String> },
+}
+
+/// What a run of the plan needs, read from the cluster and checked.
+#[derive(Debug, Clone)]
+pub struct PreparedAction {
+    pub package: Package,
+    /// `<namespace>/<name>` of the OperatorVersion the instance runs.
+    pub operator_id: String,
+    /// `spec.parameters` with the run's public values over them.
+    pub public: BTreeMap<String, String>,
+    /// The instance's sensitive values, with the run's values for those keys.
+    pub secret: BTreeMap<String, String>,
+    /// Both, as templates see them.
+    pub all: BTreeMap<String, String>,
+    /// Whether the run changes a sensitive value (the Secret is written again).
+    pub secret_changed: bool,
+    pub seed: Option<String>,
+}
+
+/// Reads the instance and checks the run `req` asks for.
+pub async fn prepare_action(
+    cluster: &Cluster,
+    req: &ActionRequest<'_>,
+) -> Result<PreparedAction, ActionRefusal> {
+    let running = running(cluster, req.namespace, req.name)
+        .await
+        .map_err(|e| ActionRefusal::Running(Box::new(e)))?
+        .ok_or_else(|| ActionRefusal::Missing {
+            namespace: req.namespace.to_string(),
+            name: req.name.to_string(),
+        })?;
+    let Running {
+        record,
+        package,
+        operator_version: (ov_namespace, ov_name),
+        sensitive: mut secret,
+    } = running;
+    if !package.operator.plans.contains_key(req.plan) {
+        return Err(ActionRefusal::NoPlan {
+            operator: package.operator.name.clone(),
+            plan: req.plan.to_string(),
+            plans: package.operator.plans.keys().cloned().collect(),
+        });
+    }
+    check_parameters(&package, req)?;
+    let mut public = record.parameters();
+    let mut secret_changed = false;
+    for (k, v) in req.parameters {
+        match secret.get_mut(k) {
+            Some(kept) => {
+                secret_changed |= kept != v;
+                kept.clone_from(v);
+            }
+            None => {
+                public.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let mut all = public.clone();
+    all.extend(secret.clone());
+    if req.seed.is_none() {
+        seed_free(&package, req, &all)?;
+    }
+    Ok(PreparedAction {
+        package,
+        operator_id: format!("{ov_namespace}/{ov_name}"),
+        public,
+        all,
+        secret,
+        secret_changed,
+        seed: req.seed.map(str::to_string),
+    })
+}
+
+/// Parameters the run may set: declared ones whose `trigger` is the plan it runs.
+fn check_parameters(package: &Package, req: &ActionRequest<'_>) -> Result<(), ActionRefusal> {
+    let refused: Vec<(String, ParameterRefusal)> = req
+        .parameters
+        .keys()
+        .filter_map(|k| {
+            let Some(p) = package.parameter(k) else {
+                let operator = package.operator.name.clone();
+                return Some((k.clone(), ParameterRefusal::Undeclared { operator }));
+            };
+            let trigger = p.trigger.as_deref().filter(|t| !t.is_empty());
+            (trigger != Some(req.plan)).then(|| {
+                let trigger = trigger.map(str::to_string);
+                (k.clone(), ParameterRefusal::NotAnInput { trigger })
+            })
+        })
+        .collect();
+    match refused.is_empty() {
+        true => Ok(()),
+        false => Err(ActionRefusal::Parameters(refused)),
+    }
+}
+
+/// Refuses a plan whose objects depend on the render seed: rendered with two different
+/// seeds, every task must do the same.
+fn seed_free(
+    package: &Package,
+    req: &ActionRequest<'_>,
+    parameters: &BTreeMap<String, String>,
+) -> Result<(), ActionRefusal> {
+    let render = |seed: &'static str| {
+        Desired::new(Inputs {
+            package,
+            instance: req.name,
+            namespace: req.namespace,
+            parameters,
+            seed: Some(seed),
+            dependencies: None,
+        })
+        .ok()
+    };
+    let (Some(a), Some(b)) = (render("kudo-plan-action-a"), render("kudo-plan-action-b")) else {
+        // The run reports a package that does not render, with its own words.
+        return Ok(());
+    };
+    let (Ok(a), Ok(b)) = (a.plan(req.plan), b.plan(req.plan)) else {
+        return Ok(());
+    };
+    match a.first_differing_task(b) {
+        None => Ok(()),
+        Some(task) => Err(ActionRefusal::NeedsSeed {
+            plan: req.plan.to_string(),
+            task: task.to_string(),
+        }),
+    }
+}
+
+/// How the run goes.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionRun<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub plan: &'a str,
+    /// The dependency tree its KudoOperator tasks take their packages from.
+    pub resolution: Option<&'a Resolution>,
+    pub health: &'a HealthPolicy,
+    pub crd_safety: CrdSafety,
+    pub progress: Option<&'a Progress>,
+}
+
+/// Runs the prepared plan until it completes, fails, or `cancel` fires. A failure comes
+/// with the plan's status tree as the Instance records it.
+pub async fn run_action(
+    cluster: &Cluster,
+    prepared: &PreparedAction,
+    run: &ActionRun<'_>,
+    cancel: &CancellationToken,
+) -> Result<(), (EngineError, Option<PlanStatus>)> {
+    let tree = match run.resolution {
+        Some(r) => kudo_plan::change::tree_of(
+            r,
+            &prepared.package,
+            run.name,
+            run.namespace,
+            &prepared.all,
+            prepared.seed.as_deref(),
+            None,
+        )
+        .map_err(|e| (EngineError::fatal(e.to_string()), None))?,
+        None => kudo_plan::Tree::default(),
+    };
+    let request = RunRequest {
+        package: &prepared.package,
+        instance: run.name,
+        namespace: run.namespace,
+        parameters: &prepared.public,
+        plan: run.plan,
+        previous_inventory: &[],
+        render_seed: prepared.seed.as_deref(),
+        dependencies: Some(&tree.packages),
+        crd_deletion: CrdDeletion::default(),
+        crd_safety: run.crd_safety,
+        health: run.health,
+        progress: run.progress,
+        tree: Default::default(),
+    };
+    let result = match prepared.secret_changed {
+        true => run_plan_with_sensitive(cluster, request, &prepared.secret, cancel).await,
+        false => run_plan(cluster, request, cancel).await,
+    };
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let status = match cluster.get(&instance_ref(run.namespace, run.name)).await {
+                Ok(Some(instance)) => super::plan_status_of(&instance, run.plan),
+                _ => None,
+            };
+            Err((e, status))
+        }
+    }
+}
