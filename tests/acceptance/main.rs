@@ -38,6 +38,7 @@ mod operators;
 mod ownership;
 mod packages;
 mod patches;
+mod pictures;
 mod preview;
 mod query;
 mod quickstart;
