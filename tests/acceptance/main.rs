@@ -39,6 +39,7 @@ mod ownership;
 mod packages;
 mod patches;
 mod pictures;
+mod pipe_failures;
 mod preview;
 mod query;
 mod quickstart;

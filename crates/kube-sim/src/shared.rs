@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::containers::ContainerExit;
 use crate::exec::ExecFile;
 use crate::faults::{FaultRule, RequestStats};
 use crate::store::Store;
@@ -22,6 +23,7 @@ pub struct Shared {
     /// Requests by `"<verb> <resource>"` (see [`crate::faults::RequestInfo::key`]).
     counts: Mutex<BTreeMap<String, u64>>,
     exec_files: Mutex<Vec<ExecFile>>,
+    container_exits: Mutex<Vec<ContainerExit>>,
 }
 
 /// A poisoned lock only means another request panicked; the data is still usable.
@@ -46,6 +48,7 @@ impl Shared {
             stats: Mutex::new(RequestStats::default()),
             counts: Mutex::new(BTreeMap::new()),
             exec_files: Mutex::new(Vec::new()),
+            container_exits: Mutex::new(Vec::new()),
         }
     }
 
@@ -71,5 +74,9 @@ impl Shared {
 
     pub fn exec_files(&self) -> MutexGuard<'_, Vec<ExecFile>> {
         lock(&self.exec_files)
+    }
+
+    pub fn container_exits(&self) -> MutexGuard<'_, Vec<ContainerExit>> {
+        lock(&self.container_exits)
     }
 }

@@ -14,6 +14,7 @@ mod operator;
 mod ownership;
 mod pipe;
 mod planning;
+mod pod_trouble;
 mod preview;
 mod progress;
 mod prune;
