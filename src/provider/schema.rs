@@ -14,7 +14,7 @@ pub fn provider() -> Schema {
     let repository = Block::new()
         .description("An operator repository (a KUDO `index.yaml`) that `package` names are looked up in.")
         .attribute(string("name").required().description("Name of the repository, used in messages and in `kudo_operator.package` references such as `name/package`."))
-        .attribute(string("url").required().description("URL of the repository: an `http(s)://` address or a folder/`file://` path holding `index.yaml`."))
+        .attribute(string("url").required().description("URL of the repository: an `http(s)://` address or a folder/`file://` path holding `index.yaml`. Other schemes (`ftp://`, `s3://`) are refused, naming the repository."))
         .attribute(
             Attribute::new("priority", Type::Number)
                 .optional()

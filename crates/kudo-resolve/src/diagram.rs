@@ -92,7 +92,8 @@ pub fn to_dot(resolution: &Resolution, enabled: Option<&Enabled>) -> String {
     let picture = picture(resolution, enabled);
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", dot_text(&picture.title));
-    out.push_str("  rankdir=TB;\n");
+    // Room between siblings: edge labels (task and range) are wider than the boxes.
+    out.push_str("  rankdir=TB;\n  nodesep=0.6;\n  ranksep=0.8;\n");
     out.push_str("  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=11];\n");
     out.push_str("  edge [fontname=\"Helvetica\", fontsize=9];\n");
     for n in &picture.nodes {
