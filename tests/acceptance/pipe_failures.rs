@@ -83,7 +83,10 @@ fn a_failed_init_container_is_named_with_its_exit_and_log() {
     ] {
         assert!(text.contains(says), "the error says {says:?}:\n{run}");
     }
-    for line in ["\n    fetching the page\n", "\n    wget: bad address 'cowsay.invalid'"] {
+    for line in [
+        "\n    fetching the page\n",
+        "\n    wget: bad address 'cowsay.invalid'",
+    ] {
         assert!(run.stderr.contains(line), "the log line {line:?}:\n{run}");
     }
     assert!(!text.contains("no reason given"), "{run}");
