@@ -651,7 +651,8 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             // takes it from the configuration.
             let mut state = state_for(&pkg, Attr::Null, namespace);
             // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
-            // record it, so the next plan shows only the `package` it cannot know.
+            // record it, so the next plan shows only the `package` it cannot know (and `graph`,
+            // left null: its root names the package's location, which the cluster does not keep).
             let has_dependencies =
                 !pkg.operator.dependencies.is_empty() || kudo_plan::has_dependency_tasks(&pkg);
             if !has_dependencies {
