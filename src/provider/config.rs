@@ -258,7 +258,16 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
                     "Duplicate repository name",
                     format!("Two `repository` blocks are named {name:?}; give each a unique name."),
                 )
-                .with_attribute(path.attr("name")),
+                .with_attribute(path.clone().attr("name")),
+            );
+        }
+        if let Some(problem) = kudo_package::repository_url_problem(&url) {
+            diags.push(
+                Diagnostic::error(
+                    "Unsupported repository URL",
+                    format!("Repository {name:?}: {problem}."),
+                )
+                .with_attribute(path.clone().attr("url")),
             );
         }
         let priority = block.priority.as_i64().unwrap_or(0);
@@ -785,6 +794,14 @@ mod tests {
                     Value::list([repository(gv("a"), Value::Unknown)]),
                 )]),
                 AttributePath::attribute("repository").index(0),
+            ),
+            (
+                "unsupported repository scheme",
+                Value::object([(
+                    "repository",
+                    Value::list([repository(gv("mirror"), gv("ftp://example.com/kudo"))]),
+                )]),
+                AttributePath::attribute("repository").index(0).attr("url"),
             ),
             (
                 "duplicate repository",

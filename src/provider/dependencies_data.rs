@@ -12,7 +12,9 @@ use tfplugin::{
     Attr, Attribute, AttributePath, Block, DataSource, Diagnostic, IntoValue, Schema, Type, Value,
 };
 
-use super::resolve::{Dependency, load_with_dependencies, overrides_of, resolution_values};
+use super::resolve::{
+    Dependency, load_with_dependencies, overrides_of, resolution_graph, resolution_values,
+};
 use super::schema::dependency_type;
 use super::{Call, RepositoryConfig};
 
@@ -27,6 +29,7 @@ tfplugin::model! {
         pub dependency_overrides: Value,
         pub dependencies: Attr<Vec<Dependency>>,
         pub install_order: Attr<Vec<String>>,
+        pub graph: Attr<String>,
     }
 }
 
@@ -57,7 +60,8 @@ pub fn schema() -> Schema {
             .attribute(Attribute::new("package", Type::String).required().description("The operator package, as in `kudo_operator.package`: a local folder or `.tgz` file (relative paths are resolved from the working directory; use `${path.module}`), an `http(s)://` URL of a `.tgz`, or `name`, `name@<operatorVersion>` or `name@<appVersion>_<operatorVersion>` looked up in the provider's `repository` blocks."))
             .attribute(Attribute::new("dependency_overrides", Type::map(Type::String)).optional().description("Same as `kudo_operator.dependency_overrides`: pins or overrides the version of a dependency, by package name: an operatorVersion or range (`\"1.3.2\"`, `\">=1.3.0 <2.0.0\"`, `\"1.x\"`), `\"app=<range>\"` for the appVersion, or both joined by `;`."))
             .attribute(Attribute::new("dependencies", Type::list(dependency_type())).computed().description("The operators the package installs, transitively, parents before children; the same value as `kudo_operator.dependencies`: `package`, `operator_version`, `app_version`, `operator_version_name`, `source` (repository or folder), `required_by` (the package whose task asks for it), `constraint` (what that task or an override asked for) and `enabled` (false when an `enablingParameter` default switches it off)."))
-            .attribute(Attribute::new("install_order", Type::list(Type::String)).computed().description("OperatorVersion names in the order they are installed: dependencies before the packages that need them, the package itself last. The same value as `kudo_operator.install_order`.")),
+            .attribute(Attribute::new("install_order", Type::list(Type::String)).computed().description("OperatorVersion names in the order they are installed: dependencies before the packages that need them, the package itself last. The same value as `kudo_operator.install_order`."))
+            .attribute(Attribute::new("graph", Type::String).computed().description(super::schema::GRAPH_DESCRIPTION)),
     )
 }
 
@@ -96,6 +100,7 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
             let state = DependenciesModel {
                 dependencies: Attr::Known(deps),
                 install_order: Attr::Known(order),
+                graph: Attr::Known(resolution_graph(&resolution)),
                 ..model
             };
             (
@@ -125,6 +130,7 @@ mod tests {
             ("dependency_overrides", Value::Null),
             ("dependencies", Value::Null),
             ("install_order", Value::Null),
+            ("graph", Value::Null),
         ])
     }
 

@@ -15,7 +15,8 @@ use kudo_resolve::Resolution;
 
 use super::packages::{self, PlanCache, parse_operator_id};
 use super::resolve::{
-    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_values, resolve_loaded,
+    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_graph,
+    resolution_values, resolve_loaded,
 };
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
@@ -34,6 +35,7 @@ tfplugin::model! {
         pub dependency_overrides: Value,
         pub dependencies: Attr<Vec<Dependency>>,
         pub install_order: Attr<Vec<String>>,
+        pub graph: Attr<String>,
         pub digest: Attr<String>,
     }
 }
@@ -105,6 +107,7 @@ fn with_resolution(
     state.dependency_overrides = overrides;
     state.dependencies = Attr::Known(deps);
     state.install_order = Attr::Known(order);
+    state.graph = Attr::Known(resolution_graph(resolution));
     state
 }
 
@@ -249,6 +252,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     if !tree_known {
         planned.dependencies = Attr::Unknown;
         planned.install_order = Attr::Unknown;
+        planned.graph = Attr::Unknown;
     }
     let planned = planned.into_value();
     PlanResponse {
@@ -661,7 +665,8 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             // takes it from the configuration.
             let mut state = state_for(&pkg, Attr::Null, namespace);
             // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
-            // record it, so the next plan shows only the `package` it cannot know.
+            // record it, so the next plan shows only the `package` it cannot know (and `graph`,
+            // left null: its root names the package's location, which the cluster does not keep).
             let has_dependencies =
                 !pkg.operator.dependencies.is_empty() || kudo_plan::has_dependency_tasks(&pkg);
             if !has_dependencies {

@@ -181,6 +181,13 @@ pub fn resolution_values(resolution: &Resolution) -> (Vec<Dependency>, Vec<Strin
     (deps, resolution.install_order_versions())
 }
 
+/// `graph`: the tree as a Mermaid flowchart, the text `resolve --format mermaid`
+/// prints for the same package, repositories and overrides (no parameter values:
+/// `enablingParameter` subtrees as their defaults switch them).
+pub fn resolution_graph(resolution: &Resolution) -> String {
+    kudo_resolve::to_mermaid(resolution, None)
+}
+
 /// A warning for each override key that names no package of the tree: most likely a
 /// typo, which would otherwise silently leave the version unpinned.
 pub fn unused_override_warnings(resolution: &Resolution) -> Vec<Diagnostic> {

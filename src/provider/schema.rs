@@ -14,7 +14,7 @@ pub fn provider() -> Schema {
     let repository = Block::new()
         .description("An operator repository (a KUDO `index.yaml`) that `package` names are looked up in.")
         .attribute(string("name").required().description("Name of the repository, used in messages and in `kudo_operator.package` references such as `name/package`."))
-        .attribute(string("url").required().description("URL of the repository: an `http(s)://` address or a folder/`file://` path holding `index.yaml`."))
+        .attribute(string("url").required().description("URL of the repository: an `http(s)://` address or a folder/`file://` path holding `index.yaml`. Other schemes (`ftp://`, `s3://`) are refused, naming the repository."))
         .attribute(
             Attribute::new("priority", Type::Number)
                 .optional()
@@ -77,9 +77,13 @@ pub fn operator() -> Schema {
             .attribute(Attribute::new("dependency_overrides", Type::map(Type::String)).optional().description("Pins or overrides the version of a dependency, by package name: an operatorVersion or range (`\"1.3.2\"`, `\">=1.3.0 <2.0.0\"`, `\"1.x\"`), `\"app=<range>\"` for the appVersion, or both joined by `;`. It replaces what the packages ask for that dependency."))
             .attribute(Attribute::new("dependencies", Type::list(dependency_type())).computed().description("The operators this package installs through KudoOperator tasks, transitively, and those its operator.yaml `dependencies:` list requires (installed as operators only, without instances), resolved at plan time: `package`, `operator_version`, `app_version`, `operator_version_name`, `source` (repository or folder), `required_by` (the package whose task or list asks for it), `constraint` (what was asked: a range, or `provides <group>/<version> <Kind>`) and `enabled` (false when an `enablingParameter` default switches it off)."))
             .attribute(Attribute::new("install_order", Type::list(Type::String)).computed().description("OperatorVersion names in the order they are installed: dependencies before the packages that need them, this package last."))
+            .attribute(string("graph").computed().description(GRAPH_DESCRIPTION))
             .attribute(string("digest").computed().description("SHA-256 of the package content as installed; a change of any template or plan changes it and updates the instances that use it.")),
     )
 }
+
+/// `graph` of `kudo_operator` and `kudo_dependencies`.
+pub const GRAPH_DESCRIPTION: &str = "The dependency tree as a Mermaid flowchart (GitHub and GitLab draw ```mermaid blocks in pull requests and READMEs): every instance with its package, version and where the package comes from, an arrow from parent to child labelled with the KudoOperator task and what it asks for, subtrees an `enablingParameter` default switches off drawn dashed, and operators installed without an instance (operator.yaml `dependencies:`) as hexagons. The same text as `terraform-provider-kudo resolve --format mermaid` prints for the same package, repositories and overrides; known when `dependencies` is.";
 
 pub fn dependency_type() -> Type {
     Type::object([

@@ -781,3 +781,72 @@ fn verify_names_both_templates_that_render_one_object() {
         describe(&out)
     );
 }
+
+/// Documents that are not one named object (no `kind`, no `metadata.name`, a `List`)
+/// are named by template and document in `package verify` and `render`.
+#[test]
+fn verify_and_render_name_documents_that_are_not_one_named_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, other, says) in [
+        (
+            "no-kind",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n---\napiVersion: v1\nmetadata:\n  name: x\n",
+            "document 2: the object has no `kind`",
+        ),
+        (
+            "no-name",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  generateName: s-\n",
+            "document 1: Secret has no `metadata.name` (`generateName` is not enough",
+        ),
+        (
+            "list",
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: s\n",
+            "document 1: a List of 1 objects cannot be applied",
+        ),
+    ] {
+        let pkg = tmp.path().join(name);
+        package_with(&pkg, &[("templates/other.yaml", other)]);
+        verify_fails(
+            &pkg,
+            &[(
+                "error: templates/other.yaml: plan \"deploy\", phase \"main\", step \"app\", task \"app\": ",
+                says,
+            )],
+            1,
+        );
+        let out = run(&["render", path_str(&pkg)]);
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("template templates/other.yaml: ") && err.contains(says),
+            "{name}: {}",
+            describe(&out)
+        );
+    }
+}
+
+/// An operator name Kubernetes cannot take is reported on operator.yaml's `name` line.
+#[test]
+fn verify_and_render_name_an_invalid_operator_name_in_operator_yaml() {
+    let tmp = tempfile::tempdir().unwrap();
+    package_with(
+        tmp.path(),
+        &[(
+            "operator.yaml",
+            &VALID_OPERATOR.replace("name: demo\n", "name: Bad_Operator!\n"),
+        )],
+    );
+    let at = format!("{}/operator.yaml:2:7: field `name`", tmp.path().display());
+    for command in [&["package", "verify"][..], &["render"][..]] {
+        let mut args = command.to_vec();
+        args.push(path_str(tmp.path()));
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains(&at) && all.contains("\"Bad_Operator!\" is not a valid operator name"),
+            "{}",
+            describe(&out)
+        );
+    }
+}

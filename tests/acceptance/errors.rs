@@ -514,3 +514,99 @@ fn a_cluster_package_source_naming_no_operator_version_says_so() {
         "{run}"
     );
 }
+
+/// A template that renders something no API server can take as one object (no
+/// `kind`, no `metadata.name`, a `List`) fails the plan naming the template and the
+/// document, before anything of the instance is written.
+#[test]
+fn a_manifest_without_kind_or_name_or_a_list_fails_the_plan_naming_template_and_document() {
+    let ctx = TestContext::new("err-manifest-shape");
+    for (content, says) in [
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-extra\n---\napiVersion: v1\nmetadata:\n  name: {{ .Name }}-content\ndata:\n  MESSAGE: x\n",
+            "template templates/configmap.yaml: document 2: the object has no `kind`",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    app: {{ .Name }}\ndata:\n  MESSAGE: x\n",
+            "template templates/configmap.yaml: document 1: ConfigMap has no `metadata.name`",
+        ),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: {{ .Name }}-content\n",
+            "template templates/configmap.yaml: document 1: a List of 1 objects cannot be applied",
+        ),
+    ] {
+        quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+        ctx.write("operator/templates/configmap.yaml", content);
+        let run = ctx.tf.plan(&[]).assert_clean_error();
+        let text = flat(&run.stderr);
+        assert!(text.contains(says), "{says}:\n{run}");
+        assert!(
+            text.contains("plan \"deploy\", phase \"config\", step \"content\""),
+            "the plan location:\n{run}"
+        );
+    }
+    assert!(
+        ctx.kube().instance(&ctx.namespace, "web").is_none(),
+        "nothing of the instance may be written"
+    );
+    ctx.mark_cleaned();
+}
+
+/// operator.yaml's `name` must be able to name the Operator object: a name Kubernetes
+/// would refuse fails the plan on `package`, naming the file, its line and the field.
+#[test]
+fn an_invalid_operator_name_fails_the_plan_naming_operator_yaml() {
+    let ctx = TestContext::new("err-operator-name");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let path = ctx.workdir.join("operator/operator.yaml");
+    let original = std::fs::read_to_string(&path).expect("read operator.yaml");
+    let line = original
+        .lines()
+        .position(|l| l.starts_with("name: "))
+        .map(|i| i + 1)
+        .expect("operator.yaml has a name line");
+    std::fs::write(
+        &path,
+        original.replacen("name: webapp", "name: Bad_Operator!", 1),
+    )
+    .expect("write operator.yaml");
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains(&format!(
+            "operator/operator.yaml:{line}:7: field `name`: \"Bad_Operator!\" is not a valid operator name"
+        )),
+        "{run}"
+    );
+    assert!(text.contains("use e.g. \"bad-operator\""), "{run}");
+    let package_line = main_tf_line(&ctx, "package ");
+    assert!(
+        text.contains(&format!(
+            "on main.tf line {package_line}, in resource \"kudo_operator\" \"webapp\""
+        )),
+        "{run}"
+    );
+    ctx.mark_cleaned();
+}
+
+/// A repository URL of a scheme the provider cannot read is refused on the block's
+/// `url`, naming the repository and the schemes that work, not read as a folder.
+#[test]
+fn an_unsupported_repository_scheme_is_refused_on_its_url() {
+    let ctx = TestContext::new("err-repo-scheme");
+    let text = plan_fails_with(
+        &ctx,
+        "provider \"kudo\" {\n  repository {\n    name = \"mirror\"\n    url  = \"ftp://example.com/kudo\"\n  }\n}",
+    );
+    assert!(text.contains("Unsupported repository URL"), "{text}");
+    assert!(
+        text.contains("Repository \"mirror\": \"ftp://example.com/kudo\" uses the ftp:// scheme, which is not supported; a repository URL is an http:// or https:// URL, a file:// URL, or a path to a folder"),
+        "{text}"
+    );
+    assert!(!text.contains("No such file"), "{text}");
+    let url_line = main_tf_line(&ctx, "url ");
+    assert!(
+        text.contains(&format!("on main.tf line {url_line}, in provider \"kudo\"")),
+        "the error points at the url line {url_line}:\n{text}"
+    );
+}

@@ -41,6 +41,8 @@ mod ownership;
 mod packages;
 mod patches;
 mod permissions;
+mod pictures;
+mod pipe_failures;
 mod preview;
 mod query;
 mod quickstart;

@@ -2,7 +2,7 @@
 //! the plan lists them in `kudo_operator.dependencies`, the apply installs their
 //! OperatorVersions (and no instances of them), the destroy removes them.
 
-use crate::harness::{TestContext, repo_root};
+use crate::harness::{TestContext, provider_binary, repo_root};
 
 const KUDO: &str = "kudo.dev/v1beta1";
 
@@ -41,6 +41,11 @@ resource "kudo_instance" "this" {{
     );
 
     let plan = ctx.tf.plan(&[]).assert_success().assert_no_crash();
+    // The picture is known at plan time: Terraform shows it.
+    assert!(
+        plan.output().contains("flowchart TD"),
+        "plan shows the graph:\n{plan}"
+    );
     for shown in [
         "\"zookeeper-0.3.1\"",
         "\"operatorVersion >=0.3.0 <0.4.0\"",
@@ -85,6 +90,30 @@ resource "kudo_instance" "this" {{
     for ov in ["zookeeper-0.3.1", "kafka-1.1.0", "shop-0.1.0"] {
         ctx.kube()
             .must_get(KUDO, "OperatorVersion", Some(&ctx.namespace), ov);
+    }
+    // `graph` is what `resolve --format mermaid` prints for the same package and
+    // repository: the required operators as hexagons, with what asked for them.
+    let cli = std::process::Command::new(provider_binary())
+        .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+        .arg("resolve")
+        .arg(repo.join("shop"))
+        .arg("--repo")
+        .arg(format!("olm={}", repo.display()))
+        .args(["--format", "mermaid"])
+        .output()
+        .expect("the provider binary runs");
+    let mermaid = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    assert_eq!(op["graph"].as_str(), Some(&*mermaid), "{op:#}");
+    for shown in [
+        "o0{{\"zookeeper 0.3.1<br/>operator only, no instance<br/>from repository olm\"}}",
+        "i0 -->|\"requires (dependencies[1])<br/>provides kafka.example.com/v1 Broker\"| o1",
+    ] {
+        assert!(mermaid.contains(shown), "{shown}:\n{mermaid}");
     }
     // Required operators are installed, not run: the instance has no children.
     let inst = state

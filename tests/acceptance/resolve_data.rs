@@ -1,6 +1,7 @@
 //! The `kudo_dependencies` data source through real Terraform, with no cluster
-//! configured, against `terraform-provider-kudo resolve --json` for the same package,
-//! repositories and overrides: CI pipelines may use either and must get one answer.
+//! configured, against `terraform-provider-kudo resolve --json` (and `--format mermaid`
+//! for its `graph`) for the same package, repositories and overrides: CI pipelines may
+//! use either and must get one answer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,6 +50,9 @@ output "dependencies" {{
 output "install_order" {{
   value = data.kudo_dependencies.this.install_order
 }}
+output "graph" {{
+  value = data.kudo_dependencies.this.graph
+}}
 "#,
         package = package.display().to_string(),
     )
@@ -63,10 +67,20 @@ struct CliRun {
 /// `terraform-provider-kudo resolve PACKAGE --json` with the same repository and
 /// overrides as [`config`].
 fn cli_resolve(repository: Option<&str>, package: &Path, overrides: &[(&str, &str)]) -> CliRun {
+    cli_resolve_as(repository, package, overrides, "json")
+}
+
+/// The same, printing `format` (`json`, `mermaid`, ...).
+fn cli_resolve_as(
+    repository: Option<&str>,
+    package: &Path,
+    overrides: &[(&str, &str)],
+    format: &str,
+) -> CliRun {
     let mut cmd = Command::new(provider_binary());
     cmd.arg("resolve")
         .arg(package)
-        .arg("--json")
+        .args(["--format", format])
         .env_remove("TF_PLUGIN_MAGIC_COOKIE");
     if let Some(url) = repository {
         cmd.arg("--repo").arg(format!("fixtures={url}"));
@@ -96,10 +110,28 @@ fn cli_json(run: &CliRun) -> Value {
 }
 
 /// Applies the configuration (data sources only) and checks that its outputs are
-/// exactly what the CLI printed; returns the install order.
-fn assert_same_answer(ctx: &TestContext, cli: &Value) -> Vec<String> {
+/// exactly what the CLI printed (`graph`: what `--format mermaid` printed); returns the
+/// install order.
+fn assert_same_answer(ctx: &TestContext, cli: &Value, mermaid: &CliRun) -> Vec<String> {
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
     let outputs = ctx.tf.outputs();
+    assert_eq!(
+        mermaid.code,
+        Some(0),
+        "{}\n{}",
+        mermaid.stdout,
+        mermaid.stderr
+    );
+    assert!(
+        mermaid.stdout.starts_with("flowchart TD\n"),
+        "{}",
+        mermaid.stdout
+    );
+    assert_eq!(
+        outputs.get("graph").and_then(Value::as_str),
+        Some(mermaid.stdout.as_str()),
+        "data source graph vs resolve --format mermaid"
+    );
     assert_eq!(
         outputs.get("dependencies"),
         cli.get("dependencies"),
@@ -130,7 +162,8 @@ fn kep29_tree_matches_the_cli_without_a_cluster() {
     ctx.write("main.tf", &config(Some(&url), &package, ""));
 
     let cli = cli_json(&cli_resolve(Some(&url), &package, &[]));
-    let order = assert_same_answer(&ctx, &cli);
+    let mermaid = cli_resolve_as(Some(&url), &package, &[], "mermaid");
+    let order = assert_same_answer(&ctx, &cli, &mermaid);
     assert_eq!(
         order,
         ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"]
@@ -187,7 +220,15 @@ fn flink_demo_needs_overrides_and_then_matches_the_cli() {
         .collect();
     ctx.write("main.tf", &config(Some(&server.url), &package, &hcl));
     let cli = cli_json(&cli_resolve(Some(&server.url), &package, &overrides));
-    let order = assert_same_answer(&ctx, &cli);
+    let mermaid = cli_resolve_as(Some(&server.url), &package, &overrides, "mermaid");
+    let order = assert_same_answer(&ctx, &cli, &mermaid);
+    // The picture names every instance with the version chosen for it.
+    for line in [
+        "instance kafka<br/>kafka 1.3.2",
+        "instance zk<br/>zookeeper 0.3.3",
+    ] {
+        assert!(mermaid.stdout.contains(line), "{line}:\n{}", mermaid.stdout);
+    }
     let last = order.last().map(String::as_str).unwrap_or_default();
     assert!(
         last.starts_with("flink-demo-") && last.ends_with("-0.1.6"),

@@ -803,7 +803,8 @@ fn instance_created_with_kubectl_is_imported() {
     let plan = ctx.tf.plan(&["-detailed-exitcode"]);
     eprintln!("[semantics] plan after importing a kubectl-created instance:\n{plan}");
     // Observed: the instance has no changes; the operator shows only `package`, which
-    // the cluster does not record (an in-place update that rewrites the same objects).
+    // the cluster does not record (an in-place update that rewrites the same objects),
+    // and the `graph` that names it.
     assert_eq!(plan.code, Some(2), "{plan}");
     assert!(
         !plan.stdout.contains("# kudo_instance.this"),
@@ -818,10 +819,11 @@ fn instance_created_with_kubectl_is_imported() {
         .collect();
     assert_eq!(
         operator_changes.len(),
-        1,
-        "only the package path may differ: {operator_changes:#?}\n{plan}"
+        2,
+        "only the package path and the graph naming it may differ: {operator_changes:#?}\n{plan}"
     );
-    assert!(operator_changes[0].starts_with("+ package"), "{plan}");
+    assert!(operator_changes[0].starts_with("+ graph"), "{plan}");
+    assert!(operator_changes[1].starts_with("+ package"), "{plan}");
     assert!(
         plan.stdout
             .contains("Plan: 0 to add, 1 to change, 0 to destroy."),

@@ -1,4 +1,5 @@
-//! The simulator's own endpoint under `/_sim/`: faults, exec files, settings.
+//! The simulator's own endpoint under `/_sim/`: faults, exec files, container exits,
+//! settings.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::api_error::{ApiError, ApiResult};
 use crate::auth::{ExpiringTokens, UserToken};
+use crate::containers::ContainerExit;
 use crate::exec::ExecFile;
 use crate::faults::FaultRule;
 use crate::http::{Resp, json_response};
@@ -61,6 +63,19 @@ pub fn handle(shared: &Shared, method: &Method, rest: &[String], body: &[u8]) ->
         }
         (&Method::DELETE, ["exec-files"]) => {
             shared.exec_files().clear();
+            ok()
+        }
+        (&Method::GET, ["container-exits"]) => Ok(json_response(
+            StatusCode::OK,
+            &json!(*shared.container_exits()),
+        )),
+        (&Method::POST, ["container-exits"]) => {
+            let exits: Vec<ContainerExit> = parse_list(body)?;
+            shared.container_exits().extend(exits);
+            ok()
+        }
+        (&Method::DELETE, ["container-exits"]) => {
+            shared.container_exits().clear();
             ok()
         }
         (&Method::GET, ["settings"]) => {

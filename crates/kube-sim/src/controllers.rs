@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tracing::warn;
 
+use crate::containers::{self, ContainerExit};
 use crate::ops::{self, FOREGROUND, ORPHAN, Ownership, Propagation, WriteOpts};
 use crate::resources::ResourceType;
 use crate::shared::Shared;
@@ -69,8 +70,9 @@ pub async fn run(shared: Arc<Shared>) {
     loop {
         interval.tick().await;
         let delay = shared.settings().ready_delay;
+        let exits = shared.container_exits().clone();
         let mut store = shared.store();
-        reconcile(&mut store, &mut tracks, delay, Instant::now());
+        reconcile(&mut store, &mut tracks, delay, Instant::now(), &exits);
     }
 }
 
@@ -79,8 +81,9 @@ fn reconcile(
     tracks: &mut HashMap<String, Track>,
     delay: Duration,
     now: Instant,
+    exits: &[ContainerExit],
 ) {
-    simulate_workloads(store, tracks, delay, now);
+    simulate_workloads(store, tracks, delay, now, exits);
     crate::claims::create_missing(store);
     collect_garbage(store);
     finish_namespaces(store);
@@ -128,6 +131,7 @@ fn simulate_workloads(
     tracks: &mut HashMap<String, Track>,
     delay: Duration,
     now: Instant,
+    exits: &[ContainerExit],
 ) {
     let keys: Vec<ObjKey> = store
         .objects
@@ -191,7 +195,14 @@ fn simulate_workloads(
             ("apps", "replicasets") => replicaset_status(&sim),
             ("apps", "daemonsets") => daemonset_status(&sim),
             ("batch", "jobs") => job_status(&sim),
-            ("", "pods") => pod_status(&sim),
+            ("", "pods") => {
+                let mine: Vec<ContainerExit> = exits
+                    .iter()
+                    .filter(|e| e.matches(&key.namespace, obj))
+                    .cloned()
+                    .collect();
+                pod_status(&sim, &mine)
+            }
             ("", "services") => service_status(&sim, &key),
             ("", "persistentvolumeclaims") => pvc_status(&sim),
             ("networking.k8s.io", "ingresses") => ingress_status(&sim, &key),
@@ -469,7 +480,7 @@ fn job_status(s: &Sim) -> Option<Value> {
     }))
 }
 
-fn pod_status(s: &Sim) -> Option<Value> {
+fn pod_status(s: &Sim, exits: &[ContainerExit]) -> Option<Value> {
     let start = s.obj["status"]["startTime"]
         .as_str()
         .map(str::to_string)
@@ -482,6 +493,49 @@ fn pod_status(s: &Sim) -> Option<Value> {
     if !s.delay_passed {
         return Some(json!({"phase": "Pending", "qosClass": "BestEffort",
             "conditions": [s.condition("PodScheduled", "True", "", "", false)]}));
+    }
+    if let Some(o) = containers::outcome(s.obj, exits, &start) {
+        let ready = if s.ready && o.all_running && o.phase == "Running" {
+            "True"
+        } else {
+            "False"
+        };
+        let (initialized, init_reason, init_message) = if o.initialized {
+            ("True", "", String::new())
+        } else {
+            let waiting: Vec<&str> = o
+                .init_statuses
+                .iter()
+                .filter(|c| c["ready"] != true)
+                .filter_map(|c| c["name"].as_str())
+                .collect();
+            (
+                "False",
+                "ContainersNotInitialized",
+                format!("containers with incomplete status: [{}]", waiting.join(" ")),
+            )
+        };
+        let reason = if ready == "True" {
+            ""
+        } else {
+            "ContainersNotReady"
+        };
+        let mut status = json!({
+            "phase": o.phase,
+            "hostIP": "10.0.0.1", "podIP": "10.244.0.10", "podIPs": [{"ip": "10.244.0.10"}],
+            "qosClass": "BestEffort", "startTime": start,
+            "conditions": [
+                s.condition("Initialized", initialized, init_reason, &init_message, false),
+                s.condition("Ready", ready, reason, "", false),
+                s.condition("ContainersReady", ready, reason, "", false),
+                s.condition("PodScheduled", "True", "", "", false),
+            ],
+            "containerStatuses": o.statuses,
+        });
+        if !o.init_statuses.is_empty() {
+            status["initContainerStatuses"] = json!(o.init_statuses);
+        }
+        return Some(status);
     }
     let statuses: Vec<Value> = containers
         .iter()

@@ -287,6 +287,13 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
         }
     }
     if let Route::Resource(p) = &route
+        && p.sub.as_deref() == Some("log")
+        && p.plural == "pods"
+        && req.method() == Method::GET
+    {
+        return Ok(log_request(&shared, p, &query).unwrap_or_else(|e| error_response(&e)));
+    }
+    if let Route::Resource(p) = &route
         && p.sub.as_deref() == Some("exec")
         && p.plural == "pods"
     {
@@ -805,6 +812,30 @@ fn delete(ctx: &Ctx, rt: &ResourceType, ns: &str, name: &str) -> ApiResult<Resp>
             ))
         }
     }
+}
+
+/// Pod logs (`GET .../pods/{name}/log?container=&tailLines=`): what the test registered
+/// the container as writing (see [`crate::ContainerExit`]), as plain text.
+fn log_request(shared: &Arc<Shared>, p: &ResPath, q: &Query) -> ApiResult<Resp> {
+    let ns = p.namespace.clone().unwrap_or_default();
+    let name = p.name.clone().unwrap_or_default();
+    let pod = {
+        let store = shared.store();
+        let rt = store
+            .registry
+            .find("", "v1", "pods")
+            .cloned()
+            .ok_or_else(|| ApiError::internal("pods are not served"))?;
+        ops::get(&store, &rt, &ns, &name)?
+    };
+    let exits: Vec<crate::ContainerExit> = shared
+        .container_exits()
+        .iter()
+        .filter(|e| e.matches(&ns, &pod))
+        .cloned()
+        .collect();
+    let text = crate::containers::log(&pod, &exits, q.get("container"), q.get("tailLines"))?;
+    Ok(full(StatusCode::OK, "text/plain", text))
 }
 
 /// Pod exec: checks the pod, answers the WebSocket handshake and runs the command on the

@@ -9,6 +9,7 @@ mod admin;
 mod api_error;
 mod auth;
 mod claims;
+mod containers;
 mod controllers;
 mod defaults;
 mod exec;
@@ -41,6 +42,7 @@ use tokio::sync::watch as tokio_watch;
 use tracing::info;
 
 pub use auth::{ADMIN_USER, ExpiringTokens, UserToken};
+pub use containers::ContainerExit;
 pub use controllers::{ANN_JOB_FAIL, ANN_NEVER_READY, ANN_POD_FAIL, ANN_READY_DELAY};
 pub use exec::ExecFile;
 pub use faults::{DISCOVERY, FaultRule, RequestStats};
@@ -267,6 +269,13 @@ impl KubeSim {
     /// Registers a file exec commands can read (same as `POST {admin_url}/exec-files`).
     pub fn add_exec_file(&self, file: ExecFile) {
         self.shared.exec_files().push(file);
+    }
+
+    /// Registers how a container of matching pods ends and what it logged (same as
+    /// `POST {admin_url}/container-exits`): the pod's status shows it as a kubelet
+    /// reports it, and `pods/log` serves the log.
+    pub fn add_container_exit(&self, exit: ContainerExit) {
+        self.shared.container_exits().push(exit);
     }
 
     /// The release whose built-in API versions are served.

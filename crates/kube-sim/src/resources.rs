@@ -310,6 +310,10 @@ impl Registry {
                     "name": "pods/exec", "singularName": "", "namespaced": true,
                     "kind": "PodExecOptions", "verbs": ["create", "get"],
                 }));
+                resources.push(json!({
+                    "name": "pods/log", "singularName": "", "namespaced": true,
+                    "kind": "Pod", "verbs": ["get"],
+                }));
             }
         }
         let gv = if group.is_empty() {

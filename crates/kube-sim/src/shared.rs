@@ -5,6 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::auth::Tokens;
+use crate::containers::ContainerExit;
 use crate::exec::ExecFile;
 use crate::faults::{FaultRule, RequestStats};
 use crate::store::Store;
@@ -25,6 +26,7 @@ pub struct Shared {
     /// Requests by `"<verb> <resource>"` (see [`crate::faults::RequestInfo::key`]).
     counts: Mutex<BTreeMap<String, u64>>,
     exec_files: Mutex<Vec<ExecFile>>,
+    container_exits: Mutex<Vec<ContainerExit>>,
 }
 
 /// A poisoned lock only means another request panicked; the data is still usable.
@@ -50,6 +52,7 @@ impl Shared {
             stats: Mutex::new(RequestStats::default()),
             counts: Mutex::new(BTreeMap::new()),
             exec_files: Mutex::new(Vec::new()),
+            container_exits: Mutex::new(Vec::new()),
         }
     }
 
@@ -83,5 +86,9 @@ impl Shared {
 
     pub fn exec_files(&self) -> MutexGuard<'_, Vec<ExecFile>> {
         lock(&self.exec_files)
+    }
+
+    pub fn container_exits(&self) -> MutexGuard<'_, Vec<ContainerExit>> {
+        lock(&self.container_exits)
     }
 }

@@ -58,6 +58,12 @@ pub(crate) fn operator_file(file: &str, text: &str) -> Result<OperatorFile, Pack
     if name.is_empty() {
         return Err(root.err("name", "missing operator name; add `name: <operator>`"));
     }
+    if let Some(rule) = operator_name_problem(&name) {
+        return Err(root.get("name").unwrap_or(root).err(
+            "name",
+            format!("{name:?} is not a valid operator name: {rule}. It names the Operator object and labels every object the operator creates; use e.g. {:?}", suggest_name(&name)),
+        ));
+    }
     let operator_version = root.text_or_empty("operatorVersion", "operatorVersion")?;
     let ov_at = root.get("operatorVersion").unwrap_or(root);
     if operator_version.is_empty() {
@@ -701,5 +707,61 @@ pub(crate) fn default_text(node: &Node) -> Result<String, kudo_yaml::YamlError> 
             _ => s.text.clone(),
         }),
         _ => Ok(kudo_yaml::to_yaml(&node.to_json()?)),
+    }
+}
+
+/// Why `name` cannot be an operator's name, `None` when it can. The name is the
+/// Operator object's `metadata.name` (an RFC 1123 subdomain, as for every custom
+/// resource) and the value of the `kudo.dev/operator` label on every object the
+/// operator creates (a label value: at most 63 characters). KUDO 0.19 checked neither
+/// and left it to the API server's refusal of the Operator object.
+pub(crate) fn operator_name_problem(name: &str) -> Option<&'static str> {
+    let part_ok = |p: &str| {
+        p.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && p.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if name.len() > 63 {
+        Some("at most 63 characters (it is a label value)")
+    } else if !name.split('.').all(part_ok) {
+        Some(
+            "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (an RFC 1123 subdomain)",
+        )
+    } else {
+        None
+    }
+}
+
+/// A valid name close to `name`, for the message: lowercased, other characters as '-'.
+fn suggest_name(name: &str) -> String {
+    let mapped: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '.' => c,
+            'A'..='Z' => c.to_ascii_lowercase(),
+            _ => '-',
+        })
+        .collect();
+    let mut out = String::new();
+    for part in mapped
+        .split('.')
+        .map(|p| p.trim_matches('-'))
+        .filter(|p| !p.is_empty())
+    {
+        let room = 63usize.saturating_sub(out.len() + usize::from(!out.is_empty()));
+        let part = part[..part.len().min(room)].trim_end_matches('-');
+        if part.is_empty() {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(part);
+    }
+    if out.is_empty() {
+        "my-operator".to_string()
+    } else {
+        out
     }
 }

@@ -125,6 +125,35 @@ fn is_url(s: &str) -> bool {
     s.starts_with("http://") || s.starts_with("https://")
 }
 
+/// The scheme of text written as a URL (`ftp` for `ftp://host/x`); `None` for paths,
+/// Windows ones included (`C:\x`, `C:/x` have no `//` after the colon).
+fn url_scheme(s: &str) -> Option<&str> {
+    let (scheme, rest) = s.split_once(':')?;
+    let valid = scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (valid && rest.starts_with("//")).then_some(scheme)
+}
+
+/// The schemes a repository `url` or a package source may have, for messages.
+pub const SUPPORTED_LOCATIONS: &str =
+    "an http:// or https:// URL, a file:// URL, or a path to a folder";
+
+/// Why `url` cannot be a repository's URL (a scheme other than http, https and file),
+/// `None` when it can: the provider's `repository` blocks and the `--repo` options
+/// check it before anything is read, so that `ftp://…` is not read as a folder.
+pub fn repository_url_problem(url: &str) -> Option<String> {
+    let scheme = url_scheme(url.trim())?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "https" | "file" => None,
+        _ => Some(format!(
+            "{url:?} uses the {scheme}:// scheme, which is not supported; a repository URL is {SUPPORTED_LOCATIONS} (holding index.yaml or packages)"
+        )),
+    }
+}
+
 fn looks_like_path(s: &str) -> bool {
     s.contains('/')
         || s.contains('\\')
@@ -134,6 +163,19 @@ fn looks_like_path(s: &str) -> bool {
 }
 
 fn load_raw(source: &str, ctx: &LoadContext) -> Result<Package, PackageError> {
+    if let Some(scheme) = url_scheme(source)
+        && !matches!(
+            scheme.to_ascii_lowercase().as_str(),
+            "http" | "https" | "file"
+        )
+    {
+        return Err(PackageError::source(
+            source,
+            format!(
+                "the {scheme}:// scheme is not supported; a package is an http:// or https:// URL of a .tgz, a file:// URL or path of a folder or .tgz, or a name from a repository"
+            ),
+        ));
+    }
     if is_url(source) {
         let (url, pinned) = match source.split_once("#sha256=") {
             Some((u, d)) => (u, Some(d.to_ascii_lowercase())),
@@ -242,6 +284,9 @@ pub fn resolve(
             "not a folder, .tgz or URL, and no repositories are configured to look it up in; add a repository or give a path",
         ));
     }
+    for repo in &ctx.repositories {
+        check_repository(repo)?;
+    }
     let mut repos: Vec<&Repository> = ctx.repositories.iter().collect();
     repos.sort_by_key(|r| r.priority);
     let mut problems = Vec::new();
@@ -301,6 +346,7 @@ fn local_path(url: &str, ctx: &LoadContext) -> Option<PathBuf> {
 /// listed by reading its packages (sub-folders and `.tgz` files); their URLs are paths.
 /// Version-range resolution can pick from this and call [`load_entry`].
 pub fn repository_index(repo: &Repository, ctx: &LoadContext) -> Result<Index, PackageError> {
+    check_repository(repo)?;
     if let Some(dir) = local_path(&repo.url, ctx)
         && dir.is_dir()
         && !dir.join("index.yaml").is_file()
@@ -374,6 +420,7 @@ fn folder_index(dir: &Path) -> Result<Index, PackageError> {
 /// Read a repository's `index.yaml` as published; returns it with the URL (or path) it
 /// was read from. Most callers want [`repository_index`].
 pub fn fetch_index(repo: &Repository, ctx: &LoadContext) -> Result<(Index, String), PackageError> {
+    check_repository(repo)?;
     let index_url = if repo.url.ends_with(".yaml") {
         repo.url.clone()
     } else {
@@ -389,6 +436,16 @@ pub fn fetch_index(repo: &Repository, ctx: &LoadContext) -> Result<(Index, Strin
     let text = String::from_utf8(bytes)
         .map_err(|_| PackageError::source(&location, "index is not UTF-8 text"))?;
     Ok((parse_index(&text, &location)?, location))
+}
+
+fn check_repository(repo: &Repository) -> Result<(), PackageError> {
+    match repository_url_problem(&repo.url) {
+        Some(problem) => Err(PackageError::source(
+            &format!("repository {}", repo.name),
+            problem,
+        )),
+        None => Ok(()),
+    }
 }
 
 fn join_url(index_location: &str, url: &str) -> String {

@@ -105,6 +105,21 @@ fn rows() -> Vec<Row> {
             &["pkg/operator.yaml", "name"],
         ),
         row(
+            "op-name-invalid",
+            op("name: demo", "name: Bad_Operator!"),
+            &[
+                "pkg/operator.yaml:1:",
+                "\"Bad_Operator!\" is not a valid operator name",
+                "RFC 1123 subdomain",
+                "\"bad-operator\"",
+            ],
+        ),
+        row(
+            "op-name-too-long",
+            op("name: demo", &format!("name: {}", "a".repeat(64))),
+            &["pkg/operator.yaml:1:", "at most 63 characters"],
+        ),
+        row(
             "op-name-list",
             op("name: demo", "name: [a]"),
             &["pkg/operator.yaml:1:", "name"],

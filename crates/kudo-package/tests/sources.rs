@@ -398,3 +398,60 @@ fn dependencies_from_relative_folders_and_repositories() {
         .unwrap();
     assert_eq!(base.operator.name, "kep12-base");
 }
+
+/// A repository or package written as a URL of a scheme we cannot read (`ftp://`) is
+/// named with the schemes that work, before anything is read: not "no such folder".
+#[test]
+fn unsupported_url_schemes_are_named_with_the_supported_ones() {
+    let ftp = repo("mirror", "ftp://example.com/kudo", 0);
+    let ctx = ctx_with(vec![ftp.clone()], None);
+    for e in [
+        kudo_package::repository_index(&ftp, &ctx).unwrap_err(),
+        kudo_package::fetch_index(&ftp, &ctx).unwrap_err(),
+        load("zookeeper", &ctx).unwrap_err(),
+    ] {
+        let text = e.to_string();
+        assert!(text.contains("repository mirror"), "{text}");
+        assert!(
+            text.contains(
+                "\"ftp://example.com/kudo\" uses the ftp:// scheme, which is not supported"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("http:// or https:// URL, a file:// URL, or a path to a folder"),
+            "{text}"
+        );
+        assert!(!text.contains("No such file"), "{text}");
+    }
+    let e = load(
+        "ftp://example.com/kudo/zk-0.1.0.tgz",
+        &ctx_with(Vec::new(), None),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("ftp://example.com/kudo/zk-0.1.0.tgz: the ftp:// scheme is not supported"),
+        "{text}"
+    );
+    for ok in [
+        "http://x/",
+        "https://x/i.yaml",
+        "file:///srv/repo",
+        "/srv/repo",
+        "repo",
+        "C:\\repo",
+        "C:/repo",
+        "HTTPS://x/",
+    ] {
+        assert_eq!(kudo_package::repository_url_problem(ok), None, "{ok}");
+    }
+    for bad in [
+        "ftp://x",
+        "s3://bucket/repo",
+        "oci://registry/x",
+        "git+ssh://h/r",
+    ] {
+        assert!(kudo_package::repository_url_problem(bad).is_some(), "{bad}");
+    }
+}

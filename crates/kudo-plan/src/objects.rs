@@ -1,9 +1,20 @@
-//! What the objects a task applies must be, knowable without a cluster: each has a
-//! name the API server accepts for its kind, and no two of them are the same object.
-//! The walk refuses a task that breaks either rule, so `terraform plan` (and `package
-//! verify`, which walks every plan with the defaults) fails before anything is written,
-//! rather than the API server refusing the object half-way through a run, or the second
-//! copy of an object silently replacing the first.
+//! What the objects a task applies must be, knowable without a cluster: each is a
+//! Kubernetes object (an `apiVersion`, a `kind` that is not a List, a `metadata.name`),
+//! has a name the API server accepts for its kind, and no two of them are the same
+//! object. The walk refuses a task that breaks these rules, naming the template and
+//! the document, so `terraform plan` (and `package verify` and `render`, which walk the
+//! plans too) fails before anything is written, rather than the API server refusing the
+//! object half-way through a run, or the second copy of an object silently replacing
+//! the first.
+//!
+//! KUDO 0.19 refused the same documents, in its own words: `renderer.YamlToObject`
+//! (pkg/engine/renderer/parser.go) decodes every rendered document with the client-go
+//! scheme, else as `Unstructured`, which fails on a document without `kind` ("Object
+//! 'Kind' is missing"); a `kind: List` decodes as a typed `v1.List`, which
+//! `DefaultEnhancer.Apply` (pkg/engine/renderer/enhancer.go) then cannot place, since
+//! discovery lists no `List` resource (`resource.IsNamespacedObject`): Lists were
+//! refused, never expanded. A document without `metadata.name` reached the API server,
+//! which refused it.
 
 use std::collections::BTreeMap;
 
@@ -19,27 +30,67 @@ pub(crate) struct Origin<'a> {
     pub object: &'a Value,
 }
 
-/// Both rules over the objects of one task. `namespace` is the instance's, where an
+impl Origin<'_> {
+    fn error(&self, message: String) -> PlanError {
+        PlanError::new(format!("document {}: {message}", self.document))
+            .with_template(self.template)
+    }
+}
+
+/// What a task writes or removes must be a Kubernetes object with a name: an
+/// `apiVersion`, a `kind` (not a List), a `metadata.name`. Returns the kind and name.
+pub(crate) fn check_object<'o>(o: &Origin<'o>) -> Result<(&'o str, &'o str), PlanError> {
+    const EVERY: &str = "every document of a task's resources is one Kubernetes object with `apiVersion`, `kind` and `metadata.name`";
+    let text = |v: Option<&'o Value>| v.and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+    let Some(kind) = text(o.object.get("kind")) else {
+        return Err(o.error(format!("the object has no `kind`; {EVERY}")));
+    };
+    if let Some(items) = list_items(o.object, kind) {
+        return Err(o.error(format!(
+            "a {kind} of {items} objects cannot be applied: the API server has no {kind} resource, and KUDO 0.19 refused Lists too; write each item as its own YAML document, separated by `---`"
+        )));
+    }
+    if text(o.object.get("apiVersion")).is_none() {
+        return Err(o.error(format!("{kind} has no `apiVersion`; {EVERY}")));
+    }
+    let metadata = o.object.get("metadata");
+    let Some(name) = text(metadata.and_then(|m| m.get("name"))) else {
+        let generated = metadata
+            .and_then(|m| m.get("generateName"))
+            .is_some_and(|g| !g.is_null());
+        let hint = if generated {
+            " (`generateName` is not enough: objects are applied, found and pruned by name)"
+        } else {
+            ""
+        };
+        return Err(o.error(format!("{kind} has no `metadata.name`{hint}; {EVERY}")));
+    };
+    Ok((kind, name))
+}
+
+/// The number of items when `object` is a list (`kind: List`, or `<Kind>List` with an
+/// `items` list, as `kubectl` reads them).
+fn list_items(object: &Value, kind: &str) -> Option<usize> {
+    let items = object.get("items").and_then(Value::as_array);
+    match kind {
+        "List" => Some(items.map_or(0, Vec::len)),
+        k if k.ends_with("List") => items.map(Vec::len),
+        _ => None,
+    }
+}
+
+/// The rules over the objects of one task. `namespace` is the instance's, where an
 /// object that names none is applied.
 pub(crate) fn check_task(objects: &[Origin<'_>], namespace: &str) -> Result<(), PlanError> {
     let mut seen: BTreeMap<(String, &str, &str, &str), &Origin<'_>> = BTreeMap::new();
     for o in objects {
-        let Some(kind) = o.object.get("kind").and_then(Value::as_str) else {
-            continue;
-        };
+        let (kind, name) = check_object(o)?;
         let api_version = o
             .object
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let metadata = o.object.get("metadata");
-        let name = metadata.and_then(|m| m.get("name")).and_then(Value::as_str);
-        let generate_name = metadata
-            .and_then(|m| m.get("generateName"))
-            .is_some_and(|g| !g.is_null());
-        let Some(name) = name.filter(|n| !n.is_empty() || !generate_name) else {
-            continue;
-        };
         if let Some(rule) = name_problem(group(api_version), kind, name) {
             return Err(PlanError::new(format!(
                 "{kind} {name:?} (document {}): metadata.name is not a valid name: {rule}; the API server would refuse it",
@@ -239,9 +290,37 @@ mod tests {
         let e = check_task(&[at("templates/cm.yaml", 2, &bad)], "ns").unwrap_err();
         assert_eq!(e.template.as_deref(), Some("templates/cm.yaml"));
         assert!(e.message.starts_with("ConfigMap \"Bad_Name\" (document 2): metadata.name is not a valid name: a lowercase RFC 1123 subdomain"), "{e}");
-        // generateName objects have no name yet.
-        let generated =
-            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "run-"}});
-        assert!(check_task(&[at("templates/job.yaml", 1, &generated)], "ns").is_ok());
+    }
+
+    #[test]
+    fn every_document_is_one_named_object() {
+        let fails = |object: Value| {
+            let e = check_task(&[at("templates/x.yaml", 3, &object)], "ns").unwrap_err();
+            assert_eq!(e.template.as_deref(), Some("templates/x.yaml"), "{e}");
+            assert!(e.message.starts_with("document 3: "), "{e}");
+            e.message
+        };
+        let m = fails(json!({"apiVersion": "v1", "metadata": {"name": "x"}, "data": {}}));
+        assert!(m.contains("has no `kind`"), "{m}");
+        let m = fails(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {}}));
+        assert!(m.contains("ConfigMap has no `metadata.name`;"), "{m}");
+        // generateName objects cannot be applied by name.
+        let m = fails(
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "run-"}}),
+        );
+        assert!(m.contains("`generateName` is not enough"), "{m}");
+        let m = fails(json!({"kind": "ConfigMap", "metadata": {"name": "x"}}));
+        assert!(m.contains("ConfigMap has no `apiVersion`"), "{m}");
+        let m = fails(json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}]}));
+        assert!(m.contains("a List of 2 objects cannot be applied"), "{m}");
+        assert!(m.contains("separated by `---`"), "{m}");
+        let m = fails(json!({"apiVersion": "v1", "kind": "ConfigMapList", "items": []}));
+        assert!(m.contains("a ConfigMapList of 0 objects"), "{m}");
+        // A kind that only ends in "List" without items is a kind like any other.
+        let watch =
+            json!({"apiVersion": "x.io/v1", "kind": "WatchList", "metadata": {"name": "w"}});
+        assert!(check_task(&[at("templates/x.yaml", 1, &watch)], "ns").is_ok());
     }
 }

@@ -234,6 +234,25 @@ impl RenderContext<'_> {
         Ok(objects)
     }
 
+    /// [`Self::render_task`] for a Delete task: every object must be one named object
+    /// (see [`crate::objects::check_object`]), or there is nothing to find and remove.
+    pub(crate) fn render_deleted(
+        &self,
+        loc: &Location,
+        resources: &[String],
+    ) -> Result<Vec<Rendered>, PlanError> {
+        let (objects, documents) = self.render_objects(loc, resources, &[])?;
+        for (r, document) in objects.iter().zip(documents) {
+            crate::objects::check_object(&crate::objects::Origin {
+                template: &r.template,
+                document,
+                object: &r.object,
+            })
+            .map_err(|e| e.at(loc))?;
+        }
+        Ok(objects)
+    }
+
     /// The objects, and the document number of each in its template file.
     fn render_objects(
         &self,

@@ -365,9 +365,7 @@ impl<'p> Desired<'p> {
             TaskSpec::Apply { resources, patches } => {
                 Action::Apply(ctx.render_applied(loc, resources, patches)?)
             }
-            TaskSpec::Delete { resources } => {
-                Action::Delete(ctx.render_task(loc, resources, &[])?)
-            }
+            TaskSpec::Delete { resources } => Action::Delete(ctx.render_deleted(loc, resources)?),
             TaskSpec::Toggle {
                 parameter,
                 resources,

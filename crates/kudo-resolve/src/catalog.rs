@@ -159,6 +159,16 @@ impl RepositoryCatalog {
 
 impl Catalog for RepositoryCatalog {
     fn versions(&self, name: &str) -> Result<Vec<CatalogEntry>, ResolveError> {
+        // Unreadable repositories are skipped, but one that can never be read (a URL
+        // scheme we do not speak) is a mistake to name, not to skip.
+        for repo in &self.repositories {
+            if let Some(problem) = kudo_package::repository_url_problem(&repo.url) {
+                return Err(ResolveError::Catalog(format!(
+                    "repository {}: {problem}",
+                    repo.name
+                )));
+            }
+        }
         let mut out = Vec::new();
         for (order, repo) in self.repositories.iter().enumerate() {
             let Some(index) = self.index(order) else {

@@ -32,6 +32,7 @@
 //!   `"app=<range>"`, or both joined by `;`) replaces every ask on that package.
 //! * Errors ([`ResolveError`]) say which packages, versions and tasks clash, list the
 //!   versions that exist, and name a cycle's path.
+//! * [`to_mermaid`] and [`to_dot`] draw a [`Resolution`] (see [`diagram`]).
 //!
 //! ```no_run
 //! # use kudo_resolve::*;
@@ -43,6 +44,7 @@
 //! ```
 
 pub mod catalog;
+pub mod diagram;
 mod error;
 mod explain;
 mod graph;
@@ -59,6 +61,7 @@ use std::collections::BTreeMap;
 use kudo_package::{LoadContext, Package};
 
 pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
+pub use diagram::{to_dot, to_mermaid};
 pub use error::{MissingVersion, ResolveError, TooNew};
 pub use graph::MAX_INSTANCES;
 pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};

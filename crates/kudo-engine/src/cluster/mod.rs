@@ -11,6 +11,7 @@ mod exec;
 mod guarded;
 mod listing;
 mod object_ref;
+mod pod_log;
 mod retry;
 mod settings;
 mod watch;

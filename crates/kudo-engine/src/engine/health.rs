@@ -164,18 +164,30 @@ fn job(obj: &Value) -> Health {
 }
 
 // A pod that already ran to completion is done too: it is what a run-once pod is for.
+// A failed pod rarely says why itself (its reason is set for evictions and deadlines);
+// the container that failed does, so it is named with its exit code.
 fn pod(obj: &Value) -> Health {
+    let trouble = super::pod_trouble::trouble(obj);
     match text(obj, "/status/phase").unwrap_or("Pending") {
-        "Failed" => Health::Fatal(format!(
-            "pod failed: {}",
-            text(obj, "/status/message")
-                .or(text(obj, "/status/reason"))
-                .unwrap_or("no reason given")
-        )),
+        "Failed" => {
+            let own = text(obj, "/status/message").or(text(obj, "/status/reason"));
+            Health::Fatal(match (own, trouble) {
+                (Some(own), Some(t)) => format!("pod failed: {own}; {t}"),
+                (None, Some(t)) => format!("pod failed: {t}"),
+                (Some(own), None) => format!("pod failed: {own}"),
+                (None, None) => "pod failed: no reason given".to_string(),
+            })
+        }
         "Succeeded" => Health::Healthy,
         "Running" if condition_true(obj, "Ready") => Health::Healthy,
-        "Running" => Health::Progressing("pod is running but not ready".into()),
-        phase => Health::Progressing(format!("pod is {phase}")),
+        phase => match trouble {
+            // Still waiting (a restart may help), but say what is wrong.
+            Some(t) => Health::Progressing(format!("pod is {phase}: {t}")),
+            None if phase == "Running" => {
+                Health::Progressing("pod is running but not ready".into())
+            }
+            None => Health::Progressing(format!("pod is {phase}")),
+        },
     }
 }
 

@@ -17,6 +17,7 @@ mod operator;
 mod ownership;
 mod pipe;
 mod planning;
+mod pod_trouble;
 mod preview;
 mod progress;
 mod prune;

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How many lines of a failed pipe container's log an error shows.
+const PIPE_LOG_LINES: i64 = 20;
+
 impl<'a> Run<'a> {
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
     /// object), removes the pod. The artifacts are the task's result; nothing to wait for.
@@ -19,7 +22,13 @@ impl<'a> Run<'a> {
             .map_err(|e| e.with_template(pod.template.clone()))?;
         or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
         tracing::info!(object = %pod_ref, "pipe pod started");
-        let copied = self.copy_pipe_files(loc, &pod_ref, files, cancel).await;
+        let mut copied = self.copy_pipe_files(loc, &pod_ref, files, cancel).await;
+        if let Err(e) = &mut copied {
+            // Read before the pod goes: its failed container's last words.
+            if let Some(log) = self.failed_container_log(&pod_ref, cancel).await {
+                e.message.push_str(&log);
+            }
+        }
         // The pod is scaffolding: remove it whether or not the copy worked.
         let removed = self
             .cluster
@@ -29,6 +38,40 @@ impl<'a> Run<'a> {
         let artifacts = copied?;
         removed?;
         Ok(artifacts)
+    }
+
+    /// `; last lines of its log:` and the last [`PIPE_LOG_LINES`] lines of the pipe
+    /// pod's failed container, or why they could not be read; `None` when no container
+    /// failed (the copy failed for another reason) or the failed one never ran.
+    async fn failed_container_log(
+        &self,
+        pod: &ObjectRef,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let status = self.cluster.get(pod).await.ok().flatten()?;
+        let trouble = super::super::pod_trouble::trouble(&status).filter(|t| t.ran)?;
+        let read = self
+            .cluster
+            .pod_log(
+                self.req.namespace,
+                &pod.name,
+                &trouble.container,
+                PIPE_LOG_LINES,
+                cancel,
+            )
+            .await;
+        Some(match read {
+            Ok(log) if log.trim().is_empty() => format!(
+                "; container {:?} wrote nothing to its log",
+                trouble.container
+            ),
+            Ok(log) => format!(
+                "; last lines of the log of container {:?}:\n{}",
+                trouble.container,
+                super::super::pod_trouble::log_tail(&log)
+            ),
+            Err(e) => format!("; its log could not be read: {e}"),
+        })
     }
 
     pub(super) async fn copy_pipe_files(
