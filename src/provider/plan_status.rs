@@ -31,6 +31,46 @@ pub fn plan_status_type() -> Type {
     Type::object(plan)
 }
 
+/// `plan_steps`' element type: one instance's plan, phases and steps, with strategies.
+pub fn plan_steps_type() -> Type {
+    let phase = Type::object([
+        ("name", Type::String),
+        ("strategy", Type::String),
+        ("steps", Type::list(Type::String)),
+    ]);
+    Type::object([
+        ("instance", Type::String),
+        ("plan", Type::String),
+        ("strategy", Type::String),
+        ("phases", Type::list(phase)),
+    ])
+}
+
+/// `plan_steps` of the planned runs, in run order; unknown when what the dependency
+/// instances run is not known yet (empty `outlines`).
+pub fn plan_steps(outlines: &[kudo_plan::PlanOutline]) -> Value {
+    if outlines.is_empty() {
+        return Value::Unknown;
+    }
+    Value::list(outlines.iter().map(|o| {
+        Value::object([
+            ("instance", Value::string(&o.instance)),
+            ("plan", Value::string(&o.plan)),
+            ("strategy", Value::string(o.strategy.as_str())),
+            (
+                "phases",
+                Value::list(o.phases.iter().map(|p| {
+                    Value::object([
+                        ("name", Value::string(&p.name)),
+                        ("strategy", Value::string(p.strategy.as_str())),
+                        ("steps", Value::list(p.steps.iter().map(Value::string))),
+                    ])
+                })),
+            ),
+        ])
+    }))
+}
+
 fn status_text(s: ExecutionStatus) -> Value {
     // The spelling KUDO writes in the Instance (`IN_PROGRESS`, `FATAL_ERROR`, ...).
     match serde_json::to_value(s) {

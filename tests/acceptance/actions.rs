@@ -75,6 +75,21 @@ fn an_action_runs_mysql_backup_and_reports_each_step() {
         "an apply does not run the backup plan"
     );
 
+    // The action's plan says what it will run, before it runs.
+    let planned = ctx
+        .tf
+        .plan(&["-invoke=action.kudo_plan.backup"])
+        .assert_success();
+    let shown = flat(&planned.output());
+    for text in [
+        &format!("kudo_plan runs plan backup of instance {ns}/db"),
+        "- phase backup (serial): pv, backup, cleanup",
+    ] {
+        assert!(
+            shown.contains(text),
+            "the action's plan lacks {text:?}:\n{planned}"
+        );
+    }
     let run = invoke(&ctx, "backup").assert_success().assert_no_crash();
     let out = flat(&run.output());
     for line in [

@@ -441,3 +441,112 @@ fn preview_shows_each_dependency_instance_and_keys_objects_as_objects_does() {
         assert!(objects.contains(&key), "objects lacks {key}: {objects:?}");
     }
 }
+
+/// The phases and steps of `kudo_instance.p` and of `p-child` as the saved plan shows
+/// them, before anything runs: (instance, plan, [(phase, strategy, [steps])]).
+type Outline = (String, String, Vec<(String, String, Vec<String>)>);
+
+fn outlines(steps: &serde_json::Value) -> Vec<Outline> {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    steps
+        .as_array()
+        .unwrap_or_else(|| panic!("plan_steps is a list: {steps:#}"))
+        .iter()
+        .map(|o| {
+            let phases = o["phases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    let steps = p["steps"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(text)
+                        .collect();
+                    (text(&p["name"]), text(&p["strategy"]), steps)
+                })
+                .collect();
+            (text(&o["instance"]), text(&o["plan"]), phases)
+        })
+        .collect()
+}
+
+/// KUDO's plan status tree as (plan, [(phase, [steps])]).
+fn status_outline(status: &serde_json::Value) -> (String, Vec<(String, Vec<String>)>) {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let phases = status["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let steps = p["steps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| text(&s["name"]))
+                .collect();
+            (text(&p["name"]), steps)
+        })
+        .collect();
+    (text(&status["name"]), phases)
+}
+
+#[test]
+fn the_plan_shows_each_instances_phases_and_steps_before_they_run() {
+    let ctx = TestContext::new("tree-steps");
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", CONFIGMAP);
+    ctx.tf.plan(&["-out=tfplan"]).assert_success();
+    let json = ctx
+        .tf
+        .run(&["show", "-json", "tfplan"])
+        .assert_success()
+        .json();
+    let planned = json["resource_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["address"] == "kudo_instance.p")
+        .map(|c| c["change"]["after"]["plan_steps"].clone())
+        .expect("kudo_instance.p in the plan");
+    let serial = || "serial".to_string();
+    let step = |phase: &str, step: &str| (phase.to_string(), serial(), vec![step.to_string()]);
+    assert_eq!(
+        outlines(&planned),
+        vec![
+            (
+                "p".to_string(),
+                "deploy".to_string(),
+                vec![step("own", "own"), step("deps", "deps")]
+            ),
+            (
+                "p-child".to_string(),
+                "deploy".to_string(),
+                vec![step("one", "one"), step("two", "two")]
+            ),
+        ],
+        "{planned:#}"
+    );
+    assert!(written(&ctx).is_empty(), "a plan writes nothing");
+    ctx.tf
+        .run(&["apply", "-input=false", "-no-color", "tfplan"])
+        .assert_success();
+    // After the apply KUDO's plan status reports the same plans, phases and steps.
+    let expected: Vec<(String, (String, Vec<(String, Vec<String>)>))> = outlines(&planned)
+        .into_iter()
+        .map(|(i, plan, phases)| {
+            let phases = phases.into_iter().map(|(p, _, steps)| (p, steps)).collect();
+            (i, (plan, phases))
+        })
+        .collect();
+    let state = ctx.tf.state();
+    let p = state.resource("kudo_instance.p").expect("state");
+    assert_eq!(status_outline(&p["plan_status"]), expected[0].1, "{p:#}");
+    let child = ctx
+        .kube()
+        .instance(&ctx.namespace, "p-child")
+        .expect("p-child Instance");
+    let status = &child["status"]["planStatus"]["deploy"];
+    assert_eq!(status_outline(status), expected[1].1, "{status:#}");
+    assert_eq!(status["status"], "COMPLETE", "{status:#}");
+}

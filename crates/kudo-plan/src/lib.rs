@@ -102,7 +102,7 @@ pub use switch::{Switched, switch_on};
 pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
 pub use verify::verify;
 pub use walk::{
-    Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseWalk, PipeFile, PlanWalk, StepWalk,
-    TaskWalk, Wanted,
+    Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseOutline, PhaseWalk, PipeFile,
+    PlanOutline, PlanWalk, StepWalk, TaskWalk, Wanted,
 };
 pub use webhook::{WebhookCall, WebhookError};

@@ -109,6 +109,23 @@ pub struct PipeFile {
     pub name: String,
 }
 
+/// What a plan runs, in order: its phases and their steps, each with its strategy
+/// (what a plan shows before the apply, and what KUDO's plan status then reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanOutline {
+    pub instance: String,
+    pub plan: String,
+    pub strategy: Strategy,
+    pub phases: Vec<PhaseOutline>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseOutline {
+    pub name: String,
+    pub strategy: Strategy,
+    pub steps: Vec<String>,
+}
+
 /// A KudoOperator task's dependency instance.
 #[derive(Debug, Clone)]
 pub struct ChildPlan<'p> {
@@ -487,6 +504,24 @@ impl<'p> PlanWalk<'p> {
                 _ => None,
             })
         })
+    }
+
+    /// The plan's phases and steps, in order, for `instance`.
+    pub fn outline(&self, instance: &str) -> PlanOutline {
+        PlanOutline {
+            instance: instance.to_string(),
+            plan: self.name.clone(),
+            strategy: self.strategy,
+            phases: self
+                .phases
+                .iter()
+                .map(|p| PhaseOutline {
+                    name: p.name.clone(),
+                    strategy: p.strategy,
+                    steps: p.steps.iter().map(|s| s.location.step.clone()).collect(),
+                })
+                .collect(),
+        }
     }
 
     /// Every task of the plan in order.

@@ -122,9 +122,45 @@ pub(in crate::provider) async fn plan(session: &Session, value: &Value) -> Vec<D
         Err(d) => return vec![d],
     };
     match prepare(session, &cluster, &cfg).await {
-        Ok(_) | Err(Refusal::Missing(_)) => Vec::new(),
+        Ok(prepared) => steps(&cfg, &prepared).into_iter().collect(),
+        Err(Refusal::Missing(_)) => Vec::new(),
         Err(Refusal::Diagnostics(d)) => d,
     }
+}
+
+/// What the action will run, shown in its plan: the plan's phases and steps in order.
+fn steps(cfg: &Config, prepared: &PreparedAction) -> Option<Diagnostic> {
+    let outline = prepared.outline(&ActionRequest {
+        namespace: &cfg.namespace,
+        name: &cfg.name,
+        plan: &cfg.plan,
+        parameters: &cfg.parameters,
+        seed: prepared.seed.as_deref(),
+    })?;
+    let phases: Vec<String> = outline
+        .phases
+        .iter()
+        .map(|p| {
+            format!(
+                "- phase {} ({}): {}",
+                p.name,
+                p.strategy.as_str(),
+                p.steps.join(", ")
+            )
+        })
+        .collect();
+    Some(Diagnostic::warning(
+        format!(
+            "kudo_plan runs plan {} of instance {}/{}",
+            cfg.plan, cfg.namespace, cfg.name
+        ),
+        format!(
+            "Plan {} ({}) runs these phases and steps in order:\n{}",
+            outline.plan,
+            outline.strategy.as_str(),
+            phases.join("\n")
+        ),
+    ))
 }
 
 /// `InvokeAction`: runs the plan until it completes, fails, times out or Terraform is

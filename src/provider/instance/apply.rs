@@ -232,6 +232,9 @@ fn record(
         // The plan could not look at the cluster; an apply must leave nothing unknown.
         state.preview = Value::Null;
     }
+    if !state.plan_steps.is_known() {
+        state.plan_steps = Value::Null;
+    }
     state.outputs = views::string_map(&applied.outputs);
     state.children = views::children(Some(&applied.children));
     state.objects = Attr::Known(ManagedObject::map(

@@ -50,6 +50,7 @@ tfplugin::model! {
         pub children: Value,
         /// Built for output; kept as values.
         pub plan_status: Value,
+        pub plan_steps: Value,
         pub drifted_fields: Value,
         pub timeouts: Attr<Timeouts>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,

@@ -317,6 +317,10 @@ impl Answer<'_> {
             Some(tree) => crate::provider::preview::of_tree(tree),
             None => Value::Unknown,
         };
+        planned.plan_steps = match &answer.tree {
+            Some(tree) => crate::provider::plan_status::plan_steps(&tree.outlines),
+            None => Value::Unknown,
+        };
         planned.manifests = self.manifests(answer, plan_to_run.is_none());
         let effective = change
             .effective
@@ -391,6 +395,7 @@ fn finish(
             planned.operator_digest = prior.operator_digest.clone();
             planned.outputs = prior.outputs.clone();
             planned.preview = prior.preview.clone();
+            planned.plan_steps = prior.plan_steps.clone();
             planned.drifted_fields = prior.drifted_fields.clone();
             planned.plan_status = prior.plan_status.clone();
         }

@@ -209,6 +209,23 @@ pub async fn prepare_action(
     })
 }
 
+impl PreparedAction {
+    /// The phases and steps the run goes through, in order (`None` when the plan does
+    /// not walk: the run reports why).
+    pub fn outline(&self, req: &ActionRequest<'_>) -> Option<kudo_plan::PlanOutline> {
+        let desired = Desired::new(Inputs {
+            package: &self.package,
+            instance: req.name,
+            namespace: req.namespace,
+            parameters: &self.all,
+            seed: self.seed.as_deref(),
+            dependencies: None,
+        })
+        .ok()?;
+        Some(desired.plan(req.plan).ok()?.outline(req.name))
+    }
+}
+
 /// Parameters the run may set: declared ones whose `trigger` is the plan it runs.
 fn check_parameters(package: &Package, req: &ActionRequest<'_>) -> Result<(), ActionRefusal> {
     let refused: Vec<(String, ParameterRefusal)> = req

@@ -236,6 +236,8 @@ async fn dry_run_alone(
             let tree = TreePlan {
                 instance,
                 dependencies: Vec::new(),
+                // What the dependency instances run is not known yet.
+                outlines: Vec::new(),
             };
             Ok((Some(tree), notes))
         }

@@ -113,6 +113,7 @@ pub(crate) async fn check(
                 })
             }
         });
+    let outlines = outlines(req, decisions, &desired);
     let (top, below) = futures::join!(top, join_all(below));
     let instance = top?;
     let mut dependencies = Vec::with_capacity(below.len());
@@ -129,7 +130,31 @@ pub(crate) async fn check(
     Ok(TreePlan {
         instance,
         dependencies,
+        outlines,
     })
+}
+
+/// The phases and steps of every instance that runs a plan, in run order.
+fn outlines(
+    req: &TreeRequest<'_, '_>,
+    decisions: &TreeDecisions,
+    desired: &[Option<Desired<'_>>],
+) -> Vec<kudo_plan::PlanOutline> {
+    let top = req.desired.inputs.instance;
+    let mut out: Vec<kudo_plan::PlanOutline> = req
+        .desired
+        .plan(req.plan)
+        .map(|w| w.outline(top))
+        .into_iter()
+        .collect();
+    for (d, desired) in decisions.dependencies.iter().zip(desired) {
+        if let (Some(plan), Some(desired)) = (d.action.plan(), desired)
+            && let Ok(walk) = desired.plan(plan)
+        {
+            out.push(walk.outline(&d.instance));
+        }
+    }
+    out
 }
 
 fn node_inputs<'a>(

@@ -182,6 +182,9 @@ pub struct DependencyPlan {
 pub struct TreePlan {
     pub instance: InstancePlan,
     pub dependencies: Vec<DependencyPlan>,
+    /// The phases and steps each instance runs, in run order: the instance's first, then
+    /// each dependency instance that runs a plan.
+    pub outlines: Vec<kudo_plan::PlanOutline>,
 }
 
 /// The error of a dependency instance's plan as its parent's, and so on up to the top
