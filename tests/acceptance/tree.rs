@@ -472,8 +472,11 @@ fn outlines(steps: &serde_json::Value) -> Vec<Outline> {
         .collect()
 }
 
-/// KUDO's plan status tree as (plan, [(phase, [steps])]).
-fn status_outline(status: &serde_json::Value) -> (String, Vec<(String, Vec<String>)>) {
+/// A plan as KUDO's status tree names it: (plan, [(phase, [steps])]).
+type Named = (String, Vec<(String, Vec<String>)>);
+
+/// KUDO's plan status tree as [`Named`].
+fn status_outline(status: &serde_json::Value) -> Named {
     let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
     let phases = status["phases"]
         .as_array()
@@ -532,7 +535,7 @@ fn the_plan_shows_each_instances_phases_and_steps_before_they_run() {
         .run(&["apply", "-input=false", "-no-color", "tfplan"])
         .assert_success();
     // After the apply KUDO's plan status reports the same plans, phases and steps.
-    let expected: Vec<(String, (String, Vec<(String, Vec<String>)>))> = outlines(&planned)
+    let expected: Vec<(String, Named)> = outlines(&planned)
         .into_iter()
         .map(|(i, plan, phases)| {
             let phases = phases.into_iter().map(|(p, _, steps)| (p, steps)).collect();
@@ -549,4 +552,40 @@ fn the_plan_shows_each_instances_phases_and_steps_before_they_run() {
     let status = &child["status"]["planStatus"]["deploy"];
     assert_eq!(status_outline(status), expected[1].1, "{status:#}");
     assert_eq!(status["status"], "COMPLETE", "{status:#}");
+}
+
+#[test]
+fn a_replaced_instance_recreates_its_dependency_instances_as_planned() {
+    let ctx = TestContext::new("tree-replace");
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", CONFIGMAP);
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let before = ctx
+        .kube()
+        .instance(&ctx.namespace, "p-child")
+        .expect("p-child");
+    // The plan is made while the old dependency instance still stands; the apply's own
+    // plan after the destroy half must agree with it.
+    let run = ctx
+        .tf
+        .apply(&["-replace=kudo_instance.p"])
+        .assert_success()
+        .assert_no_crash();
+    assert!(
+        !run.output().contains("inconsistent"),
+        "the apply's plan agrees with the plan:\n{run}"
+    );
+    let after = ctx
+        .kube()
+        .instance(&ctx.namespace, "p-child")
+        .expect("p-child again");
+    assert_ne!(
+        before["metadata"]["uid"], after["metadata"]["uid"],
+        "the dependency instance was created again"
+    );
+    let state = ctx.tf.state();
+    let p = state.resource("kudo_instance.p").expect("state");
+    assert_eq!(
+        p["preview"]["dependencies"]["p-child"]["action"], "create",
+        "{p:#}"
+    );
 }

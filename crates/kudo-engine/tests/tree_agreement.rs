@@ -343,6 +343,7 @@ async fn plan_and_apply(
     let tree_prior = TreePrior {
         records: Some(records),
         drifted: Some(&below),
+        fresh: previous.is_empty(),
     };
     let planned = engine::plan_tree(
         step.cluster,

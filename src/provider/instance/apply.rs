@@ -181,6 +181,7 @@ async fn apply_inner(
         tree: TreePrior {
             records: Some(&change.private.dependencies),
             drifted: Some(&below),
+            fresh: change.prior.is_none(),
         },
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),

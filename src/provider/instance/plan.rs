@@ -224,6 +224,7 @@ async fn plan_inner(
         tree: TreePrior {
             records: Some(&inputs.private.dependencies),
             drifted: Some(&below),
+            fresh: prior.is_none(),
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);

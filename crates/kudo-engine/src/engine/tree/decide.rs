@@ -183,12 +183,16 @@ async fn decide_one(
 ) -> Result<bool, Below> {
     let child_ref = instance_ref(pass.namespace, name);
     let here = |e: EngineError, node: &Node| (e, vec![(name.to_string(), node.clone())]);
-    let live = pass.instance(name).await.map_err(|e| here(e, &node))?;
+    let mut live = pass.instance(name).await.map_err(|e| here(e, &node))?;
     // Only a child of ours is ours to run or remove (the run's rule).
     let ours = match &live {
         Some(obj) => crate::engine::ownership::check_child(&child_ref, obj, parent),
         None => Ok(()),
     };
+    if pass.prior.fresh && live.is_some() && ours.is_ok() {
+        // The old instance's, which the destroy half of a replacement removes first.
+        live = None;
+    }
     if !child.enabled {
         if live.is_none() || ours.is_err() {
             return Ok(false);

@@ -59,6 +59,11 @@ pub struct TreePrior<'a> {
     /// Dependency instances whose objects changed outside Terraform, with those
     /// objects: they run their `deploy` plan again, taking the changes back.
     pub drifted: Option<&'a BTreeMap<String, Vec<ObjectRef>>>,
+    /// The instance is created by this apply (a new one, or the create half of a
+    /// replacement, whose destroy removes the old dependency instances first): its
+    /// dependency instances are all created too, whatever of ours the cluster holds
+    /// now, so that the plan made before the destroy is the one the apply makes.
+    pub fresh: bool,
 }
 
 impl TreePrior<'_> {
