@@ -145,8 +145,63 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     let config: ConfigModel = config.decode().map_err(|d| vec![d])?;
     let mut diags = Vec::new();
     let mut unknown_connection = Vec::new();
+    let connection = parse_connection(&config, &mut unknown_connection, &mut diags);
+    let repositories = parse_repositories(&config, &mut diags);
+    let translator = parse_translator(&config, &mut diags);
+    let drift = super::drift::parse(&config.drift, &config.drift_ignore).unwrap_or_else(|d| {
+        diags.extend(d);
+        DriftSettings::default()
+    });
+    let crd_upgrade_safety = match config.crd_upgrade_safety.as_deref() {
+        None => Default::default(),
+        Some(v) => kudo_engine::engine::CrdSafety::parse(v).unwrap_or_else(|| {
+            diags.push(super::diag::invalid_choice(
+                "crd_upgrade_safety",
+                v,
+                &kudo_engine::engine::CrdSafety::VALUES,
+                "enforce",
+            ));
+            Default::default()
+        }),
+    };
+    let health = super::health::parse(&config.health, &config.health_rule).unwrap_or_else(|d| {
+        diags.extend(d);
+        Default::default()
+    });
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    let allow_insecure_webhooks = config
+        .allow_insecure_webhooks
+        .known()
+        .copied()
+        .unwrap_or(false);
+    // An environment variable too, so that one `terraform plan` can show the diffs
+    // without a change to the configuration.
+    let show_manifests = config.show_manifests.known().copied().unwrap_or_else(|| {
+        std::env::var(SHOW_MANIFESTS_ENV).is_ok_and(|v| matches!(v.trim(), "true" | "1"))
+    });
+    Ok(ProviderConfig {
+        connection,
+        repositories,
+        translator,
+        allow_insecure_webhooks,
+        drift,
+        crd_upgrade_safety,
+        health,
+        show_manifests,
+        unknown_connection,
+    })
+}
+
+/// The connection settings; unknown ones go to `unknown`, mistakes to `diags`.
+fn parse_connection(
+    config: &ConfigModel,
+    unknown_connection: &mut Vec<&'static str>,
+    diags: &mut Vec<Diagnostic>,
+) -> ConnectionSettings {
     let mut string =
-        |v: &Attr<String>, name: &'static str| optional_string(v, name, &mut unknown_connection);
+        |v: &Attr<String>, name: &'static str| optional_string(v, name, unknown_connection);
     let mut connection = ConnectionSettings {
         config_path: string(&config.config_path, "config_path"),
         config_context: string(&config.config_context, "config_context"),
@@ -163,8 +218,8 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         request_timeout: None,
         max_requests_in_flight: None,
     };
-    connection.config_paths = parse_config_paths(&config, &mut unknown_connection, &mut diags);
-    connection.exec = parse_exec(&config.exec, &mut unknown_connection, &mut diags);
+    connection.config_paths = parse_config_paths(config, unknown_connection, diags);
+    connection.exec = parse_exec(&config.exec, unknown_connection, diags);
     if config.insecure.is_unknown() {
         unknown_connection.push("insecure");
     }
@@ -184,27 +239,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             ),
         },
     }
-    match &config.max_requests_in_flight {
-        // Unknown until apply: the default serves the plan.
-        Value::Null | Value::Unknown => {}
-        v => match v
-            .as_i64()
-            .filter(|n| (1..=MAX_IN_FLIGHT_LIMIT).contains(n))
-        {
-            Some(n) => connection.max_requests_in_flight = usize::try_from(n).ok(),
-            None => diags.push(
-                Diagnostic::error(
-                    "Invalid max_requests_in_flight",
-                    format!(
-                        "{} is not a whole number from 1 to {MAX_IN_FLIGHT_LIMIT}: it is how many requests the provider may have waiting for the API server at once (default {}).",
-                        v.as_f64().map_or_else(|| "The value".to_string(), |f| f.to_string()),
-                        kudo_engine::cluster::DEFAULT_MAX_REQUESTS_IN_FLIGHT
-                    ),
-                )
-                .with_attribute(AttributePath::attribute("max_requests_in_flight")),
-            ),
-        },
-    }
+    connection.max_requests_in_flight = parse_in_flight(&config.max_requests_in_flight, diags);
     if connection.exec.is_some() && connection.token.is_some() {
         diags.push(
             Diagnostic::error(
@@ -227,6 +262,35 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             .with_attribute(AttributePath::attribute("client_key")),
         );
     }
+    connection
+}
+
+/// `max_requests_in_flight`: `None` for the default (unset, or unknown until apply).
+fn parse_in_flight(v: &Value, diags: &mut Vec<Diagnostic>) -> Option<usize> {
+    if matches!(v, Value::Null | Value::Unknown) {
+        return None;
+    }
+    match v.as_i64().filter(|n| (1..=MAX_IN_FLIGHT_LIMIT).contains(n)) {
+        Some(n) => usize::try_from(n).ok(),
+        None => {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid max_requests_in_flight",
+                    format!(
+                        "{} is not a whole number from 1 to {MAX_IN_FLIGHT_LIMIT}: it is how many requests the provider may have waiting for the API server at once (default {}).",
+                        v.as_f64().map_or_else(|| "The value".to_string(), |f| f.to_string()),
+                        kudo_engine::cluster::DEFAULT_MAX_REQUESTS_IN_FLIGHT
+                    ),
+                )
+                .with_attribute(AttributePath::attribute("max_requests_in_flight")),
+            );
+            None
+        }
+    }
+}
+
+/// The `repository` blocks, which must be known while planning (packages are loaded).
+fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<RepositoryConfig> {
     let mut repositories = Vec::new();
     for (i, block) in config
         .repository
@@ -277,51 +341,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
             priority,
         });
     }
-    let translator = parse_translator(&config, &mut diags);
-    let drift = super::drift::parse(&config.drift, &config.drift_ignore).unwrap_or_else(|d| {
-        diags.extend(d);
-        DriftSettings::default()
-    });
-    let crd_upgrade_safety = match config.crd_upgrade_safety.as_deref() {
-        None => Default::default(),
-        Some(v) => kudo_engine::engine::CrdSafety::parse(v).unwrap_or_else(|| {
-            diags.push(super::diag::invalid_choice(
-                "crd_upgrade_safety",
-                v,
-                &kudo_engine::engine::CrdSafety::VALUES,
-                "enforce",
-            ));
-            Default::default()
-        }),
-    };
-    let health = super::health::parse(&config.health, &config.health_rule).unwrap_or_else(|d| {
-        diags.extend(d);
-        Default::default()
-    });
-    if diags.iter().any(Diagnostic::is_error) {
-        return Err(diags);
-    }
-    let allow_insecure_webhooks = config
-        .allow_insecure_webhooks
-        .known()
-        .copied()
-        .unwrap_or(false);
-    // An environment variable too, so that one `terraform plan` can show the diffs
-    // without a change to the configuration.
-    let show_manifests = config.show_manifests.known().copied().unwrap_or_else(|| {
-        std::env::var(SHOW_MANIFESTS_ENV).is_ok_and(|v| matches!(v.trim(), "true" | "1"))
-    });
-    Ok(ProviderConfig {
-        connection,
-        repositories,
-        translator,
-        allow_insecure_webhooks,
-        drift,
-        crd_upgrade_safety,
-        health,
-        show_manifests,
-        unknown_connection,
-    })
+    repositories
 }
 
 /// `config_paths`: kubeconfig files merged in order; not together with `config_path`.
@@ -739,23 +759,15 @@ mod tests {
     /// Broken provider blocks, table-driven: each must be refused with a diagnostic
     /// on the attribute at fault. docs/testing.md ("Bad input, counted") counts the
     /// rows.
-    #[test]
-    fn every_broken_provider_block_names_the_attribute() {
-        let mapping = |from: Value, kind: Value, to: Value| {
-            Value::object([(
-                "api_version_mapping",
-                Value::list([Value::object([("from", from), ("kind", kind), ("to", to)])]),
-            )])
-        };
+
+    /// A broken provider block, and the attribute its diagnostic must name.
+    type Broken = (&'static str, Value, AttributePath);
+
+    /// Broken connection settings and repositories.
+    fn broken_connections() -> Vec<Broken> {
         let repository = |name: Value, url: Value| Value::object([("name", name), ("url", url)]);
         let gv = |s: &str| Value::string(s);
-        let mapping_attr = |name: &str| {
-            AttributePath::attribute("api_version_mapping")
-                .index(0)
-                .attr(name)
-        };
-        let mut rows: Vec<(&str, Value, AttributePath)> = Vec::new();
-        rows.extend([
+        vec![
             (
                 "no requests in flight",
                 Value::object([("max_requests_in_flight", Value::int(0))]),
@@ -814,6 +826,24 @@ mod tests {
                 )]),
                 AttributePath::attribute("repository").index(1).attr("name"),
             ),
+        ]
+    }
+
+    /// Broken `api_version_mapping` blocks.
+    fn broken_mappings() -> Vec<Broken> {
+        let mapping = |from: Value, kind: Value, to: Value| {
+            Value::object([(
+                "api_version_mapping",
+                Value::list([Value::object([("from", from), ("kind", kind), ("to", to)])]),
+            )])
+        };
+        let gv = |s: &str| Value::string(s);
+        let mapping_attr = |name: &str| {
+            AttributePath::attribute("api_version_mapping")
+                .index(0)
+                .attr(name)
+        };
+        vec![
             (
                 "mapping from missing",
                 mapping(Value::Null, Value::Null, gv("example.com/v1")),
@@ -862,7 +892,15 @@ mod tests {
                 ),
                 mapping_attr("kind"),
             ),
-        ]);
+        ]
+    }
+
+    #[test]
+    fn every_broken_provider_block_names_the_attribute() {
+        let rows: Vec<Broken> = broken_connections()
+            .into_iter()
+            .chain(broken_mappings())
+            .collect();
         let mut problems = Vec::new();
         for (what, config, attribute) in &rows {
             match parse(config) {

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, Applied, TreePrior};
+use kudo_package::Package;
 use kudo_plan::RunStatus;
 
 use crate::provider::manifests;
@@ -120,28 +121,52 @@ async fn apply_inner(
         return fail(change.prior_state, d);
     }
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
-    let pkg = match find_package(session, &operator, false).await {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            return fail(
-                change.prior_state,
-                Diagnostic::error(
-                    "Operator not installed",
-                    format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
-                )
-                .with_attribute(AttributePath::attribute("operator")),
-            );
-        }
+    let pkg = match installed_package(session, &operator).await {
+        Ok(p) => p,
         Err(d) => return fail(change.prior_state, d),
     };
-    let public = planned.parameters().unwrap_or_default();
-    let secret = planned.sensitive().unwrap_or_default();
     // The plan runs no KUDO plan when it keeps the status (see `plan::finish`): only
     // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
     // applied again.
     if change.prior.is_some() && planned.status.is_known() {
+        let secret = planned.sensitive().unwrap_or_default();
         return settled(&cluster, planned, &pkg, seed, &secret).await;
     }
+    run(session, &cluster, change, planned, pkg, cancel).await
+}
+
+/// The package of the OperatorVersion `operator` names, which must be in the cluster.
+async fn installed_package(session: &Session, operator: &str) -> Result<Package, Diagnostic> {
+    match find_package(session, operator, false).await? {
+        Some(p) => Ok(p),
+        None => Err(Diagnostic::error(
+            "Operator not installed",
+            format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
+        )
+        .with_attribute(AttributePath::attribute("operator"))),
+    }
+}
+
+/// Runs the planned KUDO plan through the engine and records what it did.
+async fn run(
+    session: &Session,
+    cluster: &Cluster,
+    change: Change,
+    planned: InstanceModel,
+    pkg: Package,
+    cancel: &CancellationToken,
+) -> ApplyResponse {
+    let fail = |state: Value, d: Diagnostic| ApplyResponse {
+        new_state: state,
+        diagnostics: vec![d],
+        ..Default::default()
+    };
+    let seed = change.seed.as_deref();
+    let namespace = namespace_of(&planned.namespace);
+    let name = planned.name.as_deref().unwrap_or_default().to_string();
+    let operator = planned.operator.as_deref().unwrap_or_default().to_string();
+    let public = planned.parameters().unwrap_or_default();
+    let secret = planned.sensitive().unwrap_or_default();
     let operation = match change.prior {
         None => Operation::Create,
         Some(_) => Operation::Update,
@@ -193,7 +218,7 @@ async fn apply_inner(
         progress: None,
     };
     let deadline = Deadline::new(cancel, limit);
-    let applied = engine::apply_change(&cluster, &request, &deadline.token).await;
+    let applied = engine::apply_change(cluster, &request, &deadline.token).await;
     let mut applied = match applied {
         Ok(a) => a,
         Err(r) => {

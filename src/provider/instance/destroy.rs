@@ -46,42 +46,13 @@ pub(super) async fn destroy(
     // keep the instance: the cleanup run says which task it could not load.
     let tree = match &pkg {
         Some(p) if p.operator.plans.contains_key("cleanup") => {
-            let all = prior.all_parameters().ok().flatten().unwrap_or_default();
-            let tree = match resolution(session, &operator, p, false).await {
-                Ok(Some(r)) => {
-                    kudo_plan::change::tree_of(&r, p, &name, &namespace, &all, seed, None)
-                        .map_err(|e| e.to_string())
-                }
-                Ok(None) => Err("no dependency tree".to_string()),
-                Err(d) => Err(d.detail),
-            };
-            match tree {
-                Ok(t) => Some(t),
-                Err(why) => {
-                    tracing::warn!(%why, "cleanup runs without the dependency tree");
-                    None
-                }
-            }
+            cleanup_tree(session, prior, p, seed).await
         }
         _ => None,
     };
     let inventory = prior.object_refs();
     let delete_volumes = prior.delete_volumes();
-    // Dependency instances' StatefulSets hold the same user's data: their claims are
-    // kept (or deleted) with this instance's.
-    let mut with_children = inventory.clone();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    match engine::descendant_objects(cluster, &namespace, &name).await {
-        Ok(objects) => with_children.extend(objects),
-        Err(e) => diagnostics.push(Diagnostic::warning(
-            "Dependency volumes not checked",
-            format!(
-                "The dependency instances of {name} could not be listed ({e}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
-            ),
-        )),
-    }
-    let (volumes, warning) = super::volumes::before(cluster, &with_children).await;
-    diagnostics.extend(warning);
+    let (volumes, mut diagnostics) = volumes_before(cluster, &namespace, &name, &inventory).await;
     let deadline = Deadline::new(cancel, limit);
     let mut work = engine::uninstall_instance_keeping(
         cluster,
@@ -134,4 +105,52 @@ pub(super) async fn destroy(
             ..Default::default()
         },
     }
+}
+
+/// The dependency tree the `cleanup` plan's KudoOperator tasks take their packages
+/// from, as the apply's plans do. Without one only folder dependencies run, which is no
+/// reason to keep the instance: the cleanup run says which task it could not load.
+async fn cleanup_tree(
+    session: &Session,
+    prior: &InstanceModel,
+    pkg: &kudo_package::Package,
+    seed: Option<&str>,
+) -> Option<kudo_plan::Tree> {
+    let namespace = namespace_of(&prior.namespace);
+    let name = prior.name.as_deref().unwrap_or_default();
+    let operator = prior.operator.as_deref().unwrap_or_default();
+    let all = prior.all_parameters().ok().flatten().unwrap_or_default();
+    let tree = match resolution(session, operator, pkg, false).await {
+        Ok(Some(r)) => kudo_plan::change::tree_of(&r, pkg, name, &namespace, &all, seed, None)
+            .map_err(|e| e.to_string()),
+        Ok(None) => Err("no dependency tree".to_string()),
+        Err(d) => Err(d.detail),
+    };
+    tree.map_err(|why| tracing::warn!(%why, "cleanup runs without the dependency tree"))
+        .ok()
+}
+
+/// The volume claims of the instance's StatefulSets and of its dependency instances'
+/// (they hold the same user's data: kept or deleted with this instance's), before the
+/// uninstall; warnings for what could not be looked at.
+async fn volumes_before(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    inventory: &[kudo_engine::cluster::ObjectRef],
+) -> (super::volumes::Volumes, Vec<Diagnostic>) {
+    let mut with_children = inventory.to_vec();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    match engine::descendant_objects(cluster, namespace, name).await {
+        Ok(objects) => with_children.extend(objects),
+        Err(e) => diagnostics.push(Diagnostic::warning(
+            "Dependency volumes not checked",
+            format!(
+                "The dependency instances of {name} could not be listed ({e}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
+            ),
+        )),
+    }
+    let (volumes, warning) = super::volumes::before(cluster, &with_children).await;
+    diagnostics.extend(warning);
+    (volumes, diagnostics)
 }

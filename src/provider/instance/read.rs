@@ -4,7 +4,7 @@
 
 use tfplugin::{Attr, Diagnostic, IntoValue, ReadRequest, ReadResponse, Value};
 
-use kudo_engine::engine::{self, DriftMode, RefreshRequest};
+use kudo_engine::engine::{self, DriftMode, RefreshRequest, Refreshed};
 use kudo_plan::RunStatus;
 
 use crate::provider::packages::parse_operator_id;
@@ -82,28 +82,8 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         _ => found.sensitive.clone(),
     };
     fresh.plan_status = super::plan_status::value(found.plan_status.as_ref(), &secret);
-    let mut diagnostics: Vec<Diagnostic> = found
-        .unchecked
-        .iter()
-        .map(|why| {
-            Diagnostic::warning(
-                "Drift not checked",
-                format!(
-                    "{why}. Fields changed out of band are not reported by this refresh; the next one tries again."
-                ),
-            )
-        })
-        .collect();
     fresh.drifted_fields = super::drift::drifted_fields(&found.drift, &found.sensitive);
-    if settings.mode() == DriftMode::Warn && !found.drift.is_empty() {
-        diagnostics.push(Diagnostic::warning(
-            format!("Fields of {name} changed outside Terraform"),
-            format!(
-                "{}\n\nWith `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct\"` to take them back, or add a `drift_ignore` rule for fields another tool manages.",
-                super::drift::describe(&fresh.drifted_fields)
-            ),
-        ));
-    }
+    let diagnostics = warnings(&found, settings.mode(), &name, &fresh.drifted_fields);
     if found.status == Some(RunStatus::Drifted) {
         tracing::info!(instance = %name, drifted = ?found.drifted.keys().collect::<Vec<_>>(), "objects changed outside Terraform; the next plan applies them again");
     }
@@ -123,4 +103,31 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         private: recorded.to_bytes(),
         diagnostics,
     }
+}
+
+/// What the refresh warns about: drift it could not compare, and with `drift = "warn"`
+/// the fields that changed.
+fn warnings(found: &Refreshed, mode: DriftMode, name: &str, fields: &Value) -> Vec<Diagnostic> {
+    let mut diagnostics: Vec<Diagnostic> = found
+        .unchecked
+        .iter()
+        .map(|why| {
+            Diagnostic::warning(
+                "Drift not checked",
+                format!(
+                    "{why}. Fields changed out of band are not reported by this refresh; the next one tries again."
+                ),
+            )
+        })
+        .collect();
+    if mode == DriftMode::Warn && !found.drift.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            format!("Fields of {name} changed outside Terraform"),
+            format!(
+                "{}\n\nWith `drift = \"warn\"` the plan leaves them as they are. Set `drift = \"correct\"` to take them back, or add a `drift_ignore` rule for fields another tool manages.",
+                super::drift::describe(fields)
+            ),
+        ));
+    }
+    diagnostics
 }

@@ -10,6 +10,7 @@ mod dependency;
 mod drift;
 mod error;
 mod health;
+mod import;
 mod instance_object;
 mod metadata;
 mod observe;
@@ -44,6 +45,7 @@ pub use crd_safety::{CrdReport, CrdSafety, Finding as CrdFinding, Rule as CrdRul
 pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
+pub use import::{Found, ImportError, find_instance};
 pub use instance_object::{InstanceObject, PlanExecution, PlanState};
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
