@@ -756,10 +756,6 @@ mod tests {
         assert!(parsed.offline());
     }
 
-    /// Broken provider blocks, table-driven: each must be refused with a diagnostic
-    /// on the attribute at fault. docs/testing.md ("Bad input, counted") counts the
-    /// rows.
-
     /// A broken provider block, and the attribute its diagnostic must name.
     type Broken = (&'static str, Value, AttributePath);
 
@@ -895,6 +891,9 @@ mod tests {
         ]
     }
 
+    /// Broken provider blocks, table-driven: each must be refused with a diagnostic
+    /// on the attribute at fault. docs/testing.md ("Bad input, counted") counts the
+    /// rows.
     #[test]
     fn every_broken_provider_block_names_the_attribute() {
         let rows: Vec<Broken> = broken_connections()
