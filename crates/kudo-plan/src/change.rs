@@ -635,3 +635,185 @@ fn known_part(a: Vec<ChildView>, b: Vec<ChildView>) -> Option<Vec<ChildView>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn fixture(name: &str) -> Package {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/operators");
+        Package::load_dir(&root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A change of `pkg` with `params`, from `prior` (None: a create).
+    fn request<'a>(
+        pkg: &'a Package,
+        params: &'a BTreeMap<String, String>,
+        triggers: &'a BTreeMap<String, String>,
+        prior: Option<PriorInstance<'a>>,
+    ) -> ChangeRequest<'a> {
+        static NONE: std::sync::LazyLock<BTreeMap<String, String>> =
+            std::sync::LazyLock::new(BTreeMap::new);
+        ChangeRequest {
+            name: Some("app"),
+            namespace: "ns",
+            operator_version: Some("lifecycle-0.1.0"),
+            package: Some(pkg),
+            parameters: Some(params),
+            sensitive: &NONE,
+            plan_triggers: Some(triggers),
+            seed: Seed::Known(None),
+            resolution: None,
+            prior,
+            replacing: false,
+            allow_downgrade: false,
+        }
+    }
+
+    #[test]
+    fn a_create_runs_deploy_and_a_settled_instance_nothing() {
+        let pkg = fixture("lifecycle-v1");
+        let (params, triggers) = (values(&[("GREETING", "hi")]), BTreeMap::new());
+        let created = decide_change(&request(&pkg, &params, &triggers, None)).expect("plans");
+        assert_eq!(created.run, Some(PlanChoice::Run(DEFAULT_PLAN.into())));
+        let effective = created.effective.expect("values known");
+        assert_eq!(effective["GREETING"], "hi");
+        assert_eq!(effective["DATABASE"], "main", "defaults filled in");
+        let digest = created.digest.clone();
+        let prior = PriorInstance {
+            operator_version: Some("lifecycle-0.1.0"),
+            parameters: Some(&params),
+            last_plan: Some(DEFAULT_PLAN),
+            status: Some(RunStatus::Complete),
+            digest: digest.as_deref(),
+            plan_triggers: Some(&triggers),
+            ..Default::default()
+        };
+        let settled =
+            decide_change(&request(&pkg, &params, &triggers, Some(prior.clone()))).expect("plans");
+        assert_eq!(settled.run, Some(PlanChoice::Settled));
+        // Drift alone runs deploy again.
+        let drifted = PriorInstance {
+            status: Some(RunStatus::Drifted),
+            ..prior
+        };
+        let again =
+            decide_change(&request(&pkg, &params, &triggers, Some(drifted))).expect("plans");
+        assert_eq!(again.run, Some(PlanChoice::Run(DEFAULT_PLAN.into())));
+    }
+
+    #[test]
+    fn an_immutable_change_is_a_replacement_and_a_downgrade_a_refusal() {
+        let pkg = fixture("lifecycle-v1");
+        let old = values(&[("DATABASE", "orders")]);
+        let new = values(&[("DATABASE", "billing")]);
+        let triggers = BTreeMap::new();
+        let prior = PriorInstance {
+            operator_version: Some("lifecycle-0.1.0"),
+            parameters: Some(&old),
+            status: Some(RunStatus::Complete),
+            plan_triggers: Some(&triggers),
+            ..Default::default()
+        };
+        let change =
+            decide_change(&request(&pkg, &new, &triggers, Some(prior.clone()))).expect("plans");
+        assert_eq!(change.replacement.len(), 1, "{:?}", change.replacement);
+        assert!(change.replaces());
+        assert_eq!(change.run, Some(PlanChoice::Run(DEFAULT_PLAN.into())));
+        // Running 0.1.0 after 0.2.0: refused unless allowed.
+        let newer = fixture("lifecycle-v2");
+        let from_newer = PriorInstance {
+            operator_version: Some("lifecycle-0.2.0"),
+            package: Some(&newer),
+            parameters: Some(&old),
+            ..prior
+        };
+        let req = request(&pkg, &old, &triggers, Some(from_newer));
+        match decide_change(&req) {
+            Err(Refusal::Downgrade(Downgrade::Operator { from, to, .. })) => {
+                assert_eq!(
+                    (from.operator.as_str(), to.operator.as_str()),
+                    ("0.2.0", "0.1.0")
+                );
+            }
+            other => panic!("expected a downgrade refusal, got {other:?}"),
+        }
+        let allowed = ChangeRequest {
+            allow_downgrade: true,
+            ..req
+        };
+        let change = decide_change(&allowed).expect("allowed");
+        assert_eq!(change.downgrades.len(), 1);
+    }
+
+    #[test]
+    fn what_is_not_known_stays_unknown() {
+        let pkg = fixture("lifecycle-v1");
+        let params = values(&[]);
+        let triggers = BTreeMap::new();
+        let req = ChangeRequest {
+            plan_triggers: None,
+            ..request(&pkg, &params, &triggers, None)
+        };
+        let change = decide_change(&req).expect("plans");
+        assert_eq!(change.run, None, "which plan runs needs plan_triggers");
+        assert!(change.effective.is_some() && change.outputs.is_some());
+        let unknown_values = ChangeRequest {
+            parameters: None,
+            ..request(&pkg, &params, &triggers, None)
+        };
+        let change = decide_change(&unknown_values).expect("plans");
+        assert_eq!(
+            change.run,
+            Some(PlanChoice::Run(DEFAULT_PLAN.into())),
+            "a create"
+        );
+        assert!(change.effective.is_none() && change.desired.is_none());
+    }
+
+    #[test]
+    fn a_seed_dependent_output_is_unknown_before_the_instance_has_a_seed() {
+        let pkg = fixture("random-secret");
+        let params = values(&[]);
+        let triggers = BTreeMap::new();
+        let req = ChangeRequest {
+            seed: Seed::AtApply,
+            ..request(&pkg, &params, &triggers, None)
+        };
+        let change = decide_change(&req).expect("plans");
+        let outputs = change.outputs.expect("outputs");
+        assert!(
+            outputs.values().any(|v| *v == Shown::DependsOnSeed),
+            "{outputs:?}"
+        );
+        let known = ChangeRequest {
+            seed: Seed::Known(Some("s")),
+            ..req
+        };
+        let outputs = decide_change(&known)
+            .expect("plans")
+            .outputs
+            .expect("outputs");
+        assert!(
+            outputs.values().all(|v| matches!(v, Shown::Value(_))),
+            "{outputs:?}"
+        );
+    }
+
+    #[test]
+    fn redaction_hides_sensitive_values() {
+        let secret = values(&[("P", "hunter2"), ("E", "")]);
+        assert_eq!(redact("a hunter2 b", &secret), format!("a {REDACTED} b"));
+        assert!(reveals("x:hunter2@h", &secret) && !reveals("h:80", &secret));
+        assert!(check_outputs(&values(&[("URL", "x:hunter2@h")]), &secret).is_err());
+        assert!(check_outputs(&values(&[("URL", "h:80")]), &secret).is_ok());
+    }
+}
