@@ -32,6 +32,10 @@ pub struct PrivateState {
     /// one's name or a dependency instance's): the next apply applies them again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub drifted: BTreeMap<String, Vec<ObjectRef>>,
+    /// Set by a plan whose dry-run covered the whole tree: the apply right after it (the
+    /// same change, planned again by Terraform just before) does not dry-run it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checked: bool,
 }
 
 impl PrivateState {
@@ -99,6 +103,7 @@ mod tests {
                 ("top".to_string(), vec![drifted.clone()]),
                 ("child".to_string(), vec![drifted.clone()]),
             ]),
+            checked: true,
         };
         let read = PrivateState::parse(&all.to_bytes());
         assert_eq!(read, all);

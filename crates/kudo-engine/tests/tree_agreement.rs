@@ -344,6 +344,7 @@ async fn plan_and_apply(
         records: Some(records),
         drifted: Some(&below),
         fresh: previous.is_empty(),
+        checked: false,
     };
     let planned = engine::plan_tree(
         step.cluster,

@@ -78,6 +78,7 @@ pub(super) async fn apply(
             false => PrivateState::parse(&resp.private),
         };
         private.render_seed = seed;
+        private.checked = false;
         resp.private = private.to_bytes();
     }
     resp
@@ -207,6 +208,7 @@ async fn run(
             records: Some(&change.private.dependencies),
             drifted: Some(&below),
             fresh: change.prior.is_none(),
+            checked: change.private.checked,
         },
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),

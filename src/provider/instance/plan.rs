@@ -23,12 +23,9 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     // Private state carries the render seed, records and drift; a plan hands it on
     // unchanged. A create (a replacement's included: Terraform then passes the old
     // object's private state) hands on none, so the new object gets a seed of its own.
-    let (private, planned_private) = match req.prior_state.is_null() {
-        true => (None, Vec::new()),
-        false => (
-            Some(PrivateState::parse(&req.prior_private)),
-            req.prior_private.clone(),
-        ),
+    let private = match req.prior_state.is_null() {
+        true => None,
+        false => Some(PrivateState::parse(&req.prior_private)),
     };
     let fail = |diagnostics| PlanResponse {
         diagnostics,
@@ -45,7 +42,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let Some(proposed) = proposed else {
         // A destroy: nothing to plan, and the seed stays until the apply.
         return PlanResponse {
-            planned_private,
+            planned_private: req.prior_private,
             ..Default::default()
         };
     };
@@ -55,8 +52,11 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             Ok(r) => r,
             Err(diagnostics) => return fail(diagnostics),
         };
-    let mut resp = plan_inner(session, prior, proposed, private.as_ref()).await;
-    resp.planned_private = planned_private;
+    let (mut resp, checked) = plan_inner(session, prior, proposed, private.as_ref()).await;
+    // What the apply right after this plan may skip (see `PrivateState::checked`).
+    let mut planned_private = private.unwrap_or_default();
+    planned_private.checked = checked;
+    resp.planned_private = planned_private.to_bytes();
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
     restore.replace_paths(&mut resp.requires_replace);
@@ -171,10 +171,13 @@ async fn plan_inner(
     prior: Option<InstanceModel>,
     proposed: InstanceModel,
     private: Option<&PrivateState>,
-) -> PlanResponse {
-    let fail = |diagnostics| PlanResponse {
-        diagnostics,
-        ..Default::default()
+) -> (PlanResponse, bool) {
+    let fail = |diagnostics| {
+        let resp = PlanResponse {
+            diagnostics,
+            ..Default::default()
+        };
+        (resp, false)
     };
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
@@ -225,6 +228,7 @@ async fn plan_inner(
             records: Some(&inputs.private.dependencies),
             drifted: Some(&below),
             fresh: prior.is_none(),
+            checked: false,
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
@@ -250,7 +254,8 @@ async fn plan_inner(
         show_manifests,
         replacing,
     };
-    answer.encode(session, planned, &planned_change, &prior_state)
+    let resp = answer.encode(session, planned, &planned_change, &prior_state);
+    (resp, planned_change.checked)
 }
 
 /// What the planning call answered, read into the planned state.

@@ -98,6 +98,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     recorded.applied_fields = found.fingerprints;
     recorded.dependencies = found.dependencies;
     recorded.drifted = found.drifted;
+    recorded.checked = false;
     ReadResponse {
         new_state: fresh.into_value(),
         private: recorded.to_bytes(),

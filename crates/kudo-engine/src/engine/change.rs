@@ -39,6 +39,10 @@ pub struct ChangeOptions {
 /// The whole plan of a change.
 #[derive(Debug)]
 pub struct Planned<'a> {
+    /// Whether the dry-run covered the whole tree (the instance and every dependency
+    /// instance that runs), so an apply made right after need not dry-run it again
+    /// ([`TreePrior::checked`]).
+    pub checked: bool,
     /// What needs no cluster.
     pub change: Change<'a>,
     /// The dry-run of the instance and every dependency instance below it; `None` when
@@ -103,6 +107,7 @@ pub async fn plan_change<'a>(
     }
     let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
     let mut planned = Planned {
+        checked: false,
         change,
         tree: None,
         notes: Vec::new(),

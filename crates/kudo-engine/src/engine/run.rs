@@ -242,6 +242,9 @@ async fn before_writing(
     let tree = super::tree::decide(cluster, desired, walk, req.tree)
         .await
         .map_err(nothing_written)?;
+    if req.tree.checked {
+        return Ok(tree);
+    }
     let check = super::tree::TreeRequest {
         desired,
         plan: req.plan,

@@ -145,6 +145,23 @@ fn decide_below<'f>(
     out: &'f mut TreeDecisions,
 ) -> BoxFuture<'f, Result<bool, Below>> {
     async move {
+        // The child Instances of this level are read at once (one round trip), then
+        // decided in the walk's order.
+        let names: Vec<&str> = walk
+            .steps()
+            .flat_map(|step| &step.tasks)
+            .filter_map(|task| match &task.action {
+                Action::Child(child) => child.target.as_ref().ok().map(|t| t.instance.as_str()),
+                _ => None,
+            })
+            .collect();
+        let reads = futures::future::join_all(names.iter().map(|n| pass.instance(n))).await;
+        for (name, read) in names.iter().zip(reads) {
+            // A failed read is met again, with its place, when the child is decided.
+            if let Err(e) = read {
+                tracing::debug!(instance = %name, error = %e, "dependency instance not read");
+            }
+        }
         let mut changed = false;
         for step in walk.steps() {
             for task in &step.tasks {

@@ -64,6 +64,11 @@ pub struct TreePrior<'a> {
     /// dependency instances are all created too, whatever of ours the cluster holds
     /// now, so that the plan made before the destroy is the one the apply makes.
     pub fresh: bool,
+    /// The caller's planning call dry-ran this whole tree against the same cluster just
+    /// before the run (Terraform plans every change again right before applying it):
+    /// the run decides the tree but does not dry-run it a second time. Each step still
+    /// checks its own objects before it writes them.
+    pub checked: bool,
 }
 
 impl TreePrior<'_> {
