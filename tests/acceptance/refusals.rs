@@ -3,7 +3,7 @@
 //! must not leave the first phase, the Operator, the OperatorVersion or the Instance
 //! behind. Each case is also run by `terraform apply`, whose own plan must refuse it.
 
-use crate::harness::{PREAMBLE, TestContext, flat};
+use crate::harness::{PREAMBLE, TestContext, flat, refused_writing_nothing, written};
 
 /// A two-phase package: phase `first` applies a ConfigMap, phase `second` applies
 /// `second` (a template's text).
@@ -72,49 +72,6 @@ resource "kudo_instance" "web" {{
     );
 }
 
-/// The objects of the test namespace this configuration could have written.
-fn written(ctx: &TestContext) -> Vec<String> {
-    ctx.kube()
-        .list_namespace(&ctx.namespace, None)
-        .into_iter()
-        .filter(|o| {
-            matches!(o.kind.as_str(), "Operator" | "OperatorVersion" | "Instance")
-                || o.name.starts_with("web")
-        })
-        .map(|o| format!("{} {}", o.kind, o.name))
-        .collect()
-}
-
-/// `terraform plan` and `terraform apply` both fail with every one of `expected`, and
-/// the cluster holds nothing of the configuration afterwards.
-#[track_caller]
-fn refused(ctx: &TestContext, expected: &[&str]) {
-    for command in ["plan", "apply"] {
-        let run = match command {
-            "plan" => ctx.tf.plan(&[]),
-            _ => ctx.tf.apply(&[]),
-        };
-        let run = run.assert_clean_error();
-        let out = flat(&run.output());
-        for text in expected {
-            assert!(
-                out.contains(text),
-                "terraform {command} does not say {text:?}:\n{run}"
-            );
-        }
-        assert!(
-            !out.contains("transient"),
-            "terraform {command} calls a certain refusal transient:\n{run}"
-        );
-        assert_eq!(
-            written(ctx),
-            Vec::<String>::new(),
-            "terraform {command} wrote objects although the plan refused:\n{run}"
-        );
-    }
-    ctx.mark_cleaned();
-}
-
 const PSP: &str = r#"apiVersion: policy/v1beta1
 kind: PodSecurityPolicy
 metadata:
@@ -141,8 +98,9 @@ fn a_removed_api_without_successor_fails_the_plan_and_writes_nothing() {
         return;
     }
     write_package(&ctx, PSP);
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "web",
         &[
             "API removed, with nothing to replace it",
             "templates/second.yaml",
@@ -195,8 +153,9 @@ fn a_secret_whose_data_is_not_base64_fails_the_plan_and_writes_nothing() {
         &ctx,
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}-secret\ndata:\n  password: not base64!\n",
     );
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "web",
         &[
             "The API server refuses this object",
             "templates/second.yaml",
@@ -212,8 +171,9 @@ fn a_configmap_with_a_number_fails_the_plan_and_writes_nothing() {
         &ctx,
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-numbers\ndata:\n  replicas: 3\n",
     );
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "web",
         &[
             "The API server refuses this object",
             "templates/second.yaml",
@@ -240,8 +200,9 @@ spec:
   type: NoSuchType
 "#,
     );
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "web",
         &[
             "The API server refuses this object",
             "templates/second.yaml",
@@ -277,8 +238,9 @@ spec:
 fn a_v1_crd_of_a_protected_group_without_approval_fails_the_plan() {
     let ctx = TestContext::new("refuse-protected");
     write_package(&ctx, PROTECTED_CRD_V1);
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "web",
         &[
             "The API server refuses this object",
             "templates/second.yaml",
@@ -381,7 +343,7 @@ fn an_operator_too_large_to_store_fails_naming_its_largest_parts_and_leaves_noth
             assert!(text.contains(expected), "no {expected:?} in:\n{shown}");
         }
         assert!(!text.contains("transient"), "{shown}");
-        assert_eq!(written(&ctx), Vec::<String>::new(), "{shown}");
+        assert_eq!(written(&ctx, "web"), Vec::<String>::new(), "{shown}");
     }
     ctx.mark_cleaned();
 }

@@ -12,7 +12,7 @@
 
 use serde_json::json;
 
-use crate::harness::{PREAMBLE, TestContext, flat};
+use crate::harness::{PREAMBLE, TestContext, flat, refused_writing_nothing, written};
 
 /// Writes the parent at `version` (GENERATION's default is `generation`) and the child
 /// at `child_version`, whose phase `two` writes `two` (a template's text).
@@ -130,45 +130,6 @@ output "preview" {{
     );
 }
 
-/// The objects of the test namespace either instance could have written.
-fn written(ctx: &TestContext) -> Vec<String> {
-    ctx.kube()
-        .list_namespace(&ctx.namespace, None)
-        .into_iter()
-        .filter(|o| {
-            matches!(o.kind.as_str(), "Operator" | "OperatorVersion" | "Instance")
-                || o.name.starts_with("p-")
-        })
-        .map(|o| format!("{} {}", o.kind, o.name))
-        .collect()
-}
-
-/// `terraform plan` and `terraform apply` both fail saying every one of `expected`, and
-/// nothing of the configuration is in the cluster afterwards.
-#[track_caller]
-fn refused_on_create(ctx: &TestContext, expected: &[&str]) {
-    for command in ["plan", "apply"] {
-        let run = match command {
-            "plan" => ctx.tf.plan(&[]),
-            _ => ctx.tf.apply(&[]),
-        };
-        let run = run.assert_clean_error();
-        let out = flat(&run.output());
-        for text in expected {
-            assert!(
-                out.contains(text),
-                "terraform {command} does not say {text:?}:\n{run}"
-            );
-        }
-        assert_eq!(
-            written(ctx),
-            Vec::<String>::new(),
-            "terraform {command} wrote objects although the plan refused:\n{run}"
-        );
-    }
-    ctx.mark_cleaned();
-}
-
 const CONFIGMAP: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-two\ndata:\n  k: v\n";
 
@@ -182,8 +143,9 @@ fn a_dependency_instances_invalid_object_fails_the_plan_and_nothing_is_written()
         "1.0.0",
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}-bad\ndata:\n  password: not base64!\n",
     );
-    refused_on_create(
+    refused_writing_nothing(
         &ctx,
+        "p-",
         &[
             "The API server refuses this object",
             "dependency instance p-child",
@@ -211,8 +173,9 @@ fn a_dependency_instances_removed_api_fails_the_plan_and_nothing_is_written() {
         "1.0.0",
         "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-psp\nspec:\n  seLinux:\n    rule: RunAsAny\n  runAsUser:\n    rule: RunAsAny\n  supplementalGroups:\n    rule: RunAsAny\n  fsGroup:\n    rule: RunAsAny\n",
     );
-    refused_on_create(
+    refused_writing_nothing(
         &ctx,
+        "p-",
         &[
             "API removed, with nothing to replace it",
             "dependency instance p-child",
@@ -530,7 +493,7 @@ fn the_plan_shows_each_instances_phases_and_steps_before_they_run() {
         ],
         "{planned:#}"
     );
-    assert!(written(&ctx).is_empty(), "a plan writes nothing");
+    assert!(written(&ctx, "p-").is_empty(), "a plan writes nothing");
     ctx.tf
         .run(&["apply", "-input=false", "-no-color", "tfplan"])
         .assert_success();

@@ -431,3 +431,49 @@ pub fn copy_dir(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// The objects of the test namespace a configuration could have written: KUDO's
+/// Operators, OperatorVersions and Instances, and objects whose name starts with
+/// `prefix` (the instance's name).
+pub fn written(ctx: &TestContext, prefix: &str) -> Vec<String> {
+    ctx.kube()
+        .list_namespace(&ctx.namespace, None)
+        .into_iter()
+        .filter(|o| {
+            matches!(o.kind.as_str(), "Operator" | "OperatorVersion" | "Instance")
+                || o.name.starts_with(prefix)
+        })
+        .map(|o| format!("{} {}", o.kind, o.name))
+        .collect()
+}
+
+/// `terraform plan` and `terraform apply` both fail saying every one of `expected` (a
+/// certain refusal, never called transient), and nothing the configuration could have
+/// written (see [`written`]) is in the cluster afterwards.
+#[track_caller]
+pub fn refused_writing_nothing(ctx: &TestContext, prefix: &str, expected: &[&str]) {
+    for command in ["plan", "apply"] {
+        let run = match command {
+            "plan" => ctx.tf.plan(&[]),
+            _ => ctx.tf.apply(&[]),
+        };
+        let run = run.assert_clean_error();
+        let out = flat(&run.output());
+        for text in expected {
+            assert!(
+                out.contains(text),
+                "terraform {command} does not say {text:?}:\n{run}"
+            );
+        }
+        assert!(
+            !out.contains("transient"),
+            "terraform {command} calls a certain refusal transient:\n{run}"
+        );
+        assert_eq!(
+            written(ctx, prefix),
+            Vec::<String>::new(),
+            "terraform {command} wrote objects although the plan refused:\n{run}"
+        );
+    }
+    ctx.mark_cleaned();
+}
