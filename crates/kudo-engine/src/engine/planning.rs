@@ -463,11 +463,18 @@ async fn crd_safety_notes(
     if mode == CrdSafety::Off {
         return Ok(notes);
     }
-    for o in walk_objects(walk) {
-        if o.action != PreviewAction::Apply {
-            continue;
-        }
-        let report = match super::crd_safety::check_crd(cluster, o.object).await {
+    // The reads go at once; the verdicts are taken in plan order.
+    let applied: Vec<_> = walk_objects(walk)
+        .filter(|o| o.action == PreviewAction::Apply)
+        .collect();
+    let checks = futures::future::join_all(
+        applied
+            .iter()
+            .map(|o| super::crd_safety::check_crd(cluster, o.object)),
+    )
+    .await;
+    for (o, checked) in applied.into_iter().zip(checks) {
+        let report = match checked {
             Ok(Some(report)) => report,
             Ok(None) => continue,
             // Credentials that may not read the CRD: the dry-run of its apply below
