@@ -8,6 +8,7 @@ mod credentials;
 mod discovery;
 mod error;
 mod exec;
+mod forbidden;
 mod guarded;
 mod listing;
 mod object_ref;
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
+pub use forbidden::Forbidden;
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
 pub use object_ref::ObjectRef;
 pub use settings::{
