@@ -10,6 +10,7 @@ mod drift;
 mod error;
 mod health;
 mod instance_object;
+mod kudo_objects;
 mod metadata;
 mod observe;
 mod operator;
@@ -39,6 +40,9 @@ pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use instance_object::{InstanceObject, PlanExecution, PlanState};
+pub use kudo_objects::{
+    ListFilter, ListedInstance, ListedOperator, installed_operators, list_instances, list_operators,
+};
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
 pub use metadata::{
@@ -50,6 +54,7 @@ pub use operator::{
     check_operator, install_operator, instances_using, load_operator, operator_ref,
     operator_version_ref, uninstall_operator,
 };
+pub use ownership::parent_instance;
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
     label, plan_instance, qualified_label, translation_notes,
