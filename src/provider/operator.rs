@@ -13,7 +13,7 @@ use kudo_engine::engine;
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 
-use super::packages::{self, PlanCache, parse_operator_id};
+use super::packages::{self, parse_operator_id};
 use super::resolve::{
     Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_values, resolve_loaded,
 };
@@ -209,10 +209,10 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
                 .with_attribute(AttributePath::attribute("package")),
         ]);
     }
-    let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
+    let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
         .map(|w| {
-            Diagnostic::warning("Operator package verification", w)
+            Diagnostic::warning("Operator package verification", w.to_string())
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
@@ -220,17 +220,10 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // versions; when it might have (a chosen dependency needs a newer Kubernetes than
     // the oldest release there is), the tree is known only at apply, where Terraform
     // plans again connected and the two plans must agree.
-    let tree_known = !session.config.offline() || !resolution_needs_cluster(&pkg, &resolution);
-    let cache = PlanCache::from_env();
-    let stored = match tree_known {
-        true => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.store_resolution(&namespace, &resolution)),
-        // Instances then show their children as unknown rather than from an old tree.
-        false => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.forget_resolution(&namespace, &pkg.operator_version_name())),
-    };
+    let tree_known =
+        !session.config.offline() || !kudo_resolve::needs_cluster_version(&pkg, &resolution);
+    let stored =
+        packages::plan_cache().store_tree(&namespace, &pkg, tree_known.then_some(&resolution));
     if let Err(e) = stored {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
@@ -295,19 +288,6 @@ async fn load_package(
             )
         })?;
     resolve_loaded(repositories, source, pkg, overrides, version).await
-}
-
-/// Whether the cluster's Kubernetes version could change `resolution`: a dependency
-/// whose `kubernetesVersion` is newer than the oldest release the provider knows (or
-/// unreadable) may be skipped on an older cluster. The root package is only checked,
-/// never replaced, so it does not count.
-fn resolution_needs_cluster(root: &Package, resolution: &Resolution) -> bool {
-    let root_ov = root.operator_version_name();
-    resolution
-        .packages
-        .values()
-        .filter(|p| p.operator_version_name() != root_ov)
-        .any(|p| !kudo_resolve::runs_on(p, kube_api_versions::OLDEST).unwrap_or(false))
 }
 
 pub async fn apply(
@@ -375,17 +355,10 @@ pub async fn apply(
     // versions; when it might have (a chosen dependency needs a newer Kubernetes than
     // the oldest release there is), the tree is known only at apply, where Terraform
     // plans again connected and the two plans must agree.
-    let tree_known = !session.config.offline() || !resolution_needs_cluster(&pkg, &resolution);
-    let cache = PlanCache::from_env();
-    let stored = match tree_known {
-        true => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.store_resolution(&namespace, &resolution)),
-        // Instances then show their children as unknown rather than from an old tree.
-        false => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.forget_resolution(&namespace, &pkg.operator_version_name())),
-    };
+    let tree_known =
+        !session.config.offline() || !kudo_resolve::needs_cluster_version(&pkg, &resolution);
+    let stored =
+        packages::plan_cache().store_tree(&namespace, &pkg, tree_known.then_some(&resolution));
     if let Err(e) = stored {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
@@ -727,33 +700,6 @@ mod tests {
             .collect();
         // bb needs ee and gg; aa (installed last by apply) needs bb and cc.
         assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
-    }
-
-    #[test]
-    fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kubernetes() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deps/kep29");
-        let root = Package::load_dir(&dir.join("aa")).expect("root package");
-        let catalog = RepositoryCatalog::folder("fixtures", &dir);
-        let mut resolution = Resolver::new(&catalog)
-            .resolve(&root, &root.operator.name)
-            .expect("resolves");
-        let mut set = |name: &str, version: &str| {
-            for pkg in resolution.packages.values_mut() {
-                if name == "*" || pkg.operator.name == name {
-                    pkg.operator.kubernetes_version = version.to_string();
-                }
-            }
-            resolution_needs_cluster(&root, &resolution)
-        };
-        assert!(!set("*", ""), "no requirements: any cluster picks the same");
-        assert!(!set("bb", "1.16.0"), "the oldest release runs it anyway");
-        // The root is checked at apply, never swapped for another version.
-        assert!(!set("aa", "1.30.0"));
-        assert!(
-            set("gg", "1.25.0"),
-            "an older cluster may skip this version"
-        );
-        assert!(set("gg", "not a version"));
     }
 
     fn dependency(package: &str, ov: &str) -> Value {

@@ -103,6 +103,15 @@ impl Out {
 const OP: &str = "operator.yaml";
 const PARAMS: &str = "params.yaml";
 
+/// The warnings of [`verify`]: what a loaded package may still carry (loading refuses
+/// packages with verification errors), shown to users as they install it.
+pub fn warnings(pkg: &Package) -> Vec<Finding> {
+    verify(pkg)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect()
+}
+
 /// Check a package; findings are sorted errors first.
 pub fn verify(pkg: &Package) -> Vec<Finding> {
     let mut out = Out(Vec::new());

@@ -227,6 +227,19 @@ impl Cluster {
         &self.server_version
     }
 
+    /// [`Cluster::server_version`] as the release packages are checked and resolved
+    /// against; `None` when the API server reports a version that is not a 1.x release
+    /// (a development build): then nothing is checked, as without a cluster.
+    pub fn kubernetes_version(&self) -> Option<kudo_resolve::ClusterVersion> {
+        match kudo_resolve::ClusterVersion::parse(&self.server_version) {
+            Ok(version) => Some(version),
+            Err(e) => {
+                tracing::warn!(error = %e, "the cluster's version is not a Kubernetes release; kubernetesVersion is not checked");
+                None
+            }
+        }
+    }
+
     /// Lets Webhook tasks call plain http:// URLs of other machines (the provider's
     /// `allow_insecure_webhooks`); by default only https:// and loopback http://.
     pub fn with_insecure_webhooks(mut self, allow: bool) -> Cluster {
