@@ -14,6 +14,7 @@ mod kudo_objects;
 mod metadata;
 mod observe;
 mod operator;
+mod operator_tree;
 mod ownership;
 mod pipe;
 mod planning;
@@ -53,6 +54,10 @@ pub use observe::{LIST_FROM, applied_fields_fingerprint, live_objects};
 pub use operator::{
     check_operator, install_operator, instances_using, load_operator, operator_ref,
     operator_version_ref, uninstall_operator,
+};
+pub use operator_tree::{
+    InstallFailure, InstallRequest, Installed, InstalledTree, InstalledVersion, NotRemoved,
+    check_install, dependency_install_sequence, install_tree, uninstall_tree,
 };
 pub use ownership::parent_instance;
 pub use planning::{
