@@ -84,7 +84,9 @@ pub use tree::{
     TreeDecisions, TreePlan, TreePrior, TreeRequest, decide as decide_tree, plan_tree,
 };
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
-pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
+pub use volumes::{
+    ClaimSource, InstanceVolumes, SettleError, claim_sources, claims, delete_claims,
+};
 pub use webhook::CallError as WebhookCallError;
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};
