@@ -707,6 +707,19 @@ mod tests {
     }
 
     #[test]
+    fn warnings_leave_the_errors_out() {
+        let p = pkg(
+            OPERATOR,
+            "parameters:\n- name: 'A:B'\n  default: x\n",
+            &[("a.yaml", "v: 1")],
+        );
+        assert!(verify(&p).iter().any(|f| f.severity == Severity::Error));
+        let warned = warnings(&p);
+        assert!(!warned.is_empty());
+        assert!(warned.iter().all(|f| f.severity == Severity::Warning));
+    }
+
+    #[test]
     fn extended_checks_only_warn_about_documentation() {
         let p = pkg(
             OPERATOR,
