@@ -1,5 +1,5 @@
 //! Where the packages and the dependency tree of an instance come from: the copies
-//! `kudo_operator` keeps for the plan (see `packages::PlanCache`), else the cluster.
+//! `kudo_operator` keeps for the plan (see `kudo_resolve::PlanCache`), else the cluster.
 
 use std::collections::BTreeMap;
 
