@@ -11,17 +11,17 @@ use kudo_engine::engine::{InstanceVolumes, SettleError};
 
 pub const ATTR: &str = "delete_volumes_on_destroy";
 
+/// The instance's claims as found before the uninstall, while its StatefulSets exist.
+pub type Volumes = InstanceVolumes;
+
 /// Read before the uninstall deletes the StatefulSets. A failed read is a warning, not
 /// a failed destroy; the claims are then handled as the uninstall handles any object
 /// labelled with the instance (deleted).
-pub async fn before(
-    cluster: &Cluster,
-    inventory: &[ObjectRef],
-) -> (InstanceVolumes, Option<Diagnostic>) {
+pub async fn before(cluster: &Cluster, inventory: &[ObjectRef]) -> (Volumes, Option<Diagnostic>) {
     match InstanceVolumes::find(cluster, inventory).await {
         Ok(v) => (v, None),
         Err(e) => (
-            InstanceVolumes::default(),
+            Volumes::default(),
             Some(Diagnostic::warning(
                 "Volumes not checked",
                 format!(
@@ -37,7 +37,7 @@ pub async fn settle(
     session: &super::Session,
     cluster: &Cluster,
     instance: &str,
-    volumes: &InstanceVolumes,
+    volumes: &Volumes,
     delete: bool,
     cancel: &CancellationToken,
 ) -> Result<Vec<Diagnostic>, Diagnostic> {
