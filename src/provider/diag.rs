@@ -9,7 +9,7 @@ use kudo_engine::cluster::{ClusterError, ConnectionSettings, ObjectRef, Trouble}
 use kudo_engine::engine::EngineError;
 use tfplugin::Diagnostic;
 
-use super::permission::Refused;
+use kudo_engine::cluster::Forbidden as Refused;
 
 /// How every piece of advice ends: Terraform resumes where the failure stopped it.
 pub const AGAIN: &str = "then run terraform apply again.";
@@ -111,7 +111,7 @@ fn advice(case: &Case<'_>, settings: &ConnectionSettings) -> String {
         Trouble::Denied => match &case.refused {
             Some(refused) => format!(
                 "{}\n\nGrant that to the credentials the provider uses, or configure others that have it, {again}",
-                refused.advice()
+                super::permission::advice(refused)
             ),
             None => format!(
                 "Check the credentials the provider uses (`token`, `exec`, `client_certificate`/`client_key` or the kubeconfig user) and that their RBAC permissions allow this, {again}"

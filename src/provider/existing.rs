@@ -6,23 +6,14 @@
 use serde_json::Value as Json;
 use tfplugin::{AttributePath, Diagnostic};
 
-use kudo_engine::cluster::{Cluster, FIELD_MANAGER, KUDO_API_VERSION};
+use kudo_engine::cluster::{Cluster, FIELD_MANAGER};
 use kudo_engine::engine;
 
 use super::Session;
 
 /// Who manages an existing Instance, as far as the object tells.
 fn managers(instance: &Json) -> String {
-    let parent = instance
-        .pointer("/metadata/ownerReferences")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-        .find(|r| {
-            r.get("kind").and_then(Json::as_str) == Some("Instance")
-                && r.get("apiVersion").and_then(Json::as_str) == Some(KUDO_API_VERSION)
-        })
-        .and_then(|r| r.get("name").and_then(Json::as_str));
+    let parent = engine::parent_instance(instance);
     let mut names: Vec<String> = instance
         .pointer("/metadata/managedFields")
         .and_then(Json::as_array)
@@ -84,6 +75,7 @@ pub async fn check_absent(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kudo_engine::cluster::KUDO_API_VERSION;
     use serde_json::json;
 
     #[test]

@@ -13,7 +13,7 @@ use kudo_engine::engine;
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 
-use super::packages::{self, PlanCache, parse_operator_id};
+use super::packages::{self, parse_operator_id};
 use super::resolve::{
     Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_graph,
     resolution_values, resolve_loaded,
@@ -120,42 +120,47 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     resp
 }
 
-async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
-    let fail = |diagnostics| PlanResponse {
+fn plan_failed(diagnostics: Vec<Diagnostic>) -> PlanResponse {
+    PlanResponse {
         diagnostics,
         ..Default::default()
+    }
+}
+
+/// The plan when the package path depends on something not known yet (or on a
+/// cluster the plan cannot reach): everything computed is unknown too.
+fn plan_unknown(req: &PlanRequest, proposed: &OperatorModel) -> PlanResponse {
+    let schema = schema::operator();
+    let mut planned: OperatorModel = match schema
+        .mark_computed_unknown(&req.proposed_new_state)
+        .decode()
+    {
+        Ok(p) => p,
+        Err(d) => return plan_failed(vec![d]),
     };
+    if proposed.namespace.is_null() {
+        planned.namespace = DEFAULT_NAMESPACE.into();
+    }
+    let planned = planned.into_value();
+    PlanResponse {
+        requires_replace: schema.requires_replace(&req.prior_state, &planned),
+        planned_state: planned,
+        ..Default::default()
+    }
+}
+
+async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let proposed: OperatorModel = match decode(&req.proposed_new_state) {
         Ok(Some(p)) => p,
         Ok(None) => return PlanResponse::default(),
-        Err(d) => return fail(d),
-    };
-    let schema = schema::operator();
-    // The package path depends on something not known yet: everything computed is too.
-    let unknown = || {
-        let mut planned: OperatorModel = match schema
-            .mark_computed_unknown(&req.proposed_new_state)
-            .decode()
-        {
-            Ok(p) => p,
-            Err(d) => return fail(vec![d]),
-        };
-        if proposed.namespace.is_null() {
-            planned.namespace = DEFAULT_NAMESPACE.into();
-        }
-        let planned = planned.into_value();
-        PlanResponse {
-            requires_replace: schema.requires_replace(&req.prior_state, &planned),
-            planned_state: planned,
-            ..Default::default()
-        }
+        Err(d) => return plan_failed(d),
     };
     let Attr::Known(source) = &proposed.package else {
-        return unknown();
+        return plan_unknown(&req, &proposed);
     };
     if !proposed.dependency_overrides.is_fully_known() {
         return PlanResponse {
-            planned_state: schema.mark_computed_unknown(&req.proposed_new_state),
+            planned_state: schema::operator().mark_computed_unknown(&req.proposed_new_state),
             ..Default::default()
         };
     }
@@ -164,77 +169,34 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // unchecked and the apply connects and checks again.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
-        Err(d) => return fail(vec![d]),
+        Err(d) => return plan_failed(vec![d]),
     };
     if cluster.is_none() && packages::cluster_source(source).is_some() {
         // Read from a cluster the plan cannot reach yet (offline): known at apply.
-        return unknown();
+        return plan_unknown(&req, &proposed);
     }
-    let (pkg, resolution) = match load_package(
-        session,
-        cluster.as_ref(),
-        source,
-        overrides_of(&proposed.dependency_overrides),
-    )
-    .await
-    {
+    let overrides = overrides_of(&proposed.dependency_overrides);
+    let (pkg, resolution) = match load_package(session, cluster.as_ref(), source, overrides).await {
         Ok(r) => r,
-        Err(d) => return fail(vec![d]),
+        Err(d) => return plan_failed(vec![d]),
     };
     let namespace = namespace_of(&proposed.namespace);
-    // KUDO's CRDs, when the apply would have to create them and these credentials may
-    // not: the plan fails with the API server's refusal.
+    // What the apply would meet installing (KUDO's CRDs these credentials may not
+    // create, a refused Operator or OperatorVersion) fails the plan.
     if let Some(cluster) = &cluster
-        && let Err(e) = cluster.check_kudo_crds().await
+        && let Err(failure) = engine::check_install(cluster, &pkg, &namespace).await
     {
-        let mut d = session
-            .cluster_error("Cannot install the KUDO CRDs", &e)
-            .with_attribute(AttributePath::attribute("package"));
-        d.detail = format!(
-            "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
-            d.detail
-        );
-        return fail(vec![d]);
+        return plan_failed(vec![check_failure(session, failure)]);
     }
-    // What the apply would meet writing the Operator and OperatorVersion (an object too
-    // large to store, a namespace being deleted, missing permissions) fails the plan.
-    if let Some(cluster) = &cluster
-        && let Err(e) = engine::check_operator(cluster, &pkg, &namespace).await
-        && !e.is_cancelled()
-        && matches!(
-            engine::classify(e.clone(), "install"),
-            engine::PlanFailure::Refused { .. }
-        )
-    {
-        return fail(vec![
-            session
-                .engine_error("Cannot install the operator", &e)
-                .with_attribute(AttributePath::attribute("package")),
-        ]);
-    }
-    let mut diagnostics: Vec<Diagnostic> = packages::warnings(&pkg)
+    let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
         .map(|w| {
-            Diagnostic::warning("Operator package verification", w)
+            Diagnostic::warning("Operator package verification", w.to_string())
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
-    // Offline, the cluster's version could not steer the choice of dependency
-    // versions; when it might have (a chosen dependency needs a newer Kubernetes than
-    // the oldest release there is), the tree is known only at apply, where Terraform
-    // plans again connected and the two plans must agree.
-    let tree_known = !session.config.offline() || !resolution_needs_cluster(&pkg, &resolution);
-    let cache = PlanCache::from_env();
-    let stored = match tree_known {
-        true => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.store_resolution(&namespace, &resolution)),
-        // Instances then show their children as unknown rather than from an old tree.
-        false => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.forget_resolution(&namespace, &pkg.operator_version_name())),
-    };
-    if let Err(e) = stored {
+    let tree_known = tree_known(session, &pkg, &resolution);
+    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
@@ -256,11 +218,31 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     }
     let planned = planned.into_value();
     PlanResponse {
-        requires_replace: schema.requires_replace(&req.prior_state, &planned),
+        requires_replace: schema::operator().requires_replace(&req.prior_state, &planned),
         planned_state: planned,
         planned_private: Vec::new(),
         diagnostics,
     }
+}
+
+/// Whether the dependency tree is known now. Offline, the cluster's version could not
+/// steer the choice of dependency versions; when it might have
+/// ([`kudo_resolve::needs_cluster_version`]), the tree is known only at apply, where
+/// Terraform plans again connected and the two plans must agree.
+fn tree_known(session: &Session, pkg: &Package, resolution: &Resolution) -> bool {
+    !session.config.offline() || !kudo_resolve::needs_cluster_version(pkg, resolution)
+}
+
+/// Keeps the package (and its tree, when known) for the instances' plans
+/// ([`kudo_resolve::PlanCache`]); an unknown tree removes an older one, so instances
+/// show their children as unknown rather than from an old tree.
+fn keep_plan_copy(
+    namespace: &str,
+    pkg: &Package,
+    resolution: &Resolution,
+    tree_known: bool,
+) -> std::io::Result<()> {
+    packages::plan_cache().store_tree(namespace, pkg, tree_known.then_some(resolution))
 }
 
 /// The package `source` names, with its dependencies resolved. A `cluster:` source
@@ -301,19 +283,6 @@ async fn load_package(
     resolve_loaded(repositories, source, pkg, overrides, version).await
 }
 
-/// Whether the cluster's Kubernetes version could change `resolution`: a dependency
-/// whose `kubernetesVersion` is newer than the oldest release the provider knows (or
-/// unreadable) may be skipped on an older cluster. The root package is only checked,
-/// never replaced, so it does not count.
-fn resolution_needs_cluster(root: &Package, resolution: &Resolution) -> bool {
-    let root_ov = root.operator_version_name();
-    resolution
-        .packages
-        .values()
-        .filter(|p| p.operator_version_name() != root_ov)
-        .any(|p| !kudo_resolve::runs_on(p, kube_api_versions::OLDEST).unwrap_or(false))
-}
-
 pub async fn apply(
     session: &Session,
     req: ApplyRequest,
@@ -342,19 +311,11 @@ pub async fn apply(
             None => ApplyResponse::default(),
         };
     };
-    let prior_state = req.prior_state;
-
     let source = planned.package.as_deref().unwrap_or_default().to_string();
-    let (pkg, resolution) = match load_package(
-        session,
-        Some(&cluster),
-        &source,
-        overrides_of(&planned.dependency_overrides),
-    )
-    .await
-    {
+    let overrides = overrides_of(&planned.dependency_overrides);
+    let (pkg, resolution) = match load_package(session, Some(&cluster), &source, overrides).await {
         Ok(r) => r,
-        Err(d) => return fail(prior_state, vec![d]),
+        Err(d) => return fail(req.prior_state, vec![d]),
     };
     let namespace = namespace_of(&planned.namespace);
     let state = with_resolution(
@@ -365,7 +326,7 @@ pub async fn apply(
     // A null digest (never planned so) counts as a change, as any value but unknown does.
     if !planned.digest.is_unknown() && planned.digest != state.digest {
         return fail(
-            prior_state,
+            req.prior_state,
             vec![Diagnostic::error(
                 "Operator package changed after the plan",
                 format!("The package at {source:?} is not the one Terraform planned with. Run `terraform plan` again and review the new changes."),
@@ -375,193 +336,116 @@ pub async fn apply(
     }
     // Instances read their dependency tree from this copy; the plan may have been made
     // elsewhere (a saved plan file), so the apply keeps it too.
-    // Offline, the cluster's version could not steer the choice of dependency
-    // versions; when it might have (a chosen dependency needs a newer Kubernetes than
-    // the oldest release there is), the tree is known only at apply, where Terraform
-    // plans again connected and the two plans must agree.
-    let tree_known = !session.config.offline() || !resolution_needs_cluster(&pkg, &resolution);
-    let cache = PlanCache::from_env();
-    let stored = match tree_known {
-        true => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.store_resolution(&namespace, &resolution)),
-        // Instances then show their children as unknown rather than from an old tree.
-        false => cache
-            .store(&namespace, &pkg)
-            .and_then(|()| cache.forget_resolution(&namespace, &pkg.operator_version_name())),
-    };
-    if let Err(e) = stored {
+    let tree_known = tree_known(session, &pkg, &resolution);
+    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
-    if let Err(e) = cluster.ensure_kudo_crds().await {
-        return fail(
-            prior_state,
-            vec![session.cluster_error("Cannot install the KUDO CRDs", &e)],
-        );
-    }
-    // A create that fails half-way removes what it wrote itself (Terraform keeps no
-    // state of a failed create, so nothing else would): the OperatorVersions that did
-    // not exist before and, once unused, their Operators. What existed before stays.
-    let creating = prior.is_none();
-    let mut written: Vec<(String, String)> = Vec::new();
-    // Dependencies first, as KUDO's install did: their OperatorVersions must exist before
-    // an instance's KudoOperator task asks for them. The resolution's install order puts
-    // each package after what it needs, so an interrupted apply never leaves a package
-    // installed without its own dependencies.
-    let sequence = dependency_install_sequence(&resolution, &pkg);
-    for (dep, is_root) in sequence
-        .into_iter()
-        .map(|d| (d, false))
-        .chain(std::iter::once((&pkg, true)))
-    {
-        let name = dep.operator.name.clone();
-        let ov_name = dep.operator_version_name();
-        let existed = match creating {
-            true => matches!(
-                cluster
-                    .get(&engine::operator_version_ref(&namespace, &ov_name))
-                    .await,
-                Ok(Some(_))
-            ),
-            false => true,
-        };
-        if let Err(e) = engine::install_operator(&cluster, dep, &namespace).await {
-            if !existed {
-                written.push((name.clone(), ov_name));
-            }
-            let summary = match is_root {
-                true => "Cannot install the operator".to_string(),
-                false => format!(
-                    "Cannot install dependency {name} of operator {}",
-                    pkg.operator.name
-                ),
-            };
-            let mut diagnostics = vec![session.engine_error(&summary, &e)];
-            diagnostics.extend(remove_written(&cluster, &namespace, &written, cancel).await);
-            return fail(prior_state, diagnostics);
-        }
-        if !existed {
-            written.push((name, ov_name));
-        }
-    }
-    // A version change leaves the previous OperatorVersion unused: instances move to the
-    // new one when they are updated after this resource. The same holds for dependency
-    // versions the new resolution no longer picks.
-    let mut stale: Vec<(String, String)> = Vec::new();
-    let prior = prior.unwrap_or_default();
-    if let Some(old_ov) = prior.operator_version_name.as_deref()
-        && old_ov != pkg.operator_version_name()
-    {
-        stale.push((pkg.operator.name.clone(), old_ov.to_string()));
-    }
-    // Operators installed without an instance count too: they are not `nodes`.
-    let current = resolution.install_order_versions();
-    for dep in dependency_versions(&prior) {
-        if !current.contains(&dep.1) && !stale.contains(&dep) {
-            stale.push(dep);
-        }
-    }
-    let mut diagnostics = Vec::new();
-    for (name, old_ov) in &stale {
-        tracing::info!(operator = %name, operator_version = %old_ov, "removing an OperatorVersion no longer used");
-        if let Err(e) =
-            // Not kept while used: this configuration's instances move to the new
-            // version later in the same apply.
-            engine::uninstall_operator(
-                &cluster,
-                &namespace_of(&prior.namespace),
-                name,
-                old_ov,
-                false,
-                false,
-                cancel,
-            )
-            .await
-        {
-            diagnostics.push(Diagnostic::warning(
-                "Previous OperatorVersion not removed",
-                format!(
-                    "{old_ov}: {e}\n\nNothing uses it any more; delete it with kubectl if it stays."
-                ),
-            ));
-        }
-    }
-    ApplyResponse {
-        new_state: state.into_value(),
-        diagnostics,
-        ..Default::default()
+    let previous = prior.as_ref().map(installed_tree);
+    let request = engine::InstallRequest {
+        namespace: &namespace,
+        root: &pkg,
+        resolution: &resolution,
+        previous: previous.as_ref(),
+    };
+    match engine::install_tree(&cluster, &request, cancel).await {
+        Ok(installed) => ApplyResponse {
+            new_state: state.into_value(),
+            diagnostics: installed.stale_left.iter().map(stale_warning).collect(),
+            ..Default::default()
+        },
+        Err(failure) => fail(req.prior_state, install_failure(session, &pkg, failure)),
     }
 }
 
-/// The dependency packages of a resolution in install order (the root package excluded:
-/// it is installed last, by the caller). A chosen package the order does not name still
-/// gets installed, after the others, so nothing the tree needs is skipped.
-fn dependency_install_sequence<'r>(resolution: &'r Resolution, root: &Package) -> Vec<&'r Package> {
-    let root_ov = root.operator_version_name();
-    let mut sequence: Vec<&Package> = Vec::new();
-    for ov_name in resolution.install_order_versions() {
-        if ov_name == root_ov {
-            continue;
-        }
-        if let Some(p) = resolution
-            .packages
-            .values()
-            .find(|p| p.operator_version_name() == ov_name)
-        {
-            sequence.push(p);
-        }
+/// What a state installed, for the engine.
+fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
+    let version = |operator: Option<&str>, ov: Option<&str>| engine::InstalledVersion {
+        operator: operator.unwrap_or_default().to_string(),
+        operator_version_name: ov.unwrap_or_default().to_string(),
+    };
+    let dependencies = state.dependencies.known().map(Vec::as_slice);
+    engine::InstalledTree {
+        namespace: namespace_of(&state.namespace),
+        root: version(
+            state.name.as_deref(),
+            state.operator_version_name.as_deref(),
+        ),
+        dependencies: dependencies
+            .unwrap_or_default()
+            .iter()
+            .filter(|d| d.package.is_some() && d.operator_version_name.is_some())
+            .map(|d| version(d.package.as_deref(), d.operator_version_name.as_deref()))
+            .collect(),
+        install_order: state.install_order.known().cloned().unwrap_or_default(),
     }
-    for (name, p) in &resolution.packages {
-        if *name != root.operator.name && !sequence.iter().any(|s| std::ptr::eq(*s, p)) {
-            sequence.push(p);
-        }
-    }
-    sequence
 }
 
-/// `(package, OperatorVersion name)` of what a state installed, in removal order: this
-/// operator first, then its dependencies in reverse install order, so a package goes
-/// before the ones it needs. Dependencies the state's `install_order` does not name
-/// (a state written before it had one) follow in reverse `dependencies` order.
-fn removal_order(state: &OperatorModel) -> Vec<(String, String)> {
-    let name = state.name.as_deref().unwrap_or_default().to_string();
-    let ov_name = state
-        .operator_version_name
-        .as_deref()
-        .unwrap_or_default()
-        .to_string();
-    let deps = dependency_versions(state);
-    let mut removals = vec![(name, ov_name)];
-    let order = state
-        .install_order
-        .known()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for ov in order.iter().rev() {
-        if let Some(d) = deps.iter().find(|d| d.1 == *ov)
-            && !removals.contains(d)
-        {
-            removals.push(d.clone());
+/// The plan's error for what the apply would meet installing
+/// ([`engine::check_install`]), on `package`.
+fn check_failure(session: &Session, failure: engine::InstallFailure) -> Diagnostic {
+    let package = AttributePath::attribute("package");
+    match failure {
+        engine::InstallFailure::Crds(e) => {
+            let mut d = session
+                .cluster_error("Cannot install the KUDO CRDs", &e)
+                .with_attribute(package);
+            d.detail = format!(
+                "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
+                d.detail
+            );
+            d
         }
+        engine::InstallFailure::Package { error, .. } => session
+            .engine_error("Cannot install the operator", &error)
+            .with_attribute(package),
     }
-    for d in deps.into_iter().rev() {
-        if !removals.contains(&d) {
-            removals.push(d);
-        }
-    }
-    removals
 }
 
-/// `(package, OperatorVersion name)` of each entry of a state's `dependencies`.
-fn dependency_versions(state: &OperatorModel) -> Vec<(String, String)> {
-    state
-        .dependencies
-        .known()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|d| Some((d.package.clone()?, d.operator_version_name.clone()?)))
-        .collect()
+/// The apply's diagnostics for a failed install of `root`'s tree: the error, and a
+/// warning for each OperatorVersion the failed create could not take back.
+fn install_failure(
+    session: &Session,
+    root: &Package,
+    failure: engine::InstallFailure,
+) -> Vec<Diagnostic> {
+    let (operator, is_root, error, left_behind) = match failure {
+        engine::InstallFailure::Crds(e) => {
+            return vec![session.cluster_error("Cannot install the KUDO CRDs", &e)];
+        }
+        engine::InstallFailure::Package {
+            operator,
+            root,
+            error,
+            left_behind,
+        } => (operator, root, error, left_behind),
+    };
+    let summary = match is_root {
+        true => "Cannot install the operator".to_string(),
+        false => format!(
+            "Cannot install dependency {operator} of operator {}",
+            root.operator.name
+        ),
+    };
+    let mut diagnostics = vec![session.engine_error(&summary, &error)];
+    diagnostics.extend(left_behind.iter().map(|left| {
+        let (namespace, ov_name) = (&left.namespace, &left.version.operator_version_name);
+        Diagnostic::warning(
+            format!("OperatorVersion {namespace}/{ov_name} left behind"),
+            format!("The failed create could not remove what it wrote: {}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}.", left.error),
+        )
+    }));
+    diagnostics
+}
+
+/// The warning for a version the new tree no longer uses that could not be removed.
+fn stale_warning(left: &engine::NotRemoved) -> Diagnostic {
+    Diagnostic::warning(
+        "Previous OperatorVersion not removed",
+        format!(
+            "{}: {}\n\nNothing uses it any more; delete it with kubectl if it stays.",
+            left.version.operator_version_name, left.error
+        ),
+    )
 }
 
 /// Removes what `prior` installed; `prior_state` is the same state as Terraform sent
@@ -573,29 +457,9 @@ async fn destroy(
     prior: &OperatorModel,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let namespace = namespace_of(&prior.namespace);
-    // Everything it installed for its dependencies goes too, so nothing is left behind
-    // the way KUDO left it.
     // This configuration's instances are gone by now (they depend on this resource);
     // versions other instances still run stay, with a warning.
-    let removals = removal_order(prior);
-    let mut result = Ok(Vec::new());
-    for (name, ov_name) in &removals {
-        match engine::uninstall_operator(cluster, &namespace, name, ov_name, true, true, cancel)
-            .await
-        {
-            Ok(kept) => {
-                if let Ok(all) = &mut result {
-                    all.extend(kept);
-                }
-            }
-            Err(e) => {
-                result = Err(e);
-                break;
-            }
-        }
-    }
-    match result {
+    match engine::uninstall_tree(cluster, &installed_tree(prior), cancel).await {
         Ok(kept) => ApplyResponse {
             diagnostics: super::diag::kept_warnings(&kept),
             ..Default::default()
@@ -690,76 +554,9 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
     }
 }
 
-/// Removes the OperatorVersions (and unused Operators) a failed create wrote, newest
-/// first; a failure to remove is a warning naming what is left.
-async fn remove_written(
-    cluster: &kudo_engine::cluster::Cluster,
-    namespace: &str,
-    written: &[(String, String)],
-    cancel: &CancellationToken,
-) -> Vec<Diagnostic> {
-    let mut warnings = Vec::new();
-    for (name, ov_name) in written.iter().rev() {
-        if let Err(e) =
-            engine::uninstall_operator(cluster, namespace, name, ov_name, true, true, cancel).await
-        {
-            warnings.push(Diagnostic::warning(
-                format!("OperatorVersion {namespace}/{ov_name} left behind"),
-                format!("The failed create could not remove what it wrote: {e}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}."),
-            ));
-        }
-    }
-    warnings
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kudo_resolve::{RepositoryCatalog, Resolver};
-    use std::path::Path;
-
-    #[test]
-    fn dependencies_install_children_first_not_alphabetically() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deps/kep29");
-        let root = Package::load_dir(&dir.join("aa")).expect("root package");
-        let catalog = RepositoryCatalog::folder("fixtures", &dir);
-        let resolution = Resolver::new(&catalog)
-            .resolve(&root, &root.operator.name)
-            .expect("resolves");
-        let installed: Vec<&str> = dependency_install_sequence(&resolution, &root)
-            .into_iter()
-            .map(|p| p.operator.name.as_str())
-            .collect();
-        // bb needs ee and gg; aa (installed last by apply) needs bb and cc.
-        assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
-    }
-
-    #[test]
-    fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kubernetes() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/deps/kep29");
-        let root = Package::load_dir(&dir.join("aa")).expect("root package");
-        let catalog = RepositoryCatalog::folder("fixtures", &dir);
-        let mut resolution = Resolver::new(&catalog)
-            .resolve(&root, &root.operator.name)
-            .expect("resolves");
-        let mut set = |name: &str, version: &str| {
-            for pkg in resolution.packages.values_mut() {
-                if name == "*" || pkg.operator.name == name {
-                    pkg.operator.kubernetes_version = version.to_string();
-                }
-            }
-            resolution_needs_cluster(&root, &resolution)
-        };
-        assert!(!set("*", ""), "no requirements: any cluster picks the same");
-        assert!(!set("bb", "1.16.0"), "the oldest release runs it anyway");
-        // The root is checked at apply, never swapped for another version.
-        assert!(!set("aa", "1.30.0"));
-        assert!(
-            set("gg", "1.25.0"),
-            "an older cluster may skip this version"
-        );
-        assert!(set("gg", "not a version"));
-    }
 
     fn dependency(package: &str, ov: &str) -> Value {
         Value::object([
@@ -769,7 +566,12 @@ mod tests {
     }
 
     #[test]
-    fn destroy_removes_the_operator_then_dependencies_in_reverse_install_order() {
+    fn the_model_names_every_attribute_of_the_schema() {
+        schema::assert_model_covers(&schema::operator(), OperatorModel::ATTRIBUTES);
+    }
+
+    #[test]
+    fn a_state_tells_the_engine_what_it_installed() {
         let state = Value::object([
             ("name", Value::string("aa")),
             ("operator_version_name", Value::string("aa-0.1.0")),
@@ -777,41 +579,26 @@ mod tests {
                 "dependencies",
                 Value::list([
                     dependency("bb", "bb-0.1.0"),
-                    dependency("ee", "ee-0.1.0"),
-                    dependency("gg", "gg-0.1.0"),
+                    Value::object([("package", Value::string("half"))]),
                     dependency("cc", "cc-0.1.0"),
                 ]),
             ),
-            (
-                "install_order",
-                Value::list(
-                    ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"].map(Value::string),
-                ),
-            ),
-        ]);
-        let state = state.decode().expect("an operator state");
-        let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
-        assert_eq!(removed, ["aa", "cc", "bb", "gg", "ee"]);
-    }
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        schema::assert_model_covers(&schema::operator(), OperatorModel::ATTRIBUTES);
-    }
-
-    #[test]
-    fn a_state_without_install_order_still_removes_every_dependency() {
-        let state = Value::object([
-            ("name", Value::string("aa")),
-            ("operator_version_name", Value::string("aa-0.1.0")),
-            (
-                "dependencies",
-                Value::list([dependency("bb", "bb-0.1.0"), dependency("cc", "cc-0.1.0")]),
-            ),
             ("install_order", Value::Null),
         ]);
-        let state = state.decode().expect("an operator state");
-        let removed: Vec<String> = removal_order(&state).into_iter().map(|d| d.0).collect();
-        assert_eq!(removed, ["aa", "cc", "bb"]);
+        let state: OperatorModel = state.decode().expect("an operator state");
+        let tree = installed_tree(&state);
+        assert_eq!(tree.namespace, DEFAULT_NAMESPACE);
+        assert_eq!(tree.root.operator_version_name, "aa-0.1.0");
+        let deps: Vec<&str> = tree
+            .dependencies
+            .iter()
+            .map(|d| d.operator.as_str())
+            .collect();
+        assert_eq!(
+            deps,
+            ["bb", "cc"],
+            "entries without a version are not ours to remove"
+        );
+        assert!(tree.install_order.is_empty());
     }
 }

@@ -8,7 +8,7 @@ use tfplugin::{
     Schema, Type, Value,
 };
 
-use kudo_package::{LoadContext, Package, Parameter, Phase, Plan, Repository, Severity};
+use kudo_package::{LoadContext, Package, Parameter, Phase, Plan, Repository};
 
 use super::Call;
 
@@ -223,9 +223,8 @@ fn source_error(summary: &str, detail: String) -> Diagnostic {
 
 fn state(source: &str, pkg: &Package) -> Value {
     let op = &pkg.operator;
-    let warnings = kudo_package::verify(pkg)
+    let warnings = kudo_package::warnings(pkg)
         .into_iter()
-        .filter(|f| f.severity == Severity::Warning)
         .map(|f| format!("{}: {}", f.file, f.message))
         .collect();
     PackageModel {

@@ -1,13 +1,14 @@
 //! Dependency resolution as Terraform shows it, shared by `kudo_operator` (plan and
 //! apply) and the `kudo_dependencies` data source so that both give the same answer
-//! for the same package, repositories and overrides.
+//! for the same package, repositories and overrides: one call,
+//! [`kudo_resolve::load_and_resolve`], whose errors become diagnostics on `package`.
 
 use std::collections::BTreeMap;
 
 use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_package::Package;
-use kudo_resolve::{ClusterVersion, Resolution};
+use kudo_resolve::{ClusterVersion, KubernetesRequirement, LoadError, LoadRequest, Resolution};
 
 use super::RepositoryConfig;
 use super::packages;
@@ -60,33 +61,62 @@ async fn resolve_package(
     overrides: BTreeMap<String, String>,
     cluster: Option<Cluster<'_>>,
 ) -> Result<(Package, Resolution), Diagnostic> {
-    let repositories = repositories.to_vec();
-    let source_owned = source.to_string();
-    let version = cluster.as_ref().map(|c| c.version.clone());
-    let url = cluster.map(|c| c.url.to_string());
+    let request = LoadRequest {
+        source: source.to_string(),
+        loaded,
+        context: packages::load_context(repositories),
+        overrides,
+        cluster: cluster.as_ref().map(|c| c.version.clone()),
+    };
+    // Boxed: the error is large, and only built on the failure path.
     let work = tokio::task::spawn_blocking(move || {
-        let pkg = match loaded {
-            Some(pkg) => pkg,
-            None => packages::load_source(&source_owned, &repositories)
-                .map_err(|e| package_error(&source_owned, e))?,
-        };
-        if let (Some(version), Some(url)) = (&version, &url) {
-            check_kubernetes_version(&pkg, &source_owned, version, url)?;
-        }
-        let resolution =
-            packages::resolve(&pkg, &repositories, overrides, version).map_err(|e| {
-                Diagnostic::error(
-                    "Cannot resolve the operator's dependencies",
-                    super::diag::with_advice(
-                        &e,
-                        &format!("{}, {}", e.advice(), super::diag::AGAIN),
-                    ),
-                )
-                .with_attribute(AttributePath::attribute("package"))
-            })?;
-        Ok((pkg, resolution))
+        kudo_resolve::load_and_resolve(request).map_err(Box::new)
     });
-    work.await.map_err(|e| package_error(source, e))?
+    match work.await {
+        Ok(Ok(found)) => Ok(found),
+        Ok(Err(e)) => Err(load_error(source, cluster.map_or("", |c| c.url), *e)),
+        Err(e) => Err(package_error(source, e)),
+    }
+}
+
+/// The diagnostic for a failed [`kudo_resolve::load_and_resolve`] of `source` (`url`:
+/// the cluster's, for a Kubernetes version refusal).
+fn load_error(source: &str, url: &str, e: LoadError) -> Diagnostic {
+    let at_package = |summary: &str, detail: String| {
+        Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("package"))
+    };
+    let (name, operator_version, requirement) = match e {
+        LoadError::Package(e) => return package_error(source, e),
+        LoadError::Resolve(e) => {
+            return at_package(
+                "Cannot resolve the operator's dependencies",
+                super::diag::with_advice(&e, &format!("{}, {}", e.advice(), super::diag::AGAIN)),
+            );
+        }
+        LoadError::Kubernetes {
+            name,
+            operator_version,
+            requirement,
+        } => (name, operator_version, *requirement),
+    };
+    match requirement {
+        KubernetesRequirement::TooOld {
+            minimum,
+            declared,
+            cluster,
+        } => at_package(
+            "The operator package needs a newer Kubernetes version",
+            format!(
+                "Package {source:?} ({name} {operator_version}) declares kubernetesVersion {declared} in operator.yaml: it needs Kubernetes {minimum} or newer, but the cluster at {url} runs {cluster}. Use a version of the package written for this cluster, or upgrade the cluster.",
+            ),
+        ),
+        KubernetesRequirement::Unreadable(e) => at_package(
+            "Cannot read the Kubernetes version the package needs",
+            format!(
+                "Package {source:?} ({name} {operator_version}): operator.yaml kubernetesVersion: {e}"
+            ),
+        ),
+    }
 }
 
 /// The cluster a resolution is for, when one is reachable.
@@ -96,54 +126,13 @@ pub struct Cluster<'a> {
     pub url: &'a str,
 }
 
-/// The version of `cluster`, `None` when its API server reports one that is not a 1.x
-/// release (a development build): then nothing is checked, as without a cluster.
+/// The version of `cluster` ([`kudo_engine::cluster::Cluster::kubernetes_version`]),
+/// with its URL for messages.
 pub fn cluster_of(cluster: &kudo_engine::cluster::Cluster) -> Option<Cluster<'_>> {
-    match ClusterVersion::parse(cluster.server_version()) {
-        Ok(version) => Some(Cluster {
-            version,
-            url: cluster.url(),
-        }),
-        Err(e) => {
-            tracing::warn!(error = %e, "the cluster's version is not a Kubernetes release; kubernetesVersion is not checked");
-            None
-        }
-    }
-}
-
-/// The root package's operator.yaml `kubernetesVersion` against the cluster's: a
-/// package that needs a newer cluster fails the plan here rather than somewhere inside
-/// its deploy plan (KUDO refused the install the same way, comparing major and minor).
-pub fn check_kubernetes_version(
-    pkg: &Package,
-    source: &str,
-    cluster: &ClusterVersion,
-    url: &str,
-) -> Result<(), Diagnostic> {
-    let at_package = |summary: &str, detail: String| {
-        Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("package"))
-    };
-    let op = &pkg.operator;
-    match kudo_resolve::kubernetes_minimum(pkg) {
-        Ok(Some(min)) if min > cluster.release => Err(at_package(
-            "The operator package needs a newer Kubernetes version",
-            format!(
-                "Package {source:?} ({} {}) declares kubernetesVersion {} in operator.yaml: it needs Kubernetes {min} or newer, but the cluster at {url} runs {}. Use a version of the package written for this cluster, or upgrade the cluster.",
-                op.name,
-                op.operator_version,
-                op.kubernetes_version.trim(),
-                cluster.reported
-            ),
-        )),
-        Ok(_) => Ok(()),
-        Err(e) => Err(at_package(
-            "Cannot read the Kubernetes version the package needs",
-            format!(
-                "Package {source:?} ({} {}): operator.yaml kubernetesVersion: {e}",
-                op.name, op.operator_version
-            ),
-        )),
-    }
+    cluster.kubernetes_version().map(|version| Cluster {
+        version,
+        url: cluster.url(),
+    })
 }
 
 tfplugin::model! {

@@ -1,41 +1,24 @@
 //! `kudo_instance.delete_volumes_on_destroy`: what destroy does with the
 //! PersistentVolumeClaims the instance's StatefulSets created from
-//! `volumeClaimTemplates` (see `kudo_engine::engine::volumes`). They hold the data, so
+//! `volumeClaimTemplates` (the engine's [`InstanceVolumes`]). They hold the data, so
 //! the default keeps them, as Kubernetes does, and says which ones stayed.
 
 use tfplugin::{AttributePath, Diagnostic};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self, ClaimSource};
+use kudo_engine::engine::{InstanceVolumes, SettleError};
 
 pub const ATTR: &str = "delete_volumes_on_destroy";
 
 /// The instance's claims as found before the uninstall, while its StatefulSets exist.
-#[derive(Debug, Default)]
-pub struct Volumes {
-    sources: Vec<ClaimSource>,
-    claims: Vec<ObjectRef>,
-}
-
-impl Volumes {
-    /// What the uninstall must leave alone: the claims carry the instance label (KUDO
-    /// labels claim templates), and its sweep for labelled leftovers would take them.
-    pub fn keep(&self, delete: bool) -> &[ObjectRef] {
-        if delete { &[] } else { &self.claims }
-    }
-}
+pub type Volumes = InstanceVolumes;
 
 /// Read before the uninstall deletes the StatefulSets. A failed read is a warning, not
 /// a failed destroy; the claims are then handled as the uninstall handles any object
 /// labelled with the instance (deleted).
 pub async fn before(cluster: &Cluster, inventory: &[ObjectRef]) -> (Volumes, Option<Diagnostic>) {
-    let found = async {
-        let sources = engine::claim_sources(cluster, inventory).await?;
-        let claims = engine::claims(cluster, &sources).await?;
-        Ok::<_, engine::EngineError>(Volumes { sources, claims })
-    };
-    match found.await {
+    match InstanceVolumes::find(cluster, inventory).await {
         Ok(v) => (v, None),
         Err(e) => (
             Volumes::default(),
@@ -49,9 +32,7 @@ pub async fn before(cluster: &Cluster, inventory: &[ObjectRef]) -> (Volumes, Opt
     }
 }
 
-/// After the uninstall, the claims are listed again: with `delete`, those the uninstall
-/// did not take (claims not labelled with the instance) are deleted and waited for;
-/// without it, a warning names each claim still there.
+/// After the uninstall ([`InstanceVolumes::settle`]): a warning names each claim kept.
 pub async fn settle(
     session: &super::Session,
     cluster: &Cluster,
@@ -60,28 +41,22 @@ pub async fn settle(
     delete: bool,
     cancel: &CancellationToken,
 ) -> Result<Vec<Diagnostic>, Diagnostic> {
-    let claims = engine::claims(cluster, &volumes.sources)
-        .await
-        .map_err(|e| session.destroy_error("Cannot list the instance's volume claims", &e))?;
-    if claims.is_empty() {
+    let kept = match volumes.settle(cluster, delete, cancel).await {
+        Ok(kept) => kept,
+        Err(SettleError::List(e)) => {
+            return Err(session.destroy_error("Cannot list the instance's volume claims", &e));
+        }
+        Err(SettleError::Delete(e)) => {
+            return Err(session
+                .destroy_error("Cannot delete the instance's volume claims", &e)
+                .with_attribute(AttributePath::attribute(ATTR)));
+        }
+    };
+    if kept.is_empty() {
         return Ok(Vec::new());
     }
-    if delete {
-        engine::delete_claims(cluster, &claims, cancel)
-            .await
-            .map_err(|e| {
-                session
-                    .destroy_error("Cannot delete the instance's volume claims", &e)
-                    .with_attribute(AttributePath::attribute(ATTR))
-            })?;
-        tracing::info!(
-            count = claims.len(),
-            "deleted the volume claims of the instance's StatefulSets"
-        );
-        return Ok(Vec::new());
-    }
-    let names: Vec<String> = claims.iter().map(|c| c.name.clone()).collect();
-    let namespace = claims
+    let names: Vec<String> = kept.iter().map(|c| c.name.clone()).collect();
+    let namespace = kept
         .first()
         .and_then(|c| c.namespace.clone())
         .unwrap_or_default();

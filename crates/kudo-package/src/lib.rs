@@ -32,5 +32,5 @@ pub use source::{
     resolve,
 };
 pub use tgz::{create_tgz, package_from_tgz, read_tgz, sha256_hex, tgz_file_name};
-pub use verify::{Finding, Severity, verify, verify_extended};
+pub use verify::{Finding, Severity, verify, verify_extended, warnings};
 pub use versions::parse_lenient as parse_version;

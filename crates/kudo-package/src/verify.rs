@@ -103,6 +103,15 @@ impl Out {
 const OP: &str = "operator.yaml";
 const PARAMS: &str = "params.yaml";
 
+/// The warnings of [`verify`]: what a loaded package may still carry (loading refuses
+/// packages with verification errors), shown to users as they install it.
+pub fn warnings(pkg: &Package) -> Vec<Finding> {
+    verify(pkg)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect()
+}
+
 /// Check a package; findings are sorted errors first.
 pub fn verify(pkg: &Package) -> Vec<Finding> {
     let mut out = Out(Vec::new());
@@ -695,6 +704,19 @@ mod tests {
         assert!(has("task \"idle\" is not used by any plan"));
         assert!(has(".Nme is not a KUDO template variable"));
         assert!(!has("\"USED\" is declared but"));
+    }
+
+    #[test]
+    fn warnings_leave_the_errors_out() {
+        let p = pkg(
+            OPERATOR,
+            "parameters:\n- name: 'A:B'\n  default: x\n",
+            &[("a.yaml", "v: 1")],
+        );
+        assert!(verify(&p).iter().any(|f| f.severity == Severity::Error));
+        let warned = warnings(&p);
+        assert!(!warned.is_empty());
+        assert!(warned.iter().all(|f| f.severity == Severity::Warning));
     }
 
     #[test]

@@ -39,3 +39,51 @@ pub fn kubernetes_minimum(pkg: &Package) -> Result<Option<Release>, ParseRelease
 pub fn runs_on(pkg: &Package, cluster: Release) -> Result<bool, ParseReleaseError> {
     Ok(kubernetes_minimum(pkg)?.is_none_or(|min| min <= cluster))
 }
+
+/// Why a package may not be installed on a cluster, from its operator.yaml
+/// `kubernetesVersion`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KubernetesRequirement {
+    /// The package declares a newer minimum than the cluster runs.
+    #[error("it needs Kubernetes {minimum} or newer, but the cluster runs {cluster}")]
+    TooOld {
+        minimum: Release,
+        /// The field as written (trimmed).
+        declared: String,
+        /// The version the cluster reports.
+        cluster: String,
+    },
+    /// The field is not a version.
+    #[error("operator.yaml kubernetesVersion: {0}")]
+    Unreadable(#[source] ParseReleaseError),
+}
+
+/// The root package's `kubernetesVersion` against the cluster's: a package that needs a
+/// newer cluster is refused here rather than somewhere inside its deploy plan (KUDO
+/// refused the install the same way, see the module comment). Dependencies are not
+/// checked: the resolver chooses versions the cluster runs instead.
+pub fn check_cluster(pkg: &Package, cluster: &ClusterVersion) -> Result<(), KubernetesRequirement> {
+    match kubernetes_minimum(pkg) {
+        Ok(Some(minimum)) if minimum > cluster.release => Err(KubernetesRequirement::TooOld {
+            minimum,
+            declared: pkg.operator.kubernetes_version.trim().to_string(),
+            cluster: cluster.reported.clone(),
+        }),
+        Ok(_) => Ok(()),
+        Err(e) => Err(KubernetesRequirement::Unreadable(e)),
+    }
+}
+
+/// Whether the cluster's Kubernetes version could change `resolution`: a dependency
+/// whose `kubernetesVersion` is newer than the oldest release there is (or unreadable)
+/// may be skipped on an older cluster. The root package is only checked
+/// ([`check_cluster`]), never replaced, so it does not count. A resolution made without
+/// a cluster for which this holds is known only once the cluster is.
+pub fn needs_cluster_version(root: &Package, resolution: &crate::Resolution) -> bool {
+    let root_ov = root.operator_version_name();
+    resolution
+        .packages
+        .values()
+        .filter(|p| p.operator_version_name() != root_ov)
+        .any(|p| !runs_on(p, kube_api_versions::OLDEST).unwrap_or(false))
+}

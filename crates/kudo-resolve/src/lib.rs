@@ -49,7 +49,9 @@ mod error;
 mod explain;
 mod graph;
 pub mod kubernetes;
+mod load;
 pub mod naming;
+pub mod plan_cache;
 pub mod range;
 mod rank;
 mod rank_set;
@@ -64,7 +66,12 @@ pub use catalog::{Catalog, CatalogEntry, MemoryCatalog, RepositoryCatalog};
 pub use diagram::{to_dot, to_mermaid};
 pub use error::{MissingVersion, ResolveError, TooNew};
 pub use graph::MAX_INSTANCES;
-pub use kubernetes::{ClusterVersion, kubernetes_minimum, runs_on};
+pub use kubernetes::{
+    ClusterVersion, KubernetesRequirement, check_cluster, kubernetes_minimum,
+    needs_cluster_version, runs_on,
+};
+pub use load::{LoadError, LoadRequest, load_and_resolve};
+pub use plan_cache::PlanCache;
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
 pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion, version_errors};

@@ -613,3 +613,51 @@ fn no_runnable_version_names_each_candidates_kubernetes_version_and_the_cluster(
         assert!(text.contains(wanted), "{wanted:?} missing from:\n{text}");
     }
 }
+
+#[test]
+fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kubernetes() {
+    let catalog = RepositoryCatalog::folder("fixtures", &deps("kep29"));
+    let root = load(&deps("kep29/aa"));
+    let mut resolution = Resolver::new(&catalog)
+        .resolve(&root, &root.operator.name)
+        .expect("resolves");
+    let mut set = |name: &str, version: &str| {
+        for pkg in resolution.packages.values_mut() {
+            if name == "*" || pkg.operator.name == name {
+                pkg.operator.kubernetes_version = version.to_string();
+            }
+        }
+        kudo_resolve::needs_cluster_version(&root, &resolution)
+    };
+    assert!(!set("*", ""), "no requirements: any cluster picks the same");
+    assert!(!set("bb", "1.16.0"), "the oldest release runs it anyway");
+    // The root is checked at apply, never swapped for another version.
+    assert!(!set("aa", "1.30.0"));
+    assert!(
+        set("gg", "1.25.0"),
+        "an older cluster may skip this version"
+    );
+    assert!(set("gg", "not a version"));
+}
+
+#[test]
+fn the_root_package_is_checked_against_the_clusters_kubernetes_version() {
+    use kudo_resolve::{ClusterVersion, KubernetesRequirement, check_cluster};
+    let mut root = load(&deps("kep29/aa"));
+    let cluster = ClusterVersion::parse("v1.24.17").expect("a release");
+    assert_eq!(check_cluster(&root, &cluster), Ok(()), "no requirement");
+    root.operator.kubernetes_version = " 1.24.0 ".into();
+    assert_eq!(check_cluster(&root, &cluster), Ok(()), "major.minor only");
+    root.operator.kubernetes_version = "1.25.0".into();
+    let err = check_cluster(&root, &cluster).expect_err("too old");
+    assert_eq!(
+        err.to_string(),
+        "it needs Kubernetes 1.25 or newer, but the cluster runs v1.24.17"
+    );
+    assert!(matches!(err, KubernetesRequirement::TooOld { declared, .. } if declared == "1.25.0"));
+    root.operator.kubernetes_version = "soon".into();
+    assert!(matches!(
+        check_cluster(&root, &cluster),
+        Err(KubernetesRequirement::Unreadable(_))
+    ));
+}

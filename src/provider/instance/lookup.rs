@@ -1,5 +1,5 @@
 //! Where the packages and the dependency tree of an instance come from: the copies
-//! `kudo_operator` keeps for the plan (see `packages::PlanCache`), else the cluster.
+//! `kudo_operator` keeps for the plan (see `kudo_resolve::PlanCache`), else the cluster.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use kudo_package::Package;
 use kudo_resolve::Resolution;
 
 use crate::provider::Session;
-use crate::provider::packages::{self, PlanCache, parse_operator_id};
+use crate::provider::packages::{self, parse_operator_id};
 
 /// The package an instance runs. While planning, the copy `kudo_operator` just planned
 /// wins (it is what the apply will install); otherwise the cluster is asked.
@@ -22,7 +22,7 @@ pub(super) async fn find_package(
     let Some((ns, ov_name)) = parse_operator_id(operator_id) else {
         return Ok(None);
     };
-    let cache = PlanCache::from_env();
+    let cache = packages::plan_cache();
     if planning && let Some(pkg) = cache.load(ns, ov_name) {
         return Ok(Some(pkg));
     }
@@ -63,7 +63,7 @@ pub(super) async fn resolution(
         return Ok(Some(Resolution::default()));
     }
     let cached = parse_operator_id(operator_id)
-        .and_then(|(ns, ov)| PlanCache::from_env().load_resolution(ns, ov));
+        .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov));
     if let Some(r) = cached {
         return Ok(Some(r));
     }

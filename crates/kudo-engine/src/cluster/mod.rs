@@ -8,6 +8,7 @@ mod credentials;
 mod discovery;
 mod error;
 mod exec;
+mod forbidden;
 mod guarded;
 mod listing;
 mod object_ref;
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 pub use conflict::FieldConflict;
 pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
+pub use forbidden::Forbidden;
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
 pub use object_ref::ObjectRef;
 pub use settings::{
@@ -224,6 +226,19 @@ impl Cluster {
     /// what operator.yaml `kubernetesVersion` is checked against.
     pub fn server_version(&self) -> &str {
         &self.server_version
+    }
+
+    /// [`Cluster::server_version`] as the release packages are checked and resolved
+    /// against; `None` when the API server reports a version that is not a 1.x release
+    /// (a development build): then nothing is checked, as without a cluster.
+    pub fn kubernetes_version(&self) -> Option<kudo_resolve::ClusterVersion> {
+        match kudo_resolve::ClusterVersion::parse(&self.server_version) {
+            Ok(version) => Some(version),
+            Err(e) => {
+                tracing::warn!(error = %e, "the cluster's version is not a Kubernetes release; kubernetesVersion is not checked");
+                None
+            }
+        }
     }
 
     /// Lets Webhook tasks call plain http:// URLs of other machines (the provider's

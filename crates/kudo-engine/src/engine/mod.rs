@@ -12,9 +12,11 @@ mod error;
 mod health;
 mod import;
 mod instance_object;
+mod kudo_objects;
 mod metadata;
 mod observe;
 mod operator;
+mod operator_tree;
 mod ownership;
 mod pipe;
 mod planning;
@@ -47,6 +49,9 @@ pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use import::{Found, ImportError, find_instance};
 pub use instance_object::{InstanceObject, PlanExecution, PlanState};
+pub use kudo_objects::{
+    ListFilter, ListedInstance, ListedOperator, installed_operators, list_instances, list_operators,
+};
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
 pub use metadata::{
@@ -58,6 +63,11 @@ pub use operator::{
     check_operator, install_operator, instances_using, load_operator, operator_ref,
     operator_version_ref, uninstall_operator,
 };
+pub use operator_tree::{
+    InstallFailure, InstallRequest, Installed, InstalledTree, InstalledVersion, NotRemoved,
+    check_install, dependency_install_sequence, install_tree, uninstall_tree,
+};
+pub use ownership::parent_instance;
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
     label, plan_instance, qualified_label, translation_notes,
@@ -82,7 +92,9 @@ pub use tree::{
     TreeDecisions, TreePlan, TreePrior, TreeRequest, decide as decide_tree, plan_tree,
 };
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
-pub use volumes::{ClaimSource, claim_sources, claims, delete_claims};
+pub use volumes::{
+    ClaimSource, InstanceVolumes, SettleError, claim_sources, claims, delete_claims,
+};
 pub use webhook::CallError as WebhookCallError;
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};

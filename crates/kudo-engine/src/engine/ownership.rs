@@ -41,6 +41,23 @@ fn controlling_instance(obj: &Value) -> Option<&str> {
         .and_then(|r| r.get("name").and_then(Value::as_str))
 }
 
+/// The Instance `instance` is a dependency of: the name of any owner reference of kind
+/// Instance. KUDO's test (`Instance.IsChildInstance`, pkg/apis/kudo/v1beta1/
+/// instance_types_helpers.go) looks at the kind alone, and KUDO marks the children its
+/// KudoOperator tasks create with a plain owner reference (`instanceResource` in
+/// pkg/engine/task/task_kudo_operator.go: `SetOwnerReference`, not a controller one), so
+/// the controller flag is not asked for here. Which instance may *run* an object is
+/// [`controlling_instance`]'s question.
+pub fn parent_instance(instance: &Value) -> Option<&str> {
+    instance
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|r| r.get("kind").and_then(Value::as_str) == Some("Instance"))
+        .and_then(|r| r.get("name").and_then(Value::as_str))
+}
+
 /// The error for an object that belongs to `holder`.
 pub(crate) fn taken(r: &ObjectRef, holder: &str, advice: &str) -> EngineError {
     let mut e = EngineError::fatal(format!(
@@ -110,6 +127,21 @@ mod tests {
     fn controller_instance_is_found() {
         assert_eq!(controlling_instance(&owned_by("wb")), Some("wb"));
         assert_eq!(controlling_instance(&json!({"metadata": {}})), None);
+    }
+
+    #[test]
+    fn a_dependency_instance_names_its_parent_with_or_without_the_controller_flag() {
+        assert_eq!(parent_instance(&owned_by("kafka")), Some("kafka"));
+        let kudo_made = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": KUDO_API_VERSION, "kind": "Instance", "name": "kafka", "uid": "1"}
+        ]}});
+        assert_eq!(parent_instance(&kudo_made), Some("kafka"));
+        assert_eq!(controlling_instance(&kudo_made), None);
+        let other = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "1"}
+        ]}});
+        assert_eq!(parent_instance(&other), None);
+        assert_eq!(parent_instance(&json!({"metadata": {}})), None);
     }
 
     #[test]

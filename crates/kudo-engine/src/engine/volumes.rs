@@ -148,6 +148,68 @@ pub async fn delete_claims(
     Ok(())
 }
 
+/// An instance's claims: found before its uninstall, while its StatefulSets exist
+/// ([`InstanceVolumes::find`]), left alone by it ([`InstanceVolumes::keep`]: the claims
+/// carry the instance label, and the uninstall's sweep for labelled leftovers would
+/// take them), and settled after it ([`InstanceVolumes::settle`]).
+#[derive(Debug, Clone, Default)]
+pub struct InstanceVolumes {
+    sources: Vec<ClaimSource>,
+    claims: Vec<ObjectRef>,
+}
+
+/// Why [`InstanceVolumes::settle`] failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SettleError {
+    #[error("cannot list the claims: {0}")]
+    List(#[source] EngineError),
+    #[error("cannot delete the claims: {0}")]
+    Delete(#[source] EngineError),
+}
+
+impl InstanceVolumes {
+    /// The claims of the StatefulSets among `inventory`.
+    pub async fn find(
+        cluster: &Cluster,
+        inventory: &[ObjectRef],
+    ) -> Result<InstanceVolumes, EngineError> {
+        let sources = claim_sources(cluster, inventory).await?;
+        let claims = claims(cluster, &sources).await?;
+        Ok(InstanceVolumes { sources, claims })
+    }
+
+    /// What the uninstall must leave alone: every claim, unless they are to be deleted.
+    pub fn keep(&self, delete: bool) -> &[ObjectRef] {
+        if delete { &[] } else { &self.claims }
+    }
+
+    /// After the uninstall, the claims are listed again: with `delete`, those the
+    /// uninstall did not take (claims not labelled with the instance) are deleted and
+    /// waited for; without it, they stay, as Kubernetes keeps them. Returns the claims
+    /// kept.
+    pub async fn settle(
+        &self,
+        cluster: &Cluster,
+        delete: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ObjectRef>, SettleError> {
+        let claims = claims(cluster, &self.sources)
+            .await
+            .map_err(SettleError::List)?;
+        if !delete || claims.is_empty() {
+            return Ok(claims);
+        }
+        delete_claims(cluster, &claims, cancel)
+            .await
+            .map_err(SettleError::Delete)?;
+        tracing::info!(
+            count = claims.len(),
+            "deleted the volume claims of the instance's StatefulSets"
+        );
+        Ok(Vec::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,425 @@
+//! An operator with its dependency operators, as one install: every package of a
+//! resolved tree goes in before the packages that need it (their OperatorVersions must
+//! exist before an instance's KudoOperator task asks for them, as KUDO's install made
+//! sure), versions the new tree no longer uses go, and a failed create takes back what
+//! it wrote. Removal goes the other way round.
+
+use kudo_package::Package;
+use kudo_resolve::Resolution;
+use tokio_util::sync::CancellationToken;
+
+use super::removal::Kept;
+use super::{EngineError, install_operator, operator_version_ref, uninstall_operator};
+use crate::cluster::{Cluster, ClusterError};
+
+/// One OperatorVersion of an operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstalledVersion {
+    pub operator: String,
+    pub operator_version_name: String,
+}
+
+impl InstalledVersion {
+    fn of(pkg: &Package) -> InstalledVersion {
+        InstalledVersion {
+            operator: pkg.operator.name.clone(),
+            operator_version_name: pkg.operator_version_name(),
+        }
+    }
+}
+
+/// What an install left in a namespace, as its record (the `kudo_operator` state)
+/// keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstalledTree {
+    pub namespace: String,
+    pub root: InstalledVersion,
+    /// The dependencies' OperatorVersions, in the order the record lists them.
+    pub dependencies: Vec<InstalledVersion>,
+    /// OperatorVersion names in install order; empty in a record made before it had one.
+    pub install_order: Vec<String>,
+}
+
+impl InstalledTree {
+    /// Removal order: the root first, then its dependencies in reverse install order,
+    /// so a package goes before the ones it needs. Dependencies `install_order` does
+    /// not name follow in reverse record order.
+    pub fn removal_order(&self) -> Vec<InstalledVersion> {
+        let mut removals = vec![self.root.clone()];
+        for ov in self.install_order.iter().rev() {
+            if let Some(d) = self
+                .dependencies
+                .iter()
+                .find(|d| d.operator_version_name == *ov)
+                && !removals.contains(d)
+            {
+                removals.push(d.clone());
+            }
+        }
+        for d in self.dependencies.iter().rev() {
+            if !removals.contains(d) {
+                removals.push(d.clone());
+            }
+        }
+        removals
+    }
+
+    /// The versions this tree installed that the tree of `root` no longer uses: the
+    /// previous root version when the version changed, and dependency versions the
+    /// new resolution does not pick (operators installed without an instance count too).
+    pub fn stale_after(&self, root: &Package, resolution: &Resolution) -> Vec<InstalledVersion> {
+        let mut stale = Vec::new();
+        let old = &self.root.operator_version_name;
+        if !old.is_empty() && *old != root.operator_version_name() {
+            stale.push(InstalledVersion {
+                operator: root.operator.name.clone(),
+                operator_version_name: old.clone(),
+            });
+        }
+        let current = resolution.install_order_versions();
+        for dep in &self.dependencies {
+            if !current.contains(&dep.operator_version_name) && !stale.contains(dep) {
+                stale.push(dep.clone());
+            }
+        }
+        stale
+    }
+}
+
+/// The dependency packages of a resolution in install order (the root package excluded:
+/// it goes last). A chosen package the order does not name still gets installed, after
+/// the others, so nothing the tree needs is skipped.
+pub fn dependency_install_sequence<'r>(
+    resolution: &'r Resolution,
+    root: &Package,
+) -> Vec<&'r Package> {
+    let root_ov = root.operator_version_name();
+    let mut sequence: Vec<&Package> = Vec::new();
+    for ov_name in resolution.install_order_versions() {
+        if ov_name == root_ov {
+            continue;
+        }
+        if let Some(p) = resolution
+            .packages
+            .values()
+            .find(|p| p.operator_version_name() == ov_name)
+        {
+            sequence.push(p);
+        }
+    }
+    for (name, p) in &resolution.packages {
+        if *name != root.operator.name && !sequence.iter().any(|s| std::ptr::eq(*s, p)) {
+            sequence.push(p);
+        }
+    }
+    sequence
+}
+
+/// What [`install_tree`] installs.
+#[derive(Debug, Clone, Copy)]
+pub struct InstallRequest<'a> {
+    pub namespace: &'a str,
+    pub root: &'a Package,
+    pub resolution: &'a Resolution,
+    /// What the previous install left (an update): versions it no longer needs are
+    /// removed. `None`: a create, which removes what it wrote when it fails.
+    pub previous: Option<&'a InstalledTree>,
+}
+
+/// An OperatorVersion a removal could not take away.
+#[derive(Debug, Clone)]
+pub struct NotRemoved {
+    pub version: InstalledVersion,
+    pub namespace: String,
+    pub error: EngineError,
+}
+
+/// A completed [`install_tree`].
+#[derive(Debug, Clone, Default)]
+pub struct Installed {
+    /// Versions the previous install left that nothing uses any more and that could
+    /// not be removed.
+    pub stale_left: Vec<NotRemoved>,
+}
+
+/// Why [`install_tree`] stopped.
+#[derive(Debug)]
+pub enum InstallFailure {
+    /// KUDO's CRDs are missing and could not be installed; nothing was written.
+    Crds(ClusterError),
+    /// Installing the package `operator` failed. A create removed what it had written
+    /// (OperatorVersions that did not exist before, and their Operators once unused),
+    /// except `left_behind`; what existed before stays.
+    Package {
+        operator: String,
+        /// The root package rather than one of its dependencies.
+        root: bool,
+        /// Boxed: the failure stays small on the `Err` side.
+        error: Box<EngineError>,
+        left_behind: Vec<NotRemoved>,
+    },
+}
+
+/// What [`install_tree`] would meet installing `root`, asked without writing anything,
+/// for a plan: KUDO's CRDs the apply would have to create and these credentials may
+/// not ([`Cluster::check_kudo_crds`]), and a refusal of the root's Operator or
+/// OperatorVersion ([`super::check_operator`]: an object too large to store, missing
+/// permissions). Failures the apply might not meet (the cluster unreachable, a
+/// namespace being deleted) pass: the apply meets them itself.
+pub async fn check_install(
+    cluster: &Cluster,
+    root: &Package,
+    namespace: &str,
+) -> Result<(), InstallFailure> {
+    cluster
+        .check_kudo_crds()
+        .await
+        .map_err(InstallFailure::Crds)?;
+    match super::check_operator(cluster, root, namespace).await {
+        Err(error)
+            if !error.is_cancelled()
+                && matches!(
+                    super::classify(error.clone(), "install"),
+                    super::PlanFailure::Refused { .. }
+                ) =>
+        {
+            Err(InstallFailure::Package {
+                operator: root.operator.name.clone(),
+                root: true,
+                error: Box::new(error),
+                left_behind: Vec::new(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Installs KUDO's CRDs when missing, then the dependency packages of `req.resolution`
+/// in install order and the root last (so an interrupted apply never leaves a package
+/// without what it needs), then removes what the previous install left unused.
+pub async fn install_tree(
+    cluster: &Cluster,
+    req: &InstallRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<Installed, InstallFailure> {
+    cluster
+        .ensure_kudo_crds()
+        .await
+        .map_err(InstallFailure::Crds)?;
+    let creating = req.previous.is_none();
+    // What this create wrote, for the rollback (Terraform keeps no state of a failed
+    // create, so nothing else would remove it).
+    let mut written: Vec<InstalledVersion> = Vec::new();
+    let sequence = dependency_install_sequence(req.resolution, req.root);
+    let all = sequence.into_iter().map(|d| (d, false));
+    for (pkg, root) in all.chain(std::iter::once((req.root, true))) {
+        let version = InstalledVersion::of(pkg);
+        let r = operator_version_ref(req.namespace, &version.operator_version_name);
+        let existed = !creating || matches!(cluster.get(&r).await, Ok(Some(_)));
+        let installed = install_operator(cluster, pkg, req.namespace).await;
+        if !existed {
+            written.push(version);
+        }
+        if let Err(error) = installed {
+            return Err(InstallFailure::Package {
+                operator: pkg.operator.name.clone(),
+                root,
+                error: Box::new(error),
+                left_behind: remove_all(cluster, req.namespace, &written, cancel).await,
+            });
+        }
+    }
+    let stale_left = match req.previous {
+        Some(previous) => remove_stale(cluster, previous, req, cancel).await,
+        None => Vec::new(),
+    };
+    Ok(Installed { stale_left })
+}
+
+/// Removes the versions `previous` installed that `req`'s tree no longer uses; returns
+/// what could not be removed.
+async fn remove_stale(
+    cluster: &Cluster,
+    previous: &InstalledTree,
+    req: &InstallRequest<'_>,
+    cancel: &CancellationToken,
+) -> Vec<NotRemoved> {
+    let mut left = Vec::new();
+    for version in previous.stale_after(req.root, req.resolution) {
+        tracing::info!(operator = %version.operator, operator_version = %version.operator_version_name, "removing an OperatorVersion no longer used");
+        // Not kept while used: this configuration's instances move to the new version
+        // later in the same apply. Only the OperatorVersion goes: its Operator may
+        // serve the new version.
+        let removed = uninstall_operator(
+            cluster,
+            &previous.namespace,
+            &version.operator,
+            &version.operator_version_name,
+            false,
+            false,
+            cancel,
+        );
+        if let Err(error) = removed.await {
+            left.push(NotRemoved {
+                version,
+                namespace: previous.namespace.clone(),
+                error,
+            });
+        }
+    }
+    left
+}
+
+/// Removes `written` newest first, with their Operators once no version is left;
+/// returns what could not be removed.
+async fn remove_all(
+    cluster: &Cluster,
+    namespace: &str,
+    written: &[InstalledVersion],
+    cancel: &CancellationToken,
+) -> Vec<NotRemoved> {
+    let mut left = Vec::new();
+    for version in written.iter().rev() {
+        let removed = uninstall_operator(
+            cluster,
+            namespace,
+            &version.operator,
+            &version.operator_version_name,
+            true,
+            true,
+            cancel,
+        );
+        if let Err(error) = removed.await {
+            left.push(NotRemoved {
+                version: version.clone(),
+                namespace: namespace.to_string(),
+                error,
+            });
+        }
+    }
+    left
+}
+
+/// Removes everything `tree` installed, in [`InstalledTree::removal_order`], so that
+/// nothing is left behind the way KUDO left it. Versions Instances still run stay (the
+/// configuration's own instances are gone by now; others' are not ours to break) and
+/// are returned; the first failure stops the removal.
+pub async fn uninstall_tree(
+    cluster: &Cluster,
+    tree: &InstalledTree,
+    cancel: &CancellationToken,
+) -> Result<Vec<Kept>, EngineError> {
+    let mut kept = Vec::new();
+    for version in tree.removal_order() {
+        kept.extend(
+            uninstall_operator(
+                cluster,
+                &tree.namespace,
+                &version.operator,
+                &version.operator_version_name,
+                true,
+                true,
+                cancel,
+            )
+            .await?,
+        );
+    }
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_resolve::{RepositoryCatalog, Resolver};
+    use std::path::Path;
+
+    const KEP29: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/deps/kep29"
+    );
+
+    fn kep29() -> (Package, Resolution) {
+        let dir = Path::new(KEP29);
+        let root = Package::load_dir(&dir.join("aa")).expect("root package");
+        let catalog = RepositoryCatalog::folder("fixtures", dir);
+        let resolution = Resolver::new(&catalog)
+            .resolve(&root, &root.operator.name)
+            .expect("resolves");
+        (root, resolution)
+    }
+
+    fn version(operator: &str, ov: &str) -> InstalledVersion {
+        InstalledVersion {
+            operator: operator.into(),
+            operator_version_name: ov.into(),
+        }
+    }
+
+    fn operators(versions: &[InstalledVersion]) -> Vec<&str> {
+        versions.iter().map(|v| v.operator.as_str()).collect()
+    }
+
+    #[test]
+    fn dependencies_install_children_first_not_alphabetically() {
+        let (root, resolution) = kep29();
+        let installed: Vec<&str> = dependency_install_sequence(&resolution, &root)
+            .into_iter()
+            .map(|p| p.operator.name.as_str())
+            .collect();
+        // bb needs ee and gg; aa (installed last) needs bb and cc.
+        assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
+    }
+
+    #[test]
+    fn the_operator_goes_first_then_dependencies_in_reverse_install_order() {
+        let tree = InstalledTree {
+            namespace: "b".into(),
+            root: version("aa", "aa-0.1.0"),
+            dependencies: vec![
+                version("bb", "bb-0.1.0"),
+                version("ee", "ee-0.1.0"),
+                version("gg", "gg-0.1.0"),
+                version("cc", "cc-0.1.0"),
+            ],
+            install_order: ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"]
+                .map(String::from)
+                .to_vec(),
+        };
+        assert_eq!(
+            operators(&tree.removal_order()),
+            ["aa", "cc", "bb", "gg", "ee"]
+        );
+    }
+
+    #[test]
+    fn a_record_without_install_order_still_removes_every_dependency() {
+        let tree = InstalledTree {
+            namespace: "b".into(),
+            root: version("aa", "aa-0.1.0"),
+            dependencies: vec![version("bb", "bb-0.1.0"), version("cc", "cc-0.1.0")],
+            install_order: Vec::new(),
+        };
+        assert_eq!(operators(&tree.removal_order()), ["aa", "cc", "bb"]);
+    }
+
+    #[test]
+    fn versions_the_new_tree_does_not_use_are_stale() {
+        let (root, resolution) = kep29();
+        let previous = InstalledTree {
+            namespace: "b".into(),
+            root: version("aa", "aa-0.0.9"),
+            dependencies: vec![version("bb", "bb-0.1.0"), version("old", "old-1.0.0")],
+            install_order: Vec::new(),
+        };
+        assert_eq!(
+            previous.stale_after(&root, &resolution),
+            [version("aa", "aa-0.0.9"), version("old", "old-1.0.0")]
+        );
+        let same = InstalledTree {
+            root: version("aa", "aa-0.1.0"),
+            dependencies: vec![version("bb", "bb-0.1.0")],
+            ..previous
+        };
+        assert!(same.stale_after(&root, &resolution).is_empty());
+    }
+}

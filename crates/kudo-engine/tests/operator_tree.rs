@@ -1,0 +1,148 @@
+//! Installing an operator with its dependency operators (the KEP-29 fixture tree): a
+//! failed create takes back what it wrote, an update removes the versions the new tree
+//! no longer uses, and an uninstall removes the whole tree.
+
+use std::path::Path;
+
+use kube_sim::FaultRule;
+use kudo_engine::cluster::{Cluster, KUDO_API_VERSION};
+use kudo_engine::engine::{self, InstallFailure, InstallRequest, InstalledTree, InstalledVersion};
+use kudo_package::Package;
+use kudo_resolve::{RepositoryCatalog, Resolution, Resolver};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::*;
+
+const KEP29: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/deps/kep29"
+);
+
+fn kep29() -> (Package, Resolution) {
+    let dir = Path::new(KEP29);
+    let root = Package::load_dir(&dir.join("aa")).expect("root package");
+    let catalog = RepositoryCatalog::folder("fixtures", dir);
+    let resolution = Resolver::new(&catalog)
+        .resolve(&root, &root.operator.name)
+        .expect("resolves");
+    (root, resolution)
+}
+
+/// The names of the objects of `kind` in `namespace`, sorted.
+async fn names(cluster: &Cluster, kind: &str, namespace: &str) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .list_kind(KUDO_API_VERSION, kind, Some(namespace))
+        .await
+        .expect("list")
+        .iter()
+        .filter_map(|o| o.pointer("/metadata/name")?.as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+fn installed(root: &Package, resolution: &Resolution, namespace: &str) -> InstalledTree {
+    let version = |p: &Package| InstalledVersion {
+        operator: p.operator.name.clone(),
+        operator_version_name: p.operator_version_name(),
+    };
+    InstalledTree {
+        namespace: namespace.to_string(),
+        root: version(root),
+        dependencies: engine::dependency_install_sequence(resolution, root)
+            .into_iter()
+            .map(version)
+            .collect(),
+        install_order: resolution.install_order_versions(),
+    }
+}
+
+#[tokio::test]
+async fn a_failed_create_takes_back_what_it_wrote() {
+    let (sim, cluster) = sim().await;
+    namespace(&cluster, "tree").await;
+    let (root, resolution) = kep29();
+    // ee, gg and bb go in first; cc is refused.
+    sim.add_faults([FaultRule {
+        verb: Some("patch".into()),
+        resource: Some("operatorversions".into()),
+        name: Some("cc-0.1.0".into()),
+        status: Some(422),
+        message: Some("refused by the test".into()),
+        ..Default::default()
+    }]);
+    let request = InstallRequest {
+        namespace: "tree",
+        root: &root,
+        resolution: &resolution,
+        previous: None,
+    };
+    let cancel = CancellationToken::new();
+    match engine::install_tree(&cluster, &request, &cancel).await {
+        Err(InstallFailure::Package {
+            operator,
+            root,
+            error,
+            left_behind,
+        }) => {
+            assert_eq!((operator.as_str(), root), ("cc", false));
+            assert!(error.to_string().contains("refused by the test"), "{error}");
+            assert!(left_behind.is_empty(), "{left_behind:?}");
+        }
+        other => panic!("expected cc's install to fail, got {other:?}"),
+    }
+    assert!(names(&cluster, "OperatorVersion", "tree").await.is_empty());
+    assert!(names(&cluster, "Operator", "tree").await.is_empty());
+}
+
+#[tokio::test]
+async fn an_update_removes_unused_versions_and_an_uninstall_removes_the_tree() {
+    let (_sim, cluster) = sim().await;
+    namespace(&cluster, "tree").await;
+    let (root, resolution) = kep29();
+    let cancel = CancellationToken::new();
+    // A previous install of aa 0.0.9 that also installed an operator the tree dropped.
+    let mut old_root = root.clone();
+    old_root.operator.operator_version = "0.0.9".into();
+    let mut dropped = root.clone();
+    dropped.operator.name = "dropped".into();
+    for pkg in [&old_root, &dropped] {
+        engine::install_operator(&cluster, pkg, "tree")
+            .await
+            .expect("install");
+    }
+    let previous = InstalledTree {
+        namespace: "tree".into(),
+        root: InstalledVersion {
+            operator: "aa".into(),
+            operator_version_name: old_root.operator_version_name(),
+        },
+        dependencies: vec![InstalledVersion {
+            operator: "dropped".into(),
+            operator_version_name: dropped.operator_version_name(),
+        }],
+        install_order: Vec::new(),
+    };
+    let request = InstallRequest {
+        namespace: "tree",
+        root: &root,
+        resolution: &resolution,
+        previous: Some(&previous),
+    };
+    let done = engine::install_tree(&cluster, &request, &cancel)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(done.stale_left.is_empty(), "{:?}", done.stale_left);
+    assert_eq!(
+        names(&cluster, "OperatorVersion", "tree").await,
+        ["aa-0.1.0", "bb-0.1.0", "cc-0.1.0", "ee-0.1.0", "gg-0.1.0"]
+    );
+
+    let kept = engine::uninstall_tree(&cluster, &installed(&root, &resolution, "tree"), &cancel)
+        .await
+        .expect("uninstall");
+    assert!(kept.is_empty(), "{kept:?}");
+    assert!(names(&cluster, "OperatorVersion", "tree").await.is_empty());
+    // The dropped operator's Operator stayed with the update (only versions go then).
+    assert_eq!(names(&cluster, "Operator", "tree").await, ["dropped"]);
+}

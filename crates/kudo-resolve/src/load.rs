@@ -1,0 +1,71 @@
+//! A package from its source with its dependency tree, in one call: what
+//! `kudo_operator` (plan and apply) and the `kudo_dependencies` data source ask, so that
+//! both give the same answer for the same package, repositories and overrides.
+
+use std::collections::BTreeMap;
+
+use kudo_package::{LoadContext, Package, PackageError};
+
+use crate::kubernetes::{ClusterVersion, KubernetesRequirement, check_cluster};
+use crate::{Resolution, ResolveError, resolve_from_repositories};
+
+/// What to load and resolve. Owned, so that the blocking work (file reads, downloads)
+/// can move to another thread.
+#[derive(Debug, Clone)]
+pub struct LoadRequest {
+    /// A folder, a `.tgz`, an http(s) URL or `name[@version]` in the repositories of
+    /// `context` (see [`kudo_package::load`]).
+    pub source: String,
+    /// The package already read (from a cluster): then `source` is only named in
+    /// messages and not read.
+    pub loaded: Option<Package>,
+    pub context: LoadContext,
+    /// `package -> version or range` pins (see [`crate::Override::parse`]).
+    pub overrides: BTreeMap<String, String>,
+    /// The cluster the tree is for: the root's `kubernetesVersion` is checked against
+    /// it ([`check_cluster`]) and dependency versions it cannot run are skipped. `None`:
+    /// neither (no cluster reachable, or resolution for CI).
+    pub cluster: Option<ClusterVersion>,
+}
+
+/// Why [`load_and_resolve`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    /// The root package may not be installed on the cluster.
+    #[error("{name} {operator_version}: {requirement}")]
+    Kubernetes {
+        name: String,
+        operator_version: String,
+        /// Boxed: the error stays small on the `Err` side of every result.
+        requirement: Box<KubernetesRequirement>,
+    },
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+}
+
+/// Loads the package `req` names (blocking: reads files and may download), checks it
+/// against the cluster, and resolves its dependencies with the root instance named
+/// after the operator.
+pub fn load_and_resolve(req: LoadRequest) -> Result<(Package, Resolution), LoadError> {
+    let pkg = match req.loaded {
+        Some(pkg) => pkg,
+        None => kudo_package::load(&req.source, &req.context)?,
+    };
+    if let Some(cluster) = &req.cluster {
+        check_cluster(&pkg, cluster).map_err(|requirement| LoadError::Kubernetes {
+            name: pkg.operator.name.clone(),
+            operator_version: pkg.operator.operator_version.clone(),
+            requirement: Box::new(requirement),
+        })?;
+    }
+    let resolution = resolve_from_repositories(
+        &pkg,
+        &pkg.operator.name,
+        req.context,
+        req.overrides,
+        req.cluster,
+    )?;
+    Ok((pkg, resolution))
+}
