@@ -340,6 +340,12 @@ pub(crate) fn fixture_repository(ctx: &TestContext) -> Option<(FileServer, PathB
 #[test]
 fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
     let ctx = TestContext::new("deps-flink");
+    if !ctx.runs_pods() {
+        ctx.mark_cleaned();
+        skip!(
+            "no node: pods never run here, so a Pipe task cannot (use ../shared/tools/real-node.sh)"
+        );
+    }
     let Some(demo) = fixture_operator("flink-demo") else {
         skip!("../shared/fixtures/operators is absent");
     };

@@ -295,6 +295,12 @@ impl TestContext {
         Connection::from_kubeconfig(&self.cluster.kubeconfig)
     }
 
+    /// Whether pods really run here (kube-sim simulates them; a real cluster needs a
+    /// node): tests of Pipe tasks and pod logs cannot run without one.
+    pub fn runs_pods(&self) -> bool {
+        !self.is_real_cluster() || self.kube().has_nodes()
+    }
+
     pub fn is_real_cluster(&self) -> bool {
         self.cluster.is_real()
     }
