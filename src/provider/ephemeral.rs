@@ -45,3 +45,21 @@ async fn values(
         )
     })
 }
+
+/// `ephemeral "kudo_instance_parameters"`.
+pub struct InstanceParameters;
+
+#[async_trait::async_trait]
+impl tfplugin::EphemeralResource<super::Call> for InstanceParameters {
+    fn name(&self) -> &'static str {
+        super::schema::INSTANCE_PARAMETERS
+    }
+
+    fn schema(&self) -> tfplugin::Schema {
+        super::schema::instance_parameters()
+    }
+
+    async fn open(&self, call: &super::Call, config: Value) -> (Value, Vec<Diagnostic>) {
+        open(&call.session, config).await
+    }
+}

@@ -138,3 +138,39 @@ pub async fn operators(session: &Session, req: &ListRequest) -> (Vec<Listed>, Ve
     }
     (out, diags)
 }
+
+/// `list "kudo_instance"`.
+pub struct InstanceList;
+
+#[async_trait::async_trait]
+impl tfplugin::ListResource<super::Call> for InstanceList {
+    fn name(&self) -> &'static str {
+        super::schema::INSTANCE
+    }
+
+    fn schema(&self) -> tfplugin::Schema {
+        super::schema::instance_list()
+    }
+
+    async fn list(&self, call: &super::Call, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        instances(&call.session, &req).await
+    }
+}
+
+/// `list "kudo_operator"`.
+pub struct OperatorList;
+
+#[async_trait::async_trait]
+impl tfplugin::ListResource<super::Call> for OperatorList {
+    fn name(&self) -> &'static str {
+        super::schema::OPERATOR
+    }
+
+    fn schema(&self) -> tfplugin::Schema {
+        super::schema::operator_list()
+    }
+
+    async fn list(&self, call: &super::Call, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        operators(&call.session, &req).await
+    }
+}

@@ -194,7 +194,11 @@ impl KudoProvider {
                 .resource(operator::Operator)
                 .resource(instance::Instance)
                 .data_source(package_data::PackageData)
-                .data_source(dependencies_data::DependenciesData),
+                .data_source(dependencies_data::DependenciesData)
+                .ephemeral(ephemeral::InstanceParameters)
+                .list(listing::InstanceList)
+                .list(listing::OperatorList)
+                .action(instance::action::PlanAction),
         }
     }
 
@@ -271,21 +275,7 @@ fn decode<T: FromValue>(value: &Value) -> Result<Option<T>, Vec<Diagnostic>> {
 #[async_trait]
 impl Provider for KudoProvider {
     fn schemas(&self) -> ProviderSchemas {
-        let mut schemas = self.resources.schemas(schema::provider());
-        schemas
-            .lists
-            .insert(schema::INSTANCE.to_string(), schema::instance_list());
-        schemas
-            .lists
-            .insert(schema::OPERATOR.to_string(), schema::operator_list());
-        schemas.ephemerals.insert(
-            schema::INSTANCE_PARAMETERS.to_string(),
-            schema::instance_parameters(),
-        );
-        schemas
-            .actions
-            .insert(schema::PLAN_ACTION.to_string(), schema::plan_action());
-        schemas
+        self.resources.schemas(schema::provider())
     }
 
     async fn validate_provider_config(&self, config: Value) -> Vec<Diagnostic> {
@@ -401,40 +391,23 @@ impl Provider for KudoProvider {
     }
 
     async fn open_ephemeral(&self, type_name: &str, config: Value) -> (Value, Vec<Diagnostic>) {
-        if type_name != schema::INSTANCE_PARAMETERS {
-            return (
-                config,
-                vec![tfplugin::unknown_type(
-                    tfplugin::TypeKind::EphemeralResource,
-                    type_name,
-                )],
-            );
-        }
         match self.call().await {
-            Ok(call) => ephemeral::open(&call.session, config).await,
+            Ok(call) => {
+                self.resources
+                    .open_ephemeral(&call, type_name, config)
+                    .await
+            }
             Err(d) => (config, vec![d]),
         }
     }
 
     async fn validate_action_config(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
-        match type_name == schema::PLAN_ACTION {
-            true => instance::action::validate(&config),
-            false => vec![tfplugin::unknown_type(
-                tfplugin::TypeKind::Action,
-                type_name,
-            )],
-        }
+        self.resources.validate_action(type_name, config).await
     }
 
     async fn plan_action(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
-        if type_name != schema::PLAN_ACTION {
-            return vec![tfplugin::unknown_type(
-                tfplugin::TypeKind::Action,
-                type_name,
-            )];
-        }
         match self.call().await {
-            Ok(call) => instance::action::plan(&call.session, &config).await,
+            Ok(call) => self.resources.plan_action(&call, type_name, config).await,
             Err(d) => vec![d],
         }
     }
@@ -445,38 +418,19 @@ impl Provider for KudoProvider {
         config: Value,
         progress: tfplugin::ActionProgress,
     ) -> Vec<Diagnostic> {
-        if type_name != schema::PLAN_ACTION {
-            return vec![tfplugin::unknown_type(
-                tfplugin::TypeKind::Action,
-                type_name,
-            )];
-        }
         match self.call().await {
             Ok(call) => {
-                instance::action::invoke(&call.session, &config, progress, &call.cancel).await
+                self.resources
+                    .invoke_action(&call, type_name, config, progress)
+                    .await
             }
             Err(d) => vec![d],
         }
     }
 
     async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
-        if req.type_name == schema::OPERATOR {
-            return match self.call().await {
-                Ok(call) => listing::operators(&call.session, &req).await,
-                Err(d) => (Vec::new(), vec![d]),
-            };
-        }
-        if req.type_name != schema::INSTANCE {
-            return (
-                Vec::new(),
-                vec![tfplugin::unknown_type(
-                    tfplugin::TypeKind::ListResource,
-                    &req.type_name,
-                )],
-            );
-        }
         match self.call().await {
-            Ok(call) => listing::instances(&call.session, &req).await,
+            Ok(call) => self.resources.list_resource(&call, req).await,
             Err(d) => (Vec::new(), vec![d]),
         }
     }

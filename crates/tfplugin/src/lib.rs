@@ -80,7 +80,10 @@ pub use provider::{
     ImportedResource, ListRequest, Listed, PlanRequest, PlanResponse, Provider, ReadRequest,
     ReadResponse, decode_stored_state,
 };
-pub use resources::{DataSource, Resource, Resources, TypeKind, unknown_type};
+pub use resources::{
+    Action, DataSource, EphemeralResource, ListResource, Resource, Resources, TypeKind,
+    unknown_type,
+};
 pub use schema::{
     Attribute, Block, NestedAttributes, NestedBlock, NestingMode, ObjectNesting, ProviderSchemas,
     Schema,

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use crate::diag::Diagnostic;
 use crate::identity::IdentitySchema;
 use crate::provider::{
-    ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, PlanRequest, PlanResponse,
-    ReadRequest, ReadResponse,
+    ActionProgress, ApplyRequest, ApplyResponse, ClientCapabilities, ImportResponse, ListRequest,
+    Listed, PlanRequest, PlanResponse, ReadRequest, ReadResponse,
 };
 use crate::schema::{ProviderSchemas, Schema};
 use crate::value::Value;
@@ -92,6 +92,51 @@ pub trait DataSource<C: Sync>: Send + Sync {
     async fn read(&self, ctx: &C, config: Value) -> (Value, Vec<Diagnostic>);
 }
 
+/// An ephemeral resource (`ephemeral` blocks, protocol 6.7+): opened while Terraform
+/// works, never stored.
+#[async_trait]
+pub trait EphemeralResource<C: Sync>: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn schema(&self) -> Schema;
+
+    /// `OpenEphemeralResource`: the configuration with its computed attributes filled.
+    async fn open(&self, ctx: &C, config: Value) -> (Value, Vec<Diagnostic>);
+}
+
+/// A list resource (`list` blocks of `terraform query`, protocol 6.10).
+#[async_trait]
+pub trait ListResource<C: Sync>: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// The schema of the `list` block's `config`.
+    fn schema(&self) -> Schema;
+
+    /// `ListResource`: what the query finds.
+    async fn list(&self, ctx: &C, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>);
+}
+
+/// An action (`action` blocks, protocol 6.10).
+#[async_trait]
+pub trait Action<C: Sync>: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn schema(&self) -> Schema;
+
+    /// `ValidateActionConfig`: the configuration's own form. Default: nothing to check.
+    async fn validate(&self, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `PlanAction`. Default: nothing to say.
+    async fn plan(&self, _ctx: &C, _config: Value) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// `InvokeAction`, reporting progress as it goes.
+    async fn invoke(&self, ctx: &C, config: Value, progress: ActionProgress) -> Vec<Diagnostic>;
+}
+
 /// Which kind of type a name was looked up as, for [`unknown_type`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeKind {
@@ -122,10 +167,14 @@ pub fn unknown_type(kind: TypeKind, type_name: &str) -> Diagnostic {
     )
 }
 
-/// The resources and data sources of a provider, by type name.
+/// The resources, data sources, ephemeral resources, list resources and actions of a
+/// provider, by type name.
 pub struct Resources<C> {
     resources: BTreeMap<&'static str, Box<dyn Resource<C>>>,
     data_sources: BTreeMap<&'static str, Box<dyn DataSource<C>>>,
+    ephemerals: BTreeMap<&'static str, Box<dyn EphemeralResource<C>>>,
+    lists: BTreeMap<&'static str, Box<dyn ListResource<C>>>,
+    actions: BTreeMap<&'static str, Box<dyn Action<C>>>,
 }
 
 impl<C> Default for Resources<C> {
@@ -133,6 +182,9 @@ impl<C> Default for Resources<C> {
         Resources {
             resources: BTreeMap::new(),
             data_sources: BTreeMap::new(),
+            ephemerals: BTreeMap::new(),
+            lists: BTreeMap::new(),
+            actions: BTreeMap::new(),
         }
     }
 }
@@ -155,6 +207,25 @@ impl<C: Send + Sync> Resources<C> {
         self
     }
 
+    /// Adds an ephemeral resource type.
+    pub fn ephemeral(mut self, ephemeral: impl EphemeralResource<C> + 'static) -> Self {
+        self.ephemerals
+            .insert(ephemeral.name(), Box::new(ephemeral));
+        self
+    }
+
+    /// Adds a list resource type.
+    pub fn list(mut self, list: impl ListResource<C> + 'static) -> Self {
+        self.lists.insert(list.name(), Box::new(list));
+        self
+    }
+
+    /// Adds an action type.
+    pub fn action(mut self, action: impl Action<C> + 'static) -> Self {
+        self.actions.insert(action.name(), Box::new(action));
+        self
+    }
+
     /// The schemas for `GetProviderSchema`, with `provider` as the provider block.
     pub fn schemas(&self, provider: Schema) -> ProviderSchemas {
         ProviderSchemas {
@@ -169,9 +240,9 @@ impl<C: Send + Sync> Resources<C> {
                 .iter()
                 .map(|(name, d)| (name.to_string(), d.schema()))
                 .collect(),
-            ephemerals: BTreeMap::new(),
-            lists: BTreeMap::new(),
-            actions: BTreeMap::new(),
+            ephemerals: schemas_of(&self.ephemerals, |e| e.schema()),
+            lists: schemas_of(&self.lists, |l| l.schema()),
+            actions: schemas_of(&self.actions, |a| a.schema()),
             identities: self
                 .resources
                 .iter()
@@ -283,6 +354,70 @@ impl<C: Send + Sync> Resources<C> {
         self.resources.contains_key(type_name)
     }
 
+    /// `OpenEphemeralResource`; an unknown type hands the config back.
+    pub async fn open_ephemeral(
+        &self,
+        ctx: &C,
+        type_name: &str,
+        config: Value,
+    ) -> (Value, Vec<Diagnostic>) {
+        match self.ephemerals.get(type_name) {
+            Some(e) => e.open(ctx, config).await,
+            None => (
+                config,
+                vec![unknown_type(TypeKind::EphemeralResource, type_name)],
+            ),
+        }
+    }
+
+    /// `ListResource`.
+    pub async fn list_resource(&self, ctx: &C, req: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+        match self.lists.get(req.type_name.as_str()) {
+            Some(l) => l.list(ctx, req).await,
+            None => (
+                Vec::new(),
+                vec![unknown_type(TypeKind::ListResource, &req.type_name)],
+            ),
+        }
+    }
+
+    fn find_action(&self, type_name: &str) -> Result<&dyn Action<C>, Diagnostic> {
+        self.actions
+            .get(type_name)
+            .map(Box::as_ref)
+            .ok_or_else(|| unknown_type(TypeKind::Action, type_name))
+    }
+
+    /// `ValidateActionConfig`.
+    pub async fn validate_action(&self, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        match self.find_action(type_name) {
+            Ok(a) => a.validate(config).await,
+            Err(d) => vec![d],
+        }
+    }
+
+    /// `PlanAction`.
+    pub async fn plan_action(&self, ctx: &C, type_name: &str, config: Value) -> Vec<Diagnostic> {
+        match self.find_action(type_name) {
+            Ok(a) => a.plan(ctx, config).await,
+            Err(d) => vec![d],
+        }
+    }
+
+    /// `InvokeAction`.
+    pub async fn invoke_action(
+        &self,
+        ctx: &C,
+        type_name: &str,
+        config: Value,
+        progress: ActionProgress,
+    ) -> Vec<Diagnostic> {
+        match self.find_action(type_name) {
+            Ok(a) => a.invoke(ctx, config, progress).await,
+            Err(d) => vec![d],
+        }
+    }
+
     /// An unknown type hands the config back, as a failed read does.
     pub async fn read_data_source(
         &self,
@@ -295,6 +430,16 @@ impl<C: Send + Sync> Resources<C> {
             Err(d) => (config, vec![d]),
         }
     }
+}
+
+fn schemas_of<T: ?Sized>(
+    registered: &BTreeMap<&'static str, Box<T>>,
+    schema: impl Fn(&T) -> Schema,
+) -> BTreeMap<String, Schema> {
+    registered
+        .iter()
+        .map(|(name, t)| (name.to_string(), schema(t)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -418,6 +563,73 @@ mod tests {
                 .await[0]
                 .summary,
             "Unknown resource type"
+        );
+    }
+
+    struct Count;
+
+    #[async_trait]
+    impl ListResource<u32> for Count {
+        fn name(&self) -> &'static str {
+            "example_count"
+        }
+        fn schema(&self) -> Schema {
+            Schema::new(0, Block::new())
+        }
+        async fn list(&self, ctx: &u32, _: ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
+            let found = (0..*ctx).map(|i| Listed {
+                display_name: i.to_string(),
+                identity: Value::Null,
+                state: None,
+            });
+            (found.collect(), Vec::new())
+        }
+    }
+
+    struct Noop;
+
+    #[async_trait]
+    impl Action<u32> for Noop {
+        fn name(&self) -> &'static str {
+            "example_noop"
+        }
+        fn schema(&self) -> Schema {
+            Schema::new(0, Block::new())
+        }
+        async fn invoke(&self, ctx: &u32, _: Value, _: ActionProgress) -> Vec<Diagnostic> {
+            vec![Diagnostic::warning("ran", ctx.to_string())]
+        }
+    }
+
+    #[tokio::test]
+    async fn lists_and_actions_dispatch_by_type_name() {
+        let r = Resources::<u32>::new().list(Count).action(Noop);
+        let schemas = r.schemas(Schema::new(0, Block::new()));
+        assert!(schemas.lists.contains_key("example_count"));
+        assert!(schemas.actions.contains_key("example_noop"));
+        let req = |type_name: &str| ListRequest {
+            type_name: type_name.to_string(),
+            config: Value::Null,
+            include_resource_object: false,
+            limit: 10,
+        };
+        assert_eq!(r.list_resource(&3, req("example_count")).await.0.len(), 3);
+        let (none, diags) = r.list_resource(&3, req("example_other")).await;
+        assert!(none.is_empty());
+        assert_eq!(diags[0].summary, "Unknown list resource type");
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let ran = r
+            .invoke_action(&5, "example_noop", Value::Null, ActionProgress::new(tx))
+            .await;
+        assert_eq!(ran[0].detail, "5");
+        assert!(
+            r.plan_action(&5, "example_noop", Value::Null)
+                .await
+                .is_empty()
+        );
+        assert_eq!(
+            r.validate_action("example_other", Value::Null).await[0].summary,
+            "Unknown action type"
         );
     }
 }

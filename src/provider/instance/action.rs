@@ -332,6 +332,37 @@ fn parameter(cfg: &Config, k: &str, why: ParameterRefusal) -> Diagnostic {
     }
 }
 
+/// `action "kudo_plan"`.
+pub(in crate::provider) struct PlanAction;
+
+#[async_trait::async_trait]
+impl tfplugin::Action<crate::provider::Call> for PlanAction {
+    fn name(&self) -> &'static str {
+        crate::provider::schema::PLAN_ACTION
+    }
+
+    fn schema(&self) -> tfplugin::Schema {
+        crate::provider::schema::plan_action()
+    }
+
+    async fn validate(&self, config: Value) -> Vec<Diagnostic> {
+        validate(&config)
+    }
+
+    async fn plan(&self, call: &crate::provider::Call, config: Value) -> Vec<Diagnostic> {
+        plan(&call.session, &config).await
+    }
+
+    async fn invoke(
+        &self,
+        call: &crate::provider::Call,
+        config: Value,
+        progress: ActionProgress,
+    ) -> Vec<Diagnostic> {
+        invoke(&call.session, &config, progress, &call.cancel).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
