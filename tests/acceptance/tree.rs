@@ -333,7 +333,7 @@ fn preview_shows_each_dependency_instance_and_keys_objects_as_objects_does() {
         "0.1.0",
         "one",
         "1.0.0",
-        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Name }}-db\nspec:\n  serviceName: db\n  replicas: 1\n  selector:\n    matchLabels:\n      app: db\n  template:\n    metadata:\n      labels:\n        app: db\n    spec:\n      containers:\n        - name: db\n          image: busybox:1.36\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ .Name }}-db\nspec:\n  serviceName: db\n  replicas: 1\n  selector:\n    matchLabels:\n      app: db\n  template:\n    metadata:\n      labels:\n        app: db\n    spec:\n      containers:\n        - name: db\n          image: busybox:1.36\n          command: [sleep, \"3600\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {{ .Namespace }}-{{ .Name }}-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n",
     );
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
     let outputs = ctx.tf.outputs();
@@ -373,7 +373,7 @@ fn preview_shows_each_dependency_instance_and_keys_objects_as_objects_does() {
     ctx.write(
         "parent/templates/own.yaml",
         &format!(
-            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{{{ .Name }}}}-web\nspec:\n  serviceName: web\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: busybox:1.36\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {ns}-top-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n"
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{{{ .Name }}}}-web\nspec:\n  serviceName: web\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: busybox:1.36\n          command: [sleep, \"3600\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {ns}-top-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [get]\n"
         ),
     );
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
