@@ -11,6 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
+use tfplugin::Value;
+use tfplugin::proto::tfplugin6 as pb;
+
+use crate::harness::plugin::{Plugin, capabilities, dynamic, errors};
 use crate::harness::{FileServer, TestContext, tool, written};
 use crate::harness::{Terraform, TfRun, flat, terraform_version};
 use crate::skip;
@@ -99,6 +103,7 @@ impl TwoFolders {
             dir.to_str().expect("utf-8"),
             "-o",
             repo,
+            "--overwrite",
         ]);
         self.reindex();
     }
@@ -356,5 +361,291 @@ fn each_dependency_of_the_tree_is_held_to_the_plan() {
     w.refused(
         w.apply(),
         &["Planned package changed since the plan", "dep 0.2.0"],
+    );
+}
+
+// Terraform 1.16's side of the same runs, spoken over the plugin protocol by the test
+// (only 1.15 is installed here): the first plan in folder A, then in folder B the
+// second plan with the first plan's private data (`planned_private`, protocol 6.11),
+// held to the first plan as Terraform holds it, and the apply of that second plan.
+
+/// The planned state and private data of a first plan.
+struct FirstPlan {
+    state: Value,
+    private: Vec<u8>,
+}
+
+const TERRAFORM: &str = "1.16.0";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Runtime::new().expect("tokio runtime")
+}
+
+fn operator_type() -> tfplugin::Type {
+    terraform_provider_kudo::provider::schema::operator().value_type()
+}
+
+impl TwoFolders {
+    fn provider_config(&self) -> Value {
+        let repository = Value::object([
+            ("name", Value::string("test")),
+            ("url", Value::string(self.url())),
+        ]);
+        Value::object([("repository", Value::list([repository]))])
+    }
+
+    fn operator_config(&self, package: &str) -> Value {
+        Value::object([
+            ("package", Value::string(package)),
+            ("namespace", Value::string(&self.ctx.namespace)),
+        ])
+    }
+
+    /// `PlanResourceChange` of a create in `dir`, with `planned_private`.
+    fn plan_create(
+        &self,
+        dir: &Path,
+        package: &str,
+        planned_private: &[u8],
+    ) -> Result<FirstPlan, String> {
+        let plugin = Plugin::start(dir, &self.ctx.tf.env);
+        let ty = operator_type();
+        let config = self.operator_config(package);
+        runtime().block_on(async {
+            let mut client = plugin.configured(&self.provider_config(), TERRAFORM).await;
+            let planned = client
+                .plan_resource_change(pb::plan_resource_change::Request {
+                    type_name: "kudo_operator".into(),
+                    prior_state: dynamic(&Value::Null, &ty),
+                    proposed_new_state: dynamic(&config, &ty),
+                    config: dynamic(&config, &ty),
+                    client_capabilities: Some(capabilities()),
+                    planned_private: planned_private.to_vec(),
+                    ..Default::default()
+                })
+                .await
+                .expect("PlanResourceChange")
+                .into_inner();
+            let failed = errors(&planned.diagnostics);
+            if !failed.is_empty() {
+                return Err(failed);
+            }
+            let state = planned.planned_state.expect("a planned state");
+            Ok(FirstPlan {
+                state: Value::from_msgpack(&state.msgpack, &ty).expect("planned state"),
+                private: planned.planned_private,
+            })
+        })
+    }
+
+    /// Terraform 1.16's `apply tfplan` in folder B: the second plan, checked against
+    /// `first` (every value known in the first plan unchanged, else Terraform's
+    /// "inconsistent final plan"), then `ApplyResourceChange` of the second plan.
+    /// Returns the new state, or the errors of the step that failed.
+    fn apply_in_b(&self, package: &str, first: &FirstPlan) -> Result<Value, String> {
+        let dir = self.b.workdir.clone();
+        let second = self.plan_create(&dir, package, &first.private)?;
+        if second.state != first.state {
+            return Err(format!(
+                "Terraform: Provider produced inconsistent final plan: {:?} became {:?}",
+                first.state, second.state
+            ));
+        }
+        let plugin = Plugin::start(&dir, &self.ctx.tf.env);
+        let ty = operator_type();
+        let config = self.operator_config(package);
+        runtime().block_on(async {
+            let mut client = plugin.configured(&self.provider_config(), TERRAFORM).await;
+            let applied = client
+                .apply_resource_change(pb::apply_resource_change::Request {
+                    type_name: "kudo_operator".into(),
+                    prior_state: dynamic(&Value::Null, &ty),
+                    planned_state: dynamic(&second.state, &ty),
+                    config: dynamic(&config, &ty),
+                    planned_private: second.private.clone(),
+                    ..Default::default()
+                })
+                .await
+                .expect("ApplyResourceChange")
+                .into_inner();
+            let failed = errors(&applied.diagnostics);
+            if !failed.is_empty() {
+                return Err(failed);
+            }
+            let state = applied.new_state.expect("a new state");
+            Ok(Value::from_msgpack(&state.msgpack, &ty).expect("new state"))
+        })
+    }
+
+    /// Removes what `state` installed (`ApplyResourceChange` of a destroy).
+    fn destroy_state(&self, state: &Value) {
+        let plugin = Plugin::start(&self.b.workdir, &self.ctx.tf.env);
+        let ty = operator_type();
+        runtime().block_on(async {
+            let mut client = plugin.configured(&self.provider_config(), TERRAFORM).await;
+            let destroyed = client
+                .apply_resource_change(pb::apply_resource_change::Request {
+                    type_name: "kudo_operator".into(),
+                    prior_state: dynamic(state, &ty),
+                    planned_state: dynamic(&Value::Null, &ty),
+                    ..Default::default()
+                })
+                .await
+                .expect("ApplyResourceChange")
+                .into_inner();
+            assert_eq!(errors(&destroyed.diagnostics), "");
+        });
+        assert_eq!(written(&self.ctx, "app"), Vec::<String>::new());
+    }
+
+    /// The apply failed in the provider's words saying each of `expected` (never an
+    /// inconsistent second plan), and wrote nothing.
+    #[track_caller]
+    fn refused_by_provider(&self, result: Result<Value, String>, expected: &[&str]) {
+        let text = match result {
+            Ok(state) => panic!("applied instead of refusing: {state:?}"),
+            Err(text) => text,
+        };
+        assert!(!text.starts_with("Terraform:"), "{text}");
+        for needle in expected {
+            assert!(text.contains(needle), "does not say {needle:?}:\n{text}");
+        }
+        assert_eq!(written(&self.ctx, "app"), Vec::<String>::new(), "{text}");
+    }
+
+    fn first_plan(&self, package: &str) -> FirstPlan {
+        self.plan_create(&self.ctx.workdir, package, &[])
+            .unwrap_or_else(|e| panic!("first plan: {e}"))
+    }
+}
+
+fn digest_of(plan: &FirstPlan) -> String {
+    plan.state
+        .get("digest")
+        .as_str()
+        .expect("digest")
+        .to_string()
+}
+
+#[test]
+fn terraform_1_16_installs_the_planned_version_though_a_newer_one_was_published() {
+    let w = TwoFolders::new("saved-plan-611-newer");
+    w.publish("app", "1.0.0", "first");
+    w.configure("app", None, false);
+    let first = w.first_plan("app");
+    w.publish("app", "2.0.0", "second");
+    // What Terraform 1.15 gets: a second plan without the first one's record resolves
+    // again, and differs (Terraform then stops with "inconsistent final plan").
+    let unpinned = w.plan_create(&w.b.workdir, "app", &[]).expect("plans");
+    assert_eq!(
+        unpinned.state.get("operator_version_name").as_str(),
+        Some("app-2.0.0")
+    );
+    let state = w
+        .apply_in_b("app", &first)
+        .expect("applies the planned version");
+    assert_eq!(
+        state.get("operator_version_name").as_str(),
+        Some("app-1.0.0")
+    );
+    assert_eq!(w.operator_versions(), ["app-1.0.0"]);
+    w.destroy_state(&state);
+}
+
+#[test]
+fn terraform_1_16_refuses_republished_content_naming_both_digests() {
+    let w = TwoFolders::new("saved-plan-611-changed");
+    w.publish("app", "1.0.0", "first");
+    w.configure("app", None, false);
+    let first = w.first_plan("app");
+    w.publish("app", "1.0.0", "changed");
+    w.refused_by_provider(
+        w.apply_in_b("app", &first),
+        &[
+            "Planned package changed since the plan",
+            "app 1.0.0",
+            &digest_of(&first),
+            "now has content digest",
+            "Run `terraform plan` again",
+        ],
+    );
+}
+
+#[test]
+fn terraform_1_16_refuses_a_withdrawn_version() {
+    let w = TwoFolders::new("saved-plan-611-withdrawn");
+    w.publish("app", "0.9.0", "older");
+    w.publish("app", "1.0.0", "first");
+    w.configure("app", None, false);
+    let first = w.first_plan("app");
+    w.withdraw("app-1.0.0.tgz");
+    w.refused_by_provider(
+        w.apply_in_b("app", &first),
+        &[
+            "Planned package version withdrawn",
+            "app 1.0.0",
+            &digest_of(&first),
+            "repository test",
+        ],
+    );
+}
+
+#[test]
+fn terraform_1_16_refuses_when_the_repository_is_down() {
+    let mut w = TwoFolders::new("saved-plan-611-down");
+    w.publish("app", "1.0.0", "first");
+    w.configure("app", None, false);
+    let first = w.first_plan("app");
+    w.server = None;
+    w.refused_by_provider(
+        w.apply_in_b("app", &first),
+        &[
+            "Planned package not available",
+            "app 1.0.0",
+            &digest_of(&first),
+        ],
+    );
+}
+
+#[test]
+fn terraform_1_16_refuses_a_package_folder_edited_after_the_plan() {
+    let w = TwoFolders::new("saved-plan-611-edited");
+    w.configure("./ops/app", Some(("root", None)), false);
+    let first = w.first_plan("./ops/app");
+    write_package(&w.b.workdir.join("ops/app"), "app", "1.0.0", "edited", None);
+    w.refused_by_provider(
+        w.apply_in_b("./ops/app", &first),
+        &[
+            "Planned package changed since the plan",
+            "app 1.0.0",
+            &digest_of(&first),
+        ],
+    );
+}
+
+#[test]
+fn terraform_1_16_holds_each_dependency_of_the_tree_to_the_plan() {
+    let w = TwoFolders::new("saved-plan-611-deps");
+    w.publish("dep", "0.1.0", "first");
+    w.configure("./ops/app", Some(("root", Some("dep"))), false);
+    let first = w.first_plan("./ops/app");
+    w.publish("dep", "0.2.0", "second");
+    let state = w
+        .apply_in_b("./ops/app", &first)
+        .expect("applies the planned tree");
+    assert_eq!(w.operator_versions(), ["app-1.0.0", "dep-0.1.0"]);
+    w.destroy_state(&state);
+    // Planned with dep 0.2.0, which is then republished with other content.
+    let second = w.first_plan("./ops/app");
+    w.publish("dep", "0.2.0", "changed");
+    w.refused_by_provider(
+        w.apply_in_b("./ops/app", &second),
+        &["Planned package changed since the plan", "dep 0.2.0"],
+    );
+    // And withdrawn: named as such.
+    w.withdraw("dep-0.2.0.tgz");
+    w.refused_by_provider(
+        w.apply_in_b("./ops/app", &second),
+        &["Planned package version withdrawn", "dep 0.2.0"],
     );
 }
