@@ -94,7 +94,7 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
     // No cluster here (CI resolves without one): versions are not filtered by the
     // cluster's Kubernetes version.
     let overrides = overrides_of(&model.dependency_overrides);
-    match load_with_dependencies(repositories, &source, overrides, None).await {
+    match load_with_dependencies(repositories, &source, overrides, None, None).await {
         Ok((_, resolution)) => {
             let (deps, order) = resolution_values(&resolution);
             let state = DependenciesModel {

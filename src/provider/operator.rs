@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::engine;
 
 use kudo_package::Package;
-use kudo_resolve::Resolution;
+use kudo_resolve::{PlannedTree, Resolution};
 
 use super::packages::{self, parse_operator_id};
 use super::resolve::{
@@ -176,10 +176,14 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         return plan_unknown(&req, &proposed);
     }
     let overrides = overrides_of(&proposed.dependency_overrides);
-    let (pkg, resolution) = match load_package(session, cluster.as_ref(), source, overrides).await {
-        Ok(r) => r,
-        Err(d) => return plan_failed(vec![d]),
-    };
+    // The second plan of a change (Terraform 1.16+ hands back what the first planned):
+    // exactly the packages the first plan resolved, or the provider's refusal.
+    let planned = PlannedTree::from_private(&req.planned_private, source);
+    let (pkg, resolution) =
+        match load_package(session, cluster.as_ref(), source, overrides, planned).await {
+            Ok(r) => r,
+            Err(d) => return plan_failed(vec![d]),
+        };
     let namespace = namespace_of(&proposed.namespace);
     // What the apply would meet installing (KUDO's CRDs these credentials may not
     // create, a refused Operator or OperatorVersion) fails the plan.
@@ -217,10 +221,12 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         planned.graph = Attr::Unknown;
     }
     let planned = planned.into_value();
+    // What this plan resolved, for the apply (see kudo_resolve::planned).
+    let record = PlannedTree::record(source, &pkg, tree_known.then_some(&resolution));
     PlanResponse {
         requires_replace: schema::operator().requires_replace(&req.prior_state, &planned),
         planned_state: planned,
-        planned_private: Vec::new(),
+        planned_private: record.map(|r| r.to_private()).unwrap_or_default(),
         diagnostics,
     }
 }
@@ -248,11 +254,13 @@ fn keep_plan_copy(
 /// The package `source` names, with its dependencies resolved. A `cluster:` source
 /// (see [`packages::CLUSTER_SOURCE`]) is the OperatorVersion stored in `cluster`, read
 /// as `terraform import` reads it (callers without a cluster do not ask for one).
+/// `planned`: what an earlier plan of this change resolved, read again instead.
 async fn load_package(
     session: &Session,
     cluster: Option<&kudo_engine::cluster::Cluster>,
     source: &str,
     overrides: std::collections::BTreeMap<String, String>,
+    planned: Option<PlannedTree>,
 ) -> Result<(Package, Resolution), Diagnostic> {
     let repositories = &session.config.repositories;
     let version = cluster.and_then(cluster_of);
@@ -263,7 +271,7 @@ async fn load_package(
                 "a cluster package source is `cluster:<namespace>/<operatorversion-name>`",
             ));
         }
-        return load_with_dependencies(repositories, source, overrides, version).await;
+        return load_with_dependencies(repositories, source, overrides, version, planned).await;
     };
     let Some(cluster) = cluster else {
         return Err(super::resolve::package_error(
@@ -280,7 +288,7 @@ async fn load_package(
                 format!("there is no OperatorVersion {ov_name} in namespace {namespace}; set `package` to the operator's folder, archive, URL or repository name"),
             )
         })?;
-    resolve_loaded(repositories, source, pkg, overrides, version).await
+    resolve_loaded(repositories, source, pkg, overrides, version, planned).await
 }
 
 pub async fn apply(
@@ -313,10 +321,13 @@ pub async fn apply(
     };
     let source = planned.package.as_deref().unwrap_or_default().to_string();
     let overrides = overrides_of(&planned.dependency_overrides);
-    let (pkg, resolution) = match load_package(session, Some(&cluster), &source, overrides).await {
-        Ok(r) => r,
-        Err(d) => return fail(req.prior_state, vec![d]),
-    };
+    // Exactly what the plan resolved (checked again, before anything is written).
+    let pins = PlannedTree::from_private(&req.planned_private, &source);
+    let (pkg, resolution) =
+        match load_package(session, Some(&cluster), &source, overrides, pins).await {
+            Ok(r) => r,
+            Err(d) => return fail(req.prior_state, vec![d]),
+        };
     let namespace = namespace_of(&planned.namespace);
     let state = with_resolution(
         state_for(&pkg, planned.package.clone(), &namespace),

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_package::Package;
-use kudo_resolve::{ClusterVersion, KubernetesRequirement, LoadError, LoadRequest, Resolution};
+use kudo_resolve::{
+    ClusterVersion, KubernetesRequirement, LoadError, LoadRequest, PlannedTree, Resolution,
+};
 
 use super::RepositoryConfig;
 use super::packages;
@@ -32,14 +34,15 @@ pub fn overrides_of(overrides: &Value) -> BTreeMap<String, String> {
 }
 
 /// Loads the package and resolves its dependencies (blocking work: reads files and
-/// may download).
+/// may download); with `planned`, reads exactly what an earlier plan resolved.
 pub async fn load_with_dependencies(
     repositories: &[RepositoryConfig],
     source: &str,
     overrides: BTreeMap<String, String>,
     cluster: Option<Cluster<'_>>,
+    planned: Option<PlannedTree>,
 ) -> Result<(Package, Resolution), Diagnostic> {
-    resolve_package(repositories, source, None, overrides, cluster).await
+    resolve_package(repositories, source, (None, planned), overrides, cluster).await
 }
 
 /// [`load_with_dependencies`] for a package already read (from the cluster, for a
@@ -50,14 +53,22 @@ pub async fn resolve_loaded(
     pkg: Package,
     overrides: BTreeMap<String, String>,
     cluster: Option<Cluster<'_>>,
+    planned: Option<PlannedTree>,
 ) -> Result<(Package, Resolution), Diagnostic> {
-    resolve_package(repositories, source, Some(pkg), overrides, cluster).await
+    resolve_package(
+        repositories,
+        source,
+        (Some(pkg), planned),
+        overrides,
+        cluster,
+    )
+    .await
 }
 
 async fn resolve_package(
     repositories: &[RepositoryConfig],
     source: &str,
-    loaded: Option<Package>,
+    (loaded, planned): (Option<Package>, Option<PlannedTree>),
     overrides: BTreeMap<String, String>,
     cluster: Option<Cluster<'_>>,
 ) -> Result<(Package, Resolution), Diagnostic> {
@@ -67,6 +78,7 @@ async fn resolve_package(
         context: packages::load_context(repositories),
         overrides,
         cluster: cluster.as_ref().map(|c| c.version.clone()),
+        planned,
     };
     // Boxed: the error is large, and only built on the failure path.
     let work = tokio::task::spawn_blocking(move || {
@@ -87,6 +99,7 @@ fn load_error(source: &str, url: &str, e: LoadError) -> Diagnostic {
     };
     let (name, operator_version, requirement) = match e {
         LoadError::Package(e) => return package_error(source, e),
+        LoadError::Planned(e) => return at_package(e.summary(), e.to_string()),
         LoadError::Resolve(e) => {
             return at_package(
                 "Cannot resolve the operator's dependencies",

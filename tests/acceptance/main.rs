@@ -51,6 +51,7 @@ mod refresh;
 mod refusals;
 mod requests;
 mod resolve_data;
+mod saved_plans;
 mod semantics;
 mod sensitive;
 mod sharing;

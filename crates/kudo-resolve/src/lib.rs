@@ -52,6 +52,7 @@ pub mod kubernetes;
 mod load;
 pub mod naming;
 pub mod plan_cache;
+pub mod planned;
 pub mod range;
 mod rank;
 mod rank_set;
@@ -72,6 +73,7 @@ pub use kubernetes::{
 };
 pub use load::{LoadError, LoadRequest, load_and_resolve};
 pub use plan_cache::PlanCache;
+pub use planned::{PinnedPackage, PinnedSource, PlannedDependencies, PlannedError, PlannedTree};
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};
 pub use resolution::{Dependency, RequiredOperator, Resolution, ResolvedInstance};
 pub use solve::{Override, PackageVersion, version_errors};

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use kudo_package::{LoadContext, Package, PackageError};
 
 use crate::kubernetes::{ClusterVersion, KubernetesRequirement, check_cluster};
+use crate::planned::{PlannedError, PlannedTree};
 use crate::{Resolution, ResolveError, resolve_from_repositories};
 
 /// What to load and resolve. Owned, so that the blocking work (file reads, downloads)
@@ -26,6 +27,10 @@ pub struct LoadRequest {
     /// it ([`check_cluster`]) and dependency versions it cannot run are skipped. `None`:
     /// neither (no cluster reachable, or resolution for CI).
     pub cluster: Option<ClusterVersion>,
+    /// What an earlier plan of the same change resolved ([`PlannedTree::from_private`]):
+    /// then exactly those packages are read again and checked instead of resolving
+    /// (`loaded` is the root for a [`crate::PinnedSource::Cluster`] pin).
+    pub planned: Option<PlannedTree>,
 }
 
 /// Why [`load_and_resolve`] failed.
@@ -43,15 +48,19 @@ pub enum LoadError {
     },
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    /// A package of the earlier plan cannot be had again as it was.
+    #[error(transparent)]
+    Planned(#[from] PlannedError),
 }
 
 /// Loads the package `req` names (blocking: reads files and may download), checks it
 /// against the cluster, and resolves its dependencies with the root instance named
-/// after the operator.
+/// after the operator; with [`LoadRequest::planned`], the planned packages instead.
 pub fn load_and_resolve(req: LoadRequest) -> Result<(Package, Resolution), LoadError> {
-    let pkg = match req.loaded {
-        Some(pkg) => pkg,
-        None => kudo_package::load(&req.source, &req.context)?,
+    let pkg = match (&req.planned, req.loaded) {
+        (Some(planned), loaded) => planned.root.load(&req.context, loaded)?,
+        (None, Some(pkg)) => pkg,
+        (None, None) => kudo_package::load(&req.source, &req.context)?,
     };
     if let Some(cluster) = &req.cluster {
         check_cluster(&pkg, cluster).map_err(|requirement| LoadError::Kubernetes {
@@ -59,6 +68,10 @@ pub fn load_and_resolve(req: LoadRequest) -> Result<(Package, Resolution), LoadE
             operator_version: pkg.operator.operator_version.clone(),
             requirement: Box::new(requirement),
         })?;
+    }
+    if let Some(tree) = req.planned.and_then(|p| p.tree) {
+        let resolution = tree.load(&pkg, &req.context)?;
+        return Ok((pkg, resolution));
     }
     let resolution = resolve_from_repositories(
         &pkg,

@@ -83,6 +83,11 @@ pub struct PlanRequest {
     pub proposed_new_state: Value,
     pub config: Value,
     pub prior_private: Vec<u8>,
+    /// The private data the first plan of this change returned, handed back on the
+    /// second plan that `terraform apply` makes before applying (protocol 6.11,
+    /// Terraform 1.16+; a saved plan's apply included). Empty on a first plan and
+    /// from older clients, which keep nothing of the first plan for the provider.
+    pub planned_private: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -19,6 +19,7 @@
 pub mod cluster;
 pub mod connection;
 pub mod http;
+pub mod plugin;
 pub mod terraform;
 
 use std::cell::Cell;

@@ -684,6 +684,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
                 proposed_new_state,
                 config,
                 prior_private: r.prior_private,
+                planned_private: r.planned_private,
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
