@@ -19,6 +19,33 @@ cd "$repo_root"
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Every test run's whole output (with the captured output of passing tests, where a
+# test that could not run says "SKIPPED: why") is kept under target/test-logs/; the
+# terminal shows it without the acceptance harness's per-command lines. Rust's test
+# runner counts a skipped test as passed, so the totals at the end subtract them:
+# passed, failed and skipped are reported separately.
+logs="target/test-logs"
+mkdir -p "$logs"
+rm -f "$logs"/*.log "$logs/summary.txt"
+status=0
+counted() {
+  local name=$1; shift
+  set +e
+  "$@" --show-output 2>&1 | tee "$logs/$name.log" | grep -v -e '^\[acceptance\]' -e '^\[kube-sim\]'
+  local rc=${PIPESTATUS[0]}
+  set -e
+  [[ $rc == 0 ]] || status=$rc
+  summary "$name" "$logs/$name.log"
+}
+# "NAME: P passed, F failed, S skipped" from one log (passed excludes the skipped).
+summary() {
+  awk -v name="$1" '
+    /^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+    /^SKIPPED: / { s++ }
+    END { printf "%s: %d passed, %d failed, %d skipped\n", name, p - s, f, s }
+  ' "$2" | tee -a "$logs/summary.txt"
+}
+
 # Incremental caches only pay off on rebuilds; on a fresh CI machine they double the
 # size of target/, and disk there is short.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
@@ -66,13 +93,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 # Not --locked: the committed Cargo.lock is used as is, and a dependency added without
 # updating it is resolved rather than failing the whole run.
-cargo test --workspace --no-fail-fast
+counted workspace cargo test --workspace --no-fail-fast --
 
 step "cargo test: acceptance subset on the Kubernetes 1.24 profile"
 # The suite above runs on kube-sim's current release; packages must also keep working
 # on the oldest release we support, where the removed beta APIs are still served and
 # nothing needs converting.
-KUDO_TEST_KUBE_VERSION=1.24 cargo test --test acceptance --no-fail-fast -- \
+KUDO_TEST_KUBE_VERSION=1.24 counted kube-1.24 cargo test --test acceptance --no-fail-fast -- \
   kubernetes_versions:: operators:: quickstart:: preview::
 
 step "cargo test: acceptance subset with the Terraform on PATH"
@@ -83,10 +110,17 @@ if path_tf="$(command -v terraform)" && [[ "$path_tf" != "$TF_ACC_TERRAFORM_PATH
   # Not `| head -n 1`: head exits after one line, terraform then dies of SIGPIPE, and
   # pipefail turns that into a failed run (exit 141). sed reads everything.
   CHECKPOINT_DISABLE=1 "$path_tf" version | sed -n 1p
-  TF_ACC_TERRAFORM_PATH="$path_tf" cargo test --test acceptance --no-fail-fast -- \
+  TF_ACC_TERRAFORM_PATH="$path_tf" counted terraform-on-path cargo test --test acceptance --no-fail-fast -- \
     write_only:: identity:: query:: actions:: quickstart:: refresh:: functions:: module_tests:: errors::
 else
   echo "no other terraform on PATH; skipped"
+fi
+
+step "test counts (passed excludes skipped; whole output in $logs/)"
+cat "$logs/summary.txt"
+if [[ $status != 0 ]]; then
+  echo "some tests failed (see above)"
+  exit "$status"
 fi
 
 step "fuzz: every target briefly, from its committed corpus"

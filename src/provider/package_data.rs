@@ -298,7 +298,7 @@ mod tests {
             Some(dir)
         } else {
             eprintln!(
-                "skipping: {} is absent (clone without ../shared)",
+                "SKIPPED: {} is absent (clone without ../shared)",
                 dir.display()
             );
             None

@@ -12,7 +12,7 @@ fn operators() -> Option<PathBuf> {
         Some(dir)
     } else {
         eprintln!(
-            "skipping: {} is absent (a clone without ../shared)",
+            "SKIPPED: {} is absent (a clone without ../shared)",
             dir.display()
         );
         None

@@ -371,7 +371,7 @@ fn a_ca_that_did_not_sign_the_server_certificate_fails_the_plan_saying_certifica
     let connection = ctx.connection();
     let host = connection.host.clone();
     if !host.starts_with("https://") {
-        eprintln!("skipped: the test cluster is not served over TLS");
+        eprintln!("SKIPPED: the test cluster is not served over TLS");
         return;
     }
     // A CA of its own (not the cluster's): the server's certificate must be refused.

@@ -157,7 +157,7 @@ fn ready_health_waits_for_a_daemonset_rollout() {
     for (mode, waits) in [("kudo", false), ("ready", true)] {
         let ctx = TestContext::new(&format!("health-ds-{mode}"));
         if ctx.is_real_cluster() && !ctx.kube().has_nodes() {
-            eprintln!("skipped: no node, so no DaemonSet is ever scheduled or reported on");
+            eprintln!("SKIPPED: no node, so no DaemonSet is ever scheduled or reported on");
             ctx.mark_cleaned();
             return;
         }

@@ -37,7 +37,7 @@ resource "kudo_instance" "this" {{
 #[test]
 fn a_package_needing_a_newer_kubernetes_fails_the_plan_naming_both_versions() {
     let Some(ctx) = TestContext::on_kubernetes("k8sneeds", "1.36") else {
-        eprintln!("skipping: needs kube-sim to choose the cluster's version");
+        eprintln!("SKIPPED: needs kube-sim to choose the cluster's version");
         return;
     };
     let repo = repo_root().join("tests/fixtures/deps/kube-versions");
@@ -73,7 +73,7 @@ fn a_package_needing_a_newer_kubernetes_fails_the_plan_naming_both_versions() {
 fn a_dependency_range_resolves_to_the_newest_version_the_cluster_runs() {
     // engine 1.0.0 / 1.1.0 / 1.2.0 need Kubernetes 1.16 / 1.30 / 1.99; app asks >=1.0.0 <2.0.0.
     let Some(ctx) = TestContext::on_kubernetes("k8srange", "1.24") else {
-        eprintln!("skipping: needs kube-sim to choose the cluster's version");
+        eprintln!("SKIPPED: needs kube-sim to choose the cluster's version");
         return;
     };
     let repo = repo_root().join("tests/fixtures/deps/kube-versions");

@@ -94,7 +94,7 @@ spec:
 fn a_removed_api_without_successor_fails_the_plan_and_writes_nothing() {
     let ctx = TestContext::new("refuse-psp");
     if ctx.kube().serves("policy/v1beta1", "PodSecurityPolicy") {
-        eprintln!("skipped: this cluster still serves policy/v1beta1 PodSecurityPolicy");
+        eprintln!("SKIPPED: this cluster still serves policy/v1beta1 PodSecurityPolicy");
         return;
     }
     write_package(&ctx, PSP);
@@ -118,7 +118,7 @@ fn the_same_package_installs_where_the_api_is_still_served() {
         None => {
             let ctx = TestContext::new("refuse-psp-124");
             if !ctx.kube().serves("policy/v1beta1", "PodSecurityPolicy") {
-                eprintln!("skipped: this cluster does not serve PodSecurityPolicy");
+                eprintln!("SKIPPED: this cluster does not serve PodSecurityPolicy");
                 ctx.mark_cleaned();
                 return;
             }
@@ -268,7 +268,7 @@ fn a_v1beta1_crd_of_a_protected_group_is_converted_with_the_unapproved_annotatio
         .kube()
         .serves("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition")
     {
-        eprintln!("skipped: this cluster still serves apiextensions.k8s.io/v1beta1");
+        eprintln!("SKIPPED: this cluster still serves apiextensions.k8s.io/v1beta1");
         ctx.mark_cleaned();
         return;
     }

@@ -161,7 +161,7 @@ fn a_dependency_instances_removed_api_fails_the_plan_and_nothing_is_written() {
     let ctx = TestContext::new("tree-removed");
     if ctx.kube().serves("policy/v1beta1", "PodSecurityPolicy") {
         eprintln!(
-            "skipping: this cluster still serves policy/v1beta1 PodSecurityPolicy (before 1.25)"
+            "SKIPPED: this cluster still serves policy/v1beta1 PodSecurityPolicy (before 1.25)"
         );
         ctx.mark_cleaned();
         return;

@@ -24,7 +24,7 @@ fn fixtures() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping: shared fixtures not found at {}", dir.display());
+        eprintln!("SKIPPED: shared fixtures not found at {}", dir.display());
         None
     }
 }

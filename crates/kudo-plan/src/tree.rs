@@ -427,7 +427,7 @@ mod tests {
     fn explicit_instance_names_and_parameter_files_come_from_the_task() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/operators");
         if !dir.join("flink-demo").is_dir() {
-            eprintln!("skipping: {} is absent", dir.display());
+            eprintln!("SKIPPED: {} is absent", dir.display());
             return;
         }
         let mut catalog = kudo_resolve::MemoryCatalog::new();

@@ -651,7 +651,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/fixtures/operators/flink-demo");
         let Ok(pkg) = Package::load_dir(&dir) else {
-            eprintln!("skipped: {} is absent", dir.display());
+            eprintln!("SKIPPED: {} is absent", dir.display());
             return;
         };
         let none = BTreeMap::new();

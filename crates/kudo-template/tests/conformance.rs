@@ -120,7 +120,7 @@ fn golden_renders_are_identical() {
     let dir = fixtures().join("conformance");
     let Ok(entries) = fs::read_dir(&dir) else {
         eprintln!(
-            "SKIP: {} not found (clone without ../shared)",
+            "SKIPPED: {} not found (clone without ../shared)",
             dir.display()
         );
         return;
@@ -169,7 +169,7 @@ fn harness_reports_differences() {
     let case = fixtures().join("conformance/zookeeper-default.json");
     if !case.exists() {
         eprintln!(
-            "SKIP: {} not found (clone without ../shared)",
+            "SKIPPED: {} not found (clone without ../shared)",
             case.display()
         );
         return;

@@ -18,7 +18,7 @@ pub fn fixtures() -> Option<PathBuf> {
     if p.is_dir() {
         Some(p)
     } else {
-        eprintln!("skipping: KUDO fixtures not found at {}", p.display());
+        eprintln!("SKIPPED: KUDO fixtures not found at {}", p.display());
         None
     }
 }
