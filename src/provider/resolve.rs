@@ -98,6 +98,18 @@ fn load_error(source: &str, url: &str, e: LoadError) -> Diagnostic {
         Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("package"))
     };
     let (name, operator_version, requirement) = match e {
+        LoadError::Package(e) if e.is_unreachable() => {
+            return at_package(
+                "Cannot reach the package repository",
+                super::diag::with_advice(
+                    format!("Package {source:?}: {e}"),
+                    &format!(
+                        "Make the repository reachable (the `url` of its `repository` block in the provider configuration), {}",
+                        super::diag::AGAIN
+                    ),
+                ),
+            );
+        }
         LoadError::Package(e) => return package_error(source, e),
         LoadError::Planned(e) => return at_package(e.summary(), e.to_string()),
         LoadError::Resolve(e) => {

@@ -308,8 +308,16 @@ fn an_unreachable_repository_fails_the_apply_in_the_providers_words() {
             &["Planned package not available", "app 1.0.0", &digest],
         );
     } else {
-        // The second plan resolves again and cannot: still the provider's words.
-        w.refused(run, &["Cannot load the operator package"]);
+        // The second plan resolves again and cannot: still the provider's words, and
+        // about the repository, not the package.
+        w.refused(
+            run,
+            &[
+                "Cannot reach the package repository",
+                "no repository could be read",
+                "Make the repository reachable",
+            ],
+        );
     }
 }
 

@@ -36,6 +36,10 @@ pub enum PackageError {
         source_name: String,
         message: String,
     },
+    /// No repository's index could be read, so the package was never looked up: a
+    /// reachability problem, not a wrong name or version.
+    #[error("{wanted}: no repository could be read ({problems}), so it was not looked up")]
+    Unreachable { wanted: String, problems: String },
     #[error(
         "package {package}: digest mismatch for {url} from repository {repository}: index says sha256 {expected}, downloaded bytes have {actual}; fix the repository index or republish the package"
     )]
@@ -63,6 +67,12 @@ fn location(file: &str, line: usize, column: usize) -> String {
 }
 
 impl PackageError {
+    /// True when the package could not be looked up because no repository answered
+    /// (what to do is make one reachable, not fix the package or its name).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, PackageError::Unreachable { .. })
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         let path = path.into();
         PackageError::Io {

@@ -290,6 +290,7 @@ pub fn resolve(
     let mut repos: Vec<&Repository> = ctx.repositories.iter().collect();
     repos.sort_by_key(|r| r.priority);
     let mut problems = Vec::new();
+    let mut read_any = false;
     for repo in repos {
         let index = match repository_index(repo, ctx) {
             Ok(x) => x,
@@ -299,6 +300,7 @@ pub fn resolve(
                 continue;
             }
         };
+        read_any = true;
         if let Some(entry) = index.find(name, app_version, operator_version) {
             let package = load_entry_raw(entry, repo, ctx)?;
             tracing::info!(package = %name, repository = %repo.name, version = %entry.operator_version, "resolved package");
@@ -309,6 +311,12 @@ pub fn resolve(
             });
         }
         problems.push(format!("repository {}: no matching version", repo.name));
+    }
+    if !read_any {
+        return Err(PackageError::Unreachable {
+            wanted,
+            problems: problems.join("; "),
+        });
     }
     Err(PackageError::source(
         &wanted,

@@ -163,6 +163,28 @@ fn lower_priority_number_wins_and_unavailable_repositories_are_skipped() {
 }
 
 #[test]
+fn no_readable_repository_is_unreachable_not_a_missing_package() {
+    let server = Server::start();
+    served_repo(&server, "/up", &[("0.1.0", None)]);
+    let down = vec![repo("down", &format!("{}/missing", server.base), 0)];
+    let err = load("demo", &ctx_with(down, None)).unwrap_err();
+    assert!(err.is_unreachable(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("no repository could be read") && text.contains("repository down"),
+        "{text}"
+    );
+    // One repository answering makes it a question of the name or version again.
+    let some_up = vec![
+        repo("down", &format!("{}/missing", server.base), 0),
+        repo("up", &format!("{}/up", server.base), 1),
+    ];
+    let err = load("other", &ctx_with(some_up, None)).unwrap_err();
+    assert!(!err.is_unreachable(), "{err}");
+    assert!(err.to_string().contains("no matching version"), "{err}");
+}
+
+#[test]
 fn cache_avoids_second_download_and_direct_url_pins_digest() {
     let server = Server::start();
     served_repo(&server, "/c", &[("0.3.0", None)]);
