@@ -78,7 +78,10 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 pub fn package(operator: &str, params: &str, templates: &[(&str, &str)]) -> Package {
     let dir = temp_dir("pkg");
     write_package(&dir, operator, params, templates);
-    Package::load_dir(&dir).unwrap_or_else(|e| panic!("load test package: {e}"))
+    let pkg = Package::load_dir(&dir).unwrap_or_else(|e| panic!("load test package: {e}"));
+    // A loaded package holds its files' contents: the folder is no longer needed.
+    let _ = std::fs::remove_dir_all(&dir);
+    pkg
 }
 
 pub fn write_package(dir: &Path, operator: &str, params: &str, templates: &[(&str, &str)]) {
