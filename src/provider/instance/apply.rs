@@ -25,19 +25,23 @@ use super::lookup::{find_package, resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::views;
 
+/// An apply that stops with `diagnostics`, leaving the state at `state`.
+fn failed(state: Value, diagnostics: Vec<Diagnostic>) -> ApplyResponse {
+    ApplyResponse {
+        new_state: state,
+        diagnostics,
+        ..Default::default()
+    }
+}
+
 pub(super) async fn apply(
     session: &Session,
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let fail = |state: Value, diagnostics| ApplyResponse {
-        new_state: state,
-        diagnostics,
-        ..Default::default()
-    };
     let seed = match render_seed::for_apply(req.prior_state.is_null(), &req.planned_private) {
         Ok(s) => s,
-        Err(d) => return fail(req.prior_state, vec![d]),
+        Err(d) => return failed(req.prior_state, vec![d]),
     };
     let (prior, planned, config) = match (
         decode::<InstanceModel>(&req.prior_state),
@@ -45,7 +49,7 @@ pub(super) async fn apply(
         decode::<InstanceModel>(&req.config),
     ) {
         (Ok(prior), Ok(planned), Ok(config)) => (prior, planned, config),
-        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return fail(req.prior_state, d),
+        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return failed(req.prior_state, d),
     };
     let (planned, restore) = match planned {
         None => (None, super::write_only::Restore::none()),
@@ -54,7 +58,7 @@ pub(super) async fn apply(
                 .await
             {
                 Ok((planned, restore)) => (Some(planned), restore),
-                Err(diagnostics) => return fail(req.prior_state, diagnostics),
+                Err(diagnostics) => return failed(req.prior_state, diagnostics),
             }
         }
     };
@@ -99,15 +103,10 @@ async fn apply_inner(
     planned: Option<InstanceModel>,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let fail = |state: Value, d: Diagnostic| ApplyResponse {
-        new_state: state,
-        diagnostics: vec![d],
-        ..Default::default()
-    };
     let seed = change.seed.as_deref();
     let cluster = match session.cluster_for_change(planned.is_none()).await {
         Ok(c) => c,
-        Err(d) => return fail(change.prior_state, d),
+        Err(d) => return failed(change.prior_state, vec![d]),
     };
     let Some(planned) = planned else {
         let prior = change.prior.unwrap_or_default();
@@ -119,12 +118,12 @@ async fn apply_inner(
     if change.prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {
-        return fail(change.prior_state, d);
+        return failed(change.prior_state, vec![d]);
     }
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match installed_package(session, &operator).await {
         Ok(p) => p,
-        Err(d) => return fail(change.prior_state, d),
+        Err(d) => return failed(change.prior_state, vec![d]),
     };
     // The plan runs no KUDO plan when it keeps the status (see `plan::finish`): only
     // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
@@ -157,11 +156,6 @@ async fn run(
     pkg: Package,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let fail = |state: Value, d: Diagnostic| ApplyResponse {
-        new_state: state,
-        diagnostics: vec![d],
-        ..Default::default()
-    };
     let seed = change.seed.as_deref();
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
@@ -174,11 +168,11 @@ async fn run(
     };
     let limit = match timeouts::timeout(&planned.timeouts, operation) {
         Ok(l) => l,
-        Err(d) => return fail(change.prior_state, d),
+        Err(d) => return failed(change.prior_state, vec![d]),
     };
     let resolution = match resolution(session, &operator, &pkg, false).await {
         Ok(r) => r,
-        Err(d) => return fail(change.prior_state, d),
+        Err(d) => return failed(change.prior_state, vec![d]),
     };
     let plan_name = planned
         .last_plan
