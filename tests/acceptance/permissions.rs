@@ -4,7 +4,7 @@
 //! in its namespace only, and the plans that fail naming the permission a credential
 //! lacks.
 
-use crate::harness::{Terraform, TestContext, flat, repo_root};
+use crate::harness::{Terraform, TestContext, refused_writing_nothing, repo_root};
 
 /// `examples/permissions/<file>` with namespace `team-a` renamed to `namespace`.
 fn role_file(file: &str, namespace: &str) -> String {
@@ -223,37 +223,6 @@ fn tenant_context(test: &str) -> TestContext {
     ctx
 }
 
-/// `terraform plan` and `terraform apply` both fail with each of `expected`, and
-/// nothing of the configuration is in the cluster afterwards.
-#[track_caller]
-fn refused(ctx: &TestContext, expected: &[&str]) {
-    for command in ["plan", "apply"] {
-        let run = match command {
-            "plan" => ctx.tf.plan(&[]),
-            _ => ctx.tf.apply(&[]),
-        };
-        let run = run.assert_clean_error();
-        let out = flat(&run.output());
-        for text in expected {
-            assert!(
-                out.contains(&flat(text)),
-                "terraform {command} does not say {text:?}:\n{run}"
-            );
-        }
-        assert_eq!(
-            ctx.kube().get(
-                "kudo.dev/v1beta1",
-                "OperatorVersion",
-                Some(&ctx.namespace),
-                "tenant-app-0.1.0"
-            ),
-            None,
-            "terraform {command} installed the operator although the plan failed:\n{run}"
-        );
-    }
-    ctx.mark_cleaned();
-}
-
 /// The rule of a refusal's advice, as the diagnostic prints it.
 fn rule(group: &str, resource: &str) -> String {
     format!(
@@ -277,8 +246,9 @@ fn a_cluster_role_package_fails_the_tenants_plan_naming_the_permission() {
     );
     ctx.write("main.tf", &token_config(TENANT_RESOURCES));
     let ns = &ctx.namespace;
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "app",
         &[
             "Error: Not allowed for these credentials",
             "(rendered from templates/reader.yaml)",
@@ -309,8 +279,9 @@ fn a_crd_package_fails_the_tenants_plan_naming_the_permission() {
     ctx.write("operator/templates/crd.yaml", &crd);
     ctx.write("main.tf", &token_config(TENANT_RESOURCES));
     let ns = &ctx.namespace;
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "app",
         &[
             "Error: Not allowed for these credentials",
             &format!(
@@ -343,8 +314,9 @@ fn missing_kudo_crds_fail_the_tenants_plan_naming_the_permission() {
     use_token(&mut ctx, &token);
     write_configmap_package(&ctx);
     ctx.write("main.tf", &token_config(TENANT_RESOURCES));
-    refused(
+    refused_writing_nothing(
         &ctx,
+        "app",
         &[
             "Error: Cannot install the KUDO CRDs",
             "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster",
