@@ -44,6 +44,7 @@ mod permissions;
 mod pictures;
 mod pipe_failures;
 mod preview;
+mod provider_config;
 mod query;
 mod quickstart;
 mod randomness;

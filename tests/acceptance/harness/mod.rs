@@ -20,6 +20,7 @@ pub mod cluster;
 pub mod connection;
 pub mod http;
 pub mod plugin;
+pub mod rpc;
 pub mod terraform;
 
 use std::cell::Cell;
