@@ -112,84 +112,14 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
     }
 }
 
+// The data source is tested through `ReadDataSource` in
+// tests/acceptance/dependencies_data_source.rs; this check needs the private model.
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use super::*;
-
-    fn deps_fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/deps")
-            .join(name)
-    }
-
-    fn config(package: &Path) -> Value {
-        Value::object([
-            ("package", Value::string(package.display().to_string())),
-            ("dependency_overrides", Value::Null),
-            ("dependencies", Value::Null),
-            ("install_order", Value::Null),
-            ("graph", Value::Null),
-        ])
-    }
-
-    fn repository(dir: &Path) -> Vec<RepositoryConfig> {
-        vec![RepositoryConfig {
-            name: "fixtures".to_string(),
-            url: dir.display().to_string(),
-            priority: 0,
-        }]
-    }
 
     #[test]
     fn the_model_names_every_attribute_of_the_schema() {
         super::super::schema::assert_model_covers(&schema(), DependenciesModel::ATTRIBUTES);
-    }
-
-    #[tokio::test]
-    async fn kep29_install_order_and_state_shape() {
-        let repo = deps_fixture("kep29");
-        let (state, diags) = read(&config(&repo.join("aa")), &repository(&repo)).await;
-        assert!(diags.is_empty(), "{diags:?}");
-        let order = state
-            .get("install_order")
-            .to_string_list()
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        assert_eq!(
-            order,
-            ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"]
-        );
-        // Encoding fails when an attribute is missing or has the wrong shape.
-        state
-            .to_msgpack(&schema().value_type())
-            .unwrap_or_else(|e| panic!("state does not fit the schema: {e}"));
-    }
-
-    #[tokio::test]
-    async fn a_cycle_is_an_error_on_package_with_its_path() {
-        let (_, diags) = read(&config(&deps_fixture("cycle").join("a")), &[]).await;
-        assert_eq!(diags.len(), 1, "{diags:?}");
-        assert!(diags[0].is_error());
-        assert_eq!(
-            diags[0].attribute,
-            Some(AttributePath::attribute("package"))
-        );
-        assert!(
-            diags[0].detail.contains("a -> b -> c -> a"),
-            "{}",
-            diags[0].detail
-        );
-    }
-
-    #[tokio::test]
-    async fn unknown_overrides_defer() {
-        let mut cfg = config(&deps_fixture("cycle").join("a"));
-        cfg.set_attr("dependency_overrides", Value::Unknown);
-        let (state, diags) = read(&cfg, &[]).await;
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(state.get("install_order"), &Value::Unknown);
     }
 }

@@ -286,153 +286,15 @@ fn phase(p: &Phase) -> Value {
     ])
 }
 
+// The data source is tested through `ReadDataSource` in
+// tests/acceptance/package_data_source.rs, its docs in docs_coverage.rs; this check
+// needs the private model.
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use super::*;
-
-    fn fixtures() -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            eprintln!(
-                "SKIPPED: {} is absent (clone without ../shared)",
-                dir.display()
-            );
-            None
-        }
-    }
-
-    fn read_source(source: &str) -> (Value, Vec<Diagnostic>) {
-        read(&Value::object([("source", Value::string(source))]), &[])
-    }
-
-    fn find<'a>(list: &'a Value, name: &str) -> &'a Value {
-        list.as_slice()
-            .and_then(|items| items.iter().find(|i| i.get("name").as_str() == Some(name)))
-            .unwrap_or(&Value::Null)
-    }
-
-    #[test]
-    fn zookeeper_parameters_and_plans() {
-        let Some(dir) = fixtures() else { return };
-        let (state, diags) = read_source(&dir.join("zookeeper").display().to_string());
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(state.get("name").as_str(), Some("zookeeper"));
-        assert_eq!(state.get("operator_version").as_str(), Some("0.3.3"));
-        assert_eq!(
-            state.get("operator_version_name").as_str(),
-            Some("zookeeper-3.6.2-0.3.3")
-        );
-        let node_count = find(state.get("parameters"), "NODE_COUNT");
-        assert_eq!(node_count.get("default").as_str(), Some("3"));
-        assert_eq!(node_count.get("required").as_bool(), Some(true));
-        let deploy = find(state.get("plans"), "deploy");
-        assert_eq!(deploy.get("strategy").as_str(), Some("serial"));
-        let first_phase = &deploy.get("phases").as_slice().unwrap()[0];
-        assert_eq!(first_phase.get("name").as_str(), Some("zookeeper"));
-        let step = &first_phase.get("steps").as_slice().unwrap()[0];
-        assert_eq!(
-            step.get("tasks").to_string_list().unwrap(),
-            Some(vec!["infra".to_string(), "app".to_string()])
-        );
-        assert_eq!(
-            find(state.get("tasks"), "app").get("kind").as_str(),
-            Some("Apply")
-        );
-    }
-
-    #[test]
-    fn state_matches_the_schema_type() {
-        let Some(dir) = fixtures() else { return };
-        let ty = schema().value_type();
-        for name in ["zookeeper", "mysql", "kafka", "cowsay"] {
-            let (state, diags) = read_source(&dir.join(name).display().to_string());
-            assert!(diags.is_empty(), "{name}: {diags:?}");
-            // Encoding fails when an attribute is missing or has the wrong shape.
-            state
-                .to_msgpack(&ty)
-                .unwrap_or_else(|e| panic!("{name}: state does not fit the schema: {e}"));
-        }
-    }
-
-    #[test]
-    fn mysql_app_version_is_text() {
-        let Some(dir) = fixtures() else { return };
-        let (state, diags) = read_source(&dir.join("mysql").display().to_string());
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(state.get("app_version").as_str(), Some("5.7"));
-    }
-
-    #[test]
-    fn repository_reference() {
-        let Some(dir) = fixtures() else { return };
-        let repo = tempfile::tempdir().unwrap();
-        let bytes = kudo_package::create_tgz(&dir.join("zookeeper")).unwrap();
-        std::fs::write(repo.path().join("zookeeper-3.6.2_0.3.3.tgz"), bytes).unwrap();
-        let index = kudo_package::index_dir(repo.path(), None).unwrap();
-        std::fs::write(repo.path().join("index.yaml"), index).unwrap();
-        let repositories = [Repository {
-            name: "local".to_string(),
-            url: repo.path().display().to_string(),
-            priority: 0,
-        }];
-        let config = Value::object([("source", Value::string("zookeeper@0.3.3"))]);
-        let (state, diags) = read(&config, &repositories);
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(state.get("app_version").as_str(), Some("3.6.2"));
-        assert_eq!(state.get("source").as_str(), Some("zookeeper@0.3.3"));
-
-        let config = Value::object([("source", Value::string("zookeeper@9.9.9"))]);
-        let (_, diags) = read(&config, &repositories);
-        assert_eq!(diags.len(), 1, "{diags:?}");
-        assert!(diags[0].detail.contains("zookeeper"), "{}", diags[0].detail);
-    }
-
-    #[test]
-    fn missing_package_is_an_error_on_source() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("nope");
-        let (_, diags) = read_source(&missing.display().to_string());
-        assert_eq!(diags.len(), 1);
-        assert!(diags[0].is_error());
-        assert_eq!(diags[0].attribute, Some(AttributePath::attribute("source")));
-        assert!(diags[0].detail.contains("nope"), "{}", diags[0].detail);
-    }
 
     #[test]
     fn the_model_names_every_attribute_of_the_schema() {
         super::super::schema::assert_model_covers(&schema(), PackageModel::ATTRIBUTES);
-    }
-
-    #[test]
-    fn unknown_source_defers() {
-        let (state, diags) = read(&Value::object([("source", Value::Unknown)]), &[]);
-        assert!(diags.is_empty());
-        assert_eq!(state.get("parameters"), &Value::Unknown);
-    }
-
-    #[test]
-    fn every_attribute_is_described_and_documented() {
-        let doc_path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/data-sources/kudo_package.md");
-        let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
-        fn walk(attrs: &[Attribute], doc: &str, prefix: &str) {
-            for a in attrs {
-                let path = format!("{prefix}{}", a.name);
-                assert!(!a.description.is_empty(), "{path} has no description");
-                assert!(
-                    doc.contains(&format!("`{}`", a.name)),
-                    "{path} is not in the docs"
-                );
-                if let Some(n) = &a.nested {
-                    walk(&n.attributes, doc, &format!("{path}."));
-                }
-            }
-        }
-        assert!(!doc.is_empty(), "{} is missing", doc_path.display());
-        walk(&schema().block.attributes, &doc, "");
     }
 }

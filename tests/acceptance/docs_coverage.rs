@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use terraform_provider_kudo::provider::schema;
-use tfplugin::{Block, Provider, Type};
+use tfplugin::{Attribute, Block, Provider, Type};
 
 fn doc(path: &str) -> String {
     let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
@@ -55,6 +55,13 @@ fn missing(block: &Block, text: &str, prefix: &str) -> Vec<String> {
                     .map(|f| format!("{prefix}{}.{f}: not named in the docs entry", a.name)),
             ),
         }
+        if let Some(nested) = &a.nested {
+            out.extend(missing_nested(
+                &nested.attributes,
+                text,
+                &format!("{prefix}{}.", a.name),
+            ));
+        }
     }
     for b in &block.blocks {
         if !text.contains(&format!("`{}`", b.type_name)) {
@@ -65,6 +72,28 @@ fn missing(block: &Block, text: &str, prefix: &str) -> Vec<String> {
             text,
             &format!("{prefix}{}.", b.type_name),
         ));
+    }
+    out
+}
+
+/// Nested attributes (`kudo_package`'s `parameters`, `plans`, ...) at any depth that
+/// have no description, or whose name the page does not mention.
+fn missing_nested(attributes: &[Attribute], text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in attributes {
+        if a.description.trim().is_empty() {
+            out.push(format!("{prefix}{}: no description in the schema", a.name));
+        }
+        if !text.contains(&format!("`{}`", a.name)) {
+            out.push(format!("{prefix}{}: not in the docs", a.name));
+        }
+        if let Some(nested) = &a.nested {
+            out.extend(missing_nested(
+                &nested.attributes,
+                text,
+                &format!("{prefix}{}.", a.name),
+            ));
+        }
     }
     out
 }
@@ -117,6 +146,20 @@ fn the_check_notices_a_gap() {
     let gaps = missing(&block, without_uid, "kudo_instance.");
     assert!(
         gaps.iter().any(|g| g.contains("kudo_instance.objects.uid")),
+        "{gaps:?}"
+    );
+    // Nested attributes, at any depth.
+    let schemas = terraform_provider_kudo::provider::KudoProvider::new().schemas();
+    let package = &schemas.data_sources["kudo_package"].block;
+    let gaps = missing(package, "- `parameters` (List of Object)", "kudo_package.");
+    assert!(
+        gaps.iter()
+            .any(|g| g.contains("kudo_package.parameters.trigger")),
+        "{gaps:?}"
+    );
+    assert!(
+        gaps.iter()
+            .any(|g| g.contains("kudo_package.plans.phases.steps.tasks")),
         "{gaps:?}"
     );
 }

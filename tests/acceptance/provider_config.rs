@@ -117,7 +117,10 @@ fn the_repository_with_the_lower_priority_is_searched_first() {
     let repository = |name: &str, priority: i64| {
         Value::object([
             ("name", Value::string(name)),
-            ("url", Value::string(dir.path().join(name).display().to_string())),
+            (
+                "url",
+                Value::string(dir.path().join(name).display().to_string()),
+            ),
             ("priority", Value::int(priority)),
         ])
     };
@@ -175,7 +178,11 @@ fn a_mapping_without_a_group_names_the_attribute() {
         ])]),
     )]));
     assert!(!diags.is_empty(), "accepted");
-    assert!(diags[0].detail.contains("group/version"), "{}", text(&diags));
+    assert!(
+        diags[0].detail.contains("group/version"),
+        "{}",
+        text(&diags)
+    );
     assert_eq!(
         diags[0].attribute,
         Some(
@@ -323,7 +330,10 @@ fn unknown_connection_settings_make_the_session_offline() {
         "`host`, `token` and `cluster_ca_certificate`"
     );
     // Known settings: the import tries the cluster (nothing listens on port 1).
-    let provider = configured(provider_block([("host", Value::string("https://127.0.0.1:1"))]));
+    let provider = configured(provider_block([(
+        "host",
+        Value::string("https://127.0.0.1:1"),
+    )]));
     let diags = text(&import_diagnostics(&provider));
     assert!(
         diags.contains("Cannot reach") && !diags.contains("known only after apply"),
@@ -338,7 +348,11 @@ fn half_a_client_certificate_is_not_an_error_while_the_other_half_is_unknown() {
         ("client_key", Value::Unknown),
     ]);
     let diags = refused(&config);
-    assert!(diags.is_empty(), "the key may be known at apply: {}", text(&diags));
+    assert!(
+        diags.is_empty(),
+        "the key may be known at apply: {}",
+        text(&diags)
+    );
     assert_eq!(offline_names(&configured(config)), "`client_key`");
 }
 
