@@ -6,7 +6,9 @@
 
 use serde_json::Value;
 
-use crate::harness::{PREAMBLE, TestContext, flat};
+use tfplugin::Provider;
+
+use crate::harness::{PREAMBLE, TestContext, flat, rpc};
 
 /// Variables holding the connection, a `terraform_data` passing them through (its
 /// output is known only after it is created, as a cluster module's would be), the
@@ -412,4 +414,82 @@ resource "kudo_instance" "user" {{
     assert!(ctx.kube().instance(ns, "user").is_none());
     assert!(ctx.kube().instance(ns, "api").is_none());
     ctx.mark_cleaned();
+}
+
+/// A provider configured as Terraform configures it on the first plan of a
+/// configuration that creates its cluster: the connection settings unknown.
+fn offline_provider() -> rpc::KudoProvider {
+    rpc::configured(rpc::provider_block([
+        ("host", tfplugin::Value::Unknown),
+        ("token", tfplugin::Value::Unknown),
+        ("cluster_ca_certificate", tfplugin::Value::Unknown),
+    ]))
+}
+
+#[test]
+fn offline_the_cluster_is_not_contacted_and_the_error_names_the_settings() {
+    let provider = offline_provider();
+    // `terraform query` needs the cluster: the error comes at once, without a
+    // connection attempt (which would take the kubeconfig of the environment), and is
+    // about the unknown settings.
+    let config = rpc::wire(
+        &tfplugin::Value::object([("namespace", tfplugin::Value::string("default"))]),
+        &rpc::schemas().lists["kudo_instance"].value_type(),
+    );
+    let (listed, diags) = rpc::block_on(provider.list_resource(tfplugin::ListRequest {
+        type_name: "kudo_instance".into(),
+        config,
+        include_resource_object: false,
+        limit: 100,
+    }));
+    assert!(listed.is_empty(), "{listed:?}");
+    assert_eq!(diags.len(), 1, "{}", rpc::text(&diags));
+    assert_eq!(diags[0].summary, "Kubernetes connection not known yet");
+    assert!(
+        diags[0]
+            .detail
+            .contains("`host`, `token` and `cluster_ca_certificate`"),
+        "{}",
+        diags[0].detail
+    );
+}
+
+#[test]
+fn offline_refresh_keeps_the_state_and_warns() {
+    let provider = offline_provider();
+    let state = rpc::value_of(
+        "kudo_instance",
+        [
+            ("id", tfplugin::Value::string("ns/web")),
+            ("name", tfplugin::Value::string("web")),
+        ],
+    );
+    let resp = rpc::block_on(provider.read_resource(tfplugin::ReadRequest {
+        type_name: "kudo_instance".to_string(),
+        current_state: state.clone(),
+        private: b"seed".to_vec(),
+    }));
+    assert_eq!(resp.new_state, state);
+    assert_eq!(resp.private, b"seed".to_vec());
+    assert_eq!(resp.diagnostics.len(), 1, "{}", rpc::text(&resp.diagnostics));
+    let d = &resp.diagnostics[0];
+    assert!(!d.is_error());
+    assert!(
+        d.detail.contains("kudo_instance ns/web was not read"),
+        "{}",
+        d.detail
+    );
+}
+
+#[test]
+fn offline_import_is_an_error_saying_what_to_do() {
+    let provider = offline_provider();
+    let resp = rpc::block_on(provider.import_resource_state("kudo_instance", "ns/web"));
+    assert!(resp.imported.is_empty());
+    assert!(resp.diagnostics[0].is_error());
+    assert!(
+        resp.diagnostics[0].detail.contains("-target="),
+        "{}",
+        resp.diagnostics[0].detail
+    );
 }
