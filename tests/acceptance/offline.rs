@@ -471,7 +471,12 @@ fn offline_refresh_keeps_the_state_and_warns() {
     }));
     assert_eq!(resp.new_state, state);
     assert_eq!(resp.private, b"seed".to_vec());
-    assert_eq!(resp.diagnostics.len(), 1, "{}", rpc::text(&resp.diagnostics));
+    assert_eq!(
+        resp.diagnostics.len(),
+        1,
+        "{}",
+        rpc::text(&resp.diagnostics)
+    );
     let d = &resp.diagnostics[0];
     assert!(!d.is_error());
     assert!(
