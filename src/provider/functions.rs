@@ -212,30 +212,3 @@ fn from_json(v: &serde_json::Value) -> Value {
         J::Object(m) => Value::object(m.iter().map(|(k, v)| (k.clone(), from_json(v)))),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn manifests_become_objects_and_tuples() {
-        let v =
-            from_json(&json!({"kind": "ConfigMap", "data": {"a": "1"}, "n": [1, "x"], "z": null}));
-        assert_eq!(v.get("kind"), &Value::string("ConfigMap"));
-        assert_eq!(
-            v.get("n"),
-            &Value::Tuple(vec![Value::int(1), Value::string("x")])
-        );
-        assert_eq!(v.get("z"), &Value::Null);
-    }
-
-    #[test]
-    fn urls_and_missing_paths_are_refused_offline() {
-        let e = load("https://example.com/x.tgz").expect_err("url");
-        assert!(e.text.contains("offline"), "{e:?}");
-        assert_eq!(e.argument, Some(0));
-        let e = load("no-such-folder-here").expect_err("missing");
-        assert!(e.text.contains("does not exist"), "{e:?}");
-    }
-}

@@ -333,3 +333,110 @@ fn a_plan_using_the_seed_runs_from_action_trigger_and_is_refused_by_invoke() {
         .assert_success()
         .assert_output_contains("No changes");
 }
+
+/// A `kudo_plan` configuration, as Terraform sends it.
+fn action_value(instance: tfplugin::Value, plan: &str, timeout: Option<&str>) -> tfplugin::Value {
+    use tfplugin::Value as V;
+    crate::harness::rpc::value_of(
+        "kudo_plan",
+        [
+            ("instance", instance),
+            ("plan", V::string(plan)),
+            ("timeout", V::opt_string(timeout)),
+        ],
+    )
+}
+
+#[test]
+fn bad_values_name_their_attribute() {
+    use crate::harness::rpc::{KudoProvider, block_on, text};
+    use tfplugin::Provider;
+
+    let config = action_value(tfplugin::Value::string("Bad_NS!/db"), "", Some("-1s"));
+    let problems = block_on(KudoProvider::new().validate_action_config("kudo_plan", config));
+    let attributes: Vec<String> = problems
+        .iter()
+        .map(|d| format!("{:?}", d.attribute))
+        .collect();
+    assert_eq!(problems.len(), 3, "{}", text(&problems));
+    for name in ["instance", "plan", "timeout"] {
+        assert!(
+            attributes.iter().any(|a| a.contains(name)),
+            "{name}: {attributes:?}"
+        );
+    }
+}
+
+/// An action whose instance an earlier resource of the same apply makes is planned
+/// without a look at the cluster (here: nothing listens at `host`).
+#[test]
+fn unknown_values_wait_for_the_apply() {
+    use crate::harness::rpc::{block_on, configured, provider_block, text};
+    use tfplugin::{Provider, Value};
+
+    let provider = configured(provider_block([(
+        "host",
+        Value::string("https://127.0.0.1:1"),
+    )]));
+    let config = action_value(Value::Unknown, "backup", None);
+    let diags = block_on(provider.plan_action("kudo_plan", config));
+    assert!(diags.is_empty(), "{}", text(&diags));
+    // The same action with the instance known does ask the cluster.
+    let config = action_value(Value::string("x"), "backup", None);
+    let diags = block_on(provider.plan_action("kudo_plan", config));
+    assert!(text(&diags).contains("Cannot reach"), "{}", text(&diags));
+}
+
+/// `instance` is `<namespace>/<name>` or a name in namespace `default`, as the refusal
+/// of a missing instance says (`InvokeAction` over the plugin protocol).
+#[test]
+fn the_instance_is_namespace_and_name_or_a_name_in_default() {
+    use crate::harness::plugin::{Plugin, capabilities, dynamic, errors};
+    use tfplugin::proto::tfplugin6 as pb;
+
+    let ctx = TestContext::new("action-instance");
+    let ns = ctx.namespace.clone();
+    let plugin = Plugin::start(&ctx.workdir, &ctx.tf.env);
+    let ty = crate::harness::rpc::schemas().actions["kudo_plan"].value_type();
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let cases = [
+        (
+            format!("{ns}/kudo-test-absent"),
+            None,
+            format!("There is no Instance kudo-test-absent in namespace {ns}"),
+        ),
+        (
+            "kudo-test-absent".to_string(),
+            Some("90s"),
+            "There is no Instance kudo-test-absent in namespace default".to_string(),
+        ),
+    ];
+    runtime.block_on(async {
+        let mut client = plugin
+            .configured(
+                &tfplugin::Value::object(Vec::<(String, tfplugin::Value)>::new()),
+                crate::harness::rpc::TERRAFORM_VERSION,
+            )
+            .await;
+        for (instance, timeout, expected) in cases {
+            let config = action_value(tfplugin::Value::string(&instance), "backup", timeout);
+            let mut events = client
+                .invoke_action(pb::invoke_action::Request {
+                    action_type: "kudo_plan".into(),
+                    config: dynamic(&config, &ty),
+                    client_capabilities: Some(capabilities()),
+                })
+                .await
+                .expect("InvokeAction")
+                .into_inner();
+            let mut diagnostics = Vec::new();
+            while let Some(event) = events.message().await.expect("an event") {
+                if let Some(pb::invoke_action::event::Type::Completed(done)) = event.r#type {
+                    diagnostics.extend(done.diagnostics);
+                }
+            }
+            let text = errors(&diagnostics);
+            assert!(text.contains(&expected), "{instance}: {text}");
+        }
+    });
+}

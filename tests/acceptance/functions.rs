@@ -157,3 +157,66 @@ output "x" {
     assert!(out.contains("is a URL") && out.contains("offline"), "{out}");
     ctx.mark_cleaned();
 }
+
+/// `CallFunction` of `name` with `package` and `parameters`, in this process.
+fn call(
+    name: &str,
+    package: &str,
+    parameters: tfplugin::Value,
+) -> Result<tfplugin::Value, tfplugin::FunctionError> {
+    use tfplugin::Provider;
+    let provider = crate::harness::rpc::KudoProvider::new();
+    crate::harness::rpc::block_on(
+        provider.call_function(name, vec![tfplugin::Value::string(package), parameters]),
+    )
+}
+
+/// Manifests come back as Terraform objects and tuples (a YAML list may mix types),
+/// JSON null as null.
+#[test]
+fn render_returns_manifests_as_objects_and_tuples() {
+    use tfplugin::Value as V;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("folder");
+        std::fs::write(&path, text).expect("write");
+    };
+    write(
+        "operator.yaml",
+        &crate::harness::one_task_operator_yaml("shapes", "0.1.0", "app", &["widget"]),
+    );
+    write(
+        "templates/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  data:\n    a: \"1\"\n  items: [1, \"x\"]\n  z: null\n",
+    );
+    let rendered = call("render", &dir.path().display().to_string(), V::Null)
+        .unwrap_or_else(|e| panic!("render: {e:?}"));
+    let V::Tuple(objects) = &rendered else {
+        panic!("not a tuple: {rendered:?}")
+    };
+    let widget = &objects[0];
+    assert_eq!(widget.get("kind"), &V::string("Widget"));
+    let spec = widget.get("spec");
+    assert_eq!(spec.get("data").get("a"), &V::string("1"));
+    assert_eq!(
+        spec.get("items"),
+        &V::Tuple(vec![V::int(1), V::string("x")])
+    );
+    assert_eq!(spec.get("z"), &V::Null);
+}
+
+#[test]
+fn urls_and_missing_paths_are_refused_offline_on_the_package() {
+    let e = call("render", "https://example.com/x.tgz", tfplugin::Value::Null).expect_err("url");
+    assert!(e.text.contains("offline"), "{e:?}");
+    assert_eq!(e.argument, Some(0));
+    let e = call(
+        "validate_parameters",
+        "no-such-folder-here",
+        tfplugin::Value::Null,
+    )
+    .expect_err("missing");
+    assert!(e.text.contains("does not exist"), "{e:?}");
+    assert_eq!(e.argument, Some(0));
+}
