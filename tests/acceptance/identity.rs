@@ -112,3 +112,40 @@ fn an_identity_that_names_nothing_says_what_is_missing() {
         "{plan}"
     );
 }
+
+/// `ImportResourceState` with an identity: a `kudo_instance` identity is its import id,
+/// `<namespace>/<name>`, the namespace `default` when null; without a `name` it is
+/// refused naming it.
+#[test]
+fn an_instance_identity_is_its_import_id_with_the_default_namespace() {
+    use crate::harness::rpc::{block_on, connected, text, wire};
+    use tfplugin::{Provider, Value};
+
+    let ctx = TestContext::new("identity-import-id");
+    let ns = ctx.namespace.as_str();
+    let provider = connected(&ctx);
+    let ty = crate::harness::rpc::schemas().identities["kudo_instance"].value_type();
+    let import = |namespace: Value, name: Value| {
+        let identity = wire(
+            &Value::object([("namespace", namespace), ("name", name)]),
+            &ty,
+        );
+        let resp = block_on(provider.import_resource_identity("kudo_instance", identity));
+        assert!(resp.imported.is_empty(), "{:?}", resp.imported);
+        text(&resp.diagnostics)
+    };
+    let named = import(Value::string(ns), Value::string("kudo-test-absent"));
+    assert!(
+        named.contains(&format!(
+            "There is no Instance kudo-test-absent in namespace {ns}."
+        )),
+        "{named}"
+    );
+    let defaulted = import(Value::Null, Value::string("kudo-test-absent"));
+    assert!(
+        defaulted.contains("There is no Instance kudo-test-absent in namespace default."),
+        "{defaulted}"
+    );
+    let missing = import(Value::string(ns), Value::Null);
+    assert!(missing.contains("`name`"), "{missing}");
+}

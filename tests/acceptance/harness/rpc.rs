@@ -59,15 +59,18 @@ pub fn configured(config: Value) -> KudoProvider {
     provider
 }
 
-/// Runs `future` to completion on a runtime of its own (tests are not async so that
-/// their helpers can be plain functions).
+/// Runs `future` to completion on the runtime every in-process call shares: a
+/// configured provider keeps its cluster client, whose connection tasks live on the
+/// runtime that made them, so each call cannot have a runtime of its own.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-        .block_on(future)
+    static RUNTIME: std::sync::LazyLock<tokio::runtime::Runtime> = std::sync::LazyLock::new(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+    });
+    RUNTIME.block_on(future)
 }
 
 /// The first diagnostic on `path`, if any.
@@ -91,4 +94,21 @@ pub fn text(diags: &[Diagnostic]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A provider configured to reach the test's cluster (kube-sim, or the real cluster of
+/// `KUDO_TEST_KUBECONFIG`) through the provider block's own settings: the test process's
+/// environment (a developer's `KUBECONFIG`) plays no part.
+#[track_caller]
+pub fn connected(ctx: &super::TestContext) -> KudoProvider {
+    let c = ctx.connection();
+    let setting = |s: &str| Value::opt_string((!s.is_empty()).then_some(s));
+    configured(provider_block([
+        ("host", Value::string(&c.host)),
+        ("token", setting(&c.token)),
+        ("cluster_ca_certificate", setting(&c.cluster_ca_certificate)),
+        ("client_certificate", setting(&c.client_certificate)),
+        ("client_key", setting(&c.client_key)),
+        ("insecure", Value::bool(c.insecure)),
+    ]))
 }
