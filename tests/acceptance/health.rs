@@ -247,3 +247,73 @@ fn invalid_health_settings_fail_the_plan_naming_the_attribute() {
     }
     ctx.mark_cleaned();
 }
+
+/// The instance's `health` over the provider's, KUDO's rules when neither sets it: the
+/// plan warns that `health_rule` blocks are unused exactly when KUDO's rules apply.
+#[test]
+fn the_instance_health_overrides_the_providers() {
+    let ctx = TestContext::new("health-override");
+    write_package(
+        &ctx,
+        &[(
+            "flag",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".to_string(),
+        )],
+    );
+    let rule = "health_rule {\n    kind       = \"ConfigMap\"\n    expression = \"true\"\n  }";
+    for (provider, instance, unused) in [
+        ("", "", true),
+        ("health = \"ready\"", "", false),
+        ("health = \"ready\"", "health = \"kudo\"", true),
+    ] {
+        let config = local_instance_config("h", &format!("{instance}\n  {rule}")).replacen(
+            "provider \"kudo\" {}",
+            &format!("provider \"kudo\" {{\n  {provider}\n}}"),
+            1,
+        );
+        ctx.write("main.tf", &config);
+        let run = ctx.tf.plan(&[]).assert_success();
+        assert_eq!(
+            flat(&run.output()).contains("Warning: health_rule not used"),
+            unused,
+            "provider {provider:?}, instance {instance:?}:\n{run}"
+        );
+    }
+    ctx.mark_cleaned();
+}
+
+/// The provider block's `health` and `health_rule` are checked as the instance's are
+/// (`ValidateProviderConfig`).
+#[test]
+fn invalid_provider_health_settings_name_the_attribute() {
+    use crate::harness::rpc::{KudoProvider, block_on, provider_block, text};
+    use tfplugin::{AttributePath, Provider, Value as V};
+
+    let validate = |config| block_on(KudoProvider::new().validate_provider_config(config));
+    let diags = validate(provider_block([("health", V::string("soon"))]));
+    assert!(!diags.is_empty(), "accepted");
+    assert!(
+        diags[0].detail.contains("\"kudo\" or \"ready\""),
+        "{}",
+        text(&diags)
+    );
+    assert_eq!(diags[0].attribute, Some(AttributePath::attribute("health")));
+    let diags = validate(provider_block([
+        ("health", V::string("ready")),
+        (
+            "health_rule",
+            V::list([V::object([
+                ("group", V::string("apps")),
+                ("kind", V::string("DaemonSet")),
+                ("expression", V::string("self.status.numberReady ==")),
+            ])]),
+        ),
+    ]));
+    assert!(!diags.is_empty(), "accepted");
+    assert_eq!(
+        diags[0].summary,
+        "Invalid health_rule expression",
+        "{}",
+        text(&diags)
+    );
+}
