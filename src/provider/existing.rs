@@ -71,37 +71,3 @@ pub async fn check_absent(
         Err(e) => Err(session.cluster_error("Cannot check whether the instance exists", &e)),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kudo_engine::cluster::KUDO_API_VERSION;
-    use serde_json::json;
-
-    #[test]
-    fn the_error_names_who_manages_it_and_how_to_import() {
-        let found = json!({"metadata": {
-            "creationTimestamp": "2026-11-23T10:00:00Z",
-            "managedFields": [{"manager": FIELD_MANAGER}, {"manager": "kubectl-kudo"}, {"manager": FIELD_MANAGER}],
-        }});
-        let d = already_exists("b", "wb", &found);
-        for part in [
-            "Instance b/wb already exists",
-            "another Terraform configuration",
-            "kubectl-kudo",
-            "terraform import kudo_instance.<resource> b/wb",
-            "id = \"b/wb\"",
-            "another `name` or `namespace`",
-        ] {
-            assert!(d.detail.contains(part), "missing {part:?} in {}", d.detail);
-        }
-        let child = json!({"metadata": {"ownerReferences": [
-            {"apiVersion": KUDO_API_VERSION, "kind": "Instance", "name": "kafka", "uid": "1"}
-        ]}});
-        assert!(
-            already_exists("b", "zk", &child)
-                .detail
-                .contains("dependency of instance kafka")
-        );
-    }
-}

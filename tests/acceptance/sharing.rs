@@ -415,3 +415,54 @@ fn an_object_of_another_instance_fails_the_plan_and_is_left_alone() {
     remove_crd(&ctx, &group);
     ctx.mark_cleaned();
 }
+
+/// An Instance made without this provider (`kubectl`, or a parent instance's
+/// KudoOperator task) is not taken over either: the refusal names who manages it, or
+/// its parent, and how to import it instead.
+#[test]
+fn an_instance_made_elsewhere_is_refused_naming_its_manager_or_parent() {
+    let ctx = TestContext::new("share-foreign");
+    let ns = ctx.namespace.clone();
+    let operator = crate::harness::operator_config(&crate::harness::own_operator("lifecycle-v1"));
+    ctx.write("main.tf", &operator);
+    ctx.tf.apply(&[]).assert_success();
+    let instance = |name: &str, owners: serde_json::Value| {
+        serde_json::json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+            "metadata": {"name": name, "namespace": ns, "ownerReferences": owners},
+            "spec": {"operatorVersion": {"name": "lifecycle-0.1.0"}},
+        })
+    };
+    let kube = ctx.kube();
+    kube.apply(&instance("by-hand", serde_json::json!([])));
+    let parent = kube.apply(&instance("parent", serde_json::json!([])));
+    let uid = parent["metadata"]["uid"].as_str().unwrap_or("1");
+    kube.apply(&instance(
+        "child",
+        serde_json::json!([{"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "name": "parent", "uid": uid}]),
+    ));
+    for (name, expected) in [
+        ("by-hand", "field managers: kubectl"),
+        ("child", "it is a dependency of instance parent"),
+    ] {
+        ctx.write(
+            "main.tf",
+            &format!(
+                "{operator}\nresource \"kudo_instance\" \"this\" {{\n  name      = {name:?}\n  namespace = var.namespace\n  operator  = kudo_operator.this.id\n}}\n"
+            ),
+        );
+        let out = ctx.tf.plan(&[]).assert_clean_error().flat_output();
+        for part in [
+            format!("Instance {ns}/{name} already exists"),
+            expected.to_string(),
+            format!("id = \"{ns}/{name}\""),
+            format!("terraform import kudo_instance.<resource> {ns}/{name}"),
+            "another `name` or `namespace`".to_string(),
+        ] {
+            assert!(out.contains(&part), "{name}: missing {part:?}:\n{out}");
+        }
+    }
+    for name in ["child", "parent", "by-hand"] {
+        kube.delete("kudo.dev/v1beta1", "Instance", Some(&ns), name);
+    }
+}
