@@ -81,20 +81,3 @@ pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
     let (ns, name) = id.split_once('/')?;
     (!ns.is_empty() && !name.is_empty() && !name.contains('/')).then_some((ns, name))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operator_ids() {
-        assert_eq!(
-            parse_operator_id("ns/zk-3.4-0.3"),
-            Some(("ns", "zk-3.4-0.3"))
-        );
-        assert_eq!(parse_operator_id("nope"), None);
-        assert_eq!(parse_operator_id("a/b/c"), None);
-        assert_eq!(parse_operator_id("/b"), None);
-        assert_eq!(cluster_source("cluster:ns/zk-0.3"), Some(("ns", "zk-0.3")));
-    }
-}

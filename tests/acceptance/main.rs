@@ -37,6 +37,7 @@ mod mirror;
 mod module_tests;
 mod offline;
 mod olm_dependencies;
+mod operator_references;
 mod operators;
 mod ownership;
 mod package_data_source;
