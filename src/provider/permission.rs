@@ -15,20 +15,3 @@ pub fn advice(refused: &Forbidden) -> String {
         refused.rule_yaml("  ")
     )
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn advice_names_the_user_the_grant_and_the_rule() {
-        let r = Forbidden::parse(
-            r#"clusterroles.rbac.authorization.k8s.io "x-reader" is forbidden: User "system:serviceaccount:team-a:tenant" cannot patch resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope"#,
-        )
-        .expect("a refusal");
-        assert_eq!(
-            advice(&r),
-            "These credentials (User \"system:serviceaccount:team-a:tenant\") may not patch clusterroles.rbac.authorization.k8s.io at the cluster scope. The API server allows it with a ClusterRole bound to them by a ClusterRoleBinding, with this rule (docs/guides/permissions.md lists what the provider needs):\n\n  - apiGroups: [\"rbac.authorization.k8s.io\"]\n    resources: [\"clusterroles\"]\n    verbs: [\"create\", \"patch\"]"
-        );
-    }
-}

@@ -255,7 +255,10 @@ fn a_cluster_role_package_fails_the_tenants_plan_naming_the_permission() {
             &format!(
                 r#"clusterroles.rbac.authorization.k8s.io "{ns}-reader" is forbidden: User "system:serviceaccount:{ns}:tenant" cannot patch resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope"#
             ),
-            "a ClusterRole bound to them by a ClusterRoleBinding",
+            &format!(
+                r#"These credentials (User "system:serviceaccount:{ns}:tenant") may not patch clusterroles.rbac.authorization.k8s.io at the cluster scope."#
+            ),
+            "a ClusterRole bound to them by a ClusterRoleBinding, with this rule (docs/guides/permissions.md lists what the provider needs):",
             &rule("rbac.authorization.k8s.io", "clusterroles"),
         ],
     );
