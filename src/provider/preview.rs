@@ -94,35 +94,3 @@ fn entries(refs: &[ObjectRef]) -> Value {
 pub fn warning(note: &PlanNote) -> Diagnostic {
     Diagnostic::warning(note.summary.clone(), note.detail.clone())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries_are_keyed_as_objects_are() {
-        let refs = [
-            ObjectRef::new("v1", "ConfigMap", Some("ns"), "c"),
-            ObjectRef::new("apps/v1", "StatefulSet", Some("ns"), "s"),
-            ObjectRef::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r"),
-        ];
-        let Value::Map(map) = entries(&refs) else {
-            panic!("not a map")
-        };
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            [
-                "ClusterRole.rbac.authorization.k8s.io r",
-                "ConfigMap ns/c",
-                "StatefulSet.apps ns/s",
-            ]
-        );
-        for r in &refs {
-            assert!(
-                map.contains_key(&crate::provider::instance::ManagedObject::key(r)),
-                "{r}"
-            );
-        }
-    }
-}

@@ -63,6 +63,22 @@ fn plan_previews_creates_then_the_update_a_parameter_change_makes() {
     );
 
     ctx.tf.apply(&[]).assert_success();
+    // Keyed as `objects` is (which the harness checks against each object's kind,
+    // group, namespace and name).
+    let state = ctx.tf.state();
+    let web = state
+        .resource("kudo_instance.web")
+        .expect("kudo_instance.web");
+    crate::harness::managed_objects(web);
+    let mut objects: Vec<String> = web["objects"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    objects.sort();
+    assert_eq!(
+        objects, create,
+        "objects and the preview name the same objects"
+    );
     // Nothing planned: the preview of the last apply stays, with no diff.
     ctx.tf
         .plan(&["-detailed-exitcode"])
