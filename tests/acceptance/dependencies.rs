@@ -924,3 +924,49 @@ fn an_enabling_parameter_that_is_not_a_boolean_fails_the_plan_as_the_apply_would
     }
     assert!(ctx.kube().instance(&ctx.namespace, "p").is_none());
 }
+
+/// A child's parameter rendered from a sensitive parameter of its parent is
+/// `(sensitive value)` in `children`, the others as rendered; the next plan reads them
+/// back as they were and has nothing to do.
+#[test]
+fn children_hide_values_rendered_from_sensitive_parameters() {
+    let ctx = TestContext::new("deps-children-sensitive");
+    let repo = deps_fixture("cascade");
+    let url = repo.display().to_string();
+    let main = config(
+        &[("fixtures", &url)],
+        &repo.join("hub"),
+        "hub",
+        &[("B_VALUE", "b1")],
+    )
+    .replacen(
+        "  parameters = {",
+        "  sensitive_parameters = { A_VALUE = \"hunter2-secret\" }\n  parameters = {",
+        1,
+    );
+    ctx.write("main.tf", &main);
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(!plan.output().contains("hunter2-secret"), "{plan}");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let hub = state.resource("kudo_instance.this").expect("hub in state");
+    let value_of = |child: &str| {
+        hub["children"]
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["name"] == child))
+            .map(|c| c["parameters"]["VALUE"].clone())
+            .unwrap_or_else(|| panic!("no child {child}: {hub:#}"))
+    };
+    assert_eq!(value_of("hub-alpha"), "(sensitive value)");
+    assert_eq!(value_of("hub-beta"), "b1");
+    // Only the attribute that holds it (which Terraform keeps as sensitive) has it.
+    let mut others = hub.clone();
+    if let Some(attrs) = others.as_object_mut() {
+        attrs.remove("sensitive_parameters");
+    }
+    assert!(!others.to_string().contains("hunter2-secret"), "{hub:#}");
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_output_contains("No changes");
+}
