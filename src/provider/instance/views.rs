@@ -88,9 +88,9 @@ pub(super) fn prior_children(v: &Value) -> Option<Vec<ChildView>> {
     )
 }
 
-// Kept here: `prior_children` (reading the prior state's `children` back) has no
-// effect a plan shows yet; the redaction is also dependencies::children_hide_values_
-// rendered_from_sensitive_parameters's.
+// Kept here: reading the prior state's `children` back (`prior_children`) has no
+// effect a plan shows. The redaction is also checked through Terraform, by
+// `dependencies::children_hide_values_rendered_from_sensitive_parameters`.
 #[cfg(test)]
 mod tests {
     use super::*;
