@@ -45,8 +45,6 @@ pub(super) async fn imported_state(
     }
 }
 pub use self::model::InstanceModel;
-#[cfg(test)]
-pub use self::model::ManagedObject;
 
 /// `pkg`'s effective parameters, or the diagnostics `kudo_instance` gives for them;
 /// also what `provider::kudo::validate_parameters` returns (see `functions`).
