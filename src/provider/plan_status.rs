@@ -150,37 +150,3 @@ pub fn value(status: Option<&PlanStatus>, secret: &BTreeMap<String, String>) -> 
     fields.push(("phases", Value::list(phases)));
     Value::object(fields)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_tree_keeps_kudo_spelling_and_names_the_failed_step() {
-        let instance = json!({"status": {"planStatus": {"deploy": {
-            "name": "deploy", "status": "FATAL_ERROR", "lastUpdatedTimestamp": "2026-11-23T10:00:00Z",
-            "phases": [{"name": "main", "status": "FATAL_ERROR", "steps": [
-                {"name": "app", "status": "FATAL_ERROR", "message": "task \"app\": job failed"}
-            ]}]
-        }}}});
-        let status = kudo_engine::engine::plan_status_of(&instance, "deploy");
-        let secret = BTreeMap::from([("P".to_string(), "job".to_string())]);
-        let v = value(status.as_ref(), &secret);
-        assert_eq!(v.get("status").as_str(), Some("FATAL_ERROR"));
-        assert_eq!(v.get("last_updated").as_str(), Some("2026-11-23T10:00:00Z"));
-        let Value::List(phases) = v.get("phases") else {
-            panic!("phases: {v:?}")
-        };
-        let Value::List(steps) = phases[0].get("steps") else {
-            panic!("steps: {v:?}")
-        };
-        assert_eq!(steps[0].get("name").as_str(), Some("app"));
-        assert_eq!(
-            steps[0].get("message").as_str(),
-            Some("task \"app\": (sensitive value) failed")
-        );
-        assert!(has_messages(status.as_ref().expect("parsed")));
-        assert!(value(None, &secret).is_null());
-    }
-}

@@ -46,6 +46,7 @@ mod patches;
 mod permissions;
 mod pictures;
 mod pipe_failures;
+mod plan_status;
 mod preview;
 mod provider_config;
 mod query;
