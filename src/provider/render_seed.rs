@@ -27,15 +27,6 @@ pub(super) fn from_private(private: &[u8]) -> Option<String> {
     PrivateState::parse(private).render_seed
 }
 
-#[cfg(test)]
-fn to_private(seed: &str) -> Vec<u8> {
-    PrivateState {
-        render_seed: Some(seed.to_string()),
-        ..Default::default()
-    }
-    .to_bytes()
-}
-
 /// The seed for an apply: the recorded one, a new one when the instance is being
 /// created, otherwise none (imported, or created before seeds existed: changing its
 /// seed now would change values it already generated).
@@ -51,32 +42,4 @@ pub(super) fn for_apply(
         return generate().map(Some);
     }
     Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_created_instance_gets_a_fresh_secret_seed_each_time() {
-        let a = for_apply(true, &[]).expect("seed").expect("created");
-        let b = for_apply(true, &[]).expect("seed").expect("created");
-        assert_eq!(a.len(), 64, "{a}");
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn a_recorded_seed_is_kept_and_an_unseeded_instance_stays_unseeded() {
-        let private = to_private("abc");
-        assert_eq!(
-            for_apply(false, &private).expect("seed").as_deref(),
-            Some("abc")
-        );
-        assert_eq!(
-            for_apply(true, &private).expect("seed").as_deref(),
-            Some("abc")
-        );
-        assert_eq!(for_apply(false, &[]).expect("seed"), None);
-        assert_eq!(for_apply(false, b"not json").expect("seed"), None);
-    }
 }

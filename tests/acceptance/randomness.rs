@@ -179,3 +179,55 @@ fn a_random_output_is_planned_with_the_instance_seed() {
         .assert_success()
         .assert_output_contains("No changes");
 }
+
+/// The render seed the state keeps for `kudo_instance.this`, in the private data of the
+/// resource (`terraform.tfstate`, base64 JSON), if any.
+fn recorded_seed(ctx: &TestContext) -> Option<String> {
+    let path = ctx.workdir.join("terraform.tfstate");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let state: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    let private = state["resources"]
+        .as_array()
+        .and_then(|all| all.iter().find(|r| r["type"] == "kudo_instance"))
+        .and_then(|r| r["instances"][0]["private"].as_str())?;
+    let bytes = crate::harness::connection::base64_decode(private).expect("base64 private");
+    let private: serde_json::Value = serde_json::from_slice(&bytes).expect("private JSON");
+    private["render_seed"].as_str().map(str::to_string)
+}
+
+/// A created instance draws a secret seed of its own (64 hex digits, new on every
+/// create); an imported one keeps rendering as KUDO did, with no seed drawn for it.
+#[test]
+fn a_created_instance_draws_a_seed_and_an_imported_one_stays_unseeded() {
+    let ctx = TestContext::new("randomness-seed");
+    ctx.write("main.tf", &config("1"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let first = recorded_seed(&ctx).expect("a created instance has a seed");
+    assert!(
+        first.len() == 64 && first.chars().all(|c| c.is_ascii_hexdigit()),
+        "{first}"
+    );
+    ctx.tf
+        .apply(&["-replace=kudo_instance.this"])
+        .assert_success()
+        .assert_no_crash();
+    let second = recorded_seed(&ctx).expect("a re-created instance has a seed");
+    assert_eq!(second.len(), 64, "{second}");
+    assert_ne!(second, first, "each create draws a new seed");
+
+    // Forgotten and imported: the cluster does not hold the seed, so none is recorded
+    // and none is drawn; a run renders with KUDO's own seed.
+    ctx.tf
+        .run(&["state", "rm", "kudo_instance.this"])
+        .assert_success();
+    let id = format!("{}/db", ctx.namespace);
+    ctx.tf
+        .import("kudo_instance.this", &id, &[])
+        .assert_success();
+    assert_eq!(recorded_seed(&ctx), None);
+    ctx.write("main.tf", &config("2"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(recorded_seed(&ctx), None, "no seed drawn for an update");
+    assert_eq!(password(&ctx), public_seed_password(&ctx.namespace));
+}

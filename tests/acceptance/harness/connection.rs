@@ -101,7 +101,7 @@ impl Connection {
 }
 
 /// Standard base64 (padding optional, whitespace ignored); `None` on other bytes.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
