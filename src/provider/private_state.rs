@@ -81,36 +81,3 @@ impl PrivateState {
             .collect()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn older_layouts_and_garbage_read_as_what_they_hold() {
-        let old = PrivateState::parse(br#"{"render_seed":"abc"}"#);
-        assert_eq!(old.render_seed.as_deref(), Some("abc"));
-        assert!(old.applied_fields.is_empty() && old.dependencies.is_empty());
-        assert_eq!(PrivateState::parse(b"not json"), PrivateState::default());
-        assert!(PrivateState::default().to_bytes().is_empty());
-        assert_eq!(PrivateState::default().to_bytes_always(), b"{}".to_vec());
-        let drifted = ObjectRef::new("v1", "ConfigMap", Some("ns"), "c");
-        let all = PrivateState {
-            render_seed: Some("s".into()),
-            applied_fields: vec!["f1".into(), String::new()],
-            dependencies: DependencyRecords::from([("child".to_string(), Default::default())]),
-            drifted: BTreeMap::from([
-                ("top".to_string(), vec![drifted.clone()]),
-                ("child".to_string(), vec![drifted.clone()]),
-            ]),
-            checked: true,
-        };
-        let read = PrivateState::parse(&all.to_bytes());
-        assert_eq!(read, all);
-        assert_eq!(read.drifted_of("top"), std::slice::from_ref(&drifted));
-        assert_eq!(
-            read.drifted_below("top"),
-            BTreeMap::from([("child".to_string(), vec![drifted])])
-        );
-    }
-}

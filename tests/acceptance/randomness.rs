@@ -231,3 +231,60 @@ fn a_created_instance_draws_a_seed_and_an_imported_one_stays_unseeded() {
     assert_eq!(recorded_seed(&ctx), None, "no seed drawn for an update");
     assert_eq!(password(&ctx), public_seed_password(&ctx.namespace));
 }
+
+/// Standard base64 with padding.
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            match i <= chunk.len() {
+                true => out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63])),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
+/// Replaces the private data of `kudo_instance.this` in `terraform.tfstate` with
+/// `private`, as an older provider version (or a damaged file) would have left it.
+fn write_private(ctx: &TestContext, private: &[u8]) {
+    let path = ctx.workdir.join("terraform.tfstate");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let mut state: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    let resources = state["resources"].as_array_mut().expect("resources");
+    let instance = resources
+        .iter_mut()
+        .find(|r| r["type"] == "kudo_instance")
+        .expect("kudo_instance in the state");
+    instance["instances"][0]["private"] = serde_json::Value::String(base64_encode(private));
+    std::fs::write(&path, state.to_string()).expect("write the state");
+}
+
+/// Private data written by older provider versions, which held only the seed, is
+/// read as what it holds; private data that is not the provider's at all is read as
+/// empty, and plans and applies go on.
+#[test]
+fn older_and_damaged_private_data_is_read_as_what_it_holds() {
+    assert_eq!(base64_encode(b"hi"), "aGk=");
+    let ctx = TestContext::new("randomness-private");
+    ctx.write("main.tf", &config("1"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let seed = recorded_seed(&ctx).expect("a created instance has a seed");
+    let first = password(&ctx);
+
+    write_private(&ctx, format!(r#"{{"render_seed":"{seed}"}}"#).as_bytes());
+    ctx.write("main.tf", &config("2"));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(password(&ctx), first, "the older layout's seed is used");
+    assert_eq!(recorded_seed(&ctx).as_deref(), Some(seed.as_str()));
+
+    write_private(&ctx, b"not json");
+    ctx.tf.plan(&[]).assert_success().assert_no_crash();
+}
