@@ -970,3 +970,58 @@ fn children_hide_values_rendered_from_sensitive_parameters() {
         .assert_success()
         .assert_output_contains("No changes");
 }
+
+/// A parameter known only after apply that feeds a child: the plan leaves
+/// `effective_parameters` and `children` unknown (rather than planning the package's
+/// default), and the apply fills them with the value.
+#[test]
+fn children_are_unknown_while_a_parameter_they_depend_on_is() {
+    let ctx = TestContext::new("deps-children-unknown");
+    let repo = deps_fixture("cascade");
+    let url = repo.display().to_string();
+    let main = config(
+        &[("fixtures", &url)],
+        &repo.join("hub"),
+        "hub",
+        &[("B_VALUE", "b1")],
+    )
+    .replacen(
+        "  parameters = {",
+        "  parameters = {\n    A_VALUE = terraform_data.later.output",
+        1,
+    );
+    ctx.write(
+        "main.tf",
+        &format!("{main}\nresource \"terraform_data\" \"later\" {{\n  input = \"a-late\"\n}}\n"),
+    );
+    // The operator first, so that only the parameter is unknown in the plan.
+    ctx.tf
+        .apply(&["-target=kudo_operator.this"])
+        .assert_success();
+    ctx.tf.plan(&["-out=tfplan"]).assert_success();
+    let shown = ctx
+        .tf
+        .run(&["show", "-json", "tfplan"])
+        .assert_success()
+        .json();
+    let change = shown["resource_changes"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["address"] == "kudo_instance.this"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no change for kudo_instance.this: {shown:#}"));
+    for attribute in ["children", "effective_parameters"] {
+        assert_eq!(
+            change["change"]["after_unknown"][attribute], true,
+            "{attribute}: {change:#}"
+        );
+    }
+    ctx.tf.apply(&["tfplan"]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    let hub = state.resource("kudo_instance.this").expect("hub in state");
+    assert_eq!(hub["effective_parameters"]["A_VALUE"], "a-late", "{hub:#}");
+    let alpha = hub["children"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == "hub-alpha"))
+        .unwrap_or_else(|| panic!("no child hub-alpha: {hub:#}"));
+    assert_eq!(alpha["parameters"]["VALUE"], "a-late", "{hub:#}");
+}

@@ -71,12 +71,14 @@ tfplugin::model! {
     }
 }
 
-/// A `map(string)` attribute value; null counts as empty. `None` while unknown.
+/// A `map(string)` attribute value; null counts as empty. `None` while the map or any
+/// of its entries is unknown: an entry known only at apply (another resource's output)
+/// can change what the whole map means (defaults, children, the plan that runs).
 pub(in crate::provider) fn string_map_of(v: &Value) -> Option<BTreeMap<String, String>> {
-    match v {
-        Value::Unknown => None,
-        p => Some(p.to_string_map().ok().flatten().unwrap_or_default()),
+    if !v.is_fully_known() {
+        return None;
     }
+    Some(v.to_string_map().ok().flatten().unwrap_or_default())
 }
 
 impl ManagedObject {
