@@ -87,32 +87,3 @@ pub(super) fn prior_children(v: &Value) -> Option<Vec<ChildView>> {
             .collect(),
     )
 }
-
-// Kept here: reading the prior state's `children` back (`prior_children`) has no
-// effect a plan shows. The redaction is also checked through Terraform, by
-// `dependencies::children_hide_values_rendered_from_sensitive_parameters`.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn children_hide_secrets_and_read_back_as_they_were() {
-        let view = ChildView {
-            name: "c".into(),
-            operator: "op".into(),
-            operator_version: "1.0.0".into(),
-            enabled: true,
-            parameters: BTreeMap::from([
-                ("URL".to_string(), Shown::Sensitive),
-                ("N".to_string(), Shown::Value("3".into())),
-            ]),
-            parent: "p".into(),
-        };
-        let value = children(Some(std::slice::from_ref(&view)));
-        let text = format!("{value:?}");
-        assert!(text.contains(REDACTED) && text.contains('3'), "{text}");
-        assert_eq!(prior_children(&value), Some(vec![view]));
-        assert_eq!(prior_children(&Value::Null), None);
-        assert_eq!(children(None), Value::Unknown);
-    }
-}
