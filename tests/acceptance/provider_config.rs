@@ -81,7 +81,10 @@ fn host_token_and_insecure_reach_the_cluster() {
     let diags = text(&resp.diagnostics);
     assert!(!diags.contains("Cannot reach"), "{diags}");
     assert!(
-        diags.contains("absent") && diags.contains("not found") || diags.contains("Nothing"),
+        diags.contains(&format!(
+            "There is no Instance absent in namespace {}.",
+            ctx.namespace
+        )),
         "{diags}"
     );
 
