@@ -312,3 +312,48 @@ fn state_with_the_older_objects_list_upgrades_without_a_change() {
         );
     }
 }
+
+/// An `objects` entry that names no object (a damaged or hand-edited state) is left out
+/// of the refresh, and dropped from the state, instead of failing every plan.
+#[test]
+fn an_objects_entry_that_names_no_object_is_dropped_by_the_refresh() {
+    let ctx = TestContext::new("refresh-bad-entry");
+    package(&ctx);
+    ctx.write("main.tf", &config(""));
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let before = ctx.tf.state();
+    let count = before.resource("kudo_instance.many").expect("instance")["objects"]
+        .as_object()
+        .map(|m| m.len())
+        .unwrap_or_default();
+
+    let path = ctx.workdir.join("terraform.tfstate");
+    let text = std::fs::read_to_string(&path).expect("local state");
+    let mut raw: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    raw["serial"] = json!(raw["serial"].as_u64().unwrap_or(0) + 1);
+    for r in raw["resources"].as_array_mut().expect("resources") {
+        if r["type"] == "kudo_instance" {
+            r["instances"][0]["attributes"]["objects"]["Secret"] = json!({
+                "api_version": null, "kind": "Secret", "namespace": null, "name": null, "uid": null,
+            });
+        }
+    }
+    std::fs::write(&path, raw.to_string()).expect("write the state");
+
+    ctx.tf
+        .plan(&["-detailed-exitcode"])
+        .assert_success()
+        .assert_no_crash();
+    ctx.tf
+        .apply(&["-refresh-only"])
+        .assert_success()
+        .assert_no_crash();
+    let after = ctx.tf.state();
+    let objects = &after.resource("kudo_instance.many").expect("instance")["objects"];
+    assert!(objects.get("Secret").is_none(), "{objects:#}");
+    assert_eq!(
+        objects.as_object().map(|m| m.len()),
+        Some(count),
+        "{objects:#}"
+    );
+}
