@@ -103,7 +103,11 @@ mod tests {
             object: "ConfigMap ns/c".into(),
             message: "connection closed before message completed".into(),
         };
-        assert_eq!(lost.failure(), Failure::Transient, "not a kubeconfig problem");
+        assert_eq!(
+            lost.failure(),
+            Failure::Transient,
+            "not a kubeconfig problem"
+        );
         assert_eq!(api(503, "overloaded").failure(), Failure::Transient);
         assert_eq!(api(429, "slow down").failure(), Failure::Transient);
         assert_eq!(
@@ -122,7 +126,10 @@ mod tests {
             command: "aws".into(),
             message: "not logged in".into(),
         };
-        assert_eq!(plugin.failure(), Failure::CredentialPlugin { command: "aws" });
+        assert_eq!(
+            plugin.failure(),
+            Failure::CredentialPlugin { command: "aws" }
+        );
         let settings = ClusterError::Settings {
             setting: "config_paths",
             message: "config_path and config_paths together".into(),
@@ -148,8 +155,21 @@ mod tests {
     #[test]
     fn content_is_the_package_when_fatal_else_the_object_in_the_cluster() {
         let r = ObjectRef::new("v1", "ConfigMap", Some("ns"), "c");
-        let of = |fatal| Failure::of(Trouble::Content, fatal, Some("templates/cm.yaml"), Some(&r), "");
-        assert_eq!(of(true), Failure::Package { template: Some("templates/cm.yaml") });
+        let of = |fatal| {
+            Failure::of(
+                Trouble::Content,
+                fatal,
+                Some("templates/cm.yaml"),
+                Some(&r),
+                "",
+            )
+        };
+        assert_eq!(
+            of(true),
+            Failure::Package {
+                template: Some("templates/cm.yaml")
+            }
+        );
         assert_eq!(of(false), Failure::Cluster { object: Some(&r) });
         assert_eq!(
             Failure::of(Trouble::Cancelled, false, None, Some(&r), ""),
