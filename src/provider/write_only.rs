@@ -1,22 +1,18 @@
 //! `kudo_instance.parameters_wo` and `parameters_wo_version`: parameter values Terraform
 //! sends to the provider but never stores (write-only attributes, protocol 6.9).
 //!
-//! Terraform keeps nothing of a write-only value, so the provider cannot compare it with
-//! an earlier one. `parameters_wo_version` is the signal instead: on create, and whenever
-//! the version changes, the configured values are taken; otherwise the values the
-//! instance already has are read back from its Secret. That way a change of another
-//! attribute re-runs plans with the values the instance was given, rather than losing
-//! them (the failure mode of write-only values that are only sent on a version bump).
-//!
-//! The values travel the `sensitive_parameters` path inside the provider: they are added
-//! to that map of the values `instance.rs` plans and applies with (never to what goes
-//! back to Terraform), so they are stored in the same Secret, left out of the Instance
-//! object, `effective_parameters`, messages and logs, and read back by cleanup plans.
-//! Which keys of the Secret are write-only follows from the state: every key that is not
-//! in the prior `sensitive_parameters`.
+//! Which values a change uses (the version decides: configured or stored in the
+//! instance's Secret) is the engine's (`kudo_engine::engine::write_only_source`,
+//! `plan_write_only`, `read_write_only`, `join_write_only`). This module decodes the two
+//! attributes, checks the client can keep them out of its state, and translates: the
+//! values travel the `sensitive_parameters` path inside the provider (added to the map
+//! `instance/` plans and applies with, never to what goes back to Terraform), and
+//! diagnostics and replacements about them point at `parameters_wo` /
+//! `parameters_wo_version`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kudo_engine::engine::{self, AlsoIn, SetTwice, Unsent, WriteOnlySource};
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
 use super::instance::InstanceModel;
@@ -26,7 +22,7 @@ pub const ATTR: &str = "parameters_wo";
 pub const VERSION_ATTR: &str = "parameters_wo_version";
 
 /// The configured `parameters_wo` (null = empty); `None` while unknown.
-pub fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
+fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
     match &config.parameters_wo {
         Value::Unknown => None,
         v if !v.is_fully_known() => None,
@@ -34,26 +30,18 @@ pub fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
     }
 }
 
-/// Whether this change takes the configured values: a create, or a new
-/// `parameters_wo_version` (adding or removing it counts).
-pub fn takes_configured(prior: Option<&InstanceModel>, planned: &InstanceModel) -> bool {
-    prior.is_none_or(|p| p.parameters_wo_version != planned.parameters_wo_version)
-}
-
-/// The write-only values among what the instance's Secret holds: the keys the prior
-/// state does not list in `sensitive_parameters`.
-pub fn stored(secret: BTreeMap<String, String>, prior: &InstanceModel) -> BTreeMap<String, String> {
-    let listed = prior.sensitive().unwrap_or_default();
-    secret
-        .into_iter()
-        .filter(|(k, _)| !listed.contains_key(k))
-        .collect()
+/// Where this change's values come from: `parameters_wo_version` decides.
+fn source(prior: Option<&InstanceModel>, planned: &InstanceModel) -> WriteOnlySource {
+    engine::write_only_source(
+        prior.map(|p| &p.parameters_wo_version),
+        &planned.parameters_wo_version,
+    )
 }
 
 /// `state` with `values` added to its `sensitive_parameters`, for the plan and apply code
 /// to see them as sensitive values; `None` values make that map unknown. A name also in
 /// `parameters` or `sensitive_parameters` is an error (which value would win?).
-pub fn with_values(
+fn with_values(
     state: &InstanceModel,
     values: Option<&BTreeMap<String, String>>,
 ) -> Result<InstanceModel, Vec<Diagnostic>> {
@@ -65,42 +53,28 @@ pub fn with_values(
     if values.is_empty() {
         return Ok(out);
     }
-    let public = state
-        .parameters
-        .to_string_map()
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let Some(mut secret) = state.sensitive() else {
+    let Some(secret) = state.sensitive() else {
         return Ok(out);
     };
-    let twice: Vec<Diagnostic> = values
-        .keys()
-        .filter_map(|k| {
-            let other = if public.contains_key(k) {
-                "parameters"
-            } else if secret.contains_key(k) {
-                sensitive::ATTR
-            } else {
-                return None;
-            };
-            Some(
-                Diagnostic::error(
-                    format!("Parameter {k} set twice"),
-                    format!("{k:?} is in both `{other}` and `{ATTR}`; set it in one of them."),
-                )
-                // Pointing at the other entry: Terraform quotes the configuration line a
-                // diagnostic points at, and the write-only one holds the secret.
-                .with_attribute(AttributePath::attribute(other).key(k.clone())),
-            )
-        })
-        .collect();
-    if !twice.is_empty() {
-        return Err(twice);
-    }
-    secret.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
-    out.sensitive_parameters = Value::string_map(secret);
+    let public = state.parameters().unwrap_or_default();
+    let joined = engine::join_write_only(values, &public, &secret)
+        .map_err(|twice| twice.iter().map(set_twice).collect::<Vec<_>>())?;
+    out.sensitive_parameters = Value::string_map(joined);
     Ok(out)
+}
+
+fn set_twice(t: &SetTwice) -> Diagnostic {
+    let (k, other) = match t.also_in {
+        AlsoIn::Parameters => (&t.name, "parameters"),
+        AlsoIn::Sensitive => (&t.name, sensitive::ATTR),
+    };
+    Diagnostic::error(
+        format!("Parameter {k} set twice"),
+        format!("{k:?} is in both `{other}` and `{ATTR}`; set it in one of them."),
+    )
+    // Pointing at the other entry: Terraform quotes the configuration line a
+    // diagnostic points at, and the write-only one holds the secret.
+    .with_attribute(AttributePath::attribute(other).key(k.clone()))
 }
 
 /// Diagnostics about a write-only value point at `parameters_wo`, not at the map the
@@ -233,17 +207,16 @@ async fn read_stored(
     let cluster = session.cluster().await?;
     let namespace = super::namespace_of(&prior.namespace);
     let name = prior.name.as_deref().unwrap_or_default();
-    kudo_engine::engine::read_sensitive(&cluster, &namespace, name)
+    let listed = prior.sensitive().unwrap_or_default();
+    engine::read_write_only(&cluster, &namespace, name, &listed)
         .await
-        .map(|secret| stored(secret, prior))
         .map_err(|e| session.engine_error("Cannot read the write-only parameters", &e))
 }
 
-/// The prior and proposed states `instance.rs` plans with: write-only values added to
-/// the sensitive ones of the proposed state (the configured values when the version
-/// changes, else the stored ones) and of the prior state (the stored ones), so that a
-/// new version with new values selects the plan those parameters call for, like any
-/// parameter change.
+/// The prior and proposed states `instance/` plans with: write-only values added to
+/// the sensitive ones of the proposed state and of the prior state, as
+/// `engine::plan_write_only` chooses them, so that a new version with new values selects
+/// the plan those parameters call for, like any parameter change.
 pub async fn for_plan(
     session: &super::Session,
     mut prior: Option<InstanceModel>,
@@ -255,8 +228,7 @@ pub async fn for_plan(
     }
     let restore_sensitive = proposed.sensitive_parameters.clone();
     let configured = config.map_or(Some(BTreeMap::new()), configured);
-    // The stored values while planning are a best effort: without the cluster, the plan
-    // compares as if they were the configured ones and the apply reads them again.
+    // Reading them while planning is a best effort (see `plan_write_only`).
     let stored = match &prior {
         None => None,
         Some(p) => match read_stored(session, p).await {
@@ -267,27 +239,16 @@ pub async fn for_plan(
             }
         },
     };
-    let taken = takes_configured(prior.as_ref(), &proposed);
-    let mut warnings = Vec::new();
-    if !taken
-        && let (Some(stored), Some(configured)) = (&stored, &configured)
-        && stored != configured
-    {
-        warnings.push(unsent_names(stored, configured));
-    }
-    let new = if taken {
-        configured.clone()
-    } else {
-        stored.clone().or(configured.clone())
-    };
-    let old = stored.or(configured);
-    let keys = new.clone().unwrap_or_default();
-    let prior_keys = old
+    let chosen = engine::plan_write_only(source(prior.as_ref(), &proposed), stored, configured);
+    let warnings = chosen.unsent.iter().map(unsent_names).collect();
+    let keys = chosen.planned.clone().unwrap_or_default();
+    let prior_keys = chosen
+        .prior
         .as_ref()
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default();
-    proposed = with_values(&proposed, new.as_ref())?;
-    if let (Some(old), Some(p)) = (&old, &prior) {
+    proposed = with_values(&proposed, chosen.planned.as_ref())?;
+    if let (Some(old), Some(p)) = (&chosen.prior, &prior) {
         // A prior state that fails the duplicate check (a name moved between maps in
         // this change) is compared without the write-only values.
         if let Ok(p) = with_values(p, Some(old)) {
@@ -311,34 +272,16 @@ pub async fn for_plan(
 /// Names added to, removed from or changed in `parameters_wo` without a new version:
 /// Terraform cannot show that change, so the plan says it is not sent (naming the
 /// parameters, never their values).
-fn unsent_names(
-    stored: &BTreeMap<String, String>,
-    configured: &BTreeMap<String, String>,
-) -> Diagnostic {
-    let added: Vec<&str> = configured
-        .keys()
-        .filter(|k| !stored.contains_key(*k))
-        .map(String::as_str)
-        .collect();
-    let removed: Vec<&str> = stored
-        .keys()
-        .filter(|k| !configured.contains_key(*k))
-        .map(String::as_str)
-        .collect();
-    let changed: Vec<&str> = configured
-        .iter()
-        .filter(|(k, v)| stored.get(*k).is_some_and(|s| s != *v))
-        .map(|(k, _)| k.as_str())
-        .collect();
+fn unsent_names(unsent: &Unsent) -> Diagnostic {
     let mut what = Vec::new();
-    if !changed.is_empty() {
-        what.push(format!("changes {}", changed.join(", ")));
+    if !unsent.changed.is_empty() {
+        what.push(format!("changes {}", unsent.changed.join(", ")));
     }
-    if !added.is_empty() {
-        what.push(format!("adds {}", added.join(", ")));
+    if !unsent.added.is_empty() {
+        what.push(format!("adds {}", unsent.added.join(", ")));
     }
-    if !removed.is_empty() {
-        what.push(format!("removes {}", removed.join(", ")));
+    if !unsent.removed.is_empty() {
+        what.push(format!("removes {}", unsent.removed.join(", ")));
     }
     Diagnostic::warning(
         "Write-only parameters not sent",
@@ -350,7 +293,7 @@ fn unsent_names(
     .with_attribute(AttributePath::attribute(VERSION_ATTR))
 }
 
-/// The planned state `instance.rs` applies with: the configured values on create or a
+/// The planned state `instance/` applies with: the configured values on create or a
 /// new version, else the stored ones (so an unrelated change keeps them).
 pub async fn for_apply(
     session: &super::Session,
@@ -362,10 +305,8 @@ pub async fn for_apply(
         return Ok((planned, Restore::none()));
     }
     let restore_sensitive = planned.sensitive_parameters.clone();
-    let values = match prior {
-        Some(p) if !takes_configured(Some(p), &planned) => {
-            read_stored(session, p).await.map_err(|d| vec![d])?
-        }
+    let values = match (source(prior, &planned), prior) {
+        (WriteOnlySource::Stored, Some(p)) => read_stored(session, p).await.map_err(|d| vec![d])?,
         _ => config
             .map_or(Some(BTreeMap::new()), configured)
             .ok_or_else(|| {
@@ -401,58 +342,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    fn state(
-        public: &[(&str, &str)],
-        secret: &[(&str, &str)],
-        version: Option<&str>,
-    ) -> InstanceModel {
-        InstanceModel {
-            parameters: Value::string_map(map(public)),
-            sensitive_parameters: Value::string_map(map(secret)),
-            parameters_wo_version: version.map(str::to_string).into(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn values_join_the_sensitive_map_and_duplicates_are_errors() {
-        let s = state(&[("A", "1")], &[("S", "x")], None);
-        let out = with_values(&s, Some(&map(&[("W", "w")]))).expect("merge");
-        assert_eq!(out.sensitive(), Some(map(&[("S", "x"), ("W", "w")])));
-        let err = with_values(&s, Some(&map(&[("A", "w")]))).expect_err("twice");
-        assert!(err[0].detail.contains("`parameters`"), "{err:?}");
-        assert!(
-            !err[0].detail.contains("\"w\""),
-            "quotes the value: {err:?}"
-        );
-        let unknown = with_values(&s, None).expect("unknown");
-        assert_eq!(unknown.sensitive_parameters, Value::Unknown);
-    }
-
-    #[test]
-    fn the_version_decides_and_stored_values_are_those_not_listed_as_sensitive() {
-        let prior = state(&[], &[("S", "x")], Some("1"));
-        assert!(!takes_configured(Some(&prior), &state(&[], &[], Some("1"))));
-        assert!(takes_configured(Some(&prior), &state(&[], &[], Some("2"))));
-        assert!(takes_configured(None, &prior));
-        assert_eq!(
-            stored(map(&[("S", "x"), ("W", "w")]), &prior),
-            map(&[("W", "w")])
-        );
-    }
-
-    #[test]
-    fn values_changed_without_a_version_are_named_but_not_quoted() {
-        let d = unsent_names(
-            &map(&[("A", "old-secret"), ("B", "b")]),
-            &map(&[("A", "new-secret"), ("C", "c")]),
-        );
-        assert!(d.detail.contains("changes A"), "{d:?}");
-        assert!(d.detail.contains("adds C"), "{d:?}");
-        assert!(d.detail.contains("removes B"), "{d:?}");
-        assert!(!d.detail.contains("secret"), "{d:?}");
     }
 
     #[test]

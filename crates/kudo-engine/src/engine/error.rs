@@ -2,7 +2,7 @@ use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::cluster::{ClusterError, ObjectRef, Trouble};
+use crate::cluster::{ClusterError, Failure, ObjectRef, Trouble};
 
 /// A failed plan (or operator install / uninstall). Says where it happened and whether
 /// retrying can help: `fatal` = KUDO's FATAL_ERROR (fix the package or parameters);
@@ -215,6 +215,18 @@ impl EngineError {
         }
     }
 
+    /// What went wrong (see [`Failure`]): the trouble, with the template and object this
+    /// error names, and FATAL telling a package's fault from the cluster's.
+    pub fn failure(&self) -> Failure<'_> {
+        Failure::of(
+            self.trouble,
+            self.fatal,
+            self.template.as_deref(),
+            self.object.as_ref(),
+            &self.to_string(),
+        )
+    }
+
     /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
     pub fn is_cancelled(&self) -> bool {
         self.trouble == Trouble::Cancelled
@@ -281,6 +293,66 @@ impl From<ClusterError> for EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_run_says_whose_fault_it_is() {
+        // A rejected object of a template: the package's to fix, at that template.
+        let rejected: EngineError = ClusterError::Api {
+            verb: "apply",
+            object: "ConfigMap ns/Bad".into(),
+            code: 422,
+            reason: "Invalid".into(),
+            message: "metadata.name: Invalid value".into(),
+        }
+        .into();
+        let r = ObjectRef::new("v1", "ConfigMap", Some("ns"), "Bad");
+        let rejected = rejected.with_object(&r).with_template("templates/cm.yaml");
+        assert!(rejected.fatal);
+        assert_eq!(
+            rejected.failure(),
+            Failure::Package {
+                template: Some("templates/cm.yaml")
+            }
+        );
+        // A dropped connection and a namespace deleted under the run: not FATAL, and
+        // not the package's fault.
+        let lost = EngineError::from(ClusterError::ConnectionLost {
+            url: "https://10.0.0.1:6443".into(),
+            verb: "read",
+            object: "ConfigMap ns/c".into(),
+            message: "connection closed before message completed".into(),
+        });
+        assert!(!lost.fatal);
+        assert_eq!(lost.failure(), Failure::Transient);
+        let gone = EngineError::from(ClusterError::NamespaceGone {
+            verb: "apply",
+            object: "ConfigMap team-a/c".into(),
+            namespace: "team-a".into(),
+            code: 404,
+            message: "namespaces \"team-a\" not found".into(),
+        });
+        assert!(!gone.fatal);
+        assert_eq!(gone.failure(), Failure::Namespace);
+        // The object a failure names goes with it; a bare one names none.
+        let bare = EngineError::transient("the plan stopped");
+        assert_eq!(bare.failure(), Failure::Cluster { object: None });
+        let stuck = EngineError::cancelled("waiting").with_object(&r);
+        assert_eq!(stuck.failure(), Failure::Cancelled { object: Some(&r) });
+        // An RBAC refusal anywhere in the chain names the permission.
+        let denied = EngineError::from(ClusterError::Api {
+            verb: "get",
+            object: "ConfigMap ns/c".into(),
+            code: 403,
+            reason: "Forbidden".into(),
+            message: "configmaps \"c\" is forbidden: User \"bob\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"ns\"".into(),
+        })
+        .context("reading the instance");
+        assert!(
+            matches!(denied.failure(), Failure::Denied(Some(f)) if f.user == "bob"),
+            "{:?}",
+            denied.failure()
+        );
+    }
 
     #[test]
     fn display_names_every_place_and_fatality() {

@@ -36,6 +36,7 @@ mod uninstall;
 mod volumes;
 mod wait;
 mod webhook;
+mod write_only;
 
 pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
@@ -96,6 +97,10 @@ pub use volumes::{
     ClaimSource, InstanceVolumes, SettleError, claim_sources, claims, delete_claims,
 };
 pub use webhook::CallError as WebhookCallError;
+pub use write_only::{
+    AlsoIn, SetTwice, Unsent, WriteOnlyPlan, WriteOnlySource, join_write_only, plan_write_only,
+    read_write_only, stored_write_only, write_only_source,
+};
 
 use crate::cluster::{KUDO_API_VERSION, ObjectRef};
 
