@@ -12,7 +12,7 @@ use kudo_engine::engine::{FieldDrift, IgnoredPath};
 
 use super::sensitive::REDACTED;
 
-pub use kudo_engine::engine::DriftMode;
+pub use kudo_engine::engine::{DriftMode, DriftSettings};
 
 tfplugin::model! {
     /// A `drift_ignore` block.
@@ -20,34 +20,6 @@ tfplugin::model! {
     pub struct IgnoreBlock {
         pub kind: Attr<String>,
         pub path: Attr<String>,
-    }
-}
-
-/// Drift settings as configured at one level (provider or resource).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DriftSettings {
-    /// None when unset at this level.
-    pub mode: Option<DriftMode>,
-    pub ignore: Vec<IgnoredPath>,
-}
-
-impl DriftSettings {
-    /// The resource's settings over the provider's: the resource's mode wins, the ignore
-    /// lists add up.
-    pub fn over(&self, provider: &DriftSettings) -> DriftSettings {
-        DriftSettings {
-            mode: self.mode.or(provider.mode),
-            ignore: provider
-                .ignore
-                .iter()
-                .chain(&self.ignore)
-                .cloned()
-                .collect(),
-        }
-    }
-
-    pub fn mode(&self) -> DriftMode {
-        self.mode.unwrap_or_default()
     }
 }
 
@@ -83,29 +55,19 @@ pub fn parse(
         .iter()
         .enumerate()
     {
-        let at = AttributePath::attribute("drift_ignore").index(i as i64);
-        match block.path.known().map(|p| p.trim()) {
-            Some(p) if !p.is_empty() && !p.starts_with('.') && !p.ends_with('.') => {
-                paths.push(IgnoredPath {
-                    kind: block
-                        .kind
-                        .known()
-                        .map(|k| k.trim().to_string())
-                        .filter(|k| !k.is_empty()),
-                    path: p.to_string(),
-                })
-            }
-            // Unknown while validating: checked again when known.
-            None if block.path.is_unknown() => {}
-            other => diags.push(
-                Diagnostic::error(
-                    "Invalid drift_ignore path",
-                    format!(
-                        "{:?} is not a field path; write it dotted from the object's top, as `spec.replicas` or `spec.template.spec.containers[*].image` (`[*]` for any list item).",
-                        other.unwrap_or_default()
-                    ),
-                )
-                .with_attribute(at.attr("path")),
+        // Unknown while validating: checked again when known.
+        if block.path.is_unknown() {
+            continue;
+        }
+        let kind = block.kind.known().map(String::as_str);
+        match IgnoredPath::parse(kind, block.path.as_deref().unwrap_or_default()) {
+            Ok(rule) => paths.push(rule),
+            Err(e) => diags.push(
+                Diagnostic::error("Invalid drift_ignore path", e.to_string()).with_attribute(
+                    AttributePath::attribute("drift_ignore")
+                        .index(i as i64)
+                        .attr("path"),
+                ),
             ),
         }
     }

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tfplugin::{Diagnostic, Function, FunctionError, FunctionParameter, PathStep, Type, Value};
+use tfplugin::{Diagnostic, Function, FunctionError, FunctionParameter, Type, Value};
 
 use kudo_engine::engine::{self, PreviewAction};
 use kudo_package::{LoadContext, Package};
@@ -157,27 +157,9 @@ fn render(pkg: &Package, parameters: &BTreeMap<String, String>) -> Result<Value,
         objects
             .iter()
             .filter(|o| o.action == PreviewAction::Apply)
-            .map(|o| from_json(&o.object))
+            .map(|o| Value::from_untyped_json(&o.object))
             .collect(),
     ))
-}
-
-/// `parameters["NAME"]`, the way Terraform writes the attribute a diagnostic is about.
-fn path_text(d: &Diagnostic) -> String {
-    d.attribute
-        .as_ref()
-        .map(|p| {
-            p.0.iter()
-                .map(|step| match step {
-                    PathStep::Attribute(a) => format!(".{a}"),
-                    PathStep::ElementKeyString(k) => format!("[{k:?}]"),
-                    PathStep::ElementKeyInt(i) => format!("[{i}]"),
-                })
-                .collect::<String>()
-                .trim_start_matches('.')
-                .to_string()
-        })
-        .unwrap_or_default()
 }
 
 fn diagnostic_value(d: &Diagnostic) -> Value {
@@ -191,24 +173,15 @@ fn diagnostic_value(d: &Diagnostic) -> Value {
         ),
         ("summary", Value::string(&d.summary)),
         ("detail", Value::string(&d.detail)),
-        ("attribute", Value::string(path_text(d))),
+        (
+            "attribute",
+            // `parameters["NAME"]`, as Terraform writes the attribute.
+            Value::string(
+                d.attribute
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ),
+        ),
     ])
-}
-
-/// A manifest as a Terraform value: objects, tuples (arrays may mix types), numbers,
-/// strings, bools and nulls, so `m.spec.replicas` and `[for m in ... : m.kind]` work.
-fn from_json(v: &serde_json::Value) -> Value {
-    use serde_json::Value as J;
-    match v {
-        J::Null => Value::Null,
-        J::Bool(b) => Value::Bool(*b),
-        J::Number(n) => n
-            .as_i64()
-            .map(Value::int)
-            .or_else(|| n.as_f64().and_then(Value::float))
-            .unwrap_or(Value::Null),
-        J::String(s) => Value::string(s),
-        J::Array(items) => Value::Tuple(items.iter().map(from_json).collect()),
-        J::Object(m) => Value::object(m.iter().map(|(k, v)| (k.clone(), from_json(v)))),
-    }
 }

@@ -5,11 +5,9 @@
 
 use tfplugin::{Attr, AttributePath, Block, Diagnostic, NestedBlock, NestingMode, Type};
 
-use kudo_engine::engine::{HealthPolicy, ReadyRules};
+pub use kudo_engine::engine::HealthSettings;
 
 use super::diag::invalid_choice;
-
-pub const VALUES: [&str; 2] = ["kudo", "ready"];
 
 /// The `health_rule` block of the provider and of `kudo_instance`.
 pub fn rule_block() -> NestedBlock {
@@ -35,15 +33,6 @@ tfplugin::model! {
     }
 }
 
-/// What one block (the provider's or an instance's) sets.
-#[derive(Debug, Clone, Default)]
-pub struct HealthSettings {
-    /// `health`: true for `ready`; `None` when unset.
-    pub ready: Option<bool>,
-    /// `health_rule` blocks as (group, kind, expression), in order.
-    pub rules: Vec<(String, String, String)>,
-}
-
 /// Reads `health` and `health_rule`, compiling every expression so that a mistake fails
 /// the plan naming the block. Unknown values (only known at apply) count as unset.
 pub fn parse(
@@ -53,12 +42,15 @@ pub fn parse(
     let mut diags = Vec::new();
     let ready = match health.as_deref() {
         None => None,
-        Some("kudo") => Some(false),
-        Some("ready") => Some(true),
-        Some(other) => {
-            diags.push(invalid_choice("health", other, &VALUES, "kudo"));
+        Some(text) => HealthSettings::parse_mode(text).or_else(|| {
+            diags.push(invalid_choice(
+                "health",
+                text,
+                &HealthSettings::VALUES,
+                "kudo",
+            ));
             None
-        }
+        }),
     };
     let mut out = Vec::new();
     for (i, block) in rules
@@ -71,26 +63,24 @@ pub fn parse(
         let (Some(kind), Some(expression)) = (block.kind.known(), block.expression.known()) else {
             continue;
         };
-        let group = block.group.known().cloned().unwrap_or_default();
-        let rule = (
-            group.trim().to_string(),
-            kind.trim().to_string(),
-            expression.clone(),
-        );
-        if let Err(e) = ReadyRules::new([rule.clone()]) {
-            diags.push(
-                Diagnostic::error(
-                    "Invalid health_rule expression",
-                    format!("{e}. Write a CEL expression over the object, bound as `self`, that returns a bool, for example `self.status.phase == 'Running'`."),
-                )
-                .with_attribute(
-                    AttributePath::attribute("health_rule")
-                        .index(i as i64)
-                        .attr("expression"),
-                ),
-            );
-            continue;
-        }
+        let group = block.group.as_deref().unwrap_or_default();
+        let rule = match HealthSettings::rule(group, kind, expression) {
+            Ok(rule) => rule,
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid health_rule expression",
+                        format!("{e}. Write a CEL expression over the object, bound as `self`, that returns a bool, for example `self.status.phase == 'Running'`."),
+                    )
+                    .with_attribute(
+                        AttributePath::attribute("health_rule")
+                            .index(i as i64)
+                            .attr("expression"),
+                    ),
+                );
+                continue;
+            }
+        };
         out.push(rule);
     }
     match diags.is_empty() {
@@ -99,33 +89,13 @@ pub fn parse(
     }
 }
 
-impl HealthSettings {
-    /// This block's settings over `provider`'s: its `health` when set, the provider's
-    /// rules followed by its own (a later rule for the same kind replaces an earlier).
-    pub fn policy(&self, provider: &HealthSettings) -> HealthPolicy {
-        if !self.ready.or(provider.ready).unwrap_or(false) {
-            return HealthPolicy::Kudo;
-        }
-        let rules = provider.rules.iter().chain(&self.rules).cloned();
-        // Every rule compiled when it was read.
-        match ReadyRules::new(rules) {
-            Ok(rules) => HealthPolicy::Ready(rules),
-            Err(e) => {
-                tracing::warn!(error = %e, "health rule no longer compiles; using the built-in ready rules");
-                HealthPolicy::Ready(ReadyRules::default())
-            }
-        }
-    }
-
-    /// The warning for rules that `health = "kudo"` leaves unused.
-    pub fn unused_rules(&self, provider: &HealthSettings) -> Option<Diagnostic> {
-        let ready = self.ready.or(provider.ready).unwrap_or(false);
-        (!ready && !self.rules.is_empty()).then(|| {
-            Diagnostic::warning(
-                "health_rule not used",
-                "`health_rule` blocks are used only with `health = \"ready\"`; with KUDO's rules (`health = \"kudo\"`, the default) they are ignored. Set `health = \"ready\"` here or in the provider block.",
-            )
-            .with_attribute(AttributePath::attribute("health_rule"))
-        })
-    }
+/// The warning for `health_rule` blocks that KUDO's rules leave unused.
+pub fn unused_rules(own: &HealthSettings, provider: &HealthSettings) -> Option<Diagnostic> {
+    own.rules_unused(provider).then(|| {
+        Diagnostic::warning(
+            "health_rule not used",
+            "`health_rule` blocks are used only with `health = \"ready\"`; with KUDO's rules (`health = \"kudo\"`, the default) they are ignored. Set `health = \"ready\"` here or in the provider block.",
+        )
+        .with_attribute(AttributePath::attribute("health_rule"))
+    })
 }

@@ -6,10 +6,7 @@
 //! state written before identities existed gets one on its next refresh, without a
 //! change to plan.
 
-use serde_json::Value as Json;
 use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, Value};
-
-use kudo_engine::cluster::KUDO_API_VERSION;
 
 use super::{Session, namespace_in};
 
@@ -64,23 +61,9 @@ pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<S
     let name = required(identity, "name", "kudo_operator")?;
     let version = required(identity, "version", "kudo_operator")?;
     let cluster = session.cluster().await?;
-    let found = cluster
-        .list_selected_map(
-            KUDO_API_VERSION,
-            "OperatorVersion",
-            Some(namespace),
-            None,
-            |ov| {
-                let spec = |p: &str| ov.pointer(p).and_then(Json::as_str).map(str::to_string);
-                let matches = spec("/spec/operator/name").as_deref() == Some(name)
-                    && spec("/spec/version").as_deref() == Some(version);
-                spec("/metadata/name").filter(|_| matches)
-            },
-        )
+    let names = kudo_engine::engine::operator_versions_of(&cluster, namespace, name, version)
         .await
         .map_err(|e| session.cluster_error("Cannot list the OperatorVersions", &e))?;
-    let mut names: Vec<String> = found.into_iter().flatten().collect();
-    names.sort();
     match names.as_slice() {
         [one] => Ok(format!("{namespace}/{one}")),
         [] => Err(Diagnostic::error(

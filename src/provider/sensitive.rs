@@ -9,7 +9,7 @@ use tfplugin::{AttributePath, Diagnostic};
 pub const ATTR: &str = "sensitive_parameters";
 
 /// Stands for a sensitive value in messages.
-pub(super) const REDACTED: &str = "(sensitive value)";
+pub(super) use kudo_plan::change::REDACTED;
 
 /// `parameters` and `sensitive_parameters` together, as the templates see them. A name
 /// in both would leave it unclear which value wins, so it is an error.
@@ -56,13 +56,6 @@ pub fn redact(text: &str, sensitive: &BTreeMap<String, String>) -> String {
     kudo_plan::change::redact(text, sensitive)
 }
 
-/// Whether showing `text`, part of an object of `kind`, would reveal a sensitive value:
-/// anything of a Secret does (its values are often encoded sensitive parameters), and
-/// so does any text that contains a sensitive parameter's value. `drifted_fields` and
-/// `manifests` redact what this says reveals.
-pub fn reveals(kind: &str, text: &str, sensitive: &BTreeMap<String, String>) -> bool {
-    kind == "Secret"
-        || sensitive
-            .values()
-            .any(|s| !s.is_empty() && text.contains(s.as_str()))
-}
+/// Whether showing `text`, part of an object of `kind`, would reveal a sensitive value
+/// ([`kudo_plan::change::object_reveals`]): `drifted_fields` and `manifests` redact it.
+pub use kudo_plan::change::object_reveals as reveals;

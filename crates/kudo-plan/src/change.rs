@@ -116,6 +116,13 @@ pub fn reveals(text: &str, sensitive: &BTreeMap<String, String>) -> bool {
         .any(|s| !s.is_empty() && text.contains(s.as_str()))
 }
 
+/// Whether showing `text`, part of an object of `kind`, would reveal a sensitive value:
+/// anything of a Secret does (its values are often encoded sensitive parameters), and
+/// so does any text that carries one ([`reveals`]).
+pub fn object_reveals(kind: &str, text: &str, sensitive: &BTreeMap<String, String>) -> bool {
+    kind == "Secret" || reveals(text, sensitive)
+}
+
 /// How an instance's last run ended, as the state records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunStatus {
@@ -813,6 +820,9 @@ mod tests {
         let secret = values(&[("P", "hunter2"), ("E", "")]);
         assert_eq!(redact("a hunter2 b", &secret), format!("a {REDACTED} b"));
         assert!(reveals("x:hunter2@h", &secret) && !reveals("h:80", &secret));
+        assert!(object_reveals("Secret", "h:80", &secret));
+        assert!(!object_reveals("ConfigMap", "h:80", &secret));
+        assert!(object_reveals("ConfigMap", "hunter2", &secret));
         assert!(check_outputs(&values(&[("URL", "x:hunter2@h")]), &secret).is_err());
         assert!(check_outputs(&values(&[("URL", "h:80")]), &secret).is_ok());
     }

@@ -225,6 +225,33 @@ impl Value {
     }
 }
 
+impl Value {
+    /// The value a JSON document spells, typed as Terraform infers the type of a literal:
+    /// objects stay objects and arrays become tuples (their items may differ in type),
+    /// so `m.spec.replicas` and `[for m in ... : m.kind]` work on a `dynamic` result.
+    /// A number beyond what a float holds becomes null.
+    pub fn from_untyped_json(json: &serde_json::Value) -> Value {
+        use serde_json::Value as Json;
+        match json {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => n
+                .as_i64()
+                .map(Value::int)
+                .or_else(|| n.as_f64().and_then(Value::float))
+                .unwrap_or(Value::Null),
+            Json::String(s) => Value::string(s),
+            Json::Array(items) => {
+                Value::Tuple(items.iter().map(Value::from_untyped_json).collect())
+            }
+            Json::Object(m) => Value::object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_untyped_json(v))),
+            ),
+        }
+    }
+}
+
 fn first_known_type<'a>(items: impl IntoIterator<Item = &'a Value>) -> Type {
     items
         .into_iter()

@@ -307,3 +307,27 @@ fn dynamic_value_prefers_msgpack_then_json() {
     assert_eq!(encoded.msgpack, both.msgpack);
     assert!(encoded.json.is_empty());
 }
+
+#[test]
+fn untyped_json_becomes_objects_and_tuples() {
+    let json = serde_json::json!({
+        "kind": "Service",
+        "spec": {"ports": [{"port": 80}, "mixed", 1.5, null, true]},
+    });
+    let value = Value::from_untyped_json(&json);
+    assert_eq!(value.get("kind"), &Value::string("Service"));
+    let ports = value.get("spec").get("ports");
+    let Value::Tuple(items) = ports else {
+        panic!("arrays become tuples: {ports:?}");
+    };
+    assert_eq!(items[0].get("port").as_i64(), Some(80));
+    assert_eq!(items[1], Value::string("mixed"));
+    assert_eq!(items[2].as_f64(), Some(1.5));
+    assert_eq!(items[3], Value::Null);
+    assert_eq!(items[4], Value::Bool(true));
+    // The inferred type is what a `dynamic` result is encoded with.
+    let Type::Object(attrs) = value.infer_type() else {
+        panic!("objects stay objects");
+    };
+    assert_eq!(attrs.get("kind"), Some(&Type::String));
+}

@@ -292,7 +292,8 @@ impl Answer<'_> {
         if let Ok(settings) =
             crate::provider::health::parse(&self.proposed.health, &self.proposed.health_rule)
         {
-            diagnostics.extend(settings.unused_rules(&session.config.health));
+            let provider = &session.config.health;
+            diagnostics.extend(crate::provider::health::unused_rules(&settings, provider));
         }
         diagnostics.extend(change.downgrades.iter().map(refusal::allowed));
         let Some(run) = &change.run else {

@@ -36,7 +36,35 @@ pub struct IgnoredPath {
     pub path: String,
 }
 
+/// A `drift_ignore` path that names no field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path:?} is not a field path; write it dotted from the object's top, as `spec.replicas` or `spec.template.spec.containers[*].image` (`[*]` for any list item)."
+)]
+pub struct NotAFieldPath {
+    pub path: String,
+}
+
 impl IgnoredPath {
+    /// A rule as written: `kind` (blank for every kind) and a dotted `path`, trimmed.
+    /// An empty path, or one that starts or ends with a dot, would cover nothing or
+    /// everything by accident, so it is refused.
+    pub fn parse(kind: Option<&str>, path: &str) -> Result<IgnoredPath, NotAFieldPath> {
+        let path = path.trim();
+        if path.is_empty() || path.starts_with('.') || path.ends_with('.') {
+            return Err(NotAFieldPath {
+                path: path.to_string(),
+            });
+        }
+        Ok(IgnoredPath {
+            kind: kind
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(str::to_string),
+            path: path.to_string(),
+        })
+    }
+
     fn covers(&self, kind: &str, path: &str) -> bool {
         if self.kind.as_deref().is_some_and(|k| k != kind) {
             return false;
@@ -249,6 +277,28 @@ mod tests {
             ],
         );
         assert_eq!(drift.len(), 2, "{drift:?}");
+    }
+
+    #[test]
+    fn ignore_rules_are_trimmed_and_must_name_a_field() {
+        let rule = IgnoredPath::parse(Some(" Deployment "), " spec.replicas ");
+        assert_eq!(
+            rule,
+            Ok(IgnoredPath {
+                kind: Some("Deployment".to_string()),
+                path: "spec.replicas".to_string()
+            })
+        );
+        let any_kind = IgnoredPath::parse(Some("  "), "metadata.labels.team");
+        assert_eq!(any_kind.map(|r| r.kind), Ok(None));
+        for bad in ["", "  ", ".spec", "spec."] {
+            let e = IgnoredPath::parse(None, bad).expect_err(bad);
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{:?} is not a field path", bad.trim())),
+                "{e}"
+            );
+        }
     }
 
     #[test]

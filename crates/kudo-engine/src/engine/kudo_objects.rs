@@ -199,6 +199,34 @@ pub async fn list_operators(
     Ok(selected)
 }
 
+/// The OperatorVersions in `namespace` of `operator` at `version` (`spec.version`),
+/// sorted by name: what an operator's identity names. Several differ in appVersion,
+/// which only their names hold.
+pub async fn operator_versions_of(
+    cluster: &Cluster,
+    namespace: &str,
+    operator: &str,
+    version: &str,
+) -> Result<Vec<String>, ClusterError> {
+    let found = cluster
+        .list_selected_map(
+            KUDO_API_VERSION,
+            "OperatorVersion",
+            Some(namespace),
+            None,
+            |o| found_operator(&o),
+        )
+        .await?;
+    let mut names: Vec<String> = found
+        .into_iter()
+        .flatten()
+        .filter(|f| f.listed.operator == operator && f.listed.version == version)
+        .map(|f| f.listed.name)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

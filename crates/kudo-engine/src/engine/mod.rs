@@ -45,13 +45,14 @@ pub use action::{
 pub use apply::{Applied, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change, refusal_of};
 pub use crd_safety::{CrdReport, CrdSafety, Finding as CrdFinding, Rule as CrdRule, check_crd};
-pub use drift::{FieldDrift, IgnoredPath, field_drift, object_drift};
+pub use drift::{FieldDrift, IgnoredPath, NotAFieldPath, field_drift, object_drift};
 pub use error::{EngineError, Location};
 pub use health::{Health, health};
 pub use import::{Found, ImportError, find_instance};
 pub use instance_object::{InstanceObject, PlanExecution, PlanState};
 pub use kudo_objects::{
-    ListFilter, ListedInstance, ListedOperator, installed_operators, list_instances, list_operators,
+    ListFilter, ListedInstance, ListedOperator, installed_operators, list_instances,
+    list_operators, operator_versions_of,
 };
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
@@ -79,8 +80,8 @@ pub use preview::{
 };
 pub use progress::{Progress, ProgressChange, ProgressEvent};
 pub use prune::unwanted;
-pub use readiness::{HealthPolicy, ReadyRules, RuleError, judge};
-pub use refresh::{DriftMode, RefreshRequest, Refreshed, refresh};
+pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, RuleError, judge};
+pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept, KeptReason};
 pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
 pub use sensitive::{

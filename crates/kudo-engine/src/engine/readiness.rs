@@ -117,6 +117,74 @@ impl ReadyRules {
     }
 }
 
+/// Health settings as one level sets them: the provider block, or an instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthSettings {
+    /// `Some(true)` for the ready rules, `Some(false)` for KUDO's; None when this level
+    /// leaves it to the outer one.
+    pub ready: Option<bool>,
+    /// `(group, kind, expression)` rules in order, each checked by [`HealthSettings::rule`].
+    pub rules: Vec<(String, String, String)>,
+}
+
+impl HealthSettings {
+    /// The choices of the `health` setting, the default first.
+    pub const VALUES: [&'static str; 2] = ["kudo", "ready"];
+
+    /// A `health` choice: whether it asks for the ready rules; None for another text.
+    pub fn parse_mode(text: &str) -> Option<bool> {
+        match text {
+            "kudo" => Some(false),
+            "ready" => Some(true),
+            _ => None,
+        }
+    }
+
+    /// A rule as written, trimmed and compiled once so that a mistake is reported
+    /// where it was written rather than when an object is judged.
+    pub fn rule(
+        group: &str,
+        kind: &str,
+        expression: &str,
+    ) -> Result<(String, String, String), RuleError> {
+        let rule = (
+            group.trim().to_string(),
+            kind.trim().to_string(),
+            expression.to_string(),
+        );
+        ReadyRules::new([rule.clone()])?;
+        Ok(rule)
+    }
+
+    fn ready_over(&self, outer: &HealthSettings) -> bool {
+        self.ready.or(outer.ready).unwrap_or(false)
+    }
+
+    /// The policy of these settings over `outer`'s (an instance's over the
+    /// provider's): the inner `health` when set, the outer rules followed by the inner
+    /// ones (a later rule for the same kind replaces an earlier one).
+    pub fn policy(&self, outer: &HealthSettings) -> HealthPolicy {
+        if !self.ready_over(outer) {
+            return HealthPolicy::Kudo;
+        }
+        let rules = outer.rules.iter().chain(&self.rules).cloned();
+        // Every rule compiled when it was read (`rule`).
+        match ReadyRules::new(rules) {
+            Ok(rules) => HealthPolicy::Ready(rules),
+            Err(e) => {
+                tracing::warn!(error = %e, "health rule no longer compiles; using the built-in ready rules");
+                HealthPolicy::Ready(ReadyRules::default())
+            }
+        }
+    }
+
+    /// Whether these settings' rules go unused: KUDO's rules are in effect, and they
+    /// take no rules.
+    pub fn rules_unused(&self, outer: &HealthSettings) -> bool {
+        !self.ready_over(outer) && !self.rules.is_empty()
+    }
+}
+
 /// Judges `obj` under `policy`.
 ///
 /// `Kudo` is [`health`]. `Ready`:
@@ -461,6 +529,37 @@ mod tests {
             Ok(r) => HealthPolicy::Ready(r),
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn an_instance_health_wins_and_its_rules_come_last() {
+        let rule = |kind: &str, e: &str| {
+            HealthSettings::rule(" apps ", kind, e).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let provider = HealthSettings {
+            ready: Some(true),
+            rules: vec![rule("DaemonSet", "false")],
+        };
+        let instance = HealthSettings {
+            ready: None,
+            rules: vec![rule("DaemonSet", "true")],
+        };
+        match instance.policy(&provider) {
+            HealthPolicy::Ready(rules) => {
+                assert_eq!(rules.expression("apps", "DaemonSet"), Some("true"))
+            }
+            HealthPolicy::Kudo => panic!("the provider's `ready` applies"),
+        }
+        assert!(!instance.rules_unused(&provider));
+        let kudo = HealthSettings {
+            ready: HealthSettings::parse_mode("kudo"),
+            ..instance
+        };
+        assert!(matches!(kudo.policy(&provider), HealthPolicy::Kudo));
+        assert!(kudo.rules_unused(&provider));
+        assert_eq!(HealthSettings::parse_mode("fast"), None);
+        let bad = HealthSettings::rule("", "Pod", "self.status.phase ==").expect_err("not CEL");
+        assert_eq!(bad.kind, "Pod");
     }
 
     fn plain() -> HealthPolicy {

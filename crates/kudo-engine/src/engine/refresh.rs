@@ -45,6 +45,30 @@ impl DriftMode {
     }
 }
 
+/// Drift settings as one level sets them: the provider block, or an instance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DriftSettings {
+    /// None when this level leaves it to the outer one.
+    pub mode: Option<DriftMode>,
+    pub ignore: Vec<IgnoredPath>,
+}
+
+impl DriftSettings {
+    /// These settings over `outer`'s (an instance's over the provider's): the inner
+    /// mode wins, the ignore rules of both apply.
+    pub fn over(&self, outer: &DriftSettings) -> DriftSettings {
+        DriftSettings {
+            mode: self.mode.or(outer.mode),
+            ignore: outer.ignore.iter().chain(&self.ignore).cloned().collect(),
+        }
+    }
+
+    /// The mode in effect ([`DriftMode::Correct`] when no level set one).
+    pub fn mode(&self) -> DriftMode {
+        self.mode.unwrap_or_default()
+    }
+}
+
 /// What the state records of the instance, for a refresh.
 #[derive(Debug, Clone, Copy)]
 pub struct RefreshRequest<'a> {
@@ -470,5 +494,41 @@ impl Instance<'_> {
         let planned =
             super::preview_plan_only(cluster, request, &|r| wanted.contains(&r.identity())).await?;
         field_drift(cluster, &planned, req.ignore).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(kind: &str, path: &str) -> IgnoredPath {
+        IgnoredPath {
+            kind: Some(kind.to_string()),
+            path: path.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_instance_mode_wins_and_ignore_rules_add_up() {
+        let provider = DriftSettings {
+            mode: Some(DriftMode::Warn),
+            ignore: vec![rule("Deployment", "spec.replicas")],
+        };
+        let instance = DriftSettings {
+            mode: None,
+            ignore: vec![rule("StatefulSet", "spec.replicas")],
+        };
+        let both = instance.over(&provider);
+        assert_eq!(both.mode(), DriftMode::Warn);
+        assert_eq!(
+            both.ignore,
+            [provider.ignore[0].clone(), instance.ignore[0].clone()]
+        );
+        let own = DriftSettings {
+            mode: Some(DriftMode::Ignore),
+            ..instance
+        };
+        assert_eq!(own.over(&provider).mode(), DriftMode::Ignore);
+        assert_eq!(DriftSettings::default().mode(), DriftMode::Correct);
     }
 }
