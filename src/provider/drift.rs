@@ -116,7 +116,7 @@ pub fn drifted_fields(drift: &[(String, FieldDrift)], secret: &BTreeMap<String, 
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        match super::sensitive::reveals(&d.object.kind, &text, secret) {
+        match kudo_plan::change::object_reveals(&d.object.kind, &text, secret) {
             true => Value::string(REDACTED),
             false => Value::string(text),
         }

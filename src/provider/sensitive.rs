@@ -55,7 +55,3 @@ pub fn strip(
 pub fn redact(text: &str, sensitive: &BTreeMap<String, String>) -> String {
     kudo_plan::change::redact(text, sensitive)
 }
-
-/// Whether showing `text`, part of an object of `kind`, would reveal a sensitive value
-/// ([`kudo_plan::change::object_reveals`]): `drifted_fields` and `manifests` redact it.
-pub use kudo_plan::change::object_reveals as reveals;

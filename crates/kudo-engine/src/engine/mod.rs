@@ -13,6 +13,7 @@ mod health;
 mod import;
 mod instance_object;
 mod kudo_objects;
+mod manifests;
 mod metadata;
 mod observe;
 mod operator;
@@ -56,6 +57,7 @@ pub use kudo_objects::{
 };
 pub use kudo_plan::DependencyPackages;
 pub use kudo_plan::{changed_parameters, check_immutable, select_plan};
+pub use manifests::{manifest_entries, manifest_entry};
 pub use metadata::{
     ANNOTATION_PHASE, ANNOTATION_PLAN, ANNOTATION_STEP, LABEL_HERITAGE, LABEL_INSTANCE,
     LABEL_OPERATOR,

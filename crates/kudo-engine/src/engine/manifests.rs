@@ -1,0 +1,100 @@
+//! What `kudo_instance.manifests` shows of each object the instance manages after the
+//! apply: the template's output (patches applied), before KUDO's labels and
+//! annotations and before the API server defaults anything, so that an entry changes
+//! only when the render does and a plan's line diff shows exactly the objects that
+//! change. The YAML is yaml.v2's (sorted keys, block style), so the text is stable. A
+//! Secret, or an object whose YAML carries a sensitive value, is the whole entry
+//! [`REDACTED`]: the state never holds it and the diff never shows it.
+
+use std::collections::BTreeMap;
+
+use kudo_plan::change::{REDACTED, object_reveals};
+use serde_json::Value;
+
+use super::planning::{Source, qualified_label};
+use crate::cluster::ObjectRef;
+
+/// One object's entry: its YAML, or [`REDACTED`].
+pub fn manifest_entry(object: &Value, sensitive: &BTreeMap<String, String>) -> String {
+    let yaml = kudo_yaml::to_yaml(object);
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match object_reveals(kind, &yaml, sensitive) {
+        true => REDACTED.to_string(),
+        false => yaml,
+    }
+}
+
+/// The entries of the objects `managed` after the apply, keyed as `objects` is
+/// ([`qualified_label`]). An object the run leaves as it is keeps its `prior` entry (a
+/// render of other values would show a change that does not happen); one whose content
+/// cannot be known is left out rather than guessed.
+pub fn manifest_entries(
+    managed: &[(ObjectRef, Source)],
+    prior: &BTreeMap<String, String>,
+    sensitive: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    managed
+        .iter()
+        .filter_map(|(r, source)| {
+            let key = qualified_label(r);
+            let text = match source {
+                Source::Applied(object) => Some(manifest_entry(object, sensitive)),
+                Source::Kept(render) => prior
+                    .get(&key)
+                    .cloned()
+                    .or_else(|| render.as_ref().map(|o| manifest_entry(o, sensitive))),
+            }?;
+            Some((key, text))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn kept_objects_keep_their_prior_entry_and_unknown_ones_are_left_out() {
+        let a = ObjectRef::new("v1", "ConfigMap", Some("ns"), "a");
+        let b = ObjectRef::new("v1", "ConfigMap", Some("ns"), "b");
+        let c = ObjectRef::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "c");
+        let managed = [
+            (a, Source::Applied(json!({"kind": "ConfigMap", "x": 1}))),
+            (b, Source::Kept(Some(json!({"kind": "ConfigMap", "x": 2})))),
+            (c, Source::Kept(None)),
+        ];
+        let prior = map(&[("ConfigMap ns/b", "old b\n")]);
+        assert_eq!(
+            manifest_entries(&managed, &prior, &BTreeMap::new()),
+            map(&[
+                ("ConfigMap ns/a", "kind: ConfigMap\nx: 1\n"),
+                ("ConfigMap ns/b", "old b\n"),
+            ])
+        );
+    }
+
+    #[test]
+    fn secrets_and_objects_carrying_a_sensitive_value_are_redacted_whole() {
+        let secret = map(&[("PASSWORD", "hunter2")]);
+        let s = json!({"kind": "Secret", "data": {"a": "eA=="}});
+        assert_eq!(manifest_entry(&s, &BTreeMap::new()), REDACTED);
+        let cm = json!({"kind": "ConfigMap", "data": {"url": "x:hunter2@h"}});
+        assert_eq!(manifest_entry(&cm, &secret), REDACTED);
+        let plain = json!({"kind": "ConfigMap", "data": {"url": "h:80"}});
+        assert_eq!(
+            manifest_entry(&plain, &secret),
+            "data:\n  url: h:80\nkind: ConfigMap\n"
+        );
+    }
+}
