@@ -238,10 +238,7 @@ impl KudoProvider {
 
 /// An import that failed before it read anything.
 pub(crate) fn import_failed(d: Diagnostic) -> ImportResponse {
-    ImportResponse {
-        imported: Vec::new(),
-        diagnostics: vec![d],
-    }
+    ImportResponse::failed(vec![d])
 }
 
 /// Where a resource lives when its configuration names no namespace, as `kubectl` does.
@@ -343,32 +340,21 @@ impl Provider for KudoProvider {
                 offline::not_refreshed(&call.session.config.unknown_connection, req)
             }
             Ok(call) => self.resources.read(&call, req).await,
-            Err(d) => ReadResponse {
-                new_state: req.current_state,
-                private: req.private,
-                diagnostics: vec![d],
-            },
+            Err(d) => ReadResponse::unchanged(req, vec![d]),
         }
     }
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
         match self.call().await {
             Ok(call) => self.resources.plan(&call, req).await,
-            Err(d) => PlanResponse {
-                diagnostics: vec![d],
-                ..Default::default()
-            },
+            Err(d) => PlanResponse::refused(vec![d]),
         }
     }
 
     async fn apply_resource_change(&self, req: ApplyRequest) -> ApplyResponse {
         match self.call().await {
             Ok(call) => self.resources.apply(&call, req).await,
-            Err(d) => ApplyResponse {
-                new_state: req.prior_state,
-                diagnostics: vec![d],
-                ..Default::default()
-            },
+            Err(d) => ApplyResponse::failed(req.prior_state, vec![d]),
         }
     }
 

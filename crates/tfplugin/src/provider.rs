@@ -73,6 +73,18 @@ pub struct ReadResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl ReadResponse {
+    /// A refresh that failed or had nothing to read: the state and private data as
+    /// Terraform sent them, with `diagnostics`.
+    pub fn unchanged(req: ReadRequest, diagnostics: Vec<Diagnostic>) -> ReadResponse {
+        ReadResponse {
+            new_state: req.current_state,
+            private: req.private,
+            diagnostics,
+        }
+    }
+}
+
 /// `PlanResourceChange`. On create `prior_state` is `Null`; on destroy
 /// (the server advertises `plan_destroy`) `proposed_new_state` and `config`
 /// are `Null` and the plan must be `Null` too.
@@ -118,6 +130,28 @@ pub struct ApplyResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl PlanResponse {
+    /// A refused plan: nothing planned, only `diagnostics`.
+    pub fn refused(diagnostics: Vec<Diagnostic>) -> PlanResponse {
+        PlanResponse {
+            diagnostics,
+            ..Default::default()
+        }
+    }
+}
+
+impl ApplyResponse {
+    /// A failed apply: `state` is what holds now (the prior state when nothing was
+    /// done, so that Terraform keeps it), with `diagnostics`.
+    pub fn failed(state: Value, diagnostics: Vec<Diagnostic>) -> ApplyResponse {
+        ApplyResponse {
+            new_state: state,
+            diagnostics,
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedResource {
     pub type_name: String,
@@ -129,6 +163,16 @@ pub struct ImportedResource {
 pub struct ImportResponse {
     pub imported: Vec<ImportedResource>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ImportResponse {
+    /// An import that failed before it found anything.
+    pub fn failed(diagnostics: Vec<Diagnostic>) -> ImportResponse {
+        ImportResponse {
+            imported: Vec::new(),
+            diagnostics,
+        }
+    }
 }
 
 /// Stored JSON state of `type_name` decoded against its current schema: what

@@ -281,21 +281,14 @@ impl<C: Send + Sync> Resources<C> {
     pub async fn read(&self, ctx: &C, req: ReadRequest) -> ReadResponse {
         match self.find(&req.type_name) {
             Ok(r) => r.read(ctx, req).await,
-            Err(d) => ReadResponse {
-                new_state: req.current_state,
-                private: req.private,
-                diagnostics: vec![d],
-            },
+            Err(d) => ReadResponse::unchanged(req, vec![d]),
         }
     }
 
     pub async fn plan(&self, ctx: &C, req: PlanRequest) -> PlanResponse {
         match self.find(&req.type_name) {
             Ok(r) => r.plan(ctx, req).await,
-            Err(d) => PlanResponse {
-                diagnostics: vec![d],
-                ..Default::default()
-            },
+            Err(d) => PlanResponse::refused(vec![d]),
         }
     }
 
@@ -303,21 +296,14 @@ impl<C: Send + Sync> Resources<C> {
     pub async fn apply(&self, ctx: &C, req: ApplyRequest) -> ApplyResponse {
         match self.find(&req.type_name) {
             Ok(r) => r.apply(ctx, req).await,
-            Err(d) => ApplyResponse {
-                new_state: req.prior_state,
-                diagnostics: vec![d],
-                ..Default::default()
-            },
+            Err(d) => ApplyResponse::failed(req.prior_state, vec![d]),
         }
     }
 
     pub async fn import(&self, ctx: &C, type_name: &str, id: &str) -> ImportResponse {
         match self.find(type_name) {
             Ok(r) => r.import(ctx, id).await,
-            Err(d) => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![d],
-            },
+            Err(d) => ImportResponse::failed(vec![d]),
         }
     }
 
@@ -329,10 +315,7 @@ impl<C: Send + Sync> Resources<C> {
     ) -> ImportResponse {
         match self.find(type_name) {
             Ok(r) => r.import_identity(ctx, identity).await,
-            Err(d) => ImportResponse {
-                imported: Vec::new(),
-                diagnostics: vec![d],
-            },
+            Err(d) => ImportResponse::failed(vec![d]),
         }
     }
 
