@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, FromValue, Value};
 
-use kube_api_versions::{Mapping, Translator};
+use kube_api_versions::{Mapping, MappingField, Translator};
 use kudo_engine::cluster::{self, ConnectionSettings, ExecSettings, SettingPath, SettingProblem};
+use kudo_package::RepositoryProblem;
 
 use super::drift::{DriftSettings, IgnoreBlock};
 
@@ -268,6 +269,8 @@ fn setting_error(problem: &SettingProblem) -> Diagnostic {
 /// The `repository` blocks, which must be known while planning (packages are loaded).
 fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<RepositoryConfig> {
     let mut repositories = Vec::new();
+    // The block of each repository, for the problems' paths.
+    let mut blocks = Vec::new();
     for (i, block) in config
         .repository
         .known()
@@ -276,46 +279,39 @@ fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<
         .iter()
         .enumerate()
     {
-        let path = AttributePath::attribute("repository").index(i as i64);
-        let name = block.name.as_deref().unwrap_or_default().to_string();
-        let url = block.url.as_deref().unwrap_or_default().to_string();
         if block.name.is_unknown() || block.url.is_unknown() {
             diags.push(
                 Diagnostic::error(
                     "Repository not known yet",
                     "A repository's `name` and `url` must be known when Terraform plans.",
                 )
-                .with_attribute(path),
+                .with_attribute(AttributePath::attribute("repository").index(i as i64)),
             );
             continue;
         }
-        if repositories
-            .iter()
-            .any(|r: &RepositoryConfig| r.name == name)
-        {
-            diags.push(
-                Diagnostic::error(
-                    "Duplicate repository name",
-                    format!("Two `repository` blocks are named {name:?}; give each a unique name."),
-                )
-                .with_attribute(path.clone().attr("name")),
-            );
-        }
-        if let Some(problem) = kudo_package::repository_url_problem(&url) {
-            diags.push(
-                Diagnostic::error(
-                    "Unsupported repository URL",
-                    format!("Repository {name:?}: {problem}."),
-                )
-                .with_attribute(path.clone().attr("url")),
-            );
-        }
-        let priority = block.priority.as_i64().unwrap_or(0);
+        blocks.push(i);
         repositories.push(RepositoryConfig {
-            name,
-            url,
-            priority,
+            name: block.name.as_deref().unwrap_or_default().to_string(),
+            url: block.url.as_deref().unwrap_or_default().to_string(),
+            priority: block.priority.as_i64().unwrap_or(0),
         });
+    }
+    let problems = kudo_package::repository_problems(&super::packages::repositories(&repositories));
+    for problem in problems {
+        let detail = match &problem {
+            RepositoryProblem::DuplicateName { name, .. } => {
+                format!("Two `repository` blocks are named {name:?}; give each a unique name.")
+            }
+            RepositoryProblem::UnsupportedUrl { .. } => problem.to_string(),
+        };
+        let block = blocks.get(problem.index()).copied().unwrap_or_default();
+        diags.push(
+            Diagnostic::error(problem.summary(), detail).with_attribute(
+                AttributePath::attribute("repository")
+                    .index(block as i64)
+                    .attr(problem.field()),
+            ),
+        );
     }
     repositories
 }
@@ -391,55 +387,37 @@ fn parse_translator(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Transl
         .iter()
         .enumerate()
     {
-        let path = AttributePath::attribute("api_version_mapping").index(i as i64);
-        let mut field = |v: &Attr<String>, name: &str, required: bool| -> Option<String> {
-            let text = v.as_deref().map(str::trim).filter(|s| !s.is_empty());
-            let problem = if v.is_unknown() {
-                Some("must be known when Terraform plans".to_string())
-            } else if required && text.is_none() {
-                Some("is required".to_string())
-            } else if name != "kind" && text.is_some_and(|t| !is_group_version(t)) {
-                Some(format!(
-                    "is {:?}; write an API version as `group/version` (for example `example.com/v1`)",
-                    text.unwrap_or_default()
-                ))
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                diags.push(
-                    Diagnostic::error(
-                        "Invalid api_version_mapping",
-                        format!("`{name}` {problem}."),
-                    )
-                    .with_attribute(path.clone().attr(name)),
-                );
-                return None;
-            }
-            text.map(str::to_string)
-        };
-        let (from, kind, to) = (
-            field(&block.from, "from", true),
-            field(&block.kind, "kind", false),
-            field(&block.to, "to", true),
+        let parsed = Mapping::parse(
+            block.from.as_deref(),
+            block.kind.as_deref(),
+            block.to.as_deref(),
         );
-        if let (Some(from_api_version), Some(to_api_version)) = (from, to) {
-            translator.mappings.push(Mapping {
-                from_api_version,
-                kind,
-                to_api_version,
-            });
+        let problems = parsed.as_ref().err().map(Vec::as_slice).unwrap_or_default();
+        let fields = [
+            (MappingField::From, &block.from),
+            (MappingField::Kind, &block.kind),
+            (MappingField::To, &block.to),
+        ];
+        for (field, value) in fields {
+            let detail = match problems.iter().find(|p| p.field() == field) {
+                // What it will be is not known yet: not a problem of its own.
+                _ if value.is_unknown() => format!("`{field}` must be known when Terraform plans."),
+                Some(problem) => problem.to_string(),
+                None => continue,
+            };
+            diags.push(
+                Diagnostic::error("Invalid api_version_mapping", detail).with_attribute(
+                    AttributePath::attribute("api_version_mapping")
+                        .index(i as i64)
+                        .attr(field.name()),
+                ),
+            );
+        }
+        if let Ok(mapping) = parsed {
+            translator.mappings.push(mapping);
         }
     }
     translator
-}
-
-/// `group/version` with both parts present (third-party kinds are never in the core
-/// group).
-fn is_group_version(s: &str) -> bool {
-    s.split_once('/').is_some_and(|(g, v)| {
-        !g.is_empty() && !v.is_empty() && !v.contains('/') && !s.contains(char::is_whitespace)
-    })
 }
 
 // The behaviour of the provider block is tested at the RPC level, in
