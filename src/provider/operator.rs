@@ -14,10 +14,7 @@ use kudo_package::Package;
 use kudo_resolve::{PlannedTree, Resolution};
 
 use super::packages::{self, parse_operator_id};
-use super::resolve::{
-    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_graph,
-    resolution_values, resolve_loaded,
-};
+use super::resolve::{Dependency, load_tree, overrides_of, resolution_graph, resolution_values};
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
 tfplugin::model! {
@@ -171,7 +168,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Ok(c) => c,
         Err(d) => return plan_failed(vec![d]),
     };
-    if cluster.is_none() && packages::cluster_source(source).is_some() {
+    if cluster.is_none() && engine::cluster_source(source).is_some() {
         // Read from a cluster the plan cannot reach yet (offline): known at apply.
         return plan_unknown(&req, &proposed);
     }
@@ -180,7 +177,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // exactly the packages the first plan resolved, or the provider's refusal.
     let planned = PlannedTree::from_private(&req.planned_private, source);
     let (pkg, resolution) =
-        match load_package(session, cluster.as_ref(), source, overrides, planned).await {
+        match load_tree(session, cluster.as_ref(), source, overrides, planned).await {
             Ok(r) => r,
             Err(d) => return plan_failed(vec![d]),
         };
@@ -251,46 +248,6 @@ fn keep_plan_copy(
     packages::plan_cache().store_tree(namespace, pkg, tree_known.then_some(resolution))
 }
 
-/// The package `source` names, with its dependencies resolved. A `cluster:` source
-/// (see [`packages::CLUSTER_SOURCE`]) is the OperatorVersion stored in `cluster`, read
-/// as `terraform import` reads it (callers without a cluster do not ask for one).
-/// `planned`: what an earlier plan of this change resolved, read again instead.
-async fn load_package(
-    session: &Session,
-    cluster: Option<&kudo_engine::cluster::Cluster>,
-    source: &str,
-    overrides: std::collections::BTreeMap<String, String>,
-    planned: Option<PlannedTree>,
-) -> Result<(Package, Resolution), Diagnostic> {
-    let repositories = &session.config.repositories;
-    let version = cluster.and_then(cluster_of);
-    let Some((namespace, ov_name)) = packages::cluster_source(source) else {
-        if source.starts_with(packages::CLUSTER_SOURCE) {
-            return Err(super::resolve::package_error(
-                source,
-                "a cluster package source is `cluster:<namespace>/<operatorversion-name>`",
-            ));
-        }
-        return load_with_dependencies(repositories, source, overrides, version, planned).await;
-    };
-    let Some(cluster) = cluster else {
-        return Err(super::resolve::package_error(
-            source,
-            "a cluster package source is read from the cluster, and its connection is not known yet",
-        ));
-    };
-    let pkg = engine::load_operator(cluster, namespace, ov_name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the operator from the cluster", &e))?
-        .ok_or_else(|| {
-            super::resolve::package_error(
-                source,
-                format!("there is no OperatorVersion {ov_name} in namespace {namespace}; set `package` to the operator's folder, archive, URL or repository name"),
-            )
-        })?;
-    resolve_loaded(repositories, source, pkg, overrides, version, planned).await
-}
-
 pub async fn apply(
     session: &Session,
     req: ApplyRequest,
@@ -323,11 +280,11 @@ pub async fn apply(
     let overrides = overrides_of(&planned.dependency_overrides);
     // Exactly what the plan resolved (checked again, before anything is written).
     let pins = PlannedTree::from_private(&req.planned_private, &source);
-    let (pkg, resolution) =
-        match load_package(session, Some(&cluster), &source, overrides, pins).await {
-            Ok(r) => r,
-            Err(d) => return fail(req.prior_state, vec![d]),
-        };
+    let (pkg, resolution) = match load_tree(session, Some(&cluster), &source, overrides, pins).await
+    {
+        Ok(r) => r,
+        Err(d) => return fail(req.prior_state, vec![d]),
+    };
     let namespace = namespace_of(&planned.namespace);
     let state = with_resolution(
         state_for(&pkg, planned.package.clone(), &namespace),
