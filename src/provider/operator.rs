@@ -187,7 +187,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     if let Some(cluster) = &cluster
         && let Err(failure) = engine::check_install(cluster, &pkg, &namespace).await
     {
-        return plan_failed(vec![check_failure(session, failure)]);
+        return plan_failed(vec![check_failure(session, failure, &pkg)]);
     }
     let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
@@ -318,7 +318,13 @@ pub async fn apply(
     match engine::install_tree(&cluster, &request, cancel).await {
         Ok(installed) => ApplyResponse {
             new_state: state.into_value(),
-            diagnostics: installed.stale_left.iter().map(stale_warning).collect(),
+            diagnostics: installed
+                .stale_left
+                .iter()
+                .map(|left| {
+                    Diagnostic::warning(engine::NotRemoved::STALE_SUMMARY, left.stale_detail())
+                })
+                .collect(),
             ..Default::default()
         },
         Err(failure) => fail(req.prior_state, install_failure(session, &pkg, failure)),
@@ -350,23 +356,20 @@ fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
 
 /// The plan's error for what the apply would meet installing
 /// ([`engine::check_install`]), on `package`.
-fn check_failure(session: &Session, failure: engine::InstallFailure) -> Diagnostic {
-    let package = AttributePath::attribute("package");
+fn check_failure(session: &Session, failure: engine::InstallFailure, root: &Package) -> Diagnostic {
+    let summary = failure.summary(&root.operator.name);
     match failure {
         engine::InstallFailure::Crds(e) => {
-            let mut d = session
-                .cluster_error("Cannot install the KUDO CRDs", &e)
-                .with_attribute(package);
+            let mut d = session.cluster_error(&summary, &e);
             d.detail = format!(
                 "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
                 d.detail
             );
             d
         }
-        engine::InstallFailure::Package { error, .. } => session
-            .engine_error("Cannot install the operator", &error)
-            .with_attribute(package),
+        engine::InstallFailure::Package { error, .. } => session.engine_error(&summary, &error),
     }
+    .with_attribute(AttributePath::attribute("package"))
 }
 
 /// The apply's diagnostics for a failed install of `root`'s tree: the error, and a
@@ -376,44 +379,17 @@ fn install_failure(
     root: &Package,
     failure: engine::InstallFailure,
 ) -> Vec<Diagnostic> {
-    let (operator, is_root, error, left_behind) = match failure {
-        engine::InstallFailure::Crds(e) => {
-            return vec![session.cluster_error("Cannot install the KUDO CRDs", &e)];
-        }
+    let summary = failure.summary(&root.operator.name);
+    match failure {
+        engine::InstallFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
         engine::InstallFailure::Package {
-            operator,
-            root,
-            error,
-            left_behind,
-        } => (operator, root, error, left_behind),
-    };
-    let summary = match is_root {
-        true => "Cannot install the operator".to_string(),
-        false => format!(
-            "Cannot install dependency {operator} of operator {}",
-            root.operator.name
-        ),
-    };
-    let mut diagnostics = vec![session.engine_error(&summary, &error)];
-    diagnostics.extend(left_behind.iter().map(|left| {
-        let (namespace, ov_name) = (&left.namespace, &left.version.operator_version_name);
-        Diagnostic::warning(
-            format!("OperatorVersion {namespace}/{ov_name} left behind"),
-            format!("The failed create could not remove what it wrote: {}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}.", left.error),
-        )
-    }));
-    diagnostics
-}
-
-/// The warning for a version the new tree no longer uses that could not be removed.
-fn stale_warning(left: &engine::NotRemoved) -> Diagnostic {
-    Diagnostic::warning(
-        "Previous OperatorVersion not removed",
-        format!(
-            "{}: {}\n\nNothing uses it any more; delete it with kubectl if it stays.",
-            left.version.operator_version_name, left.error
-        ),
-    )
+            error, left_behind, ..
+        } => std::iter::once(session.engine_error(&summary, &error))
+            .chain(left_behind.iter().map(|left| {
+                Diagnostic::warning(left.left_behind_summary(), left.left_behind_detail())
+            }))
+            .collect(),
+    }
 }
 
 /// Removes what `prior` installed; `prior_state` is the same state as Terraform sent
