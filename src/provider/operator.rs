@@ -196,8 +196,13 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
-    let tree_known = tree_known(session, &pkg, &resolution);
-    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
+    // Offline, the cluster's version could not steer the choice of dependency versions:
+    // a tree it might have changed is known only at apply, where Terraform plans again
+    // connected and the two plans must agree.
+    let known = resolution.known(&pkg, !session.config.offline());
+    // Instances' plans read the package (and its tree, when known) from this copy; an
+    // unknown tree removes an older one, so they show their children as unknown.
+    if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
@@ -212,40 +217,20 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         &resolution,
         proposed.dependency_overrides,
     );
-    if !tree_known {
+    if known.is_none() {
         planned.dependencies = Attr::Unknown;
         planned.install_order = Attr::Unknown;
         planned.graph = Attr::Unknown;
     }
     let planned = planned.into_value();
     // What this plan resolved, for the apply (see kudo_resolve::planned).
-    let record = PlannedTree::record(source, &pkg, tree_known.then_some(&resolution));
+    let record = PlannedTree::record(source, &pkg, known);
     PlanResponse {
         requires_replace: schema::operator().requires_replace(&req.prior_state, &planned),
         planned_state: planned,
         planned_private: record.map(|r| r.to_private()).unwrap_or_default(),
         diagnostics,
     }
-}
-
-/// Whether the dependency tree is known now. Offline, the cluster's version could not
-/// steer the choice of dependency versions; when it might have
-/// ([`kudo_resolve::needs_cluster_version`]), the tree is known only at apply, where
-/// Terraform plans again connected and the two plans must agree.
-fn tree_known(session: &Session, pkg: &Package, resolution: &Resolution) -> bool {
-    !session.config.offline() || !kudo_resolve::needs_cluster_version(pkg, resolution)
-}
-
-/// Keeps the package (and its tree, when known) for the instances' plans
-/// ([`kudo_resolve::PlanCache`]); an unknown tree removes an older one, so instances
-/// show their children as unknown rather than from an old tree.
-fn keep_plan_copy(
-    namespace: &str,
-    pkg: &Package,
-    resolution: &Resolution,
-    tree_known: bool,
-) -> std::io::Result<()> {
-    packages::plan_cache().store_tree(namespace, pkg, tree_known.then_some(resolution))
 }
 
 pub async fn apply(
@@ -304,8 +289,8 @@ pub async fn apply(
     }
     // Instances read their dependency tree from this copy; the plan may have been made
     // elsewhere (a saved plan file), so the apply keeps it too.
-    let tree_known = tree_known(session, &pkg, &resolution);
-    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
+    let known = resolution.known(&pkg, !session.config.offline());
+    if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
     let previous = prior.as_ref().map(installed_tree);

@@ -638,6 +638,13 @@ fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kube
         "an older cluster may skip this version"
     );
     assert!(set("gg", "not a version"));
+    // Such a tree is known only when resolved for the cluster.
+    assert!(resolution.known(&root, false).is_none());
+    assert!(resolution.known(&root, true).is_some());
+    for pkg in resolution.packages.values_mut() {
+        pkg.operator.kubernetes_version = String::new();
+    }
+    assert!(resolution.known(&root, false).is_some());
 }
 
 #[test]
