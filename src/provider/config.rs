@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, FromValue, Value};
 
-use kube_api_versions::{Mapping, Translator};
-use kudo_engine::cluster::{ConnectionSettings, EXEC_API_VERSIONS, ExecSettings};
+use kube_api_versions::{Mapping, MappingField, Translator};
+use kudo_engine::cluster::{self, ConnectionSettings, ExecSettings, SettingPath, SettingProblem};
+use kudo_package::RepositoryProblem;
 
 use super::drift::{DriftSettings, IgnoreBlock};
 
@@ -68,7 +69,7 @@ tfplugin::model! {
         /// unknown until apply.
         pub exec: Value,
         pub request_timeout: Attr<String>,
-        /// A value: a number, checked here (1 to [`MAX_IN_FLIGHT_LIMIT`]).
+        /// A value: a number ([`cluster::max_requests_in_flight`] checks it).
         pub max_requests_in_flight: Value,
         pub translate_api_versions: Attr<bool>,
         pub allow_insecure_webhooks: Attr<bool>,
@@ -128,10 +129,6 @@ fn optional_string(
     }
     v.known().filter(|s| !s.is_empty()).cloned()
 }
-
-/// The most requests in flight a provider block may ask for: beyond this a client is
-/// more likely to be throttled by the API server's priority and fairness than faster.
-pub const MAX_IN_FLIGHT_LIMIT: i64 = 256;
 
 /// The environment variable that sets `show_manifests` when the provider block does not.
 pub const SHOW_MANIFESTS_ENV: &str = "KUDO_SHOW_MANIFESTS";
@@ -218,80 +215,62 @@ fn parse_connection(
         request_timeout: None,
         max_requests_in_flight: None,
     };
-    connection.config_paths = parse_config_paths(config, unknown_connection, diags);
+    connection.config_paths = parse_config_paths(&config.config_paths, unknown_connection, diags);
     connection.exec = parse_exec(&config.exec, unknown_connection, diags);
     if config.insecure.is_unknown() {
         unknown_connection.push("insecure");
     }
+    let mut problems = Vec::new();
     match config.request_timeout.known().filter(|t| !t.is_empty()) {
         None if config.request_timeout.is_unknown() => unknown_connection.push("request_timeout"),
         None => {}
-        Some(text) => match super::timeouts::parse_duration(text).filter(|d| !d.is_zero()) {
-            Some(d) => connection.request_timeout = Some(d),
-            None => diags.push(
-                Diagnostic::error(
-                    "Invalid request_timeout",
-                    format!(
-                        "{text:?} is not a positive duration: write it as Go's time.ParseDuration does, for example \"30s\" or \"2m\"."
-                    ),
-                )
-                .with_attribute(AttributePath::attribute("request_timeout")),
-            ),
+        Some(text) => match cluster::request_timeout(text, super::timeouts::parse_duration(text)) {
+            Ok(d) => connection.request_timeout = Some(d),
+            Err(problem) => problems.push(problem),
         },
     }
-    connection.max_requests_in_flight = parse_in_flight(&config.max_requests_in_flight, diags);
-    if connection.exec.is_some() && connection.token.is_some() {
-        diags.push(
-            Diagnostic::error(
-                "Conflicting credentials",
-                "`token` and an `exec` block both give the credentials: keep one of them.",
-            )
-            .with_attribute(AttributePath::attribute("exec")),
-        );
+    // Unset or unknown until apply: the default.
+    let in_flight = &config.max_requests_in_flight;
+    if !matches!(in_flight, Value::Null | Value::Unknown) {
+        match cluster::max_requests_in_flight(in_flight.as_f64()) {
+            Ok(n) => connection.max_requests_in_flight = Some(n),
+            Err(problem) => problems.push(problem),
+        }
     }
     // Half a certificate is only certain when both halves are known.
-    if !config.client_certificate.is_unknown()
-        && !config.client_key.is_unknown()
-        && connection.client_certificate.is_some() != connection.client_key.is_some()
-    {
-        diags.push(
-            Diagnostic::error(
-                "Incomplete client certificate",
-                "`client_certificate` and `client_key` go together: set both or neither.",
-            )
-            .with_attribute(AttributePath::attribute("client_key")),
-        );
-    }
+    let half_unknown = config.client_certificate.is_unknown() || config.client_key.is_unknown();
+    problems.extend(
+        connection
+            .problems()
+            .into_iter()
+            .filter(|p| !(half_unknown && *p == SettingProblem::HalfClientCertificate)),
+    );
+    diags.extend(problems.iter().map(setting_error));
     connection
 }
 
-/// `max_requests_in_flight`: `None` for the default (unset, or unknown until apply).
-fn parse_in_flight(v: &Value, diags: &mut Vec<Diagnostic>) -> Option<usize> {
-    if matches!(v, Value::Null | Value::Unknown) {
-        return None;
+/// The diagnostic for a connection setting that cannot work, on that setting.
+fn setting_error(problem: &SettingProblem) -> Diagnostic {
+    let SettingPath {
+        attribute,
+        index,
+        field,
+    } = problem.path();
+    let mut path = AttributePath::attribute(attribute);
+    if let Some(i) = index {
+        path = path.index(i as i64);
     }
-    match v.as_i64().filter(|n| (1..=MAX_IN_FLIGHT_LIMIT).contains(n)) {
-        Some(n) => usize::try_from(n).ok(),
-        None => {
-            diags.push(
-                Diagnostic::error(
-                    "Invalid max_requests_in_flight",
-                    format!(
-                        "{} is not a whole number from 1 to {MAX_IN_FLIGHT_LIMIT}: it is how many requests the provider may have waiting for the API server at once (default {}).",
-                        v.as_f64().map_or_else(|| "The value".to_string(), |f| f.to_string()),
-                        kudo_engine::cluster::DEFAULT_MAX_REQUESTS_IN_FLIGHT
-                    ),
-                )
-                .with_attribute(AttributePath::attribute("max_requests_in_flight")),
-            );
-            None
-        }
+    if let Some(field) = field {
+        path = path.attr(field);
     }
+    Diagnostic::error(problem.summary(), problem.to_string()).with_attribute(path)
 }
 
 /// The `repository` blocks, which must be known while planning (packages are loaded).
 fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<RepositoryConfig> {
     let mut repositories = Vec::new();
+    // The block of each repository, for the problems' paths.
+    let mut blocks = Vec::new();
     for (i, block) in config
         .repository
         .known()
@@ -300,58 +279,49 @@ fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<
         .iter()
         .enumerate()
     {
-        let path = AttributePath::attribute("repository").index(i as i64);
-        let name = block.name.as_deref().unwrap_or_default().to_string();
-        let url = block.url.as_deref().unwrap_or_default().to_string();
         if block.name.is_unknown() || block.url.is_unknown() {
             diags.push(
                 Diagnostic::error(
                     "Repository not known yet",
                     "A repository's `name` and `url` must be known when Terraform plans.",
                 )
-                .with_attribute(path),
+                .with_attribute(AttributePath::attribute("repository").index(i as i64)),
             );
             continue;
         }
-        if repositories
-            .iter()
-            .any(|r: &RepositoryConfig| r.name == name)
-        {
-            diags.push(
-                Diagnostic::error(
-                    "Duplicate repository name",
-                    format!("Two `repository` blocks are named {name:?}; give each a unique name."),
-                )
-                .with_attribute(path.clone().attr("name")),
-            );
-        }
-        if let Some(problem) = kudo_package::repository_url_problem(&url) {
-            diags.push(
-                Diagnostic::error(
-                    "Unsupported repository URL",
-                    format!("Repository {name:?}: {problem}."),
-                )
-                .with_attribute(path.clone().attr("url")),
-            );
-        }
-        let priority = block.priority.as_i64().unwrap_or(0);
+        blocks.push(i);
         repositories.push(RepositoryConfig {
-            name,
-            url,
-            priority,
+            name: block.name.as_deref().unwrap_or_default().to_string(),
+            url: block.url.as_deref().unwrap_or_default().to_string(),
+            priority: block.priority.as_i64().unwrap_or(0),
         });
+    }
+    let problems = kudo_package::repository_problems(&super::packages::repositories(&repositories));
+    for problem in problems {
+        let detail = match &problem {
+            RepositoryProblem::DuplicateName { name, .. } => {
+                format!("Two `repository` blocks are named {name:?}; give each a unique name.")
+            }
+            RepositoryProblem::UnsupportedUrl { .. } => problem.to_string(),
+        };
+        let block = blocks.get(problem.index()).copied().unwrap_or_default();
+        diags.push(
+            Diagnostic::error(problem.summary(), detail).with_attribute(
+                AttributePath::attribute("repository")
+                    .index(block as i64)
+                    .attr(problem.field()),
+            ),
+        );
     }
     repositories
 }
 
-/// `config_paths`: kubeconfig files merged in order; not together with `config_path`.
+/// `config_paths`: kubeconfig files merged in order.
 fn parse_config_paths(
-    config: &ConfigModel,
+    value: &Value,
     unknown: &mut Vec<&'static str>,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<String> {
-    let path = AttributePath::attribute("config_paths");
-    let value = &config.config_paths;
     if value.is_null() {
         return Vec::new();
     }
@@ -359,23 +329,12 @@ fn parse_config_paths(
         unknown.push("config_paths");
         return Vec::new();
     }
-    let paths = match Vec::<String>::from_value(value, &path) {
-        Ok(p) => p,
-        Err(d) => {
+    Vec::<String>::from_value(value, &AttributePath::attribute("config_paths")).unwrap_or_else(
+        |d| {
             diags.push(d);
-            return Vec::new();
-        }
-    };
-    if config.config_path.known().is_some_and(|p| !p.is_empty()) && !paths.is_empty() {
-        diags.push(
-            Diagnostic::error(
-                "Conflicting kubeconfig settings",
-                "`config_path` and `config_paths` both name kubeconfig files: set `config_paths` alone to merge several files, or `config_path` for one.",
-            )
-            .with_attribute(path),
-        );
-    }
-    paths
+            Vec::new()
+        },
+    )
 }
 
 /// The `exec` block: a credential plugin. Unknown parts make the session offline, as
@@ -386,7 +345,6 @@ fn parse_exec(
     unknown: &mut Vec<&'static str>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<ExecSettings> {
-    let path = AttributePath::attribute("exec").index(0);
     if value.is_null() {
         return None;
     }
@@ -402,46 +360,10 @@ fn parse_exec(
         }
     };
     let block = blocks.into_iter().next()?;
-    let api_version = block
-        .api_version
-        .as_deref()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    if !EXEC_API_VERSIONS.contains(&api_version.as_str()) {
-        diags.push(
-            Diagnostic::error(
-                "Invalid exec api_version",
-                format!(
-                    "{api_version:?} is not an ExecCredential version the provider speaks: set `api_version` to {} (what the plugin's documentation names; v1alpha1 was removed in Kubernetes 1.24).",
-                    EXEC_API_VERSIONS
-                        .iter()
-                        .map(|v| format!("{v:?}"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ),
-            )
-            .with_attribute(path.clone().attr("api_version")),
-        );
-    }
-    let command = block
-        .command
-        .as_deref()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    if command.is_empty() {
-        diags.push(
-            Diagnostic::error(
-                "Missing exec command",
-                "`command` names the credential plugin to run, for example \"aws\", \"gke-gcloud-auth-plugin\" or \"kubelogin\".",
-            )
-            .with_attribute(path.attr("command")),
-        );
-    }
+    let trimmed = |v: &Attr<String>| v.as_deref().unwrap_or_default().trim().to_string();
     Some(ExecSettings {
-        api_version,
-        command,
+        api_version: trimmed(&block.api_version),
+        command: trimmed(&block.command),
         args: block.args.into_known().unwrap_or_default(),
         env: block.env.into_known().unwrap_or_default(),
     })
@@ -465,55 +387,37 @@ fn parse_translator(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Transl
         .iter()
         .enumerate()
     {
-        let path = AttributePath::attribute("api_version_mapping").index(i as i64);
-        let mut field = |v: &Attr<String>, name: &str, required: bool| -> Option<String> {
-            let text = v.as_deref().map(str::trim).filter(|s| !s.is_empty());
-            let problem = if v.is_unknown() {
-                Some("must be known when Terraform plans".to_string())
-            } else if required && text.is_none() {
-                Some("is required".to_string())
-            } else if name != "kind" && text.is_some_and(|t| !is_group_version(t)) {
-                Some(format!(
-                    "is {:?}; write an API version as `group/version` (for example `example.com/v1`)",
-                    text.unwrap_or_default()
-                ))
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                diags.push(
-                    Diagnostic::error(
-                        "Invalid api_version_mapping",
-                        format!("`{name}` {problem}."),
-                    )
-                    .with_attribute(path.clone().attr(name)),
-                );
-                return None;
-            }
-            text.map(str::to_string)
-        };
-        let (from, kind, to) = (
-            field(&block.from, "from", true),
-            field(&block.kind, "kind", false),
-            field(&block.to, "to", true),
+        let parsed = Mapping::parse(
+            block.from.as_deref(),
+            block.kind.as_deref(),
+            block.to.as_deref(),
         );
-        if let (Some(from_api_version), Some(to_api_version)) = (from, to) {
-            translator.mappings.push(Mapping {
-                from_api_version,
-                kind,
-                to_api_version,
-            });
+        let problems = parsed.as_ref().err().map(Vec::as_slice).unwrap_or_default();
+        let fields = [
+            (MappingField::From, &block.from),
+            (MappingField::Kind, &block.kind),
+            (MappingField::To, &block.to),
+        ];
+        for (field, value) in fields {
+            let detail = match problems.iter().find(|p| p.field() == field) {
+                // What it will be is not known yet: not a problem of its own.
+                _ if value.is_unknown() => format!("`{field}` must be known when Terraform plans."),
+                Some(problem) => problem.to_string(),
+                None => continue,
+            };
+            diags.push(
+                Diagnostic::error("Invalid api_version_mapping", detail).with_attribute(
+                    AttributePath::attribute("api_version_mapping")
+                        .index(i as i64)
+                        .attr(field.name()),
+                ),
+            );
+        }
+        if let Ok(mapping) = parsed {
+            translator.mappings.push(mapping);
         }
     }
     translator
-}
-
-/// `group/version` with both parts present (third-party kinds are never in the core
-/// group).
-fn is_group_version(s: &str) -> bool {
-    s.split_once('/').is_some_and(|(g, v)| {
-        !g.is_empty() && !v.is_empty() && !v.contains('/') && !s.contains(char::is_whitespace)
-    })
 }
 
 // The behaviour of the provider block is tested at the RPC level, in

@@ -12,11 +12,9 @@ use tfplugin::{
     Attr, Attribute, AttributePath, Block, DataSource, Diagnostic, IntoValue, Schema, Type, Value,
 };
 
-use super::resolve::{
-    Dependency, load_with_dependencies, overrides_of, resolution_graph, resolution_values,
-};
+use super::resolve::{Dependency, load_tree, overrides_of, resolution_graph, resolution_values};
 use super::schema::dependency_type;
-use super::{Call, RepositoryConfig};
+use super::{Call, Session};
 
 pub const NAME: &str = "kudo_dependencies";
 
@@ -48,7 +46,7 @@ impl DataSource<Call> for DependenciesData {
 
     async fn read(&self, call: &Call, config: Value) -> (Value, Vec<Diagnostic>) {
         // Never asks for the cluster: CI runs this without any.
-        read(&config, &call.session.config.repositories).await
+        read(&config, &call.session).await
     }
 }
 
@@ -67,7 +65,7 @@ pub fn schema() -> Schema {
 
 /// Reads the data source. Unknown inputs leave the results unknown; load and
 /// resolution errors are diagnostics on `package`.
-pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, Vec<Diagnostic>) {
+pub async fn read(config: &Value, session: &Session) -> (Value, Vec<Diagnostic>) {
     let model: DependenciesModel = match config.decode() {
         Ok(m) => m,
         Err(d) => return (config.clone(), vec![d]),
@@ -94,7 +92,7 @@ pub async fn read(config: &Value, repositories: &[RepositoryConfig]) -> (Value, 
     // No cluster here (CI resolves without one): versions are not filtered by the
     // cluster's Kubernetes version.
     let overrides = overrides_of(&model.dependency_overrides);
-    match load_with_dependencies(repositories, &source, overrides, None, None).await {
+    match load_tree(session, None, &source, overrides, None).await {
         Ok((_, resolution)) => {
             let (deps, order) = resolution_values(&resolution);
             let state = DependenciesModel {

@@ -14,10 +14,7 @@ use kudo_package::Package;
 use kudo_resolve::{PlannedTree, Resolution};
 
 use super::packages::{self, parse_operator_id};
-use super::resolve::{
-    Dependency, cluster_of, load_with_dependencies, overrides_of, resolution_graph,
-    resolution_values, resolve_loaded,
-};
+use super::resolve::{Dependency, load_tree, overrides_of, resolution_graph, resolution_values};
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
 tfplugin::model! {
@@ -171,7 +168,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Ok(c) => c,
         Err(d) => return plan_failed(vec![d]),
     };
-    if cluster.is_none() && packages::cluster_source(source).is_some() {
+    if cluster.is_none() && engine::cluster_source(source).is_some() {
         // Read from a cluster the plan cannot reach yet (offline): known at apply.
         return plan_unknown(&req, &proposed);
     }
@@ -180,7 +177,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // exactly the packages the first plan resolved, or the provider's refusal.
     let planned = PlannedTree::from_private(&req.planned_private, source);
     let (pkg, resolution) =
-        match load_package(session, cluster.as_ref(), source, overrides, planned).await {
+        match load_tree(session, cluster.as_ref(), source, overrides, planned).await {
             Ok(r) => r,
             Err(d) => return plan_failed(vec![d]),
         };
@@ -190,7 +187,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     if let Some(cluster) = &cluster
         && let Err(failure) = engine::check_install(cluster, &pkg, &namespace).await
     {
-        return plan_failed(vec![check_failure(session, failure)]);
+        return plan_failed(vec![check_failure(session, failure, &pkg)]);
     }
     let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
@@ -199,8 +196,13 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
                 .with_attribute(AttributePath::attribute("package"))
         })
         .collect();
-    let tree_known = tree_known(session, &pkg, &resolution);
-    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
+    // Offline, the cluster's version could not steer the choice of dependency versions:
+    // a tree it might have changed is known only at apply, where Terraform plans again
+    // connected and the two plans must agree.
+    let known = resolution.known(&pkg, !session.config.offline());
+    // Instances' plans read the package (and its tree, when known) from this copy; an
+    // unknown tree removes an older one, so they show their children as unknown.
+    if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         // Only plan-time checks of instances depend on the copy; apply reads the cluster.
         diagnostics.push(Diagnostic::warning(
             "Could not keep a plan-time copy of the package",
@@ -215,80 +217,20 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         &resolution,
         proposed.dependency_overrides,
     );
-    if !tree_known {
+    if known.is_none() {
         planned.dependencies = Attr::Unknown;
         planned.install_order = Attr::Unknown;
         planned.graph = Attr::Unknown;
     }
     let planned = planned.into_value();
     // What this plan resolved, for the apply (see kudo_resolve::planned).
-    let record = PlannedTree::record(source, &pkg, tree_known.then_some(&resolution));
+    let record = PlannedTree::record(source, &pkg, known);
     PlanResponse {
         requires_replace: schema::operator().requires_replace(&req.prior_state, &planned),
         planned_state: planned,
         planned_private: record.map(|r| r.to_private()).unwrap_or_default(),
         diagnostics,
     }
-}
-
-/// Whether the dependency tree is known now. Offline, the cluster's version could not
-/// steer the choice of dependency versions; when it might have
-/// ([`kudo_resolve::needs_cluster_version`]), the tree is known only at apply, where
-/// Terraform plans again connected and the two plans must agree.
-fn tree_known(session: &Session, pkg: &Package, resolution: &Resolution) -> bool {
-    !session.config.offline() || !kudo_resolve::needs_cluster_version(pkg, resolution)
-}
-
-/// Keeps the package (and its tree, when known) for the instances' plans
-/// ([`kudo_resolve::PlanCache`]); an unknown tree removes an older one, so instances
-/// show their children as unknown rather than from an old tree.
-fn keep_plan_copy(
-    namespace: &str,
-    pkg: &Package,
-    resolution: &Resolution,
-    tree_known: bool,
-) -> std::io::Result<()> {
-    packages::plan_cache().store_tree(namespace, pkg, tree_known.then_some(resolution))
-}
-
-/// The package `source` names, with its dependencies resolved. A `cluster:` source
-/// (see [`packages::CLUSTER_SOURCE`]) is the OperatorVersion stored in `cluster`, read
-/// as `terraform import` reads it (callers without a cluster do not ask for one).
-/// `planned`: what an earlier plan of this change resolved, read again instead.
-async fn load_package(
-    session: &Session,
-    cluster: Option<&kudo_engine::cluster::Cluster>,
-    source: &str,
-    overrides: std::collections::BTreeMap<String, String>,
-    planned: Option<PlannedTree>,
-) -> Result<(Package, Resolution), Diagnostic> {
-    let repositories = &session.config.repositories;
-    let version = cluster.and_then(cluster_of);
-    let Some((namespace, ov_name)) = packages::cluster_source(source) else {
-        if source.starts_with(packages::CLUSTER_SOURCE) {
-            return Err(super::resolve::package_error(
-                source,
-                "a cluster package source is `cluster:<namespace>/<operatorversion-name>`",
-            ));
-        }
-        return load_with_dependencies(repositories, source, overrides, version, planned).await;
-    };
-    let Some(cluster) = cluster else {
-        return Err(super::resolve::package_error(
-            source,
-            "a cluster package source is read from the cluster, and its connection is not known yet",
-        ));
-    };
-    let pkg = engine::load_operator(cluster, namespace, ov_name)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the operator from the cluster", &e))?
-        .ok_or_else(|| {
-            super::resolve::package_error(
-                source,
-                format!("there is no OperatorVersion {ov_name} in namespace {namespace}; set `package` to the operator's folder, archive, URL or repository name"),
-            )
-        })?;
-    resolve_loaded(repositories, source, pkg, overrides, version, planned).await
 }
 
 pub async fn apply(
@@ -323,11 +265,11 @@ pub async fn apply(
     let overrides = overrides_of(&planned.dependency_overrides);
     // Exactly what the plan resolved (checked again, before anything is written).
     let pins = PlannedTree::from_private(&req.planned_private, &source);
-    let (pkg, resolution) =
-        match load_package(session, Some(&cluster), &source, overrides, pins).await {
-            Ok(r) => r,
-            Err(d) => return fail(req.prior_state, vec![d]),
-        };
+    let (pkg, resolution) = match load_tree(session, Some(&cluster), &source, overrides, pins).await
+    {
+        Ok(r) => r,
+        Err(d) => return fail(req.prior_state, vec![d]),
+    };
     let namespace = namespace_of(&planned.namespace);
     let state = with_resolution(
         state_for(&pkg, planned.package.clone(), &namespace),
@@ -347,8 +289,8 @@ pub async fn apply(
     }
     // Instances read their dependency tree from this copy; the plan may have been made
     // elsewhere (a saved plan file), so the apply keeps it too.
-    let tree_known = tree_known(session, &pkg, &resolution);
-    if let Err(e) = keep_plan_copy(&namespace, &pkg, &resolution, tree_known) {
+    let known = resolution.known(&pkg, !session.config.offline());
+    if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
     let previous = prior.as_ref().map(installed_tree);
@@ -361,7 +303,13 @@ pub async fn apply(
     match engine::install_tree(&cluster, &request, cancel).await {
         Ok(installed) => ApplyResponse {
             new_state: state.into_value(),
-            diagnostics: installed.stale_left.iter().map(stale_warning).collect(),
+            diagnostics: installed
+                .stale_left
+                .iter()
+                .map(|left| {
+                    Diagnostic::warning(engine::NotRemoved::STALE_SUMMARY, left.stale_detail())
+                })
+                .collect(),
             ..Default::default()
         },
         Err(failure) => fail(req.prior_state, install_failure(session, &pkg, failure)),
@@ -393,23 +341,20 @@ fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
 
 /// The plan's error for what the apply would meet installing
 /// ([`engine::check_install`]), on `package`.
-fn check_failure(session: &Session, failure: engine::InstallFailure) -> Diagnostic {
-    let package = AttributePath::attribute("package");
+fn check_failure(session: &Session, failure: engine::InstallFailure, root: &Package) -> Diagnostic {
+    let summary = failure.summary(&root.operator.name);
     match failure {
         engine::InstallFailure::Crds(e) => {
-            let mut d = session
-                .cluster_error("Cannot install the KUDO CRDs", &e)
-                .with_attribute(package);
+            let mut d = session.cluster_error(&summary, &e);
             d.detail = format!(
                 "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
                 d.detail
             );
             d
         }
-        engine::InstallFailure::Package { error, .. } => session
-            .engine_error("Cannot install the operator", &error)
-            .with_attribute(package),
+        engine::InstallFailure::Package { error, .. } => session.engine_error(&summary, &error),
     }
+    .with_attribute(AttributePath::attribute("package"))
 }
 
 /// The apply's diagnostics for a failed install of `root`'s tree: the error, and a
@@ -419,44 +364,17 @@ fn install_failure(
     root: &Package,
     failure: engine::InstallFailure,
 ) -> Vec<Diagnostic> {
-    let (operator, is_root, error, left_behind) = match failure {
-        engine::InstallFailure::Crds(e) => {
-            return vec![session.cluster_error("Cannot install the KUDO CRDs", &e)];
-        }
+    let summary = failure.summary(&root.operator.name);
+    match failure {
+        engine::InstallFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
         engine::InstallFailure::Package {
-            operator,
-            root,
-            error,
-            left_behind,
-        } => (operator, root, error, left_behind),
-    };
-    let summary = match is_root {
-        true => "Cannot install the operator".to_string(),
-        false => format!(
-            "Cannot install dependency {operator} of operator {}",
-            root.operator.name
-        ),
-    };
-    let mut diagnostics = vec![session.engine_error(&summary, &error)];
-    diagnostics.extend(left_behind.iter().map(|left| {
-        let (namespace, ov_name) = (&left.namespace, &left.version.operator_version_name);
-        Diagnostic::warning(
-            format!("OperatorVersion {namespace}/{ov_name} left behind"),
-            format!("The failed create could not remove what it wrote: {}. Delete it with kubectl delete operatorversion -n {namespace} {ov_name}.", left.error),
-        )
-    }));
-    diagnostics
-}
-
-/// The warning for a version the new tree no longer uses that could not be removed.
-fn stale_warning(left: &engine::NotRemoved) -> Diagnostic {
-    Diagnostic::warning(
-        "Previous OperatorVersion not removed",
-        format!(
-            "{}: {}\n\nNothing uses it any more; delete it with kubectl if it stays.",
-            left.version.operator_version_name, left.error
-        ),
-    )
+            error, left_behind, ..
+        } => std::iter::once(session.engine_error(&summary, &error))
+            .chain(left_behind.iter().map(|left| {
+                Diagnostic::warning(left.left_behind_summary(), left.left_behind_detail())
+            }))
+            .collect(),
+    }
 }
 
 /// Removes what `prior` installed; `prior_state` is the same state as Terraform sent

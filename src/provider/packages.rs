@@ -66,15 +66,9 @@ pub fn digest(pkg: &Package) -> String {
     kudo_package::crd::content_digest(pkg)
 }
 
-/// How a `package` names an OperatorVersion already in the cluster:
-/// `cluster:<namespace>/<operatorversion-name>`. `terraform query` generates it for
-/// operators whose package source the cluster does not record (KUDO stores none).
-pub const CLUSTER_SOURCE: &str = "cluster:";
-
-/// The namespace and OperatorVersion name of a `cluster:` package source.
-pub fn cluster_source(source: &str) -> Option<(&str, &str)> {
-    parse_operator_id(source.strip_prefix(CLUSTER_SOURCE)?)
-}
+/// How a `package` names an OperatorVersion already in the cluster (`terraform
+/// query` generates it).
+pub use kudo_engine::engine::CLUSTER_SOURCE;
 
 /// Splits a `kudo_operator` id into namespace and OperatorVersion name.
 pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {

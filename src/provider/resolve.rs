@@ -1,31 +1,17 @@
 //! Dependency resolution as Terraform shows it, shared by `kudo_operator` (plan and
 //! apply) and the `kudo_dependencies` data source so that both give the same answer
 //! for the same package, repositories and overrides: one call,
-//! [`kudo_resolve::load_and_resolve`], whose errors become diagnostics on `package`.
+//! [`engine::load_operator_tree`], whose errors become diagnostics on `package`.
 
 use std::collections::BTreeMap;
 
 use tfplugin::{AttributePath, Diagnostic, Value};
 
+use kudo_engine::engine::{self, TreeLoadError};
 use kudo_package::Package;
-use kudo_resolve::{
-    ClusterVersion, KubernetesRequirement, LoadError, LoadRequest, PlannedTree, Resolution,
-};
+use kudo_resolve::{ClusterVersion, LoadError, PlannedTree, Resolution};
 
-use super::RepositoryConfig;
-use super::packages;
-
-/// An error about the package, on the `package` attribute (both users name it so).
-pub fn package_error(source: &str, e: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(
-        "Cannot load the operator package",
-        super::diag::with_advice(
-            format!("Package {source:?}: {e}"),
-            &super::diag::package_advice(),
-        ),
-    )
-    .with_attribute(AttributePath::attribute("package"))
-}
+use super::{Session, packages};
 
 /// A `dependency_overrides` value as a map (empty when null). Kept a `Value` in the
 /// models: its entries may be unknown while planning, which the callers check first.
@@ -33,131 +19,55 @@ pub fn overrides_of(overrides: &Value) -> BTreeMap<String, String> {
     overrides.to_string_map().ok().flatten().unwrap_or_default()
 }
 
-/// Loads the package and resolves its dependencies (blocking work: reads files and
-/// may download); with `planned`, reads exactly what an earlier plan resolved.
-pub async fn load_with_dependencies(
-    repositories: &[RepositoryConfig],
+/// Loads the package `source` names (from the cluster for a `cluster:` source) and
+/// resolves its dependencies ([`engine::load_operator_tree`]); with `planned`, reads
+/// exactly what an earlier plan resolved.
+pub async fn load_tree(
+    session: &Session,
+    cluster: Option<&kudo_engine::cluster::Cluster>,
     source: &str,
     overrides: BTreeMap<String, String>,
-    cluster: Option<Cluster<'_>>,
     planned: Option<PlannedTree>,
 ) -> Result<(Package, Resolution), Diagnostic> {
-    resolve_package(repositories, source, (None, planned), overrides, cluster).await
+    let context = packages::load_context(&session.config.repositories);
+    engine::load_operator_tree(cluster, source, context, overrides, planned)
+        .await
+        .map_err(|e| tree_error(session, e))
 }
 
-/// [`load_with_dependencies`] for a package already read (from the cluster, for a
-/// `cluster:` source): checked and resolved the same way.
-pub async fn resolve_loaded(
-    repositories: &[RepositoryConfig],
-    source: &str,
-    pkg: Package,
-    overrides: BTreeMap<String, String>,
-    cluster: Option<Cluster<'_>>,
-    planned: Option<PlannedTree>,
-) -> Result<(Package, Resolution), Diagnostic> {
-    resolve_package(
-        repositories,
-        source,
-        (Some(pkg), planned),
-        overrides,
-        cluster,
-    )
-    .await
-}
-
-async fn resolve_package(
-    repositories: &[RepositoryConfig],
-    source: &str,
-    (loaded, planned): (Option<Package>, Option<PlannedTree>),
-    overrides: BTreeMap<String, String>,
-    cluster: Option<Cluster<'_>>,
-) -> Result<(Package, Resolution), Diagnostic> {
-    let request = LoadRequest {
-        source: source.to_string(),
-        loaded,
-        context: packages::load_context(repositories),
-        overrides,
-        cluster: cluster.as_ref().map(|c| c.version.clone()),
-        planned,
+/// The diagnostic for a failed [`engine::load_operator_tree`]: on `package`, with what
+/// to do in Terraform.
+fn tree_error(session: &Session, e: TreeLoadError) -> Diagnostic {
+    use super::diag::{AGAIN, package_advice, with_advice};
+    let advice = match &e {
+        TreeLoadError::Read(error) => return session.engine_error(e.summary(), error),
+        TreeLoadError::Load { error, .. } => match error.as_ref() {
+            LoadError::Package(p) if p.is_unreachable() => Some(format!(
+                "Make the repository reachable (the `url` of its `repository` block in the provider configuration), {AGAIN}"
+            )),
+            LoadError::Resolve(r) => Some(format!("{}, {AGAIN}", r.advice())),
+            LoadError::Package(_) => Some(package_advice()),
+            LoadError::Kubernetes { .. } | LoadError::Planned(_) => None,
+        },
+        _ => Some(package_advice()),
     };
-    // Boxed: the error is large, and only built on the failure path.
-    let work = tokio::task::spawn_blocking(move || {
-        kudo_resolve::load_and_resolve(request).map_err(Box::new)
-    });
-    match work.await {
-        Ok(Ok(found)) => Ok(found),
-        Ok(Err(e)) => Err(load_error(source, cluster.map_or("", |c| c.url), *e)),
-        Err(e) => Err(package_error(source, e)),
-    }
+    let detail = match advice {
+        Some(advice) => with_advice(&e, &advice),
+        None => e.to_string(),
+    };
+    Diagnostic::error(e.summary(), detail).with_attribute(AttributePath::attribute("package"))
 }
 
-/// The diagnostic for a failed [`kudo_resolve::load_and_resolve`] of `source` (`url`:
-/// the cluster's, for a Kubernetes version refusal).
-fn load_error(source: &str, url: &str, e: LoadError) -> Diagnostic {
-    let at_package = |summary: &str, detail: String| {
-        Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("package"))
-    };
-    let (name, operator_version, requirement) = match e {
-        LoadError::Package(e) if e.is_unreachable() => {
-            return at_package(
-                "Cannot reach the package repository",
-                super::diag::with_advice(
-                    format!("Package {source:?}: {e}"),
-                    &format!(
-                        "Make the repository reachable (the `url` of its `repository` block in the provider configuration), {}",
-                        super::diag::AGAIN
-                    ),
-                ),
-            );
-        }
-        LoadError::Package(e) => return package_error(source, e),
-        LoadError::Planned(e) => return at_package(e.summary(), e.to_string()),
-        LoadError::Resolve(e) => {
-            return at_package(
-                "Cannot resolve the operator's dependencies",
-                super::diag::with_advice(&e, &format!("{}, {}", e.advice(), super::diag::AGAIN)),
-            );
-        }
-        LoadError::Kubernetes {
-            name,
-            operator_version,
-            requirement,
-        } => (name, operator_version, *requirement),
-    };
-    match requirement {
-        KubernetesRequirement::TooOld {
-            minimum,
-            declared,
-            cluster,
-        } => at_package(
-            "The operator package needs a newer Kubernetes version",
-            format!(
-                "Package {source:?} ({name} {operator_version}) declares kubernetesVersion {declared} in operator.yaml: it needs Kubernetes {minimum} or newer, but the cluster at {url} runs {cluster}. Use a version of the package written for this cluster, or upgrade the cluster.",
-            ),
-        ),
-        KubernetesRequirement::Unreadable(e) => at_package(
-            "Cannot read the Kubernetes version the package needs",
-            format!(
-                "Package {source:?} ({name} {operator_version}): operator.yaml kubernetesVersion: {e}"
-            ),
-        ),
-    }
-}
-
-/// The cluster a resolution is for, when one is reachable.
-pub struct Cluster<'a> {
+/// The Kubernetes version a resolution is for, when the cluster reports one.
+pub struct Cluster {
     pub version: ClusterVersion,
-    /// The API server URL, for messages.
-    pub url: &'a str,
 }
 
-/// The version of `cluster` ([`kudo_engine::cluster::Cluster::kubernetes_version`]),
-/// with its URL for messages.
-pub fn cluster_of(cluster: &kudo_engine::cluster::Cluster) -> Option<Cluster<'_>> {
-    cluster.kubernetes_version().map(|version| Cluster {
-        version,
-        url: cluster.url(),
-    })
+/// The version of `cluster` ([`kudo_engine::cluster::Cluster::kubernetes_version`]).
+pub fn cluster_of(cluster: &kudo_engine::cluster::Cluster) -> Option<Cluster> {
+    cluster
+        .kubernetes_version()
+        .map(|version| Cluster { version })
 }
 
 tfplugin::model! {

@@ -25,7 +25,9 @@ pub use releases::{
     removed_without_successor,
 };
 pub use removed_fields::strip_removed_fields;
-pub use translate::{Mapping, TranslateError, Translation, Translator};
+pub use translate::{
+    Mapping, MappingField, MappingProblem, TranslateError, Translation, Translator,
+};
 
 /// `group/version` split; the core group is empty (`v1` -> `("", "v1")`).
 pub fn split_api_version(api_version: &str) -> (&str, &str) {

@@ -19,10 +19,101 @@ pub struct Mapping {
     pub to_api_version: String,
 }
 
+/// A field of a [`Mapping`] as written (the provider's `api_version_mapping` block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MappingField {
+    From,
+    Kind,
+    To,
+}
+
+impl MappingField {
+    /// The field's name in the block.
+    pub fn name(self) -> &'static str {
+        match self {
+            MappingField::From => "from",
+            MappingField::Kind => "kind",
+            MappingField::To => "to",
+        }
+    }
+}
+
+impl std::fmt::Display for MappingField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a written mapping cannot be used. `Display` names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MappingProblem {
+    /// `from` and `to` say what is swapped for what.
+    #[error("`{field}` is required.")]
+    Missing { field: MappingField },
+    /// Third-party kinds are never in the core group, so both API versions name one.
+    #[error(
+        "`{field}` is {text:?}; write an API version as `group/version` (for example `example.com/v1`)."
+    )]
+    NotGroupVersion { field: MappingField, text: String },
+}
+
+impl MappingProblem {
+    /// The field at fault.
+    pub fn field(&self) -> MappingField {
+        match self {
+            MappingProblem::Missing { field } | MappingProblem::NotGroupVersion { field, .. } => {
+                *field
+            }
+        }
+    }
+}
+
 impl Mapping {
+    /// A mapping from its fields as written (`None` or blank: unset; surrounding
+    /// spaces do not count), or every problem found, in field order.
+    pub fn parse(
+        from: Option<&str>,
+        kind: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<Mapping, Vec<MappingProblem>> {
+        let mut problems = Vec::new();
+        let mut api_version = |field, text: Option<&str>| {
+            let text = text.map(str::trim).filter(|s| !s.is_empty());
+            match text {
+                None => problems.push(MappingProblem::Missing { field }),
+                Some(t) if !is_group_version(t) => problems.push(MappingProblem::NotGroupVersion {
+                    field,
+                    text: t.to_string(),
+                }),
+                Some(t) => return Some(t.to_string()),
+            }
+            None
+        };
+        let from = api_version(MappingField::From, from);
+        let to = api_version(MappingField::To, to);
+        match (from, to) {
+            (Some(from_api_version), Some(to_api_version)) => Ok(Mapping {
+                from_api_version,
+                kind: kind
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+                to_api_version,
+            }),
+            _ => Err(problems),
+        }
+    }
+
     fn matches(&self, api_version: &str, kind: &str) -> bool {
         self.from_api_version == api_version && self.kind.as_deref().is_none_or(|k| k == kind)
     }
+}
+
+/// `group/version` with both parts present and no spaces.
+fn is_group_version(s: &str) -> bool {
+    s.split_once('/').is_some_and(|(g, v)| {
+        !g.is_empty() && !v.is_empty() && !v.contains('/') && !s.contains(char::is_whitespace)
+    })
 }
 
 /// Translation settings: on by default, plus user mappings.
@@ -456,5 +547,60 @@ mod tests {
             t.translate(&ing, new),
             Err(TranslateError::Convert(_))
         ));
+    }
+
+    #[test]
+    fn a_mapping_is_parsed_from_its_fields_as_written() {
+        assert_eq!(
+            Mapping::parse(
+                Some(" example.com/v1beta1 "),
+                Some(" "),
+                Some("example.com/v1")
+            ),
+            Ok(Mapping {
+                from_api_version: "example.com/v1beta1".into(),
+                kind: None,
+                to_api_version: "example.com/v1".into(),
+            })
+        );
+        assert_eq!(
+            Mapping::parse(
+                Some("example.com/v1beta1"),
+                Some("Widget"),
+                Some("example.com/v1")
+            )
+            .map(|m| m.kind),
+            Ok(Some("Widget".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_mapping_names_each_field_at_fault() {
+        let problems = Mapping::parse(Some("  "), None, Some("example.com/ v1"))
+            .expect_err("blank from, spaced to");
+        assert_eq!(
+            problems,
+            [
+                MappingProblem::Missing {
+                    field: MappingField::From
+                },
+                MappingProblem::NotGroupVersion {
+                    field: MappingField::To,
+                    text: "example.com/ v1".into()
+                }
+            ]
+        );
+        assert_eq!(problems[0].to_string(), "`from` is required.");
+        assert_eq!(
+            problems[1].to_string(),
+            "`to` is \"example.com/ v1\"; write an API version as `group/version` (for example `example.com/v1`)."
+        );
+        for bad in ["v1beta1", "a/b/c", "/v1", "example.com/"] {
+            let problems = Mapping::parse(Some(bad), None, Some("example.com/v1")).expect_err(bad);
+            assert_eq!(problems.len(), 1, "{bad}");
+            assert_eq!(problems[0].field(), MappingField::From, "{bad}");
+        }
+        let missing = Mapping::parse(Some("example.com/v1beta1"), None, None).expect_err("no to");
+        assert_eq!(missing[0].field().name(), "to");
     }
 }

@@ -27,9 +27,9 @@ pub use model::*;
 pub use params::{check_default, check_value, parse_bool};
 pub use repo::{Index, IndexEntry, index_dir, parse_index, sort_entries, write_index};
 pub use source::{
-    LoadContext, Repository, Resolved, SUPPORTED_LOCATIONS, fetch_index, load, load_dependency,
-    load_entry, load_unverified, parse_reference, repository_index, repository_url_problem,
-    resolve,
+    LoadContext, Repository, RepositoryProblem, Resolved, SUPPORTED_LOCATIONS, fetch_index, load,
+    load_dependency, load_entry, load_unverified, parse_reference, repository_index,
+    repository_problems, repository_url_problem, resolve,
 };
 pub use tgz::{create_tgz, package_from_tgz, read_tgz, sha256_hex, tgz_file_name};
 pub use verify::{Finding, Severity, verify, verify_extended, warnings};

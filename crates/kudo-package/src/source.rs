@@ -154,6 +154,73 @@ pub fn repository_url_problem(url: &str) -> Option<String> {
     }
 }
 
+/// Why a list of repositories cannot be searched as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RepositoryProblem {
+    /// A `name@version` reference could not say which of the two it means.
+    #[error("two repositories are named {name:?}")]
+    DuplicateName {
+        /// The second repository's position in the list.
+        index: usize,
+        name: String,
+    },
+    /// See [`repository_url_problem`].
+    #[error("Repository {name:?}: {problem}.")]
+    UnsupportedUrl {
+        index: usize,
+        name: String,
+        problem: String,
+    },
+}
+
+impl RepositoryProblem {
+    /// A short title for the problem.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            RepositoryProblem::DuplicateName { .. } => "Duplicate repository name",
+            RepositoryProblem::UnsupportedUrl { .. } => "Unsupported repository URL",
+        }
+    }
+
+    /// The position in the list of the repository at fault.
+    pub fn index(&self) -> usize {
+        match self {
+            RepositoryProblem::DuplicateName { index, .. }
+            | RepositoryProblem::UnsupportedUrl { index, .. } => *index,
+        }
+    }
+
+    /// The repository's field at fault: `name` or `url`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            RepositoryProblem::DuplicateName { .. } => "name",
+            RepositoryProblem::UnsupportedUrl { .. } => "url",
+        }
+    }
+}
+
+/// Everything that keeps `repositories` from being searched as written, repository
+/// by repository (checked before anything is read).
+pub fn repository_problems(repositories: &[Repository]) -> Vec<RepositoryProblem> {
+    let mut problems = Vec::new();
+    for (index, repo) in repositories.iter().enumerate() {
+        if repositories[..index].iter().any(|r| r.name == repo.name) {
+            problems.push(RepositoryProblem::DuplicateName {
+                index,
+                name: repo.name.clone(),
+            });
+        }
+        if let Some(problem) = repository_url_problem(&repo.url) {
+            problems.push(RepositoryProblem::UnsupportedUrl {
+                index,
+                name: repo.name.clone(),
+                problem,
+            });
+        }
+    }
+    problems
+}
+
 fn looks_like_path(s: &str) -> bool {
     s.contains('/')
         || s.contains('\\')

@@ -477,3 +477,44 @@ fn unsupported_url_schemes_are_named_with_the_supported_ones() {
         assert!(kudo_package::repository_url_problem(bad).is_some(), "{bad}");
     }
 }
+
+#[test]
+fn repositories_with_one_name_or_an_unsupported_url_are_problems() {
+    let repo = |name: &str, url: &str| kudo_package::Repository {
+        name: name.into(),
+        url: url.into(),
+        priority: 0,
+    };
+    use kudo_package::RepositoryProblem;
+    let problems = kudo_package::repository_problems(&[
+        repo("a", "http://x/"),
+        repo("b", "ftp://example.com/kudo"),
+        repo("a", "http://y/"),
+    ]);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(matches!(
+        &problems[0],
+        RepositoryProblem::UnsupportedUrl { index: 1, name, .. } if name == "b"
+    ));
+    assert_eq!(problems[0].summary(), "Unsupported repository URL");
+    assert_eq!(problems[0].field(), "url");
+    assert!(
+        problems[0]
+            .to_string()
+            .starts_with("Repository \"b\": \"ftp://example.com/kudo\" uses the ftp:// scheme"),
+        "{}",
+        problems[0]
+    );
+    assert_eq!(
+        problems[1],
+        RepositoryProblem::DuplicateName {
+            index: 2,
+            name: "a".into()
+        }
+    );
+    assert_eq!(problems[1].summary(), "Duplicate repository name");
+    assert_eq!((problems[1].index(), problems[1].field()), (2, "name"));
+    assert!(
+        kudo_package::repository_problems(&[repo("a", "http://x/"), repo("b", "/srv")]).is_empty()
+    );
+}

@@ -87,3 +87,13 @@ pub fn needs_cluster_version(root: &Package, resolution: &crate::Resolution) -> 
         .filter(|p| p.operator_version_name() != root_ov)
         .any(|p| !runs_on(p, kube_api_versions::OLDEST).unwrap_or(false))
 }
+
+impl crate::Resolution {
+    /// This tree when it is the one an install will use: resolved for the cluster
+    /// (`for_cluster`), or one the cluster's version could not change
+    /// ([`needs_cluster_version`]). `None`: only the cluster can tell, so a plan made
+    /// without it leaves the tree unknown and the apply resolves it again.
+    pub fn known(&self, root: &Package, for_cluster: bool) -> Option<&crate::Resolution> {
+        (for_cluster || !needs_cluster_version(root, self)).then_some(self)
+    }
+}

@@ -53,6 +53,52 @@ pub enum LoadError {
     Planned(#[from] PlannedError),
 }
 
+impl LoadError {
+    /// A short title for the error.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            LoadError::Package(e) if e.is_unreachable() => "Cannot reach the package repository",
+            LoadError::Package(_) => "Cannot load the operator package",
+            LoadError::Kubernetes { requirement, .. } => match requirement.as_ref() {
+                KubernetesRequirement::TooOld { .. } => {
+                    "The operator package needs a newer Kubernetes version"
+                }
+                KubernetesRequirement::Unreadable(_) => {
+                    "Cannot read the Kubernetes version the package needs"
+                }
+            },
+            LoadError::Resolve(_) => "Cannot resolve the operator's dependencies",
+            LoadError::Planned(e) => e.summary(),
+        }
+    }
+
+    /// The whole explanation, for the package its request named `source` (as the user
+    /// wrote it) and the cluster at `cluster_url` (named when the cluster is too old).
+    pub fn describe(&self, source: &str, cluster_url: &str) -> String {
+        match self {
+            LoadError::Package(e) => format!("Package {source:?}: {e}"),
+            LoadError::Kubernetes {
+                name,
+                operator_version,
+                requirement,
+            } => match requirement.as_ref() {
+                KubernetesRequirement::TooOld {
+                    minimum,
+                    declared,
+                    cluster,
+                } => format!(
+                    "Package {source:?} ({name} {operator_version}) declares kubernetesVersion {declared} in operator.yaml: it needs Kubernetes {minimum} or newer, but the cluster at {cluster_url} runs {cluster}. Use a version of the package written for this cluster, or upgrade the cluster.",
+                ),
+                KubernetesRequirement::Unreadable(_) => {
+                    format!("Package {source:?} ({name} {operator_version}): {requirement}")
+                }
+            },
+            LoadError::Resolve(e) => e.to_string(),
+            LoadError::Planned(e) => e.to_string(),
+        }
+    }
+}
+
 /// Loads the package `req` names (blocking: reads files and may download), checks it
 /// against the cluster, and resolves its dependencies with the root instance named
 /// after the operator; with [`LoadRequest::planned`], the planned packages instead.

@@ -638,6 +638,13 @@ fn offline_trees_are_cluster_dependent_only_when_a_dependency_needs_a_newer_kube
         "an older cluster may skip this version"
     );
     assert!(set("gg", "not a version"));
+    // Such a tree is known only when resolved for the cluster.
+    assert!(resolution.known(&root, false).is_none());
+    assert!(resolution.known(&root, true).is_some());
+    for pkg in resolution.packages.values_mut() {
+        pkg.operator.kubernetes_version = String::new();
+    }
+    assert!(resolution.known(&root, false).is_some());
 }
 
 #[test]
@@ -660,4 +667,59 @@ fn the_root_package_is_checked_against_the_clusters_kubernetes_version() {
         check_cluster(&root, &cluster),
         Err(KubernetesRequirement::Unreadable(_))
     ));
+}
+
+#[test]
+fn a_failed_load_has_a_summary_and_names_the_source() {
+    use kudo_resolve::{ClusterVersion, LoadRequest, load_and_resolve};
+    let mut root = load(&deps("kep29/aa"));
+    root.operator.kubernetes_version = "1.25.0".into();
+    let request = |root: Package| LoadRequest {
+        source: "./aa".into(),
+        loaded: Some(root),
+        context: Default::default(),
+        overrides: BTreeMap::new(),
+        cluster: Some(ClusterVersion::parse("v1.24.17").expect("a release")),
+        planned: None,
+    };
+    let err = load_and_resolve(request(root.clone())).expect_err("too old");
+    assert_eq!(
+        err.summary(),
+        "The operator package needs a newer Kubernetes version"
+    );
+    assert_eq!(
+        err.describe("./aa", "https://k8s:6443"),
+        format!(
+            "Package \"./aa\" (aa {}) declares kubernetesVersion 1.25.0 in operator.yaml: it needs Kubernetes 1.25 or newer, but the cluster at https://k8s:6443 runs v1.24.17. Use a version of the package written for this cluster, or upgrade the cluster.",
+            root.operator.operator_version
+        )
+    );
+    root.operator.kubernetes_version = "soon".into();
+    let err = load_and_resolve(request(root)).expect_err("unreadable");
+    assert_eq!(
+        err.summary(),
+        "Cannot read the Kubernetes version the package needs"
+    );
+    assert!(
+        err.describe("./aa", "")
+            .contains("(aa 0.1.0): operator.yaml kubernetesVersion: "),
+        "{}",
+        err.describe("./aa", "")
+    );
+    let missing = LoadRequest {
+        source: "/nowhere/at/all".into(),
+        loaded: None,
+        context: Default::default(),
+        overrides: BTreeMap::new(),
+        cluster: None,
+        planned: None,
+    };
+    let err = load_and_resolve(missing).expect_err("no such folder");
+    assert_eq!(err.summary(), "Cannot load the operator package");
+    assert!(
+        err.describe("/nowhere/at/all", "")
+            .starts_with("Package \"/nowhere/at/all\": "),
+        "{}",
+        err.describe("/nowhere/at/all", "")
+    );
 }

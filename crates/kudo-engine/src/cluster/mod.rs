@@ -15,6 +15,7 @@ mod listing;
 mod object_ref;
 mod pod_log;
 mod retry;
+mod setting_problem;
 mod settings;
 mod watch;
 
@@ -37,6 +38,9 @@ pub use failure::Failure;
 pub use forbidden::Forbidden;
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
 pub use object_ref::ObjectRef;
+pub use setting_problem::{
+    MAX_IN_FLIGHT_LIMIT, SettingPath, SettingProblem, max_requests_in_flight, request_timeout,
+};
 pub use settings::{
     ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT, EXEC_API_VERSIONS, ExecSettings,
 };

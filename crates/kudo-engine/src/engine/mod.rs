@@ -33,6 +33,7 @@ mod sensitive;
 mod sharing;
 mod status;
 mod tree;
+mod tree_load;
 mod uninstall;
 mod volumes;
 mod wait;
@@ -95,6 +96,7 @@ pub use tree::{
     DependencyAction, DependencyDecision, DependencyPlan, DependencyRecord, DependencyRecords,
     TreeDecisions, TreePlan, TreePrior, TreeRequest, decide as decide_tree, plan_tree,
 };
+pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{
     ClaimSource, InstanceVolumes, SettleError, claim_sources, claims, delete_claims,

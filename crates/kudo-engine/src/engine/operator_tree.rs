@@ -134,6 +134,35 @@ pub struct NotRemoved {
     pub error: EngineError,
 }
 
+impl NotRemoved {
+    /// The title of a warning about a version a failed create left behind.
+    pub fn left_behind_summary(&self) -> String {
+        let (namespace, name) = (&self.namespace, &self.version.operator_version_name);
+        format!("OperatorVersion {namespace}/{name} left behind")
+    }
+
+    /// Why a failed create left the version behind, and how to delete it.
+    pub fn left_behind_detail(&self) -> String {
+        let (namespace, name) = (&self.namespace, &self.version.operator_version_name);
+        format!(
+            "The failed create could not remove what it wrote: {}. Delete it with kubectl delete operatorversion -n {namespace} {name}.",
+            self.error
+        )
+    }
+
+    /// The title of a warning about a version an install no longer uses
+    /// ([`Installed::stale_left`]).
+    pub const STALE_SUMMARY: &'static str = "Previous OperatorVersion not removed";
+
+    /// Why the unused version is still there, and what to do about it.
+    pub fn stale_detail(&self) -> String {
+        format!(
+            "{}: {}\n\nNothing uses it any more; delete it with kubectl if it stays.",
+            self.version.operator_version_name, self.error
+        )
+    }
+}
+
 /// A completed [`install_tree`].
 #[derive(Debug, Clone, Default)]
 pub struct Installed {
@@ -158,6 +187,20 @@ pub enum InstallFailure {
         error: Box<EngineError>,
         left_behind: Vec<NotRemoved>,
     },
+}
+
+impl InstallFailure {
+    /// A short title: what could not be installed (`root_operator`: the name of the
+    /// tree's root, named when one of its dependencies failed).
+    pub fn summary(&self, root_operator: &str) -> String {
+        match self {
+            InstallFailure::Crds(_) => "Cannot install the KUDO CRDs".to_string(),
+            InstallFailure::Package { root: true, .. } => "Cannot install the operator".to_string(),
+            InstallFailure::Package { operator, .. } => {
+                format!("Cannot install dependency {operator} of operator {root_operator}")
+            }
+        }
+    }
 }
 
 /// What [`install_tree`] would meet installing `root`, asked without writing anything,
@@ -421,5 +464,46 @@ mod tests {
             ..previous
         };
         assert!(same.stale_after(&root, &resolution).is_empty());
+    }
+
+    #[test]
+    fn failures_and_versions_left_say_what_and_how_to_clean_up() {
+        let left = NotRemoved {
+            version: InstalledVersion {
+                operator: "bb".into(),
+                operator_version_name: "bb-0.1.0".into(),
+            },
+            namespace: "ns".into(),
+            error: EngineError::transient("forbidden"),
+        };
+        assert_eq!(
+            left.left_behind_summary(),
+            "OperatorVersion ns/bb-0.1.0 left behind"
+        );
+        assert_eq!(
+            left.left_behind_detail(),
+            format!(
+                "The failed create could not remove what it wrote: {}. Delete it with kubectl delete operatorversion -n ns bb-0.1.0.",
+                left.error
+            )
+        );
+        assert_eq!(
+            left.stale_detail(),
+            format!(
+                "bb-0.1.0: {}\n\nNothing uses it any more; delete it with kubectl if it stays.",
+                left.error
+            )
+        );
+        let failure = |root| InstallFailure::Package {
+            operator: "bb".into(),
+            root,
+            error: Box::new(EngineError::transient("refused")),
+            left_behind: Vec::new(),
+        };
+        assert_eq!(failure(true).summary("aa"), "Cannot install the operator");
+        assert_eq!(
+            failure(false).summary("aa"),
+            "Cannot install dependency bb of operator aa"
+        );
     }
 }
