@@ -6,22 +6,14 @@ use tfplugin::{Attr, AttributePath, Diagnostic, FromValue, Value};
 
 use kube_api_versions::{Mapping, MappingField, Translator};
 use kudo_engine::cluster::{self, ConnectionSettings, ExecSettings, SettingPath, SettingProblem};
-use kudo_package::RepositoryProblem;
+use kudo_package::{Repository, RepositoryProblem};
 
 use super::drift::{DriftSettings, IgnoreBlock};
-
-/// A `repository` block.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RepositoryConfig {
-    pub name: String,
-    pub url: String,
-    pub priority: i64,
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct ProviderConfig {
     pub connection: ConnectionSettings,
-    pub repositories: Vec<RepositoryConfig>,
+    pub repositories: Vec<Repository>,
     /// `translate_api_versions` and the `api_version_mapping` blocks.
     pub translator: Translator,
     /// `allow_insecure_webhooks` (default false): Webhook tasks may call http:// URLs
@@ -267,7 +259,7 @@ fn setting_error(problem: &SettingProblem) -> Diagnostic {
 }
 
 /// The `repository` blocks, which must be known while planning (packages are loaded).
-fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<RepositoryConfig> {
+fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<Repository> {
     let mut repositories = Vec::new();
     // The block of each repository, for the problems' paths.
     let mut blocks = Vec::new();
@@ -290,13 +282,14 @@ fn parse_repositories(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Vec<
             continue;
         }
         blocks.push(i);
-        repositories.push(RepositoryConfig {
+        let priority = block.priority.as_i64().unwrap_or(0);
+        repositories.push(Repository {
             name: block.name.as_deref().unwrap_or_default().to_string(),
             url: block.url.as_deref().unwrap_or_default().to_string(),
-            priority: block.priority.as_i64().unwrap_or(0),
+            priority: i32::try_from(priority).unwrap_or(i32::MAX),
         });
     }
-    let problems = kudo_package::repository_problems(&super::packages::repositories(&repositories));
+    let problems = kudo_package::repository_problems(&repositories);
     for problem in problems {
         let detail = match &problem {
             RepositoryProblem::DuplicateName { name, .. } => {

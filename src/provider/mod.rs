@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
 
-pub use config::{ProviderConfig, RepositoryConfig};
+pub use config::ProviderConfig;
 
 /// What `ConfigureProvider` established for this process.
 struct Session {

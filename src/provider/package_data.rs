@@ -48,7 +48,7 @@ impl DataSource<Call> for PackageData {
     }
 
     async fn read(&self, call: &Call, config: Value) -> (Value, Vec<Diagnostic>) {
-        let repositories = super::packages::repositories(&call.session.config.repositories);
+        let repositories = call.session.config.repositories.clone();
         // Loading may download; keep it off the async workers.
         let fallback = config.clone();
         tokio::task::spawn_blocking(move || read(&config, &repositories))

@@ -8,8 +8,6 @@ use std::path::PathBuf;
 use kudo_package::{LoadContext, Package, Repository};
 use kudo_resolve::{ClusterVersion, PlanCache, Resolution, ResolveError};
 
-use super::config::RepositoryConfig;
-
 /// Terraform's data directory for this configuration (`.terraform` unless `TF_DATA_DIR`).
 fn data_dir() -> PathBuf {
     std::env::var_os("TF_DATA_DIR")
@@ -22,23 +20,11 @@ pub fn plan_cache() -> PlanCache {
     PlanCache::new(data_dir().join("kudo").join("operators"))
 }
 
-/// The provider's `repository` blocks as the package loader takes them.
-pub fn repositories(configured: &[RepositoryConfig]) -> Vec<Repository> {
-    configured
-        .iter()
-        .map(|r| Repository {
-            name: r.name.clone(),
-            url: r.url.clone(),
-            priority: i32::try_from(r.priority).unwrap_or(i32::MAX),
-        })
-        .collect()
-}
-
 /// Where packages are read from: the repositories, with downloads kept by digest under
 /// the data directory so that plan and apply read the same bytes.
-pub fn load_context(configured: &[RepositoryConfig]) -> LoadContext {
+pub fn load_context(repositories: &[Repository]) -> LoadContext {
     LoadContext {
-        repositories: repositories(configured),
+        repositories: repositories.to_vec(),
         cache_dir: Some(data_dir().join("kudo").join("downloads")),
         base_dir: None,
     }
@@ -48,7 +34,7 @@ pub fn load_context(configured: &[RepositoryConfig]) -> LoadContext {
 /// chosen per package, from the provider's repositories and folders next to the package.
 pub fn resolve(
     pkg: &Package,
-    repositories: &[RepositoryConfig],
+    repositories: &[Repository],
     overrides: BTreeMap<String, String>,
     cluster: Option<ClusterVersion>,
 ) -> Result<Resolution, ResolveError> {
