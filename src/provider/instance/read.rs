@@ -74,7 +74,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     }
     // Only failure messages can quote a sensitive value.
     let secret = match &found.plan_status {
-        Some(t) if super::plan_status::has_messages(t) && found.sensitive.is_empty() => {
+        Some(t) if t.has_messages() && found.sensitive.is_empty() => {
             engine::read_sensitive(&cluster, &namespace, &name)
                 .await
                 .unwrap_or_default()
