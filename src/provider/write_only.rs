@@ -345,22 +345,6 @@ mod tests {
     }
 
     #[test]
-    fn an_old_client_is_refused_only_when_values_are_set() {
-        let with = InstanceModel {
-            parameters_wo: Value::string_map(map(&[("W", "w")])),
-            ..Default::default()
-        };
-        let old = ClientCapabilities::default();
-        let new = ClientCapabilities {
-            write_only_attributes_allowed: true,
-            ..Default::default()
-        };
-        assert_eq!(validate(&with, old).len(), 1);
-        assert!(validate(&with, new).is_empty());
-        assert!(validate(&InstanceModel::default(), old).is_empty());
-    }
-
-    #[test]
     fn diagnostics_on_write_only_keys_point_at_the_write_only_attribute() {
         let mut d = vec![
             Diagnostic::error("x", "y")
