@@ -63,6 +63,28 @@ pub struct Applied {
     pub managed: Option<Vec<(ObjectRef, Source)>>,
 }
 
+impl Applied {
+    /// The Instance's status after the run, as KUDO spells it: the plan status's own
+    /// (COMPLETE unless it says otherwise) after a run that finished; after a failure,
+    /// FATAL_ERROR when the package or the values must change, else ERROR (a run
+    /// again may get past it).
+    pub fn status(&self) -> &str {
+        run_status(&self.run)
+    }
+}
+
+fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
+    match run {
+        Ok(outcome) => outcome
+            .plan_status
+            .get("status")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(kudo_plan::RunStatus::COMPLETE),
+        Err(e) if e.fatal => super::ExecutionStatus::FatalError.as_str(),
+        Err(_) => super::ExecutionStatus::Error.as_str(),
+    }
+}
+
 /// Runs the change. Fails without writing anything when what the plan checked no longer
 /// holds (values, outputs, the dependency tree); a run that fails half-way is an
 /// [`Applied`] whose `run` says so.
@@ -234,4 +256,27 @@ async fn rendered(
     })
     .ok()?;
     current(cluster, &desired, req.plan, objects).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_after_a_run_is_the_plan_status_or_the_failures_kind() {
+        let finished = |plan_status| {
+            Ok(RunOutcome {
+                plan_status,
+                inventory: Vec::new(),
+                kept: Vec::new(),
+                dependencies: DependencyRecords::new(),
+                ran: BTreeMap::new(),
+            })
+        };
+        let status = serde_json::json!({"status": "IN_PROGRESS"});
+        assert_eq!(run_status(&finished(status)), "IN_PROGRESS");
+        assert_eq!(run_status(&finished(serde_json::json!({}))), "COMPLETE");
+        assert_eq!(run_status(&Err(EngineError::fatal("bad"))), "FATAL_ERROR");
+        assert_eq!(run_status(&Err(EngineError::new("later", false))), "ERROR");
+    }
 }
