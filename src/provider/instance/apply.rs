@@ -324,19 +324,15 @@ async fn settled(
             .unwrap_or(kudo_plan::DEFAULT_PLAN);
         let namespace = namespace_of(&state.namespace);
         let name = state.name.as_deref().unwrap_or_default();
-        let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+        let inputs = kudo_plan::Inputs {
             package: pkg,
             instance: name,
             namespace: &namespace,
             parameters: &params,
             seed,
             dependencies: None,
-        });
-        let managed = match &desired {
-            Ok(desired) => engine::current(cluster, desired, plan, &objects).await,
-            Err(_) => None,
         };
-        state.manifests = match managed {
+        state.manifests = match engine::current_of(cluster, inputs, plan, &objects).await {
             Some(managed) => manifests::value(&managed, &Value::Null, secret),
             None => Value::Null,
         };

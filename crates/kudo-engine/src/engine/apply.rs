@@ -10,7 +10,7 @@ use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
-use super::planning::{Contents, Source, current};
+use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
@@ -246,16 +246,15 @@ async fn rendered(
     all: &BTreeMap<String, String>,
     objects: &[ObjectRef],
 ) -> Option<Vec<(ObjectRef, Source)>> {
-    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+    let inputs = kudo_plan::Inputs {
         package: req.package,
         instance: req.name,
         namespace: req.namespace,
         parameters: all,
         seed: req.seed,
         dependencies: None,
-    })
-    .ok()?;
-    current(cluster, &desired, req.plan, objects).await
+    };
+    current_of(cluster, inputs, req.plan, objects).await
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ pub use operator_tree::{
 pub use ownership::{InstanceHolders, parent_instance};
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
-    label, plan_instance, qualified_label, translation_notes,
+    current_of, label, plan_instance, qualified_label, translation_notes,
 };
 pub use preview::{
     Answers, PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects,
