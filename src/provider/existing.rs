@@ -11,39 +11,12 @@ use kudo_engine::engine;
 
 use super::Session;
 
-/// Who manages an existing Instance, as far as the object tells.
+/// Who holds an existing Instance, our own field manager named for what it means here.
 fn managers(instance: &Json) -> String {
-    let parent = engine::parent_instance(instance);
-    let mut names: Vec<String> = instance
-        .pointer("/metadata/managedFields")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.get("manager").and_then(Json::as_str))
-        .map(|m| match m {
-            FIELD_MANAGER => format!("{m} (another Terraform configuration or state)"),
-            other => other.to_string(),
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    let mut parts = Vec::new();
-    if let Some(p) = parent {
-        parts.push(format!("it is a dependency of instance {p}"));
-    }
-    if !names.is_empty() {
-        parts.push(format!("field managers: {}", names.join(", ")));
-    }
-    if let Some(t) = instance
-        .pointer("/metadata/creationTimestamp")
-        .and_then(Json::as_str)
-    {
-        parts.push(format!("created {t}"));
-    }
-    match parts.is_empty() {
-        true => String::new(),
-        false => format!(" ({})", parts.join("; ")),
-    }
+    engine::InstanceHolders::of(instance).describe(|m| match m {
+        FIELD_MANAGER => format!("{m} (another Terraform configuration or state)"),
+        other => other.to_string(),
+    })
 }
 
 /// The error for an Instance that exists before this resource created it.

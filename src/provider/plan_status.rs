@@ -71,51 +71,6 @@ pub fn plan_steps(outlines: &[kudo_plan::PlanOutline]) -> Value {
     }))
 }
 
-fn status_text(s: ExecutionStatus) -> Value {
-    // The spelling KUDO writes in the Instance (`IN_PROGRESS`, `FATAL_ERROR`, ...).
-    match serde_json::to_value(s) {
-        Ok(serde_json::Value::String(text)) => Value::string(text),
-        _ => Value::Null,
-    }
-}
-
-/// The tree as `kubectl kudo plan status` lays it out: the plan, then each phase and
-/// its steps indented below it, each with its status and message (failures only).
-pub fn describe(plan: &PlanStatus) -> String {
-    let line = |indent: &str, kind: &str, name: &str, status: ExecutionStatus, message: &str| {
-        let status = status_text(status);
-        let status = status.as_str().unwrap_or("UNKNOWN");
-        match message.is_empty() {
-            true => format!("{indent}{kind} {name} [{status}]"),
-            false => format!("{indent}{kind} {name} [{status}]: {message}"),
-        }
-    };
-    let mut lines = vec![line("", "Plan", &plan.name, plan.status, &plan.message)];
-    for phase in &plan.phases {
-        lines.push(line(
-            "  ",
-            "Phase",
-            &phase.name,
-            phase.status,
-            &phase.message,
-        ));
-        for step in &phase.steps {
-            lines.push(line("    ", "Step", &step.name, step.status, &step.message));
-        }
-    }
-    lines.join("\n")
-}
-
-/// Whether any level of the tree carries a message (only failures do), which may quote
-/// a sensitive value.
-pub fn has_messages(plan: &PlanStatus) -> bool {
-    !plan.message.is_empty()
-        || plan
-            .phases
-            .iter()
-            .any(|ph| !ph.message.is_empty() || ph.steps.iter().any(|st| !st.message.is_empty()))
-}
-
 /// The attribute's value for a plan's status; null when the Instance has none.
 /// Messages quote rendered text and rejected values: every `secret` value in them is
 /// redacted, as in diagnostics.
@@ -126,7 +81,7 @@ pub fn value(status: Option<&PlanStatus>, secret: &BTreeMap<String, String>) -> 
     let entry = |name: &str, status: ExecutionStatus, message: &str| {
         vec![
             ("name", Value::string(name)),
-            ("status", status_text(status)),
+            ("status", Value::string(status.as_str())),
             (
                 "message",
                 Value::string(super::sensitive::redact(message, secret)),

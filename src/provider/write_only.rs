@@ -273,21 +273,10 @@ pub async fn for_plan(
 /// Terraform cannot show that change, so the plan says it is not sent (naming the
 /// parameters, never their values).
 fn unsent_names(unsent: &Unsent) -> Diagnostic {
-    let mut what = Vec::new();
-    if !unsent.changed.is_empty() {
-        what.push(format!("changes {}", unsent.changed.join(", ")));
-    }
-    if !unsent.added.is_empty() {
-        what.push(format!("adds {}", unsent.added.join(", ")));
-    }
-    if !unsent.removed.is_empty() {
-        what.push(format!("removes {}", unsent.removed.join(", ")));
-    }
     Diagnostic::warning(
         "Write-only parameters not sent",
         format!(
-            "`{ATTR}` {} compared with what the instance has, but `{VERSION_ATTR}` did not change, so this apply keeps the instance's values. Change `{VERSION_ATTR}` to send the configured values.",
-            what.join(" and ")
+            "`{ATTR}` {unsent} compared with what the instance has, but `{VERSION_ATTR}` did not change, so this apply keeps the instance's values. Change `{VERSION_ATTR}` to send the configured values."
         ),
     )
     .with_attribute(AttributePath::attribute(VERSION_ATTR))
@@ -342,22 +331,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    #[test]
-    fn an_old_client_is_refused_only_when_values_are_set() {
-        let with = InstanceModel {
-            parameters_wo: Value::string_map(map(&[("W", "w")])),
-            ..Default::default()
-        };
-        let old = ClientCapabilities::default();
-        let new = ClientCapabilities {
-            write_only_attributes_allowed: true,
-            ..Default::default()
-        };
-        assert_eq!(validate(&with, old).len(), 1);
-        assert!(validate(&with, new).is_empty());
-        assert!(validate(&InstanceModel::default(), old).is_empty());
     }
 
     #[test]

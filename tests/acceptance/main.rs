@@ -61,6 +61,7 @@ mod semantics;
 mod sensitive;
 mod sharing;
 mod smoke;
+mod state_upgrade;
 mod tree;
 mod upgrade_safety;
 mod volumes;

@@ -1,7 +1,11 @@
 //! `parameters_wo` / `parameters_wo_version`: a write-only value (from an ephemeral
 //! variable) reaches the Secret the package renders, and nothing Terraform keeps or
-//! prints; `parameters_wo_version` is what sends a new value.
+//! prints; `parameters_wo_version` is what sends a new value. A Terraform without
+//! write-only attributes is refused them (`ValidateResourceConfig`, in-process).
 
+use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, Provider, Value};
+
+use crate::harness::rpc::{KudoProvider, block_on, on, text, value_of};
 use crate::harness::{PREAMBLE, TestContext};
 
 const SECRET: &str = "wr1te-0nly-Hunter2-value";
@@ -511,4 +515,42 @@ ephemeral "kudo_instance_parameters" "nope" {{
             && out.contains("terraform apply -target=kudo_instance"),
         "{plan}"
     );
+}
+
+/// A Terraform that cannot keep write-only values out of its state would store them:
+/// setting any is refused, on `parameters_wo`, naming what to use instead.
+#[test]
+fn a_client_without_write_only_attributes_is_refused_write_only_values() {
+    let provider = KudoProvider::new();
+    let validate = |parameters_wo: Value, write_only_attributes_allowed: bool| {
+        let config = value_of(
+            "kudo_instance",
+            [
+                ("name", Value::string("db")),
+                ("operator", Value::string("ns/db-1.0.0")),
+                ("parameters_wo", parameters_wo),
+            ],
+        );
+        let client = ClientCapabilities {
+            deferral_allowed: false,
+            write_only_attributes_allowed,
+        };
+        block_on(provider.validate_resource_config("kudo_instance", config, client))
+    };
+    let refusal = |diags: &[Diagnostic]| {
+        on(diags, &AttributePath::attribute("parameters_wo"))
+            .filter(|d| d.summary == "Write-only parameters need Terraform 1.11 or OpenTofu 1.11")
+            .map(|d| d.detail.clone())
+    };
+    let values = Value::string_map([("PASSWORD", "pw-123")]);
+    let diags = validate(values.clone(), false);
+    let detail = refusal(&diags).unwrap_or_else(|| panic!("not refused: {}", text(&diags)));
+    assert!(
+        detail.contains("`sensitive_parameters`") && !detail.contains("pw-123"),
+        "{detail}"
+    );
+    for (value, allowed) in [(values, true), (Value::Null, false)] {
+        let diags = validate(value, allowed);
+        assert!(diags.is_empty(), "{}", text(&diags));
+    }
 }

@@ -175,6 +175,18 @@ impl Parameter {
 }
 
 impl Package {
+    /// `Operator <name> <operatorVersion> declares: A, B`: the parameters a value may
+    /// name, in params.yaml's order, for a message about one that is wrong.
+    pub fn declared_parameters(&self) -> String {
+        let names: Vec<&str> = self.parameters.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "Operator {} {} declares: {}",
+            self.operator.name,
+            self.operator.operator_version,
+            names.join(", ")
+        )
+    }
+
     /// Instance values over defaults; every declared parameter with a value is returned.
     /// All problems are reported at once; each names the parameter.
     pub fn effective_params(
@@ -292,6 +304,12 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn the_declared_parameters_are_listed_in_order() {
+        let p = pkg("parameters:\n- name: Z\n- name: A\n");
+        assert_eq!(p.declared_parameters(), "Operator t 1.0.0 declares: Z, A");
     }
 
     const PARAMS: &str = "parameters:

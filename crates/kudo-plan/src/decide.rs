@@ -110,6 +110,17 @@ pub enum Concern {
     Parameters,
 }
 
+impl Concern {
+    /// What went wrong, in a few words.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            Concern::PlanTriggers => "One plan per apply",
+            Concern::ImmutableParameter => "Parameter cannot change",
+            Concern::Parameters => "Cannot choose the plan to run",
+        }
+    }
+}
+
 /// Why no plan can run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{error}")]

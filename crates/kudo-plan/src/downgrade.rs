@@ -11,6 +11,7 @@
 //! as KUDO's semver library reads `1.2`), operatorVersion first, then appVersion.
 
 use std::cmp::Ordering;
+use std::fmt;
 
 use kudo_package::Package;
 use kudo_resolve::LenientVersion;
@@ -85,6 +86,46 @@ pub enum Downgrade {
     Dependencies(Vec<(String, String, String, String)>),
 }
 
+impl Downgrade {
+    /// What moves back, in a few words.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            Downgrade::Operator { .. } => "Operator downgrade",
+            Downgrade::Dependencies(_) => "Dependency downgrade",
+        }
+    }
+}
+
+/// Why the move is refused, in KUDO's words where KUDO has them; what to change instead
+/// is the caller's to say.
+impl fmt::Display for Downgrade {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Downgrade::Operator { operator, from, to } => write!(
+                f,
+                "This change moves the instance from {operator} {} to the older {}. KUDO refuses this (\"upgraded version {} is the same or smaller as current version {} -> not upgrading\"): an operator's plans and the data its objects hold are written for moving forward, and an older version may not read what a newer one stored.",
+                from.shown(),
+                to.shown(),
+                to.operator,
+                from.operator,
+            ),
+            Downgrade::Dependencies(lower) => {
+                let lines: Vec<String> = lower
+                    .iter()
+                    .map(|(name, operator, from, to)| {
+                        format!("- {name} ({operator}): {from} -> {to}")
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "The operator's resolved dependency tree would run these dependency instances at an older version than they have now:\n{}\nDependency instances hold data too, so they only go forward.",
+                    lines.join("\n")
+                )
+            }
+        }
+    }
+}
+
 /// The downgrade when `new` is older than `old` for the instance's own operator.
 pub fn check_operator(operator: &str, old: &Version, new: &Version) -> Option<Downgrade> {
     (new.cmp(old) == Ordering::Less).then(|| Downgrade::Operator {
@@ -136,6 +177,30 @@ mod tests {
         assert!(check_operator("zk", &v("0.3.0", None), &v("0.10.0", None)).is_none());
         assert!(check_operator("zk", &v("1.0", Some("3.5")), &v("1.0.0", Some("3.4"))).is_some());
         assert!(check_operator("zk", &v("1.0", Some("3.4")), &v("1.0.0", Some("3.5"))).is_none());
+    }
+
+    #[test]
+    fn a_downgrade_says_what_moves_back_in_kudos_words() {
+        let d = check_operator("zk", &v("1.0", Some("3.5")), &v("0.9", None)).expect("older");
+        assert_eq!(d.summary(), "Operator downgrade");
+        assert_eq!(
+            d.to_string(),
+            "This change moves the instance from zk 1.0 (appVersion 3.5) to the older 0.9. KUDO refuses this (\"upgraded version 0.9 is the same or smaller as current version 1.0 -> not upgrading\"): an operator's plans and the data its objects hold are written for moving forward, and an older version may not read what a newer one stored."
+        );
+        let d = Downgrade::Dependencies(vec![
+            (
+                "zk".into(),
+                "zookeeper".into(),
+                "0.3.0".into(),
+                "0.2.0".into(),
+            ),
+            ("db".into(), "cassandra".into(), "2.0".into(), "1.9".into()),
+        ]);
+        assert_eq!(d.summary(), "Dependency downgrade");
+        assert_eq!(
+            d.to_string(),
+            "The operator's resolved dependency tree would run these dependency instances at an older version than they have now:\n- zk (zookeeper): 0.3.0 -> 0.2.0\n- db (cassandra): 2.0 -> 1.9\nDependency instances hold data too, so they only go forward."
+        );
     }
 
     #[test]

@@ -61,6 +61,26 @@ impl PlanError {
         self
     }
 
+    /// What went wrong for operator `operator`, in a few words: a switch parameter's
+    /// value (a Toggle or `enablingParameter` that is not a boolean) is the user's to
+    /// fix; everything else the walk rejects is rendering.
+    pub fn summary(&self, operator: &str) -> String {
+        match self.parameter.is_some() {
+            true => format!("Operator {operator} cannot run with these parameters"),
+            false => format!("Operator {operator} does not render"),
+        }
+    }
+
+    /// What to change, after the error's text: the parameter, or the template it names.
+    pub fn advice(&self) -> &'static str {
+        match self.parameter.is_some() {
+            true => "Set the parameter named above to true or false",
+            false => {
+                "Fix the template named above in the operator package, or the parameter value it uses"
+            }
+        }
+    }
+
     /// `plan "deploy", phase "main", step "s", task "t": message`.
     pub fn located(&self) -> String {
         let what = self.template.as_ref().map(|t| format!("template {t}"));
@@ -93,5 +113,30 @@ pub fn located_text(
         message.to_string()
     } else {
         format!("{}: {message}", place.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_value_is_the_users_to_fix_and_the_rest_the_packages() {
+        let rendering = PlanError::new("bad template").with_template("templates/a.yaml");
+        assert_eq!(rendering.summary("zk"), "Operator zk does not render");
+        assert!(
+            rendering
+                .advice()
+                .starts_with("Fix the template named above")
+        );
+        let switch = PlanError::new("not a boolean").for_parameter("ENABLED");
+        assert_eq!(
+            switch.summary("zk"),
+            "Operator zk cannot run with these parameters"
+        );
+        assert_eq!(
+            switch.advice(),
+            "Set the parameter named above to true or false"
+        );
     }
 }

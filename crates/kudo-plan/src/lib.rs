@@ -95,8 +95,8 @@ pub use location::Location;
 pub use names::{child_instance_name, child_seed, pipe_artifact_name, pipe_pod_name};
 pub use render::{RenderContext, Rendered, merge_patch, package_path};
 pub use select::{
-    ImmutableChange, changed_parameters, check_immutable, immutable_changes, select_plan,
-    unknown_plan,
+    ImmutableChange, ImmutableReplacement, changed_parameters, check_immutable, immutable_changes,
+    select_plan, unknown_plan,
 };
 pub use switch::{Switched, switch_on};
 pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};

@@ -150,6 +150,56 @@ pub fn immutable_changes(
         .collect()
 }
 
+/// The immutable parameters that change, as the replacement of the instance they call
+/// for (create it again: what KUDO's refusal asks for) shows them. A value `secret`
+/// names is never quoted.
+pub struct ImmutableReplacement<'a, S: Fn(&str) -> bool> {
+    pub changes: &'a [ImmutableChange],
+    pub secret: S,
+}
+
+impl<S: Fn(&str) -> bool> ImmutableReplacement<'_, S> {
+    /// `Immutable parameters A, B changed: instance ns/name will be replaced`.
+    pub fn summary(&self, instance: &str) -> String {
+        let names: Vec<&str> = self.changes.iter().map(|c| c.parameter.as_str()).collect();
+        format!(
+            "Immutable parameter{} {} changed: instance {instance} will be replaced",
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", ")
+        )
+    }
+
+    /// One line per change, `  A: "old" -> "new"`.
+    pub fn listed(&self) -> String {
+        let shown = |name: &str, value: &str| match (self.secret)(name) {
+            true => crate::change::REDACTED.to_string(),
+            false => format!("{value:?}"),
+        };
+        let lines: Vec<String> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let (old, new) = (shown(&c.parameter, &c.old), shown(&c.parameter, &c.new));
+                format!("  {}: {old} -> {new}", c.parameter)
+            })
+            .collect();
+        lines.join("\n")
+    }
+
+    /// The values that keep the instance: `A back to "old", B back to its previous value`.
+    pub fn revert(&self) -> String {
+        let values: Vec<String> = self
+            .changes
+            .iter()
+            .map(|c| match (self.secret)(&c.parameter) {
+                true => format!("{} back to its previous value", c.parameter),
+                false => format!("{} back to {:?}", c.parameter, c.old),
+            })
+            .collect();
+        values.join(", ")
+    }
+}
+
 /// Immutable parameters may not change after create. On an upgrade (`old_pkg` given), a
 /// parameter that is immutable in the new version but was not (or did not exist) before
 /// needs an explicit value in `new_params`.
@@ -332,5 +382,46 @@ mod tests {
         let err = check_immutable(&p, Some(&old), &vals(&[]), &vals(&[])).unwrap_err();
         assert!(err.message.contains("explicit value"), "{err}");
         assert!(check_immutable(&p, Some(&old), &vals(&[]), &vals(&[("DISK", "1Gi")])).is_ok());
+    }
+
+    #[test]
+    fn a_replacement_lists_the_changes_and_quotes_no_secret() {
+        let change = |parameter: &str, old: &str, new: &str| ImmutableChange {
+            parameter: parameter.into(),
+            old: old.into(),
+            new: new.into(),
+        };
+        let one = [change("DATABASE", "orders", "billing")];
+        let r = ImmutableReplacement {
+            changes: &one,
+            secret: |_: &str| false,
+        };
+        assert_eq!(
+            r.summary("team/app"),
+            "Immutable parameter DATABASE changed: instance team/app will be replaced"
+        );
+        assert_eq!(r.listed(), r#"  DATABASE: "orders" -> "billing""#);
+        assert_eq!(r.revert(), r#"DATABASE back to "orders""#);
+
+        let two = [
+            change("DATABASE", "orders", "main"),
+            change("PASSWORD", "old-secret", "new-secret"),
+        ];
+        let r = ImmutableReplacement {
+            changes: &two,
+            secret: |name: &str| name == "PASSWORD",
+        };
+        assert_eq!(
+            r.summary("team/app"),
+            "Immutable parameters DATABASE, PASSWORD changed: instance team/app will be replaced"
+        );
+        assert_eq!(
+            r.listed(),
+            "  DATABASE: \"orders\" -> \"main\"\n  PASSWORD: (sensitive value) -> (sensitive value)"
+        );
+        assert_eq!(
+            r.revert(),
+            r#"DATABASE back to "orders", PASSWORD back to its previous value"#
+        );
     }
 }

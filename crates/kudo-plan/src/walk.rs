@@ -126,6 +126,24 @@ pub struct PhaseOutline {
     pub steps: Vec<String>,
 }
 
+/// `Plan deploy (serial) runs these phases and steps in order:` and a line per phase,
+/// `- phase main (parallel): a, b`.
+impl std::fmt::Display for PlanOutline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Plan {} ({}) runs these phases and steps in order:",
+            self.plan,
+            self.strategy.as_str()
+        )?;
+        for p in &self.phases {
+            let steps = p.steps.join(", ");
+            write!(f, "\n- phase {} ({}): {steps}", p.name, p.strategy.as_str())?;
+        }
+        Ok(())
+    }
+}
+
 /// A KudoOperator task's dependency instance.
 #[derive(Debug, Clone)]
 pub struct ChildPlan<'p> {
@@ -602,6 +620,28 @@ mod tests {
         assert_eq!(x.first_differing_task(y), None);
         let (x, y) = plans("hang");
         assert_eq!(x.first_differing_task(y), None);
+    }
+
+    #[test]
+    fn an_outline_lists_the_phases_and_steps_in_order() {
+        let phase = |name: &str, strategy, steps: &[&str]| PhaseOutline {
+            name: name.into(),
+            strategy,
+            steps: steps.iter().map(|s| s.to_string()).collect(),
+        };
+        let outline = PlanOutline {
+            instance: "app".into(),
+            plan: "deploy".into(),
+            strategy: Strategy::Serial,
+            phases: vec![
+                phase("main", Strategy::Parallel, &["a", "b"]),
+                phase("last", Strategy::Serial, &["c"]),
+            ],
+        };
+        assert_eq!(
+            outline.to_string(),
+            "Plan deploy (serial) runs these phases and steps in order:\n- phase main (parallel): a, b\n- phase last (serial): c"
+        );
     }
 
     #[test]

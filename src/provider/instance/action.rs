@@ -137,29 +137,12 @@ fn steps(cfg: &Config, prepared: &PreparedAction) -> Option<Diagnostic> {
         parameters: &cfg.parameters,
         seed: prepared.seed.as_deref(),
     })?;
-    let phases: Vec<String> = outline
-        .phases
-        .iter()
-        .map(|p| {
-            format!(
-                "- phase {} ({}): {}",
-                p.name,
-                p.strategy.as_str(),
-                p.steps.join(", ")
-            )
-        })
-        .collect();
     Some(Diagnostic::warning(
         format!(
             "kudo_plan runs plan {} of instance {}/{}",
             cfg.plan, cfg.namespace, cfg.name
         ),
-        format!(
-            "Plan {} ({}) runs these phases and steps in order:\n{}",
-            outline.plan,
-            outline.strategy.as_str(),
-            phases.join("\n")
-        ),
+        outline.to_string(),
     ))
 }
 
@@ -241,11 +224,7 @@ pub(in crate::provider) async fn invoke(
         &e,
     );
     if let Some(tree) = status {
-        d.detail = format!(
-            "{}\n\nPlan status:\n{}",
-            d.detail,
-            super::plan_status::describe(&tree)
-        );
+        d.detail = format!("{}\n\nPlan status:\n{tree}", d.detail);
     }
     d.detail = sensitive::redact(&d.detail, &prepared.secret);
     vec![d]
@@ -282,10 +261,10 @@ fn refusal(session: &Session, cfg: &Config, e: ActionRefusal) -> Refusal {
     let on = |attr: &str| AttributePath::attribute(attr);
     let one = |d: Diagnostic| Refusal::Diagnostics(vec![d]);
     match e {
-        ActionRefusal::Missing { namespace, name } => Refusal::Missing(
+        e @ ActionRefusal::Missing { .. } => Refusal::Missing(
             Diagnostic::error(
                 "No such instance",
-                format!("There is no Instance {name} in namespace {namespace}: create it first (a kudo_instance resource), or correct `instance`."),
+                format!("{e}: create it first (a kudo_instance resource), or correct `instance`."),
             )
             .with_attribute(on("instance")),
         ),
@@ -299,37 +278,24 @@ fn refusal(session: &Session, cfg: &Config, e: ActionRefusal) -> Refusal {
                 .map(|(k, why)| parameter(cfg, &k, why))
                 .collect(),
         ),
-        ActionRefusal::NeedsSeed { plan, task } => one(
+        e @ ActionRefusal::NeedsSeed { .. } => one(
             Diagnostic::error(
                 "This plan needs the instance's random seed",
-                format!("Task {task:?} of plan {plan:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...). The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
+                format!("{e} The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
             )
             .with_attribute(on("plan")),
         ),
     }
 }
 
-/// A parameter the action may not set.
+/// A parameter the action may not set, and where to set it instead.
 fn parameter(cfg: &Config, k: &str, why: ParameterRefusal) -> Diagnostic {
-    let at = AttributePath::attribute("parameters").key(k.to_string());
-    match why {
-        ParameterRefusal::Undeclared { operator } => Diagnostic::error(
-            "Undeclared parameter",
-            format!("Operator {operator} declares no parameter {k:?} (params.yaml)."),
-        )
-        .with_attribute(at),
-        ParameterRefusal::NotAnInput { trigger } => {
-            let runs = match trigger {
-                Some(t) => format!("its trigger is plan {t:?}"),
-                None => "it has no `trigger`, so it configures the instance".to_string(),
-            };
-            Diagnostic::error(
-                "Parameter not an input of this plan",
-                format!("An action running plan {:?} may only set parameters whose trigger is that plan, and {k:?} is not one: {runs}. Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers.", cfg.plan),
-            )
-            .with_attribute(at)
-        }
+    let mut detail = why.explain(k, &cfg.plan);
+    if let ParameterRefusal::NotAnInput { .. } = why {
+        detail.push_str(" Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers.");
     }
+    Diagnostic::error(why.summary(), detail)
+        .with_attribute(AttributePath::attribute("parameters").key(k.to_string()))
 }
 
 /// `action "kudo_plan"`.

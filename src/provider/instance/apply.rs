@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, Applied, TreePrior};
 use kudo_package::Package;
-use kudo_plan::RunStatus;
 
 use crate::provider::manifests;
 use crate::provider::packages::{self, parse_operator_id};
@@ -248,6 +247,9 @@ fn record(
     let name = state.name.as_deref().unwrap_or_default().to_string();
     state.id = format!("{namespace}/{name}").into();
     state.last_plan = plan_name.into();
+    // Recorded failures included, so the next plan re-runs the plan (status is not
+    // COMPLETE) and destroy finds every object (they also carry the instance label).
+    state.status = applied.status().into();
     state.effective_parameters = Attr::Known(sensitive::strip(applied.effective, secret));
     state.operator_digest = packages::digest(pkg).into();
     if !state.preview.is_known() {
@@ -282,24 +284,12 @@ fn record(
         ..Default::default()
     };
     match applied.run {
-        Ok(outcome) => {
-            let status = outcome
-                .plan_status
-                .get("status")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or(RunStatus::COMPLETE)
-                .to_string();
-            state.status = status.into();
-            ApplyResponse {
-                new_state: state.into_value(),
-                private: private.to_bytes_always(),
-                diagnostics: super::diag::kept_warnings(&outcome.kept),
-            }
-        }
+        Ok(outcome) => ApplyResponse {
+            new_state: state.into_value(),
+            private: private.to_bytes_always(),
+            diagnostics: super::diag::kept_warnings(&outcome.kept),
+        },
         Err(e) => {
-            // Record what exists so the next plan re-runs the plan (status is not
-            // COMPLETE) and destroy finds every object (they also carry the instance label).
-            state.status = if e.fatal { "FATAL_ERROR" } else { "ERROR" }.into();
             // Failures can quote rendered text or a rejected value.
             let mut d = engine_diagnostic(
                 session,
@@ -334,19 +324,15 @@ async fn settled(
             .unwrap_or(kudo_plan::DEFAULT_PLAN);
         let namespace = namespace_of(&state.namespace);
         let name = state.name.as_deref().unwrap_or_default();
-        let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+        let inputs = kudo_plan::Inputs {
             package: pkg,
             instance: name,
             namespace: &namespace,
             parameters: &params,
             seed,
             dependencies: None,
-        });
-        let managed = match &desired {
-            Ok(desired) => engine::current(cluster, desired, plan, &objects).await,
-            Err(_) => None,
         };
-        state.manifests = match managed {
+        state.manifests = match engine::current_of(cluster, inputs, plan, &objects).await {
             Some(managed) => manifests::value(&managed, &Value::Null, secret),
             None => Value::Null,
         };

@@ -72,16 +72,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     if let Some(status) = &found.status {
         fresh.status = status.as_str().into();
     }
-    // Only failure messages can quote a sensitive value.
-    let secret = match &found.plan_status {
-        Some(t) if super::plan_status::has_messages(t) && found.sensitive.is_empty() => {
-            engine::read_sensitive(&cluster, &namespace, &name)
-                .await
-                .unwrap_or_default()
-        }
-        _ => found.sensitive.clone(),
-    };
-    fresh.plan_status = super::plan_status::value(found.plan_status.as_ref(), &secret);
+    fresh.plan_status = super::plan_status::value(found.plan_status.as_ref(), &found.sensitive);
     fresh.drifted_fields = super::drift::drifted_fields(&found.drift, &found.sensitive);
     let diagnostics = warnings(&found, settings.mode(), &name, &fresh.drifted_fields);
     if found.status == Some(RunStatus::Drifted) {

@@ -7,7 +7,7 @@ use tfplugin::{AttributePath, Diagnostic};
 
 use kudo_engine::engine::PlanRefusal;
 use kudo_package::{Package, ParamError};
-use kudo_plan::{Concern, Downgrade, ImmutableChange, Refusal};
+use kudo_plan::{Concern, Downgrade, ImmutableChange, ImmutableReplacement, Refusal};
 
 use crate::provider::diag::{AGAIN, with_advice};
 use crate::provider::{Session, sensitive};
@@ -89,12 +89,14 @@ pub(super) fn change(
         ],
         Refusal::Downgrade(d) => vec![downgrade(&d)],
         Refusal::Decide(e) => {
-            let (summary, attribute) = match e.concern {
-                Concern::PlanTriggers => ("One plan per apply", "plan_triggers"),
-                Concern::ImmutableParameter => ("Parameter cannot change", "parameters"),
-                Concern::Parameters => ("Cannot choose the plan to run", "parameters"),
+            let attribute = match e.concern {
+                Concern::PlanTriggers => "plan_triggers",
+                Concern::ImmutableParameter | Concern::Parameters => "parameters",
             };
-            vec![Diagnostic::error(summary, e.error.message).with_attribute(on(attribute))]
+            vec![
+                Diagnostic::error(e.concern.summary(), e.error.message)
+                    .with_attribute(on(attribute)),
+            ]
         }
     }
 }
@@ -120,15 +122,9 @@ pub(in crate::provider) fn parameters(
             Diagnostic::error(
                 format!("Invalid parameter {}", e.parameter),
                 format!(
-                    "{}.\nOperator {} {} declares: {}.\n\nCorrect the parameter's name or value, {AGAIN}",
+                    "{}.\n{}.\n\nCorrect the parameter's name or value, {AGAIN}",
                     sensitive::redact(&e.to_string(), secret),
-                    pkg.operator.name,
-                    pkg.operator.operator_version,
-                    pkg.parameters
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    pkg.declared_parameters(),
                 ),
             )
             .with_attribute(path)
@@ -138,21 +134,7 @@ pub(in crate::provider) fn parameters(
 
 /// The plan's error for what the walk rejects: the text the apply would fail with.
 fn walk(pkg: &Package, secret: &BTreeMap<String, String>, e: kudo_plan::PlanError) -> Diagnostic {
-    // A switch parameter (Toggle, enablingParameter) is the user's to fix; everything
-    // else the walk rejects is rendering.
-    let (summary, advice) = match e.parameter.is_some() {
-        true => (
-            format!(
-                "Operator {} cannot run with these parameters",
-                pkg.operator.name
-            ),
-            "Set the parameter named above to true or false",
-        ),
-        false => (
-            format!("Operator {} does not render", pkg.operator.name),
-            "Fix the template named above in the operator package, or the parameter value it uses",
-        ),
-    };
+    let (summary, advice) = (e.summary(&pkg.operator.name), e.advice());
     let e = kudo_engine::engine::EngineError::from(e);
     let detail = with_advice(
         sensitive::redact(&e.to_string(), secret),
@@ -161,36 +143,23 @@ fn walk(pkg: &Package, secret: &BTreeMap<String, String>, e: kudo_plan::PlanErro
     Diagnostic::error(summary, detail).with_attribute(AttributePath::attribute("parameters"))
 }
 
-/// A downgrade's refusal, in KUDO's words where KUDO had them.
+/// A downgrade's refusal, with what to change in the configuration instead.
 pub(super) fn downgrade(d: &Downgrade) -> Diagnostic {
-    match d {
-        Downgrade::Operator { operator, from, to } => Diagnostic::error(
-            "Operator downgrade",
+    let (advice, attribute) = match d {
+        Downgrade::Operator { from, .. } => (
             format!(
-                "This change moves the instance from {operator} {} to the older {}. KUDO refuses this (\"upgraded version {} is the same or smaller as current version {} -> not upgrading\"): an operator's plans and the data its objects hold are written for moving forward, and an older version may not read what a newer one stored. Point `operator` at a version at least {}, or set `allow_downgrade = true` on this kudo_instance to run the older version anyway.",
-                from.shown(),
-                to.shown(),
-                to.operator,
-                from.operator,
+                "Point `operator` at a version at least {}, or set `allow_downgrade = true` on this kudo_instance to run the older version anyway.",
                 from.shown()
             ),
-        )
-        .with_attribute(AttributePath::attribute("operator")),
-        Downgrade::Dependencies(lower) => {
-            let lines: Vec<String> = lower
-                .iter()
-                .map(|(name, operator, from, to)| format!("- {name} ({operator}): {from} -> {to}"))
-                .collect();
-            Diagnostic::error(
-                "Dependency downgrade",
-                format!(
-                    "The operator's resolved dependency tree would run these dependency instances at an older version than they have now:\n{}\nDependency instances hold data too, so they only go forward. Pin the dependency at its installed version or newer with `dependency_overrides` on the kudo_operator, or set `allow_downgrade = true` on this kudo_instance to run the older versions anyway.",
-                    lines.join("\n")
-                ),
-            )
-            .with_attribute(AttributePath::attribute("children"))
-        }
-    }
+            "operator",
+        ),
+        Downgrade::Dependencies(_) => (
+            "Pin the dependency at its installed version or newer with `dependency_overrides` on the kudo_operator, or set `allow_downgrade = true` on this kudo_instance to run the older versions anyway.".to_string(),
+            "children",
+        ),
+    };
+    Diagnostic::error(d.summary(), format!("{d} {advice}"))
+        .with_attribute(AttributePath::attribute(attribute))
 }
 
 /// The warning when a downgrade goes ahead because `allow_downgrade` is set.
@@ -240,34 +209,15 @@ pub(super) fn replacement(
         };
         AttributePath::attribute(attr).key(name)
     };
-    let shown = |name: &str, value: &str| match secret.contains_key(name) {
-        true => sensitive::REDACTED.to_string(),
-        false => format!("{value:?}"),
-    };
-    let names: Vec<&str> = changes.iter().map(|c| c.parameter.as_str()).collect();
     let instance = format!(
         "{}/{}",
         crate::provider::namespace_of(&prior.namespace),
         prior.name.as_deref().unwrap_or_default()
     );
-    let listed: Vec<String> = changes
-        .iter()
-        .map(|c| {
-            format!(
-                "  {}: {} -> {}",
-                c.parameter,
-                shown(&c.parameter, &c.old),
-                shown(&c.parameter, &c.new)
-            )
-        })
-        .collect();
-    let revert: Vec<String> = changes
-        .iter()
-        .map(|c| match secret.contains_key(&c.parameter) {
-            true => format!("{} back to its previous value", c.parameter),
-            false => format!("{} back to {:?}", c.parameter, c.old),
-        })
-        .collect();
+    let shown = ImmutableReplacement {
+        changes,
+        secret: |name: &str| secret.contains_key(name),
+    };
     // The destroy half reads `delete_volumes_on_destroy` from the prior state.
     let volumes = match prior.delete_volumes() {
         true => {
@@ -279,14 +229,10 @@ pub(super) fn replacement(
     };
     let detail = format!(
         "KUDO cannot change an immutable parameter of an existing instance:\n{}\nso this apply destroys instance {instance} and creates it again. The destroy runs the operator's `cleanup` plan (when it has one) and deletes every object the instance manages, its dependency instances included; {volumes}. Values that random template functions generate (passwords, for example) are generated anew.\n\nTo keep the instance, set {}. To have Terraform refuse to replace this instance instead, add `lifecycle {{ prevent_destroy = true }}` to the resource.",
-        listed.join("\n"),
-        revert.join(", "),
+        shown.listed(),
+        shown.revert(),
     );
-    let summary = format!(
-        "Immutable parameter{} {} changed: instance {instance} will be replaced",
-        if names.len() > 1 { "s" } else { "" },
-        names.join(", ")
-    );
+    let summary = shown.summary(&instance);
     let mut warning = Diagnostic::warning(summary, sensitive::redact(&detail, &secret));
     // Terraform quotes the configuration line a diagnostic points at, which for a
     // sensitive entry could be the secret itself: such a warning points at the resource.
@@ -294,7 +240,7 @@ pub(super) fn replacement(
         warning = warning.with_attribute(path(&first.parameter));
     }
     Some(Replacement {
-        paths: names.iter().map(|n| path(n)).collect(),
+        paths: changes.iter().map(|c| path(&c.parameter)).collect(),
         warning,
     })
 }
@@ -329,89 +275,21 @@ mod tests {
         replacement(&changes, prior, proposed)
     }
 
+    // The change list, the revert advice and the texts are checked through Terraform
+    // (tests/acceptance: semantics, sensitive, which also see the replacement's paths
+    // and a secret's warning pointing nowhere) and in kudo_plan::ImmutableReplacement.
     #[test]
-    fn an_immutable_change_replaces_and_the_warning_names_it() {
+    fn the_warning_points_at_a_public_entry_and_a_moved_value_at_its_new_map() {
         let prior = instance(&[("DATABASE", "orders")], &[]);
-        // A mutable parameter changes in place.
-        assert!(
-            replaces(
-                &prior,
-                &instance(&[("DATABASE", "orders"), ("GREETING", "hi")], &[])
-            )
-            .is_none()
-        );
-        // Unset where the default is the same value: no change either.
-        assert!(replaces(&instance(&[("DATABASE", "main")], &[]), &instance(&[], &[])).is_none());
-
         let r = replaces(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
+        assert_eq!(r.warning.severity, tfplugin::Severity::Warning);
         assert_eq!(
-            r.paths,
-            [AttributePath::attribute("parameters").key("DATABASE")]
-        );
-        let w = &r.warning;
-        assert_eq!(w.severity, tfplugin::Severity::Warning);
-        assert_eq!(
-            w.attribute,
+            r.warning.attribute,
             Some(AttributePath::attribute("parameters").key("DATABASE"))
-        );
-        assert!(
-            w.summary.contains("DATABASE") && w.summary.contains("team/app will be replaced"),
-            "{w:?}"
-        );
-        for needle in [
-            r#"DATABASE: "orders" -> "billing""#,
-            "destroys instance team/app and creates it again",
-            "`cleanup` plan",
-            "PersistentVolumeClaims of its StatefulSets are kept",
-            r#"set DATABASE back to "orders""#,
-            "prevent_destroy",
-        ] {
-            assert!(
-                w.detail.contains(needle),
-                "{needle:?} missing:\n{}",
-                w.detail
-            );
-        }
-
-        // Back to the default by removing the value: the change is in `parameters` too.
-        let r = replaces(&prior, &instance(&[], &[])).expect("replaces");
-        assert!(
-            r.warning.detail.contains(r#""orders" -> "main""#),
-            "{}",
-            r.warning.detail
-        );
-    }
-
-    #[test]
-    fn a_sensitive_immutable_value_is_never_quoted() {
-        let prior = instance(&[], &[("DATABASE", "old-secret")]);
-        let r = replaces(&prior, &instance(&[], &[("DATABASE", "new-secret")])).expect("replaces");
-        assert_eq!(
-            r.paths,
-            [AttributePath::attribute("sensitive_parameters").key("DATABASE")]
-        );
-        let w = &r.warning;
-        assert!(
-            !w.detail.contains("secret") && !w.summary.contains("secret"),
-            "{w:?}"
-        );
-        assert!(
-            w.detail
-                .contains("DATABASE: (sensitive value) -> (sensitive value)"),
-            "{}",
-            w.detail
-        );
-        assert!(
-            w.detail.contains("back to its previous value"),
-            "{}",
-            w.detail
-        );
-        assert_eq!(
-            w.attribute, None,
-            "the configuration line could hold the secret"
         );
 
         // Moved from the sensitive map to the plain one: the plain entry is what changed.
+        let prior = instance(&[], &[("DATABASE", "old-secret")]);
         let r = replaces(&prior, &instance(&[("DATABASE", "billing")], &[])).expect("replaces");
         assert_eq!(
             r.paths,

@@ -13,6 +13,8 @@
 //! `drifted_fields` entry names its `instance` (the resource's own: dependency
 //! instances were not compared before); and `preview` has a `dependencies` map (empty:
 //! the dependency instances' changes were not planned before).
+//!
+//! Tested through `UpgradeResourceState` (tests/acceptance/state_upgrade.rs).
 
 use std::collections::HashMap;
 
@@ -144,104 +146,4 @@ fn identity(entry: &Json) -> Option<ObjectRef> {
         field("namespace").filter(|ns| !ns.is_empty()),
         field("name")?,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_version_0_list_becomes_the_map_and_entries_without_identity_go() {
-        let old = json!({
-            "id": "ns/zk",
-            "objects": [
-                {"api_version": "apps/v1", "kind": "StatefulSet", "namespace": "ns", "name": "zk", "uid": "u1"},
-                {"api_version": "v1", "kind": "Namespace", "namespace": "", "name": "extra", "uid": null},
-                {"api_version": null, "kind": "Secret", "namespace": "ns", "name": "s", "uid": null},
-            ],
-        });
-        let new = upgrade_state(0, old);
-        assert_eq!(
-            new,
-            json!({
-                "id": "ns/zk",
-                "objects": {
-                    "StatefulSet.apps ns/zk": {"api_version": "apps/v1", "kind": "StatefulSet", "namespace": "ns", "name": "zk", "uid": "u1"},
-                    "Namespace extra": {"api_version": "v1", "kind": "Namespace", "namespace": "", "name": "extra", "uid": null},
-                },
-            })
-        );
-    }
-
-    #[test]
-    fn version_0_preview_lists_become_maps_of_the_objects_api_versions() {
-        let old = json!({
-            "objects": [
-                {"api_version": "apps/v1", "kind": "Deployment", "namespace": "ns", "name": "web", "uid": "u1"},
-            ],
-            "preview": {
-                "create": ["Deployment ns/web"],
-                "update": [],
-                "delete": ["ConfigMap ns/gone"],
-            },
-        });
-        let new = upgrade_state(0, old);
-        assert_eq!(
-            new["preview"],
-            json!({
-                "create": {"Deployment.apps ns/web": "apps/v1"},
-                "update": {},
-                "delete": {"ConfigMap ns/gone": ""},
-                "dependencies": {},
-            })
-        );
-        let unknown = json!({"objects": null, "preview": null});
-        assert_eq!(upgrade_state(0, unknown.clone()), unknown);
-    }
-
-    #[test]
-    fn null_objects_and_current_versions_are_left_alone() {
-        let null = json!({"id": "ns/zk", "objects": null});
-        assert_eq!(upgrade_state(0, null.clone()), null);
-        let current = json!({"objects": {"ConfigMap ns/c": {}}});
-        assert_eq!(upgrade_state(2, current.clone()), current);
-    }
-
-    #[test]
-    fn version_1_labels_become_the_objects_keys() {
-        let old = json!({
-            "name": "app",
-            "objects": {
-                "StatefulSet.apps ns/db": {"api_version": "apps/v1", "kind": "StatefulSet", "namespace": "ns", "name": "db", "uid": "u1"},
-                "ClusterRole.rbac.authorization.k8s.io r": {"api_version": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "namespace": "", "name": "r", "uid": "u2"},
-                "ConfigMap ns/c": {"api_version": "v1", "kind": "ConfigMap", "namespace": "ns", "name": "c", "uid": "u3"},
-            },
-            "preview": {
-                "create": {"ClusterRole r": "rbac.authorization.k8s.io/v1"},
-                "update": {"StatefulSet ns/db": "apps/v1", "ConfigMap ns/c": "v1"},
-                "delete": {"Deployment ns/gone": "apps/v1"},
-            },
-            "manifests": {"StatefulSet ns/db": "kind: StatefulSet\n"},
-            "drifted_fields": [{"object": "StatefulSet ns/db", "field": "spec.replicas", "applied": "1", "live": "2"}],
-        });
-        let new = upgrade_state(1, old);
-        assert_eq!(
-            new["preview"],
-            json!({
-                "create": {"ClusterRole.rbac.authorization.k8s.io r": "rbac.authorization.k8s.io/v1"},
-                "update": {"StatefulSet.apps ns/db": "apps/v1", "ConfigMap ns/c": "v1"},
-                "delete": {"Deployment.apps ns/gone": "apps/v1"},
-                "dependencies": {},
-            })
-        );
-        assert_eq!(
-            new["manifests"],
-            json!({"StatefulSet.apps ns/db": "kind: StatefulSet\n"})
-        );
-        assert_eq!(
-            new["drifted_fields"],
-            json!([{"instance": "app", "object": "StatefulSet.apps ns/db", "field": "spec.replicas", "applied": "1", "live": "2"}])
-        );
-    }
 }

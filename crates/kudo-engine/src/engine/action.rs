@@ -110,7 +110,7 @@ pub struct ActionRequest<'a> {
 /// Why the plan cannot run; each names what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum ActionRefusal {
-    #[error("there is no Instance {name} in namespace {namespace}")]
+    #[error("There is no Instance {name} in namespace {namespace}")]
     Missing { namespace: String, name: String },
     #[error(transparent)]
     Running(Box<RunningError>),
@@ -124,7 +124,9 @@ pub enum ActionRefusal {
     #[error("parameters the plan does not take")]
     Parameters(Vec<(String, ParameterRefusal)>),
     /// The plan renders differently with another seed, and the seed is not known.
-    #[error("task {task:?} of plan {plan:?} depends on the instance's render seed")]
+    #[error(
+        "Task {task:?} of plan {plan:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...)."
+    )]
     NeedsSeed { plan: String, task: String },
 }
 
@@ -135,6 +137,34 @@ pub enum ParameterRefusal {
     Undeclared { operator: String },
     /// Its trigger is another plan (`Some`), or it has none.
     NotAnInput { trigger: Option<String> },
+}
+
+impl ParameterRefusal {
+    /// What is wrong with the parameter, in a few words.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            ParameterRefusal::Undeclared { .. } => "Undeclared parameter",
+            ParameterRefusal::NotAnInput { .. } => "Parameter not an input of this plan",
+        }
+    }
+
+    /// Why a run of `plan` may not set `parameter`.
+    pub fn explain(&self, parameter: &str, plan: &str) -> String {
+        match self {
+            ParameterRefusal::Undeclared { operator } => {
+                format!("Operator {operator} declares no parameter {parameter:?} (params.yaml).")
+            }
+            ParameterRefusal::NotAnInput { trigger } => {
+                let runs = match trigger {
+                    Some(t) => format!("its trigger is plan {t:?}"),
+                    None => "it has no `trigger`, so it configures the instance".to_string(),
+                };
+                format!(
+                    "An action running plan {plan:?} may only set parameters whose trigger is that plan, and {parameter:?} is not one: {runs}."
+                )
+            }
+        }
+    }
 }
 
 /// What a run of the plan needs, read from the cluster and checked.
@@ -345,5 +375,43 @@ pub async fn run_action(
             };
             Err((e, status))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_parameter_says_why_in_kudos_terms() {
+        let undeclared = ParameterRefusal::Undeclared {
+            operator: "zk".into(),
+        };
+        assert_eq!(undeclared.summary(), "Undeclared parameter");
+        assert_eq!(
+            undeclared.explain("SIZE", "backup"),
+            r#"Operator zk declares no parameter "SIZE" (params.yaml)."#
+        );
+        let other = ParameterRefusal::NotAnInput {
+            trigger: Some("deploy".into()),
+        };
+        assert_eq!(other.summary(), "Parameter not an input of this plan");
+        assert_eq!(
+            other.explain("SIZE", "backup"),
+            r#"An action running plan "backup" may only set parameters whose trigger is that plan, and "SIZE" is not one: its trigger is plan "deploy"."#
+        );
+        let seed = ActionRefusal::NeedsSeed {
+            plan: "rotate".into(),
+            task: "key".into(),
+        };
+        assert!(
+            seed.to_string()
+                .starts_with(r#"Task "key" of plan "rotate" renders differently for each seed"#)
+        );
+        let none = ParameterRefusal::NotAnInput { trigger: None };
+        assert!(
+            none.explain("SIZE", "backup")
+                .ends_with("it has no `trigger`, so it configures the instance."),
+        );
     }
 }

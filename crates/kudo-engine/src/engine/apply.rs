@@ -10,7 +10,7 @@ use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
-use super::planning::{Contents, Source, current};
+use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
@@ -61,6 +61,28 @@ pub struct Applied {
     pub plan_status: Option<PlanStatus>,
     /// With [`Contents::Keep`]: each object's content as this apply rendered it.
     pub managed: Option<Vec<(ObjectRef, Source)>>,
+}
+
+impl Applied {
+    /// The Instance's status after the run, as KUDO spells it: the plan status's own
+    /// (COMPLETE unless it says otherwise) after a run that finished; after a failure,
+    /// FATAL_ERROR when the package or the values must change, else ERROR (a run
+    /// again may get past it).
+    pub fn status(&self) -> &str {
+        run_status(&self.run)
+    }
+}
+
+fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
+    match run {
+        Ok(outcome) => outcome
+            .plan_status
+            .get("status")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(kudo_plan::RunStatus::COMPLETE),
+        Err(e) if e.fatal => super::ExecutionStatus::FatalError.as_str(),
+        Err(_) => super::ExecutionStatus::Error.as_str(),
+    }
 }
 
 /// Runs the change. Fails without writing anything when what the plan checked no longer
@@ -224,14 +246,36 @@ async fn rendered(
     all: &BTreeMap<String, String>,
     objects: &[ObjectRef],
 ) -> Option<Vec<(ObjectRef, Source)>> {
-    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+    let inputs = kudo_plan::Inputs {
         package: req.package,
         instance: req.name,
         namespace: req.namespace,
         parameters: all,
         seed: req.seed,
         dependencies: None,
-    })
-    .ok()?;
-    current(cluster, &desired, req.plan, objects).await
+    };
+    current_of(cluster, inputs, req.plan, objects).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_after_a_run_is_the_plan_status_or_the_failures_kind() {
+        let finished = |plan_status| {
+            Ok(RunOutcome {
+                plan_status,
+                inventory: Vec::new(),
+                kept: Vec::new(),
+                dependencies: DependencyRecords::new(),
+                ran: BTreeMap::new(),
+            })
+        };
+        let status = serde_json::json!({"status": "IN_PROGRESS"});
+        assert_eq!(run_status(&finished(status)), "IN_PROGRESS");
+        assert_eq!(run_status(&finished(serde_json::json!({}))), "COMPLETE");
+        assert_eq!(run_status(&Err(EngineError::fatal("bad"))), "FATAL_ERROR");
+        assert_eq!(run_status(&Err(EngineError::new("later", false))), "ERROR");
+    }
 }

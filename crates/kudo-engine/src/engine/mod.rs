@@ -72,10 +72,10 @@ pub use operator_tree::{
     InstallFailure, InstallRequest, Installed, InstalledTree, InstalledVersion, NotRemoved,
     check_install, dependency_install_sequence, install_tree, uninstall_tree,
 };
-pub use ownership::parent_instance;
+pub use ownership::{InstanceHolders, parent_instance};
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
-    label, plan_instance, qualified_label, translation_notes,
+    current_of, label, plan_instance, qualified_label, translation_notes,
 };
 pub use preview::{
     Answers, PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects,

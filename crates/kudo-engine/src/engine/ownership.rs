@@ -58,6 +58,59 @@ pub fn parent_instance(instance: &Value) -> Option<&str> {
         .and_then(|r| r.get("name").and_then(Value::as_str))
 }
 
+/// Who holds an existing Instance, as far as the object tells: for a refusal to take
+/// over an Instance that is already there.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InstanceHolders {
+    /// The instance it is a dependency of ([`parent_instance`]).
+    pub parent: Option<String>,
+    /// Its field managers (`metadata.managedFields`), sorted, each once.
+    pub managers: Vec<String>,
+    /// `metadata.creationTimestamp`.
+    pub created: Option<String>,
+}
+
+impl InstanceHolders {
+    pub fn of(instance: &Value) -> InstanceHolders {
+        let mut managers: Vec<String> = instance
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("manager").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        managers.sort();
+        managers.dedup();
+        let created = instance.pointer("/metadata/creationTimestamp");
+        InstanceHolders {
+            parent: parent_instance(instance).map(str::to_string),
+            managers,
+            created: created.and_then(Value::as_str).map(str::to_string),
+        }
+    }
+
+    /// ` (it is a dependency of instance p; field managers: a, b; created t)`, each
+    /// field manager as `manager` names it; empty when the object tells nothing.
+    pub fn describe(&self, manager: impl Fn(&str) -> String) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.parent {
+            parts.push(format!("it is a dependency of instance {p}"));
+        }
+        if !self.managers.is_empty() {
+            let names: Vec<String> = self.managers.iter().map(|m| manager(m)).collect();
+            parts.push(format!("field managers: {}", names.join(", ")));
+        }
+        if let Some(t) = &self.created {
+            parts.push(format!("created {t}"));
+        }
+        match parts.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", parts.join("; ")),
+        }
+    }
+}
+
 /// The error for an object that belongs to `holder`.
 pub(crate) fn taken(r: &ObjectRef, holder: &str, advice: &str) -> EngineError {
     let mut e = EngineError::fatal(format!(
@@ -121,6 +174,25 @@ mod tests {
             {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "1"},
             {"apiVersion": KUDO_API_VERSION, "kind": "Instance", "name": name, "uid": "2", "controller": true}
         ]}})
+    }
+
+    #[test]
+    fn an_instances_holders_are_its_parent_field_managers_and_age() {
+        let mut instance = owned_by("kafka");
+        instance["metadata"]["managedFields"] = json!([
+            {"manager": "kubectl"}, {"manager": "kudo-manager"}, {"manager": "kubectl"}
+        ]);
+        instance["metadata"]["creationTimestamp"] = json!("2026-01-01T00:00:00Z");
+        let holders = InstanceHolders::of(&instance);
+        assert_eq!(holders.managers, ["kubectl", "kudo-manager"]);
+        assert_eq!(
+            holders.describe(|m| m.to_uppercase()),
+            " (it is a dependency of instance kafka; field managers: KUBECTL, KUDO-MANAGER; created 2026-01-01T00:00:00Z)"
+        );
+        assert_eq!(
+            InstanceHolders::of(&json!({"metadata": {}})).describe(str::to_string),
+            ""
+        );
     }
 
     #[test]

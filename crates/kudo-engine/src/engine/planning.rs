@@ -429,6 +429,17 @@ impl OldRender {
     }
 }
 
+/// [`current`] for the instance `inputs` describes; `None` when its values do not walk.
+pub async fn current_of(
+    cluster: &Cluster,
+    inputs: Inputs<'_>,
+    plan: &str,
+    objects: &[ObjectRef],
+) -> Option<Vec<(ObjectRef, Source)>> {
+    let desired = Desired::new(inputs).ok()?;
+    current(cluster, &desired, plan, objects).await
+}
+
 /// The content of each of `objects` as `desired` renders it, `plan`'s render winning
 /// (see [`renders`]); objects no plan renders get `Kept(None)`. What the managed objects
 /// hold when no plan runs, or after an apply that was planned without the cluster.

@@ -111,7 +111,8 @@ pub struct Refreshed {
     /// Objects the apply must apply again, by instance: gone, created again, or with
     /// drifted fields (empty unless the mode corrects).
     pub drifted: BTreeMap<String, Vec<ObjectRef>>,
-    /// The instance's sensitive values (to redact what is shown), when read.
+    /// The instance's sensitive values (to redact what is shown), when read: for drift
+    /// compared, and when the plan status carries a message.
     pub sensitive: BTreeMap<String, String>,
     /// Why drift could not be compared for some instance (the next refresh tries again).
     pub unchecked: Vec<String>,
@@ -226,6 +227,17 @@ pub async fn refresh(
             out.status = Some(RunStatus::Drifted);
         }
         out.drifted = drifted;
+    }
+    // Only failure messages can quote a sensitive value; they are shown redacted.
+    if out.sensitive.is_empty()
+        && out
+            .plan_status
+            .as_ref()
+            .is_some_and(PlanStatus::has_messages)
+    {
+        out.sensitive = super::read_sensitive(cluster, req.namespace, req.name)
+            .await
+            .unwrap_or_default();
     }
     Ok(Some(out))
 }

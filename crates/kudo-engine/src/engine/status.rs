@@ -18,6 +18,19 @@ pub enum ExecutionStatus {
 }
 
 impl ExecutionStatus {
+    /// The spelling KUDO writes in the Instance (`IN_PROGRESS`, `FATAL_ERROR`, ...), as
+    /// serde writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionStatus::NeverRun => "NEVER_RUN",
+            ExecutionStatus::Pending => "PENDING",
+            ExecutionStatus::InProgress => "IN_PROGRESS",
+            ExecutionStatus::Complete => "COMPLETE",
+            ExecutionStatus::Error => "ERROR",
+            ExecutionStatus::FatalError => "FATAL_ERROR",
+        }
+    }
+
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -61,7 +74,50 @@ pub struct PlanStatus {
     pub phases: Vec<PhaseStatus>,
 }
 
+/// The tree as `kubectl kudo plan status` lays it out: the plan, then each phase and
+/// its steps indented below it, each with its status and message (failures only).
+impl std::fmt::Display for PlanStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let line = |f: &mut std::fmt::Formatter<'_>,
+                    (indent, kind): (&str, &str),
+                    name: &str,
+                    status: ExecutionStatus,
+                    message: &str| {
+            let status = status.as_str();
+            match message.is_empty() {
+                true => write!(f, "{indent}{kind} {name} [{status}]"),
+                false => write!(f, "{indent}{kind} {name} [{status}]: {message}"),
+            }
+        };
+        line(f, ("", "Plan"), &self.name, self.status, &self.message)?;
+        for phase in &self.phases {
+            f.write_str("\n")?;
+            line(
+                f,
+                ("  ", "Phase"),
+                &phase.name,
+                phase.status,
+                &phase.message,
+            )?;
+            for step in &phase.steps {
+                f.write_str("\n")?;
+                line(f, ("    ", "Step"), &step.name, step.status, &step.message)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl PlanStatus {
+    /// Whether any level of the tree carries a message (only failures do), which may
+    /// quote a sensitive value.
+    pub fn has_messages(&self) -> bool {
+        !self.message.is_empty()
+            || self.phases.iter().any(|ph| {
+                !ph.message.is_empty() || ph.steps.iter().any(|st| !st.message.is_empty())
+            })
+    }
+
     /// A plan that has not run: every phase and step NEVER_RUN.
     pub fn never_run(name: &str, plan: &kudo_package::Plan) -> Self {
         PlanStatus {
@@ -219,6 +275,50 @@ mod tests {
                    "steps": [{"name": "s", "status": "NEVER_RUN"}]}]})
         );
         assert_eq!(serde_json::from_value::<PlanStatus>(v).unwrap(), s);
+    }
+
+    #[test]
+    fn statuses_are_spelled_as_serde_writes_them() {
+        use ExecutionStatus::*;
+        for s in [NeverRun, Pending, InProgress, Complete, Error, FatalError] {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_status_tree_reads_as_kubectl_kudo_plan_status_lays_it_out() {
+        let step = |name: &str, status, message: &str| StepStatus {
+            name: name.into(),
+            status,
+            message: message.into(),
+        };
+        let mut s = PlanStatus {
+            name: "deploy".into(),
+            status: ExecutionStatus::FatalError,
+            message: String::new(),
+            last_updated_timestamp: None,
+            uid: String::new(),
+            phases: vec![PhaseStatus {
+                name: "main".into(),
+                status: ExecutionStatus::FatalError,
+                message: String::new(),
+                steps: vec![
+                    step("a", ExecutionStatus::Complete, ""),
+                    step("b", ExecutionStatus::NeverRun, ""),
+                ],
+            }],
+        };
+        assert!(!s.has_messages());
+        assert_eq!(
+            s.to_string(),
+            "Plan deploy [FATAL_ERROR]\n  Phase main [FATAL_ERROR]\n    Step a [COMPLETE]\n    Step b [NEVER_RUN]"
+        );
+        s.phases[0].steps[1] = step("b", ExecutionStatus::FatalError, "boom");
+        assert!(s.has_messages());
+        assert!(
+            s.to_string().ends_with("    Step b [FATAL_ERROR]: boom"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -79,6 +79,22 @@ pub struct Unsent {
     pub removed: Vec<String>,
 }
 
+/// `changes A, B and adds C and removes D`: what differs, by name only.
+impl std::fmt::Display for Unsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what: Vec<String> = [
+            ("changes", &self.changed),
+            ("adds", &self.added),
+            ("removes", &self.removed),
+        ]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(verb, names)| format!("{verb} {}", names.join(", ")))
+        .collect();
+        f.write_str(&what.join(" and "))
+    }
+}
+
 /// The values a plan uses. `stored` is a best effort while planning: without it the plan
 /// compares as if the stored values were the configured ones (the apply reads them).
 pub fn plan_write_only(
@@ -234,6 +250,15 @@ mod tests {
                 removed: vec!["B".into()],
             })
         );
+        assert_eq!(
+            plan.unsent.as_ref().map(ToString::to_string).as_deref(),
+            Some("changes A and adds C and removes B")
+        );
+        let two = Unsent {
+            added: vec!["C".into(), "D".into()],
+            ..Unsent::default()
+        };
+        assert_eq!(two.to_string(), "adds C, D");
         // The instance keeps its values; the old state compares with them too.
         assert_eq!(plan.planned.as_ref(), Some(&stored));
         assert_eq!(plan.prior.as_ref(), Some(&stored));
