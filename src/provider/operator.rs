@@ -117,13 +117,6 @@ pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     resp
 }
 
-fn plan_failed(diagnostics: Vec<Diagnostic>) -> PlanResponse {
-    PlanResponse {
-        diagnostics,
-        ..Default::default()
-    }
-}
-
 /// The plan when the package path depends on something not known yet (or on a
 /// cluster the plan cannot reach): everything computed is unknown too.
 fn plan_unknown(req: &PlanRequest, proposed: &OperatorModel) -> PlanResponse {
@@ -133,7 +126,7 @@ fn plan_unknown(req: &PlanRequest, proposed: &OperatorModel) -> PlanResponse {
         .decode()
     {
         Ok(p) => p,
-        Err(d) => return plan_failed(vec![d]),
+        Err(d) => return PlanResponse::refused(vec![d]),
     };
     if proposed.namespace.is_null() {
         planned.namespace = DEFAULT_NAMESPACE.into();
@@ -150,7 +143,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let proposed: OperatorModel = match decode(&req.proposed_new_state) {
         Ok(Some(p)) => p,
         Ok(None) => return PlanResponse::default(),
-        Err(d) => return plan_failed(d),
+        Err(d) => return PlanResponse::refused(d),
     };
     let Attr::Known(source) = &proposed.package else {
         return plan_unknown(&req, &proposed);
@@ -166,7 +159,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // unchecked and the apply connects and checks again.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
-        Err(d) => return plan_failed(vec![d]),
+        Err(d) => return PlanResponse::refused(vec![d]),
     };
     if cluster.is_none() && engine::cluster_source(source).is_some() {
         // Read from a cluster the plan cannot reach yet (offline): known at apply.
@@ -179,7 +172,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let (pkg, resolution) =
         match load_tree(session, cluster.as_ref(), source, overrides, planned).await {
             Ok(r) => r,
-            Err(d) => return plan_failed(vec![d]),
+            Err(d) => return PlanResponse::refused(vec![d]),
         };
     let namespace = namespace_of(&proposed.namespace);
     // What the apply would meet installing (KUDO's CRDs these credentials may not
@@ -187,7 +180,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     if let Some(cluster) = &cluster
         && let Err(failure) = engine::check_install(cluster, &pkg, &namespace).await
     {
-        return plan_failed(vec![check_failure(session, failure, &pkg)]);
+        return PlanResponse::refused(vec![check_failure(session, failure, &pkg)]);
     }
     let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
@@ -238,11 +231,8 @@ pub async fn apply(
     req: ApplyRequest,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
-    let fail = |state: Value, diagnostics: Vec<Diagnostic>| ApplyResponse {
-        new_state: state,
-        diagnostics,
-        ..Default::default()
-    };
+    let fail =
+        |state: Value, diagnostics: Vec<Diagnostic>| ApplyResponse::failed(state, diagnostics);
     let (prior, planned) = match (
         decode::<OperatorModel>(&req.prior_state),
         decode::<OperatorModel>(&req.planned_state),
@@ -393,11 +383,10 @@ async fn destroy(
             diagnostics: super::diag::kept_warnings(&kept),
             ..Default::default()
         },
-        Err(e) => ApplyResponse {
-            new_state: prior_state,
-            diagnostics: vec![session.destroy_error("Cannot remove the operator", &e)],
-            ..Default::default()
-        },
+        Err(e) => ApplyResponse::failed(
+            prior_state,
+            vec![session.destroy_error("Cannot remove the operator", &e)],
+        ),
     }
 }
 

@@ -9,7 +9,7 @@ use tfplugin::{AttributePath, Diagnostic, Value};
 
 use kudo_engine::engine::{self, TreeLoadError};
 use kudo_package::Package;
-use kudo_resolve::{ClusterVersion, LoadError, PlannedTree, Resolution};
+use kudo_resolve::{LoadError, PlannedTree, Resolution};
 
 use super::{Session, packages};
 
@@ -56,18 +56,6 @@ fn tree_error(session: &Session, e: TreeLoadError) -> Diagnostic {
         None => e.to_string(),
     };
     Diagnostic::error(e.summary(), detail).with_attribute(AttributePath::attribute("package"))
-}
-
-/// The Kubernetes version a resolution is for, when the cluster reports one.
-pub struct Cluster {
-    pub version: ClusterVersion,
-}
-
-/// The version of `cluster` ([`kudo_engine::cluster::Cluster::kubernetes_version`]).
-pub fn cluster_of(cluster: &kudo_engine::cluster::Cluster) -> Option<Cluster> {
-    cluster
-        .kubernetes_version()
-        .map(|version| Cluster { version })
 }
 
 tfplugin::model! {

@@ -24,15 +24,6 @@ use super::lookup::{find_package, resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::views;
 
-/// An apply that stops with `diagnostics`, leaving the state at `state`.
-fn failed(state: Value, diagnostics: Vec<Diagnostic>) -> ApplyResponse {
-    ApplyResponse {
-        new_state: state,
-        diagnostics,
-        ..Default::default()
-    }
-}
-
 pub(super) async fn apply(
     session: &Session,
     req: ApplyRequest,
@@ -40,7 +31,7 @@ pub(super) async fn apply(
 ) -> ApplyResponse {
     let seed = match render_seed::for_apply(req.prior_state.is_null(), &req.planned_private) {
         Ok(s) => s,
-        Err(d) => return failed(req.prior_state, vec![d]),
+        Err(d) => return ApplyResponse::failed(req.prior_state, vec![d]),
     };
     let (prior, planned, config) = match (
         decode::<InstanceModel>(&req.prior_state),
@@ -48,7 +39,9 @@ pub(super) async fn apply(
         decode::<InstanceModel>(&req.config),
     ) {
         (Ok(prior), Ok(planned), Ok(config)) => (prior, planned, config),
-        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return failed(req.prior_state, d),
+        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => {
+            return ApplyResponse::failed(req.prior_state, d);
+        }
     };
     let (planned, restore) = match planned {
         None => (None, super::write_only::Restore::none()),
@@ -57,7 +50,7 @@ pub(super) async fn apply(
                 .await
             {
                 Ok((planned, restore)) => (Some(planned), restore),
-                Err(diagnostics) => return failed(req.prior_state, diagnostics),
+                Err(diagnostics) => return ApplyResponse::failed(req.prior_state, diagnostics),
             }
         }
     };
@@ -105,7 +98,7 @@ async fn apply_inner(
     let seed = change.seed.as_deref();
     let cluster = match session.cluster_for_change(planned.is_none()).await {
         Ok(c) => c,
-        Err(d) => return failed(change.prior_state, vec![d]),
+        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
     let Some(planned) = planned else {
         let prior = change.prior.unwrap_or_default();
@@ -117,12 +110,12 @@ async fn apply_inner(
     if change.prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {
-        return failed(change.prior_state, vec![d]);
+        return ApplyResponse::failed(change.prior_state, vec![d]);
     }
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match installed_package(session, &operator).await {
         Ok(p) => p,
-        Err(d) => return failed(change.prior_state, vec![d]),
+        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
     // The plan runs no KUDO plan when it keeps the status (see `plan::finish`): only
     // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
@@ -167,11 +160,11 @@ async fn run(
     };
     let limit = match timeouts::timeout(&planned.timeouts, operation) {
         Ok(l) => l,
-        Err(d) => return failed(change.prior_state, vec![d]),
+        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
     let resolution = match resolution(session, &operator, &pkg, false).await {
         Ok(r) => r,
-        Err(d) => return failed(change.prior_state, vec![d]),
+        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
     let plan_name = planned
         .last_plan
@@ -222,11 +215,10 @@ async fn run(
                 .ok()
                 .flatten()
                 .unwrap_or_default();
-            return ApplyResponse {
-                new_state: change.prior_state,
-                diagnostics: super::refusal::change(&pkg, &params, &secret, r),
-                ..Default::default()
-            };
+            return ApplyResponse::failed(
+                change.prior_state,
+                super::refusal::change(&pkg, &params, &secret, r),
+            );
         }
     };
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);

@@ -30,11 +30,7 @@ pub(super) async fn destroy(
     let limit = match timeouts::timeout(&prior.timeouts, Operation::Delete) {
         Ok(l) => l,
         Err(d) => {
-            return ApplyResponse {
-                new_state: prior_state,
-                diagnostics: vec![d],
-                ..Default::default()
-            };
+            return ApplyResponse::failed(prior_state, vec![d]);
         }
     };
     let operator = prior.operator.as_deref().unwrap_or_default().to_string();

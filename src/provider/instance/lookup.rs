@@ -75,7 +75,7 @@ pub(super) async fn resolution(
     let root = pkg.clone();
     // The apply is connected: the same cluster filter as kudo_operator's plan.
     let version = match session.cluster().await {
-        Ok(c) => crate::provider::resolve::cluster_of(&c).map(|c| c.version),
+        Ok(c) => c.kubernetes_version(),
         Err(_) => None,
     };
     let work = tokio::task::spawn_blocking(move || {

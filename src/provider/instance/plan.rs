@@ -27,17 +27,13 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
         true => None,
         false => Some(PrivateState::parse(&req.prior_private)),
     };
-    let fail = |diagnostics| PlanResponse {
-        diagnostics,
-        ..Default::default()
-    };
     let (prior, proposed, config) = match (
         decode::<InstanceModel>(&req.prior_state),
         decode::<InstanceModel>(&req.proposed_new_state),
         decode::<InstanceModel>(&req.config),
     ) {
         (Ok(prior), Ok(proposed), Ok(config)) => (prior, proposed, config),
-        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return fail(d),
+        (Err(d), _, _) | (_, Err(d), _) | (_, _, Err(d)) => return PlanResponse::refused(d),
     };
     let Some(proposed) = proposed else {
         // A destroy: nothing to plan, and the seed stays until the apply.
@@ -50,7 +46,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let (prior, proposed, restore) =
         match super::write_only::for_plan(session, prior, proposed, config.as_ref()).await {
             Ok(r) => r,
-            Err(diagnostics) => return fail(diagnostics),
+            Err(diagnostics) => return PlanResponse::refused(diagnostics),
         };
     let (mut resp, checked) = plan_inner(session, prior, proposed, private.as_ref()).await;
     // What the apply right after this plan may skip (see `PrivateState::checked`).
@@ -172,13 +168,7 @@ async fn plan_inner(
     proposed: InstanceModel,
     private: Option<&PrivateState>,
 ) -> (PlanResponse, bool) {
-    let fail = |diagnostics| {
-        let resp = PlanResponse {
-            diagnostics,
-            ..Default::default()
-        };
-        (resp, false)
-    };
+    let fail = |diagnostics| (PlanResponse::refused(diagnostics), false);
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
