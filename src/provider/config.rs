@@ -412,18 +412,3 @@ fn parse_translator(config: &ConfigModel, diags: &mut Vec<Diagnostic>) -> Transl
     }
     translator
 }
-
-// The behaviour of the provider block is tested at the RPC level, in
-// tests/acceptance/provider_config.rs; this check needs the private model.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        super::super::schema::assert_model_covers(
-            &super::super::schema::provider(),
-            ConfigModel::ATTRIBUTES,
-        );
-    }
-}

@@ -109,15 +109,3 @@ pub async fn read(config: &Value, session: &Session) -> (Value, Vec<Diagnostic>)
         Err(d) => (config.clone(), vec![d]),
     }
 }
-
-// The data source is tested through `ReadDataSource` in
-// tests/acceptance/dependencies_data_source.rs; this check needs the private model.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        super::super::schema::assert_model_covers(&schema(), DependenciesModel::ATTRIBUTES);
-    }
-}

@@ -4,41 +4,33 @@
 //! writing it from `kubectl get instance -o yaml`. Which objects are listed is the
 //! engine's ([`engine::list_instances`], [`engine::list_operators`]).
 
-use tfplugin::{Diagnostic, ListRequest, Listed, Value};
+use tfplugin::{Attr, Diagnostic, ListRequest, Listed, Value};
 
 use kudo_engine::engine::{self, ListFilter};
 
 use super::instance;
 use super::{Session, packages};
 
-/// The `config` block, as the schema (`schema::instance_list`) declares it.
-struct ListConfig {
-    namespace: Option<String>,
-    operator: Option<String>,
-    label_selector: Option<String>,
+tfplugin::model! {
+    /// The `config` block, as the schema (`schema::instance_list`) declares it.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    struct ListConfig {
+        namespace: Attr<String>,
+        operator: Attr<String>,
+        label_selector: Attr<String>,
+    }
 }
 
 impl ListConfig {
-    fn from_value(config: &Value) -> ListConfig {
-        let text = |name: &str| {
-            config
-                .get(name)
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        ListConfig {
-            namespace: text("namespace"),
-            operator: text("operator"),
-            label_selector: text("label_selector"),
-        }
-    }
-
+    /// The engine's filter: what is set and not empty selects.
     fn filter(&self) -> ListFilter<'_> {
+        fn set(a: &Attr<String>) -> Option<&str> {
+            a.as_deref().filter(|s| !s.is_empty())
+        }
         ListFilter {
-            namespace: self.namespace.as_deref(),
-            operator: self.operator.as_deref(),
-            label_selector: self.label_selector.as_deref(),
+            namespace: set(&self.namespace),
+            operator: set(&self.operator),
+            label_selector: set(&self.label_selector),
         }
     }
 }
@@ -46,7 +38,10 @@ impl ListConfig {
 /// The Instances `req.config` selects, sorted by namespace and name, at most
 /// `req.limit`; with `include_resource_object`, each with the state an import builds.
 pub async fn instances(session: &Session, req: &ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
-    let config = ListConfig::from_value(&req.config);
+    let config: ListConfig = match req.config.decode() {
+        Ok(c) => c,
+        Err(d) => return (Vec::new(), vec![d]),
+    };
     let listed = match session.cluster().await {
         Ok(cluster) => engine::list_instances(&cluster, &config.filter())
             .await
@@ -90,7 +85,10 @@ pub async fn instances(session: &Session, req: &ListRequest) -> (Vec<Listed>, Ve
 /// name, at most `req.limit`; with `include_resource_object`, each with the state an
 /// import builds and `package` naming the OperatorVersion in the cluster.
 pub async fn operators(session: &Session, req: &ListRequest) -> (Vec<Listed>, Vec<Diagnostic>) {
-    let config = ListConfig::from_value(&req.config);
+    let config: ListConfig = match req.config.decode() {
+        Ok(c) => c,
+        Err(d) => return (Vec::new(), vec![d]),
+    };
     let listed = match session.cluster().await {
         Ok(cluster) => engine::list_operators(&cluster, &config.filter())
             .await

@@ -308,22 +308,26 @@ pub async fn apply(
 
 /// What a state installed, for the engine.
 fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
-    let version = |operator: Option<&str>, ov: Option<&str>| engine::InstalledVersion {
-        operator: operator.unwrap_or_default().to_string(),
-        operator_version_name: ov.unwrap_or_default().to_string(),
-    };
     let dependencies = state.dependencies.known().map(Vec::as_slice);
     engine::InstalledTree {
         namespace: namespace_of(&state.namespace),
-        root: version(
-            state.name.as_deref(),
-            state.operator_version_name.as_deref(),
-        ),
+        root: engine::InstalledVersion {
+            operator: state.name.as_deref().unwrap_or_default().to_string(),
+            operator_version_name: state
+                .operator_version_name
+                .as_deref()
+                .unwrap_or_default()
+                .to_string(),
+        },
         dependencies: dependencies
             .unwrap_or_default()
             .iter()
-            .filter(|d| d.package.is_some() && d.operator_version_name.is_some())
-            .map(|d| version(d.package.as_deref(), d.operator_version_name.as_deref()))
+            .filter_map(|d| {
+                engine::InstalledVersion::recorded(
+                    d.package.as_deref(),
+                    d.operator_version_name.as_deref(),
+                )
+            })
             .collect(),
         install_order: state.install_order.known().cloned().unwrap_or_default(),
     }
@@ -469,54 +473,5 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
             format!("There is no OperatorVersion {ov_name} in namespace {namespace}."),
         )),
         Err(e) => fail(session.engine_error("Cannot read the operator", &e)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dependency(package: &str, ov: &str) -> Value {
-        Value::object([
-            ("package", Value::string(package)),
-            ("operator_version_name", Value::string(ov)),
-        ])
-    }
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        schema::assert_model_covers(&schema::operator(), OperatorModel::ATTRIBUTES);
-    }
-
-    #[test]
-    fn a_state_tells_the_engine_what_it_installed() {
-        let state = Value::object([
-            ("name", Value::string("aa")),
-            ("operator_version_name", Value::string("aa-0.1.0")),
-            (
-                "dependencies",
-                Value::list([
-                    dependency("bb", "bb-0.1.0"),
-                    Value::object([("package", Value::string("half"))]),
-                    dependency("cc", "cc-0.1.0"),
-                ]),
-            ),
-            ("install_order", Value::Null),
-        ]);
-        let state: OperatorModel = state.decode().expect("an operator state");
-        let tree = installed_tree(&state);
-        assert_eq!(tree.namespace, DEFAULT_NAMESPACE);
-        assert_eq!(tree.root.operator_version_name, "aa-0.1.0");
-        let deps: Vec<&str> = tree
-            .dependencies
-            .iter()
-            .map(|d| d.operator.as_str())
-            .collect();
-        assert_eq!(
-            deps,
-            ["bb", "cc"],
-            "entries without a version are not ours to remove"
-        );
-        assert!(tree.install_order.is_empty());
     }
 }

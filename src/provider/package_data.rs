@@ -285,16 +285,3 @@ fn phase(p: &Phase) -> Value {
         ("steps", Value::list(steps)),
     ])
 }
-
-// The data source is tested through `ReadDataSource` in
-// tests/acceptance/package_data_source.rs, its docs in docs_coverage.rs; this check
-// needs the private model.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        super::super::schema::assert_model_covers(&schema(), PackageModel::ATTRIBUTES);
-    }
-}

@@ -163,23 +163,6 @@ pub fn instance() -> Schema {
     )
 }
 
-/// Asserts that a model names exactly the attributes and nested blocks of `schema`:
-/// a model that missed one would drop it when a value is decoded and encoded again.
-#[cfg(test)]
-pub fn assert_model_covers(schema: &Schema, model: &[&str]) {
-    let mut names: Vec<&str> = schema
-        .block
-        .attributes
-        .iter()
-        .map(|a| a.name.as_str())
-        .chain(schema.block.blocks.iter().map(|b| b.type_name.as_str()))
-        .collect();
-    names.sort_unstable();
-    let mut model = model.to_vec();
-    model.sort_unstable();
-    assert_eq!(names, model);
-}
-
 /// `list "kudo_instance"` (`terraform query`, Terraform 1.14+): the `config` block.
 pub fn instance_list() -> Schema {
     Schema::new(
@@ -234,4 +217,45 @@ pub fn plan_action() -> Schema {
             .attribute(Attribute::new("parameters", Type::map(Type::String)).optional().description("Parameter values set on the Instance before the plan runs, such as mysql's `BACKUP_FILE`. Only parameters whose `trigger` in params.yaml is this plan: the others configure the instance and belong in `kudo_instance.parameters`."))
             .attribute(string("timeout").optional().description("How long the plan may take, as a duration such as `30m` or `1h30m`. Default `20m`, as `kudo_instance`'s update timeout.")),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{config, dependencies_data, instance, operator, package_data};
+    use super::*;
+
+    /// Every model names exactly the attributes and nested blocks of its schema: a model
+    /// that missed one would drop it when a value is decoded and encoded again, which
+    /// no answer over the protocol shows.
+    #[test]
+    fn every_model_names_every_attribute_of_its_schema() {
+        let pairs: [(&str, Schema, &[&str]); 5] = [
+            ("provider", provider(), config::ConfigModel::ATTRIBUTES),
+            (OPERATOR, operator(), operator::OperatorModel::ATTRIBUTES),
+            (INSTANCE, instance(), instance::InstanceModel::ATTRIBUTES),
+            (
+                package_data::NAME,
+                package_data::schema(),
+                package_data::PackageModel::ATTRIBUTES,
+            ),
+            (
+                dependencies_data::NAME,
+                dependencies_data::schema(),
+                dependencies_data::DependenciesModel::ATTRIBUTES,
+            ),
+        ];
+        for (name, schema, model) in pairs {
+            let mut names: Vec<&str> = schema
+                .block
+                .attributes
+                .iter()
+                .map(|a| a.name.as_str())
+                .chain(schema.block.blocks.iter().map(|b| b.type_name.as_str()))
+                .collect();
+            names.sort_unstable();
+            let mut model = model.to_vec();
+            model.sort_unstable();
+            assert_eq!(names, model, "{name}");
+        }
+    }
 }

@@ -6,38 +6,17 @@
 use tfplugin::{AttributePath, Diagnostic};
 use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::{Cluster, ObjectRef};
+use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{InstanceVolumes, SettleError};
 
 pub const ATTR: &str = "delete_volumes_on_destroy";
-
-/// The instance's claims as found before the uninstall, while its StatefulSets exist.
-pub type Volumes = InstanceVolumes;
-
-/// Read before the uninstall deletes the StatefulSets. A failed read is a warning, not
-/// a failed destroy; the claims are then handled as the uninstall handles any object
-/// labelled with the instance (deleted).
-pub async fn before(cluster: &Cluster, inventory: &[ObjectRef]) -> (Volumes, Option<Diagnostic>) {
-    match InstanceVolumes::find(cluster, inventory).await {
-        Ok(v) => (v, None),
-        Err(e) => (
-            Volumes::default(),
-            Some(Diagnostic::warning(
-                "Volumes not checked",
-                format!(
-                    "The StatefulSets of the instance could not be read before they were deleted ({e}), so their PersistentVolumeClaims were not looked for: claims labelled with the instance were deleted with it, others were left. List what is left with `kubectl get pvc`."
-                ),
-            )),
-        ),
-    }
-}
 
 /// After the uninstall ([`InstanceVolumes::settle`]): a warning names each claim kept.
 pub async fn settle(
     session: &super::Session,
     cluster: &Cluster,
     instance: &str,
-    volumes: &Volumes,
+    volumes: &InstanceVolumes,
     delete: bool,
     cancel: &CancellationToken,
 ) -> Result<Vec<Diagnostic>, Diagnostic> {

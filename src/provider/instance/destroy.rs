@@ -6,7 +6,7 @@ use tfplugin::{ApplyResponse, Diagnostic, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, Cleanup};
+use kudo_engine::engine::{self, Cleanup, InstanceVolumes};
 
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, namespace_of};
@@ -48,7 +48,12 @@ pub(super) async fn destroy(
     };
     let inventory = prior.object_refs();
     let delete_volumes = prior.delete_volumes();
-    let (volumes, mut diagnostics) = volumes_before(cluster, &namespace, &name, &inventory).await;
+    let (volumes, not_checked) =
+        InstanceVolumes::of_instance(cluster, &namespace, &name, &inventory).await;
+    let mut diagnostics: Vec<Diagnostic> = not_checked
+        .iter()
+        .map(|w| Diagnostic::warning(w.summary(), w.to_string()))
+        .collect();
     let deadline = Deadline::new(cancel, limit);
     let mut work = engine::uninstall_instance_keeping(
         cluster,
@@ -124,29 +129,4 @@ async fn cleanup_tree(
     };
     tree.map_err(|why| tracing::warn!(%why, "cleanup runs without the dependency tree"))
         .ok()
-}
-
-/// The volume claims of the instance's StatefulSets and of its dependency instances'
-/// (they hold the same user's data: kept or deleted with this instance's), before the
-/// uninstall; warnings for what could not be looked at.
-async fn volumes_before(
-    cluster: &Cluster,
-    namespace: &str,
-    name: &str,
-    inventory: &[kudo_engine::cluster::ObjectRef],
-) -> (super::volumes::Volumes, Vec<Diagnostic>) {
-    let mut with_children = inventory.to_vec();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    match engine::descendant_objects(cluster, namespace, name).await {
-        Ok(objects) => with_children.extend(objects),
-        Err(e) => diagnostics.push(Diagnostic::warning(
-            "Dependency volumes not checked",
-            format!(
-                "The dependency instances of {name} could not be listed ({e}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
-            ),
-        )),
-    }
-    let (volumes, warning) = super::volumes::before(cluster, &with_children).await;
-    diagnostics.extend(warning);
-    (volumes, diagnostics)
 }

@@ -213,16 +213,4 @@ impl InstanceModel {
 // `managed_objects` compares every key with its object's kind, group, namespace and
 // name in each acceptance test that reads `objects`, and
 // `refresh::an_objects_entry_that_names_no_object_is_dropped_by_the_refresh` feeds it a
-// damaged entry. This check needs the private model.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_names_every_attribute_of_the_schema() {
-        crate::provider::schema::assert_model_covers(
-            &crate::provider::schema::instance(),
-            InstanceModel::ATTRIBUTES,
-        );
-    }
-}
+// damaged entry.

@@ -99,7 +99,7 @@ pub use tree::{
 pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{
-    ClaimSource, InstanceVolumes, SettleError, claim_sources, claims, delete_claims,
+    ClaimSource, InstanceVolumes, NotChecked, SettleError, claim_sources, claims, delete_claims,
 };
 pub use webhook::CallError as WebhookCallError;
 pub use write_only::{

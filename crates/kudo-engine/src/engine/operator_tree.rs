@@ -20,6 +20,18 @@ pub struct InstalledVersion {
 }
 
 impl InstalledVersion {
+    /// A record's entry. An entry without its operator or OperatorVersion name (written
+    /// by an older version, or damaged) names nothing an install may remove: None.
+    pub fn recorded(
+        operator: Option<&str>,
+        operator_version_name: Option<&str>,
+    ) -> Option<InstalledVersion> {
+        Some(InstalledVersion {
+            operator: operator?.to_string(),
+            operator_version_name: operator_version_name?.to_string(),
+        })
+    }
+
     fn of(pkg: &Package) -> InstalledVersion {
         InstalledVersion {
             operator: pkg.operator.name.clone(),
@@ -375,6 +387,17 @@ mod tests {
     use super::*;
     use kudo_resolve::{RepositoryCatalog, Resolver};
     use std::path::Path;
+
+    #[test]
+    fn a_record_entry_without_its_names_is_not_ours_to_remove() {
+        let full = InstalledVersion::recorded(Some("bb"), Some("bb-0.1.0"));
+        assert_eq!(
+            full.map(|v| v.operator_version_name).as_deref(),
+            Some("bb-0.1.0")
+        );
+        assert_eq!(InstalledVersion::recorded(Some("half"), None), None);
+        assert_eq!(InstalledVersion::recorded(None, Some("cc-0.1.0")), None);
+    }
 
     const KEP29: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),

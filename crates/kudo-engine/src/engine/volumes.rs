@@ -167,7 +167,58 @@ pub enum SettleError {
     Delete(#[source] EngineError),
 }
 
+/// Claims an uninstall could not look for beforehand. Each is a warning, not a failed
+/// destroy: the uninstall then handles them as any object labelled with the instance.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NotChecked {
+    #[error(
+        "The dependency instances of {name} could not be listed ({error}), so the volume claims of their StatefulSets are handled as the uninstall handles any object labelled with them (deleted). List what is left with `kubectl get pvc`."
+    )]
+    Dependencies { name: String, error: EngineError },
+    #[error(
+        "The StatefulSets of the instance could not be read before they were deleted ({0}), so their PersistentVolumeClaims were not looked for: claims labelled with the instance were deleted with it, others were left. List what is left with `kubectl get pvc`."
+    )]
+    StatefulSets(EngineError),
+}
+
+impl NotChecked {
+    pub fn summary(&self) -> &'static str {
+        match self {
+            NotChecked::Dependencies { .. } => "Dependency volumes not checked",
+            NotChecked::StatefulSets(_) => "Volumes not checked",
+        }
+    }
+}
+
 impl InstanceVolumes {
+    /// The claims of instance `name`'s StatefulSets (among `inventory`) and of its
+    /// dependency instances': they hold the same user's data, so they are kept or
+    /// deleted with the instance's. Read before the uninstall deletes the StatefulSets;
+    /// what cannot be read is left to the uninstall and said in [`NotChecked`].
+    pub async fn of_instance(
+        cluster: &Cluster,
+        namespace: &str,
+        name: &str,
+        inventory: &[ObjectRef],
+    ) -> (InstanceVolumes, Vec<NotChecked>) {
+        let mut with_children = inventory.to_vec();
+        let mut not_checked = Vec::new();
+        match super::descendant_objects(cluster, namespace, name).await {
+            Ok(objects) => with_children.extend(objects),
+            Err(error) => not_checked.push(NotChecked::Dependencies {
+                name: name.to_string(),
+                error,
+            }),
+        }
+        match InstanceVolumes::find(cluster, &with_children).await {
+            Ok(volumes) => (volumes, not_checked),
+            Err(e) => {
+                not_checked.push(NotChecked::StatefulSets(e));
+                (InstanceVolumes::default(), not_checked)
+            }
+        }
+    }
+
     /// The claims of the StatefulSets among `inventory`.
     pub async fn find(
         cluster: &Cluster,
