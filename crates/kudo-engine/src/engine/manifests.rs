@@ -55,14 +55,8 @@ pub fn manifest_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::string_map as map;
     use serde_json::json;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     #[test]
     fn kept_objects_keep_their_prior_entry_and_unknown_ones_are_left_out() {

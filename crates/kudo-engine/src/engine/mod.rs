@@ -113,3 +113,12 @@ use crate::cluster::{KUDO_API_VERSION, ObjectRef};
 pub fn instance_ref(namespace: &str, name: &str) -> ObjectRef {
     ObjectRef::new(KUDO_API_VERSION, "Instance", Some(namespace), name)
 }
+
+/// A string map from literal pairs, for tests of parameter maps.
+#[cfg(test)]
+pub(crate) fn string_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}

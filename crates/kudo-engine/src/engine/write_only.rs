@@ -185,13 +185,7 @@ pub fn join_write_only(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::engine::string_map as map;
 
     #[test]
     fn values_join_the_sensitive_map_and_duplicates_are_refused() {
