@@ -931,32 +931,15 @@ fn an_enabling_parameter_that_is_not_a_boolean_fails_the_plan_as_the_apply_would
 #[test]
 fn children_hide_values_rendered_from_sensitive_parameters() {
     let ctx = TestContext::new("deps-children-sensitive");
-    let repo = deps_fixture("cascade");
-    let url = repo.display().to_string();
-    let main = config(
-        &[("fixtures", &url)],
-        &repo.join("hub"),
-        "hub",
-        &[("B_VALUE", "b1")],
-    )
-    .replacen(
-        "  parameters = {",
-        "  sensitive_parameters = { A_VALUE = \"hunter2-secret\" }\n  parameters = {",
-        1,
-    );
+    let main =
+        cascade_hub("  sensitive_parameters = { A_VALUE = \"hunter2-secret\" }\n  parameters = {");
     ctx.write("main.tf", &main);
     let plan = ctx.tf.plan(&[]).assert_success();
     assert!(!plan.output().contains("hunter2-secret"), "{plan}");
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
     let state = ctx.tf.state();
     let hub = state.resource("kudo_instance.this").expect("hub in state");
-    let value_of = |child: &str| {
-        hub["children"]
-            .as_array()
-            .and_then(|all| all.iter().find(|c| c["name"] == child))
-            .map(|c| c["parameters"]["VALUE"].clone())
-            .unwrap_or_else(|| panic!("no child {child}: {hub:#}"))
-    };
+    let value_of = |name: &str| child_of(hub, name)["parameters"]["VALUE"].clone();
     assert_eq!(value_of("hub-alpha"), "(sensitive value)");
     assert_eq!(value_of("hub-beta"), "b1");
     // Only the attribute that holds it (which Terraform keeps as sensitive) has it.
@@ -977,19 +960,7 @@ fn children_hide_values_rendered_from_sensitive_parameters() {
 #[test]
 fn children_are_unknown_while_a_parameter_they_depend_on_is() {
     let ctx = TestContext::new("deps-children-unknown");
-    let repo = deps_fixture("cascade");
-    let url = repo.display().to_string();
-    let main = config(
-        &[("fixtures", &url)],
-        &repo.join("hub"),
-        "hub",
-        &[("B_VALUE", "b1")],
-    )
-    .replacen(
-        "  parameters = {",
-        "  parameters = {\n    A_VALUE = terraform_data.later.output",
-        1,
-    );
+    let main = cascade_hub("  parameters = {\n    A_VALUE = terraform_data.later.output");
     ctx.write(
         "main.tf",
         &format!("{main}\nresource \"terraform_data\" \"later\" {{\n  input = \"a-late\"\n}}\n"),
@@ -1019,9 +990,28 @@ fn children_are_unknown_while_a_parameter_they_depend_on_is() {
     let state = ctx.tf.state();
     let hub = state.resource("kudo_instance.this").expect("hub in state");
     assert_eq!(hub["effective_parameters"]["A_VALUE"], "a-late", "{hub:#}");
-    let alpha = hub["children"]
-        .as_array()
-        .and_then(|all| all.iter().find(|c| c["name"] == "hub-alpha"))
-        .unwrap_or_else(|| panic!("no child hub-alpha: {hub:#}"));
+    let alpha = child_of(hub, "hub-alpha");
     assert_eq!(alpha["parameters"]["VALUE"], "a-late", "{hub:#}");
+}
+
+/// The cascade fixture's hub instance with `B_VALUE = "b1"`, its `parameters = {` line
+/// replaced by `first` (attributes before it, or entries at its top).
+fn cascade_hub(first: &str) -> String {
+    let repo = deps_fixture("cascade");
+    let url = repo.display().to_string();
+    config(
+        &[("fixtures", &url)],
+        &repo.join("hub"),
+        "hub",
+        &[("B_VALUE", "b1")],
+    )
+    .replacen("  parameters = {", first, 1)
+}
+
+/// The `children` entry of `instance` (a state resource) named `name`.
+fn child_of<'a>(instance: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    instance["children"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no child {name}: {instance:#}"))
 }
