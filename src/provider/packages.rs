@@ -57,7 +57,4 @@ pub fn digest(pkg: &Package) -> String {
 pub use kudo_engine::engine::CLUSTER_SOURCE;
 
 /// Splits a `kudo_operator` id into namespace and OperatorVersion name.
-pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
-    let (ns, name) = id.split_once('/')?;
-    (!ns.is_empty() && !name.is_empty() && !name.contains('/')).then_some((ns, name))
-}
+pub use kudo_engine::engine::parse_operator_id;

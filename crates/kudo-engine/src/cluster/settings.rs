@@ -393,24 +393,13 @@ fn check_proxy(url: &str) -> Result<(), ClusterError> {
 
 /// What kube-rs would run: a command, and an ExecCredential version it understands.
 fn check_exec(exec: &ExecSettings) -> Result<(), ClusterError> {
-    if exec.command.trim().is_empty() {
-        return Err(ClusterError::Settings {
+    match exec.problems().into_iter().next() {
+        Some(problem) => Err(ClusterError::Settings {
             setting: "exec",
-            message: "`command` is empty: name the credential plugin to run, for example \"aws\""
-                .into(),
-        });
+            message: problem.to_string(),
+        }),
+        None => Ok(()),
     }
-    if !EXEC_API_VERSIONS.contains(&exec.api_version.as_str()) {
-        return Err(ClusterError::Settings {
-            setting: "exec",
-            message: format!(
-                "`api_version` {:?} is not one of {}",
-                exec.api_version,
-                EXEC_API_VERSIONS.join(", ")
-            ),
-        });
-    }
-    Ok(())
 }
 
 /// The credential plugin a configuration runs, as a command line for messages.

@@ -96,7 +96,9 @@ pub use tree::{
     DependencyAction, DependencyDecision, DependencyPlan, DependencyRecord, DependencyRecords,
     TreeDecisions, TreePlan, TreePrior, TreeRequest, decide as decide_tree, plan_tree,
 };
-pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree};
+pub use tree_load::{
+    CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
+};
 pub use uninstall::{Cleanup, descendant_objects, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{
     ClaimSource, InstanceVolumes, NotChecked, SettleError, claim_sources, claims, delete_claims,

@@ -18,7 +18,13 @@ pub const CLUSTER_SOURCE: &str = "cluster:";
 
 /// The namespace and OperatorVersion name of a `cluster:` package source.
 pub fn cluster_source(source: &str) -> Option<(&str, &str)> {
-    let (namespace, name) = source.strip_prefix(CLUSTER_SOURCE)?.split_once('/')?;
+    parse_operator_id(source.strip_prefix(CLUSTER_SOURCE)?)
+}
+
+/// The namespace and OperatorVersion name of `<namespace>/<operatorversion-name>`: a
+/// `kudo_operator`'s id, and what a `cluster:` source names.
+pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
+    let (namespace, name) = id.split_once('/')?;
     (!namespace.is_empty() && !name.is_empty() && !name.contains('/')).then_some((namespace, name))
 }
 
