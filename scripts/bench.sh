@@ -22,7 +22,7 @@
 #   destroy) and each command's peak provider RSS
 #   --micro          also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
-# KUDO_BENCH_REQUESTS=1 prints kube-sim's requests by verb and resource for each apply and
+# KUDO_BENCH_REQUESTS=1 prints kube-sim's requests by verb and resource for each plan, apply and
 # no-change plan.
 # KUDO_BENCH_PROCESSES=1 prints each provider process's CPU time and peak RSS.
 # KUDO_BENCH_PROVIDER=<binary> measures another build of the provider (before/after).

@@ -133,9 +133,11 @@ pub fn run_once(
         l => format!(" (+{l} ms per request)"),
     };
 
+    let before = cluster.request_counts();
     let plan = ws.plan();
     m.plan.push(plan.wall);
     m.plan_provider.push(plan.provider);
+    log_requests("plan", &before, &cluster.request_counts());
     let before = cluster.request_counts();
     let apply = ws.apply(scenario.parallelism);
     let after = cluster.request_counts();

@@ -325,6 +325,37 @@ fn a_dependency_instances_object_changed_with_kubectl_is_drift_and_the_apply_tak
     assert_eq!(after.code, Some(0), "no changes once repaired:\n{after}");
 }
 
+/// Terraform plans every change again right before applying it, and that final plan
+/// checks the whole tree against the cluster as it is then: the run does not dry-run
+/// the tree a third time. During one `terraform apply` each object of the tree (the
+/// parent's ConfigMap and the child's two) is dry-run by the plan and by the final
+/// plan, then written: three patches each. Counted by kube-sim, so skipped elsewhere.
+#[test]
+fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
+    if crate::harness::cluster::real_kubeconfig().is_some() {
+        crate::skip!("counts kube-sim's requests");
+    }
+    let ctx = TestContext::new("tree-checked");
+    let Some(sim) = ctx.sim() else {
+        crate::skip!("counts kube-sim's requests");
+    };
+    write_tree(&ctx, "0.1.0", "one", "1.0.0", CONFIGMAP);
+    let patches = |counts: &std::collections::BTreeMap<String, u64>| {
+        counts.get("patch configmaps").copied().unwrap_or(0)
+    };
+    let before = patches(&sim.request_counts());
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let made = patches(&sim.request_counts()) - before;
+    assert_eq!(
+        made, 9,
+        "3 ConfigMaps, each dry-run by the plan and the final plan, then written once"
+    );
+    for name in ["p-own", "p-child-one", "p-child-two"] {
+        ctx.kube()
+            .must_get("v1", "ConfigMap", Some(&ctx.namespace), name);
+    }
+}
+
 #[test]
 fn preview_shows_each_dependency_instance_and_keys_objects_as_objects_does() {
     let ctx = TestContext::new("tree-preview");

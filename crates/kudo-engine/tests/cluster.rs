@@ -181,6 +181,68 @@ async fn kinds_of_one_group_version_are_discovered_with_one_request() {
     assert_eq!(discovery() - start, 4, "a miss asks again every time");
 }
 
+/// A planning call writes nothing, so within it a kind found unserved stays unserved:
+/// a tree's child Instances before KUDO's CRDs exist cost one discovery request, not one
+/// each. Outside it (and in a later planning call) a miss asks again, and a CRD created
+/// since is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planning_call_asks_for_an_unserved_kind_once() {
+    let (sim, cluster) = sim().await;
+    let discovery = || sim.request_stats().discovery_requests;
+    let planning = cluster.remembering_misses();
+    let start = discovery();
+    for _ in 0..3 {
+        let err = planning
+            .clone()
+            .resolve("example.com/v1", "Widget")
+            .await
+            .expect_err("not served");
+        assert!(matches!(err, ClusterError::UnknownKind { .. }), "{err:?}");
+    }
+    assert_eq!(discovery() - start, 1, "one request for the call's misses");
+    planning
+        .resolve("example.com/v1", "Gadget")
+        .await
+        .expect_err("nothing of example.com/v1 is served");
+    assert_eq!(
+        discovery() - start,
+        1,
+        "no kind of a group-version found unserved is asked for"
+    );
+    cluster
+        .apply(&widget_crd(), false)
+        .await
+        .expect("create the CRD");
+    let (ar, _) = cluster
+        .resolve("example.com/v1", "Widget")
+        .await
+        .expect("the CRD's kind, found outside the planning call");
+    assert_eq!(ar.plural, "widgets");
+    let (ar, _) = cluster
+        .remembering_misses()
+        .resolve("example.com/v1", "Widget")
+        .await
+        .expect("found by the next planning call");
+    assert_eq!(ar.plural, "widgets");
+}
+
+fn widget_crd() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_and_wait_tolerates_missing_objects_and_unknown_kinds() {
     let (_sim, cluster) = sim().await;

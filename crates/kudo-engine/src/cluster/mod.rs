@@ -19,7 +19,7 @@ mod setting_problem;
 mod settings;
 mod watch;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,6 +65,12 @@ pub struct Cluster {
     /// Terraform command) and again after we create a CRD. The async lock makes
     /// concurrent sweeps share one discovery instead of each making its own.
     served_kinds: Arc<tokio::sync::Mutex<Option<Arc<Vec<ServedKind>>>>>,
+    /// Kinds found unserved during one planning call ([`Cluster::remembering_misses`]):
+    /// asked again, such a kind would cost a discovery request per object (a tree's
+    /// child Instances before KUDO's CRDs exist, the custom kinds a plan's CRDs
+    /// define). `None` outside a planning call: a miss always asks again there, because
+    /// a run creates CRDs.
+    misses: Option<Arc<Mutex<KindMisses>>>,
     /// How objects written for API versions the cluster no longer serves are moved to
     /// a served successor (provider settings `translate_api_versions`,
     /// `api_version_mapping`).
@@ -91,6 +97,9 @@ pub struct ServedObject {
 
 /// (apiVersion, kind) -> served resource and scope.
 type DiscoveryCache = HashMap<(String, String), (ApiResource, Scope)>;
+
+/// (apiVersion, kind) pairs a planning call found unserved.
+type KindMisses = HashSet<(String, String)>;
 
 impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -189,6 +198,7 @@ impl Cluster {
             discovery: Arc::new(Mutex::new(HashMap::new())),
             discovering: Arc::new(Mutex::new(HashMap::new())),
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
+            misses: None,
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
             insecure_webhooks: false,
@@ -359,6 +369,33 @@ impl Cluster {
         }
     }
 
+    /// This cluster for one planning call, which writes nothing: a kind found unserved
+    /// is not asked for again by this clone (and its clones), as the cluster cannot
+    /// change under a plan in a way it must see within the call. The discovery cache
+    /// of served kinds stays shared with `self`.
+    pub fn remembering_misses(&self) -> Cluster {
+        Cluster {
+            misses: Some(Arc::new(Mutex::new(HashSet::new()))),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this planning call found the kind unserved, or its whole group-version
+    /// (recorded with an empty kind).
+    fn known_miss(&self, key: &(String, String)) -> bool {
+        let whole = (key.0.clone(), String::new());
+        self.misses
+            .as_ref()
+            .and_then(|m| m.lock().ok())
+            .is_some_and(|m| m.contains(key) || m.contains(&whole))
+    }
+
+    fn remember_miss(&self, key: (String, String)) {
+        if let Some(mut misses) = self.misses.as_ref().and_then(|m| m.lock().ok()) {
+            misses.insert(key);
+        }
+    }
+
     /// Resolves apiVersion + kind to the served resource (plural, scope) by asking the
     /// server. One request lists the whole group-version and caches every kind it
     /// serves (a package's Services, ConfigMaps and Secrets cost one request, not three);
@@ -373,6 +410,9 @@ impl Cluster {
         if let Some(hit) = self.cache_get(&key) {
             return Ok(hit);
         }
+        if self.known_miss(&key) {
+            return Err(self.unknown(api_version, kind));
+        }
         let gate = self
             .discovering
             .lock()
@@ -386,18 +426,46 @@ impl Cluster {
         if let Some(hit) = self.cache_get(&key) {
             return Ok(hit);
         }
+        if self.known_miss(&key) {
+            return Err(self.unknown(api_version, kind));
+        }
         let gvk = gvk_of(api_version, kind);
         let gv = kube::core::GroupVersion::gv(&gvk.group, &gvk.version);
-        let what = format!("{kind} in {api_version}");
-        match with_retry("discovery", None, || {
+        let answer = with_retry("discovery", None, || {
             kube::discovery::pinned_group(&self.client, &gv)
         })
-        .await
-        {
+        .await;
+        match answer {
+            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
+                // Nothing of the group-version is served: no kind of it is.
+                self.remember_miss((api_version.to_string(), String::new()));
+                Err(self.unknown(api_version, kind))
+            }
+            answer => {
+                let found = self.served_in(answer, api_version, kind, &gvk.version);
+                if let Err(ClusterError::UnknownKind { .. }) = &found {
+                    self.remember_miss(key);
+                }
+                found
+            }
+        }
+    }
+
+    /// The served resource of `kind` in a group-version's discovery `answer`, caching
+    /// every kind it serves.
+    fn served_in(
+        &self,
+        answer: Result<kube::discovery::ApiGroup, RetryError>,
+        api_version: &str,
+        kind: &str,
+        version: &str,
+    ) -> Result<(ApiResource, Scope), ClusterError> {
+        let what = format!("{kind} in {api_version}");
+        match answer {
             Ok(group) => {
                 // What kube's `pinned_kind` answers for each kind: the first resource
                 // of the list with that kind (subresources are already left out).
-                let served = group.versioned_resources(&gvk.version);
+                let served = group.versioned_resources(version);
                 let found = served
                     .iter()
                     .find(|(ar, _)| ar.kind == kind)
@@ -412,9 +480,6 @@ impl Cluster {
                 found.ok_or_else(|| self.unknown(api_version, kind))
             }
             Err(RetryError::Kube(kube::Error::Discovery(_))) => {
-                Err(self.unknown(api_version, kind))
-            }
-            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
                 Err(self.unknown(api_version, kind))
             }
             Err(e) => Err(self.error("discover", &what, e)),

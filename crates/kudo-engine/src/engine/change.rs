@@ -87,6 +87,9 @@ pub async fn plan_change<'a>(
     prior: ClusterPrior<'_>,
     options: ChangeOptions,
 ) -> Result<Planned<'a>, PlanRefusal> {
+    // A plan writes nothing: what it finds unserved stays so while it asks.
+    let cluster = cluster.map(Cluster::remembering_misses);
+    let cluster = cluster.as_ref();
     if let (Some(cluster), Some(name), true) = (cluster, req.name, options.must_not_exist) {
         let r = instance_ref(req.namespace, name);
         match cluster.get(&r).await {
@@ -118,10 +121,10 @@ pub async fn plan_change<'a>(
     };
     match planned.change.plan().map(str::to_string) {
         Some(plan) => {
-            let (tree, notes) =
-                dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
-            planned.tree = tree;
-            planned.notes = notes;
+            let dry_run = dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
+            planned.checked = dry_run.whole && dry_run.tree.is_some();
+            planned.tree = dry_run.tree;
+            planned.notes = dry_run.notes;
         }
         None if options.contents == Contents::Keep => {
             planned.current = current_objects(cluster, req, &planned.change, prior.objects).await;
@@ -141,7 +144,7 @@ async fn dry_run(
     change: &Change<'_>,
 ) -> Result<DryRun, PlanRefusal> {
     let Some(desired) = &change.desired else {
-        return Ok((None, Vec::new()));
+        return Ok(DryRun::default());
     };
     // Object contents can be compared only with what the same package rendered.
     let same_package = req.prior.as_ref().is_some_and(|p| {
@@ -175,10 +178,9 @@ async fn dry_run(
                 summary: "Dependency instances not planned yet".to_string(),
                 detail: "The operator's dependency tree is known once its kudo_operator resource is planned with the cluster, so this plan checks only the instance's own objects; the apply checks every dependency instance before it writes anything.".to_string(),
             };
-            let (tree, mut notes) =
-                dry_run_alone(cluster, desired, plan, root_prior, options).await?;
-            notes.insert(0, note);
-            Ok((tree, notes))
+            let mut alone = dry_run_alone(cluster, desired, plan, root_prior, options).await?;
+            alone.notes.insert(0, note);
+            Ok(alone)
         }
         None => dry_run_tree(cluster, desired, plan, root_prior, prior.tree, options).await,
     }
@@ -208,14 +210,26 @@ async fn dry_run_tree(
                     notes.extend(p.notes.iter().map(|n| in_dependency(n, &d.instance)));
                 }
             }
-            Ok((Some(tree), notes))
+            Ok(DryRun {
+                tree: Some(tree),
+                notes,
+                whole: true,
+            })
         }
         Err(failure) => refused_or_unknown(failure),
     }
 }
 
-/// The dry-run's tree (`None`: not known now) and its notes.
-type DryRun = (Option<TreePlan>, Vec<PlanNote>);
+/// What the dry-run of a change found.
+#[derive(Default)]
+struct DryRun {
+    /// `None`: not known now (the notes say why).
+    tree: Option<TreePlan>,
+    notes: Vec<PlanNote>,
+    /// Whether it covered every dependency instance (the tree was known), so the apply
+    /// right after need not check it again ([`Planned::checked`]).
+    whole: bool,
+}
 
 /// The dry-run of the instance's own objects, for a plan made before its dependency
 /// tree is known.
@@ -244,7 +258,11 @@ async fn dry_run_alone(
                 // What the dependency instances run is not known yet.
                 outlines: Vec::new(),
             };
-            Ok((Some(tree), notes))
+            Ok(DryRun {
+                tree: Some(tree),
+                notes,
+                whole: false,
+            })
         }
         Err(failure) => refused_or_unknown(failure),
     }
@@ -253,7 +271,11 @@ async fn dry_run_alone(
 fn refused_or_unknown(failure: PlanFailure) -> Result<DryRun, PlanRefusal> {
     match failure {
         PlanFailure::Refused { summary, error } => Err(PlanRefusal::Cluster { summary, error }),
-        PlanFailure::Unknown(note) => Ok((None, vec![note])),
+        PlanFailure::Unknown(note) => Ok(DryRun {
+            tree: None,
+            notes: vec![note],
+            whole: false,
+        }),
     }
 }
 
