@@ -210,7 +210,7 @@ async fn a_planning_call_asks_for_an_unserved_kind_once() {
         "no kind of a group-version found unserved is asked for"
     );
     cluster
-        .apply(&widget_crd(), false)
+        .apply(&open_crd("example.com", "v1", "Widget", "widgets"), false)
         .await
         .expect("create the CRD");
     let (ar, _) = cluster
@@ -224,23 +224,6 @@ async fn a_planning_call_asks_for_an_unserved_kind_once() {
         .await
         .expect("found by the next planning call");
     assert_eq!(ar.plural, "widgets");
-}
-
-fn widget_crd() -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
-            }]
-        }
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -93,6 +93,28 @@ pub fn write_package(dir: &Path, operator: &str, params: &str, templates: &[(&st
     }
 }
 
+/// A namespaced CRD serving `kind` (plural `plural`) at `group/version`, its objects
+/// schema-free.
+pub fn open_crd(group: &str, version: &str, kind: &str, plural: &str) -> Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "plural": plural,
+                "singular": kind.to_lowercase(),
+                "listKind": format!("{kind}List"),
+            },
+            "versions": [{"name": version, "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    })
+}
+
 pub fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()

@@ -191,18 +191,12 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
 /// Kubernetes 1.25); kube-sim serves only policy/v1, so stand in for an older cluster with
 /// a CRD of that shape.
 async fn serve_pdb_v1beta1(cluster: &Cluster) {
-    let crd = serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "poddisruptionbudgets.policy"},
-        "spec": {
-            "group": "policy",
-            "scope": "Namespaced",
-            "names": {"kind": "PodDisruptionBudget", "plural": "poddisruptionbudgets", "singular": "poddisruptionbudget", "listKind": "PodDisruptionBudgetList"},
-            "versions": [{"name": "v1beta1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
-        },
-    });
+    let crd = open_crd(
+        "policy",
+        "v1beta1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+    );
     cluster
         .apply(&crd, false)
         .await
