@@ -383,11 +383,10 @@ impl Cluster {
     /// Whether this planning call found the kind unserved, or its whole group-version
     /// (recorded with an empty kind).
     fn known_miss(&self, key: &(String, String)) -> bool {
-        let whole = (key.0.clone(), String::new());
-        self.misses
-            .as_ref()
-            .and_then(|m| m.lock().ok())
-            .is_some_and(|m| m.contains(key) || m.contains(&whole))
+        let Some(misses) = self.misses.as_ref().and_then(|m| m.lock().ok()) else {
+            return false;
+        };
+        misses.contains(key) || misses.contains(&(key.0.clone(), String::new()))
     }
 
     fn remember_miss(&self, key: (String, String)) {
@@ -399,8 +398,8 @@ impl Cluster {
     /// Resolves apiVersion + kind to the served resource (plural, scope) by asking the
     /// server. One request lists the whole group-version and caches every kind it
     /// serves (a package's Services, ConfigMaps and Secrets cost one request, not three);
-    /// hits are cached, and a miss always asks again, so CRDs created a moment ago are
-    /// found.
+    /// hits are cached, and a miss asks again, so CRDs created a moment ago are found
+    /// (except within one planning call: [`Cluster::remembering_misses`]).
     pub async fn resolve(
         &self,
         api_version: &str,

@@ -122,7 +122,7 @@ pub async fn plan_change<'a>(
     match planned.change.plan().map(str::to_string) {
         Some(plan) => {
             let dry_run = dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
-            planned.checked = dry_run.whole && dry_run.tree.is_some();
+            planned.checked = dry_run.whole;
             planned.tree = dry_run.tree;
             planned.notes = dry_run.notes;
         }
@@ -226,8 +226,8 @@ struct DryRun {
     /// `None`: not known now (the notes say why).
     tree: Option<TreePlan>,
     notes: Vec<PlanNote>,
-    /// Whether it covered every dependency instance (the tree was known), so the apply
-    /// right after need not check it again ([`Planned::checked`]).
+    /// Whether `tree` covers every dependency instance (the tree was known), so the
+    /// apply right after need not check it again ([`Planned::checked`]).
     whole: bool,
 }
 
