@@ -435,36 +435,10 @@ impl Cluster {
         })
         .await;
         match answer {
-            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
-                // Nothing of the group-version is served: no kind of it is.
-                self.remember_miss((api_version.to_string(), String::new()));
-                Err(self.unknown(api_version, kind))
-            }
-            answer => {
-                let found = self.served_in(answer, api_version, kind, &gvk.version);
-                if let Err(ClusterError::UnknownKind { .. }) = &found {
-                    self.remember_miss(key);
-                }
-                found
-            }
-        }
-    }
-
-    /// The served resource of `kind` in a group-version's discovery `answer`, caching
-    /// every kind it serves.
-    fn served_in(
-        &self,
-        answer: Result<kube::discovery::ApiGroup, RetryError>,
-        api_version: &str,
-        kind: &str,
-        version: &str,
-    ) -> Result<(ApiResource, Scope), ClusterError> {
-        let what = format!("{kind} in {api_version}");
-        match answer {
             Ok(group) => {
                 // What kube's `pinned_kind` answers for each kind: the first resource
                 // of the list with that kind (subresources are already left out).
-                let served = group.versioned_resources(version);
+                let served = group.versioned_resources(&gvk.version);
                 let found = served
                     .iter()
                     .find(|(ar, _)| ar.kind == kind)
@@ -476,12 +450,21 @@ impl Cluster {
                             .or_insert((ar, caps.scope));
                     }
                 }
-                found.ok_or_else(|| self.unknown(api_version, kind))
+                found.ok_or_else(|| {
+                    self.remember_miss(key);
+                    self.unknown(api_version, kind)
+                })
             }
             Err(RetryError::Kube(kube::Error::Discovery(_))) => {
+                self.remember_miss(key);
                 Err(self.unknown(api_version, kind))
             }
-            Err(e) => Err(self.error("discover", &what, e)),
+            Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
+                // Nothing of the group-version is served: no kind of it is.
+                self.remember_miss((api_version.to_string(), String::new()));
+                Err(self.unknown(api_version, kind))
+            }
+            Err(e) => Err(self.error("discover", &format!("{kind} in {api_version}"), e)),
         }
     }
 

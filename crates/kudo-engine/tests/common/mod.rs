@@ -96,7 +96,7 @@ pub fn write_package(dir: &Path, operator: &str, params: &str, templates: &[(&st
 /// A namespaced CRD serving `kind` (plural `plural`) at `group/version`, its objects
 /// schema-free.
 pub fn open_crd(group: &str, version: &str, kind: &str, plural: &str) -> Value {
-    serde_json::json!({
+    json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": format!("{plural}.{group}")},
