@@ -327,9 +327,10 @@ fn a_dependency_instances_object_changed_with_kubectl_is_drift_and_the_apply_tak
 
 /// Terraform plans every change again right before applying it, and that final plan
 /// checks the whole tree against the cluster as it is then: the run does not dry-run
-/// the tree a third time. During one `terraform apply` each object of the tree (the
-/// parent's ConfigMap and the child's two) is dry-run by the plan and by the final
-/// plan, then written: three patches each. Counted by kube-sim, so skipped elsewhere.
+/// the tree a third time, nor read again what that plan read. During one
+/// `terraform apply` each object of the tree (the parent's ConfigMap and the child's
+/// two) is dry-run by the plan and by the final plan, then written: three patches each.
+/// Counted by kube-sim, so skipped elsewhere.
 #[test]
 fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
     if crate::harness::cluster::real_kubeconfig().is_some() {
@@ -340,20 +341,37 @@ fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
         crate::skip!("counts kube-sim's requests");
     };
     write_tree(&ctx, "0.1.0", "one", "1.0.0", CONFIGMAP);
-    let patches = |counts: &std::collections::BTreeMap<String, u64>| {
-        counts.get("patch configmaps").copied().unwrap_or(0)
-    };
-    let before = patches(&sim.request_counts());
+    let before = sim.request_counts();
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
-    let made = patches(&sim.request_counts()) - before;
+    let after = sim.request_counts();
+    let made =
+        |key: &str| after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0);
     assert_eq!(
-        made, 9,
+        made("patch configmaps"),
+        9,
         "3 ConfigMaps, each dry-run by the plan and the final plan, then written once"
+    );
+    // The run takes the final plan's reads of the child Instance, and the state records
+    // the uids and fingerprints the writes were answered with: nothing is read again.
+    assert_eq!(
+        made("get configmaps"),
+        9,
+        "3 ConfigMaps, each checked for another owner by the plan, the final plan and the run"
+    );
+    // The first plan runs before KUDO's CRDs exist: no Instance to read then.
+    assert_eq!(
+        made("get instances"),
+        3,
+        "the final plan reads the parent's Instance (is it someone else's?) and the \
+         child's, the apply the parent's again before creating it"
     );
     for name in ["p-own", "p-child-one", "p-child-two"] {
         ctx.kube()
             .must_get("v1", "ConfigMap", Some(&ctx.namespace), name);
     }
+    // What the writes were answered with is what a refresh reads: no drift.
+    let again = ctx.tf.plan(&["-detailed-exitcode"]).assert_no_crash();
+    assert_eq!(again.code, Some(0), "no changes after the apply:\n{again}");
 }
 
 #[test]

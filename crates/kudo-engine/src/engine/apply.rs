@@ -14,7 +14,7 @@ use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
-use super::run::{RunOutcome, RunRequest, run_plan_with_sensitive};
+use super::run::{RunOutcome, RunRequest, WriteAnswers, run_plan_with_sensitive};
 use super::tree::{DependencyRecords, TreePrior};
 use super::{CrdSafety, EngineError, PlanStatus, instance_ref, plan_status_of};
 use crate::cluster::{Cluster, ObjectRef};
@@ -129,11 +129,13 @@ pub async fn apply_change(
         cancel,
     )
     .await;
-    let (inventory, records, plan_status) = match &run {
+    let no_answers = WriteAnswers::new();
+    let (inventory, records, plan_status, answers) = match &run {
         Ok(outcome) => (
             outcome.inventory.clone(),
             outcome.dependencies.clone(),
             serde_json::from_value(outcome.plan_status.clone()).ok(),
+            &outcome.answers,
         ),
         Err(e) => {
             let inventory = e.inventory.clone().unwrap_or_else(|| req.previous.to_vec());
@@ -143,11 +145,11 @@ pub async fn apply_change(
             };
             // What the dependency instances own is read again by the next refresh.
             let records = req.tree.records.cloned().unwrap_or_default();
-            (inventory, records, status)
+            (inventory, records, status, &no_answers)
         }
     };
-    let objects = read_back(cluster, &inventory, req.name).await;
-    let dependencies = read_back_records(cluster, records).await;
+    let objects = read_back(cluster, &inventory, req.name, answers).await;
+    let dependencies = read_back_records(cluster, records, answers).await;
     let managed = match (req.contents, &run) {
         (Contents::Keep, Ok(_)) => rendered(cluster, req, &all, &inventory).await,
         _ => None,
@@ -190,13 +192,14 @@ async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resoluti
     Some(resolution)
 }
 
-/// Each object's uid and fingerprint now, one per object in key order; a failed read
-/// leaves them empty rather than failing an apply whose objects exist (the next
-/// refresh fills them in).
+/// Each object's uid and fingerprint now, one per object in key order: as the run's
+/// write of it was answered, else read. A failed read leaves them empty rather than
+/// failing an apply whose objects exist (the next refresh fills them in).
 async fn read_back(
     cluster: &Cluster,
     inventory: &[ObjectRef],
     instance: &str,
+    answers: &WriteAnswers,
 ) -> Vec<(ObjectRef, Option<String>, String)> {
     // One entry per stored object; of two refs of one object (two versions of its
     // group) the later, as the state's map keeps it.
@@ -204,8 +207,16 @@ async fn read_back(
         .iter()
         .map(|r| (super::qualified_label(r), r))
         .collect();
-    let objects: Vec<ObjectRef> = by_key.into_values().cloned().collect();
-    let live = super::live_objects(cluster, &objects, instance, |obj| {
+    let mut known = Vec::with_capacity(by_key.len());
+    let mut unanswered = Vec::new();
+    for (key, r) in by_key {
+        let answer = answers.get(&key).cloned().flatten();
+        if answer.is_none() {
+            unanswered.push(r.clone());
+        }
+        known.push((r.clone(), answer));
+    }
+    let mut read = super::live_objects(cluster, &unanswered, instance, |obj| {
         (
             obj.pointer("/metadata/uid")
                 .and_then(serde_json::Value::as_str)
@@ -216,22 +227,29 @@ async fn read_back(
     .await
     .unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cannot read the uids of the managed objects");
-        vec![None; objects.len()]
-    });
-    objects
+        vec![None; unanswered.len()]
+    })
+    .into_iter();
+    known
         .into_iter()
-        .zip(live)
-        .map(|(r, l)| {
-            let (uid, fingerprint) = l.unwrap_or_default();
+        .map(|(r, answer)| {
+            let (uid, fingerprint) = match answer {
+                Some(a) => (a.uid, a.fingerprint),
+                None => read.next().flatten().unwrap_or_default(),
+            };
             (r, uid, fingerprint)
         })
         .collect()
 }
 
 /// The dependency instances' records with the fingerprints their objects have now.
-async fn read_back_records(cluster: &Cluster, records: DependencyRecords) -> DependencyRecords {
+async fn read_back_records(
+    cluster: &Cluster,
+    records: DependencyRecords,
+    answers: &WriteAnswers,
+) -> DependencyRecords {
     let reads = records.into_iter().map(|(name, mut record)| async move {
-        let live = read_back(cluster, &record.inventory, &name).await;
+        let live = read_back(cluster, &record.inventory, &name, answers).await;
         record.inventory = live.iter().map(|(r, _, _)| r.clone()).collect();
         record.fingerprints = live.into_iter().map(|(_, _, f)| f).collect();
         (name, record)
@@ -270,6 +288,7 @@ mod tests {
                 kept: Vec::new(),
                 dependencies: DependencyRecords::new(),
                 ran: BTreeMap::new(),
+                answers: WriteAnswers::new(),
             })
         };
         let status = serde_json::json!({"status": "IN_PROGRESS"});

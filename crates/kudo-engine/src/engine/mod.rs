@@ -86,7 +86,9 @@ pub use prune::unwanted;
 pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, RuleError, judge};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept, KeptReason};
-pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
+pub use run::{
+    AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan, run_plan_with_sensitive,
+};
 pub use sensitive::{
     ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_name, sensitive_secret_ref,
 };

@@ -1,6 +1,7 @@
 //! Running one plan: phases and steps in their strategy's order, the tasks of a step,
 //! waiting for health, writing the plan status to the Instance as it goes, and pruning.
 
+mod answers;
 mod children;
 mod objects;
 mod pipes;
@@ -25,11 +26,13 @@ use super::prune::ObjectIndex;
 use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
+use answers::AnswerLog;
+pub use answers::{AnsweredWrite, WriteAnswers};
 // Also reachable as `run::wait_healthy`, where it was defined before.
 use super::tree::{DependencyRecords, TreeDecisions, TreePrior};
 pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
 use super::{EngineError, instance_ref};
-use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
+use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Reads};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -84,6 +87,9 @@ pub struct RunOutcome {
     pub dependencies: DependencyRecords,
     /// The inventory of every dependency instance below that ran a plan.
     pub ran: BTreeMap<String, Vec<ObjectRef>>,
+    /// What the server answered to the writes of this run and of the dependency
+    /// instances' runs below it: the objects' uids and fingerprints afterwards.
+    pub answers: WriteAnswers,
 }
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
@@ -239,7 +245,13 @@ async fn before_writing(
         e.with_plan(req.plan)
             .with_inventory(req.previous_inventory.to_vec())
     };
-    let tree = super::tree::decide(cluster, desired, walk, req.tree)
+    // After a plan that checked the whole tree moments ago in this process, its reads
+    // of the child Instances decide again here; otherwise they are read now.
+    let known = match req.tree.checked {
+        true => cluster.take_over(&super::tree::handoff_key(desired)),
+        false => Reads::new(),
+    };
+    let (tree, _) = super::tree::decide(cluster, desired, walk, req.tree, known)
         .await
         .map_err(nothing_written)?;
     if req.tree.checked {
@@ -356,6 +368,7 @@ async fn execute<'a>(
         deleted: Mutex::new(BTreeSet::new()),
         kept: Mutex::new(Vec::new()),
         webhooks_answered: Mutex::new(BTreeSet::new()),
+        answers: AnswerLog::default(),
     };
     run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
         .await;
@@ -372,8 +385,14 @@ async fn execute<'a>(
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
     let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref(), has_sensitive);
-    if let Err(e) = cluster.apply_owned(&manifest, false).await {
-        tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
+    // The Instance's last write in the run: its parent's inventory records it as answered.
+    match cluster.apply_owned(&manifest, false).await {
+        Ok(live) => run
+            .answers
+            .written(&instance_ref(req.namespace, req.instance), &live),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not record the plan result in the Instance spec")
+        }
     }
     match &result {
         Ok(()) => tracing::info!(plan = %req.plan, instance = %req.instance, "plan complete"),
@@ -395,6 +414,7 @@ async fn execute<'a>(
         kept,
         dependencies: DependencyRecords::new(),
         ran,
+        answers: run.answers.answers(),
     })
 }
 
@@ -462,6 +482,7 @@ struct Run<'a> {
     /// Webhook tasks whose answer this run applied: their answer is now the latest,
     /// so pruning may remove what they answered before and no longer do.
     webhooks_answered: Mutex<BTreeSet<String>>,
+    answers: AnswerLog,
 }
 
 /// A phase or step, started with the cancellation token it must honour.

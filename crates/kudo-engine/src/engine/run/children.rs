@@ -96,6 +96,7 @@ impl<'a> Run<'a> {
                 wrapped.caused_by(e)
             })?;
         self.note_kept(outcome.kept);
+        self.answers.merge(outcome.answers);
         if let Ok(mut ran) = self.ran.lock() {
             ran.extend(outcome.ran);
             ran.insert(child.clone(), outcome.inventory);

@@ -240,6 +240,9 @@ impl<'a> Run<'a> {
                 )
                 .await?;
             }
+            if r.namespace.is_some() {
+                self.answers.written(&r, &live);
+            }
             if let Ok(mut applied) = self.applied.lock() {
                 applied.insert(r.clone());
             }
@@ -305,6 +308,7 @@ impl<'a> Run<'a> {
                 .remove(&r, Propagation::Foreground, cancel)
                 .await?;
             self.note_kept(kept);
+            self.answers.deleted(&r);
             if let Ok(mut deleted) = self.deleted.lock() {
                 deleted.insert(r.clone());
             }

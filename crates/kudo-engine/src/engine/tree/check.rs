@@ -10,7 +10,7 @@ use kudo_plan::{Desired, Inputs};
 
 use super::decide::{Node, decide};
 use super::{DependencyAction, DependencyPlan, TreeDecisions, TreePlan, TreeRequest, in_parents};
-use crate::cluster::{Cluster, ObjectRef};
+use crate::cluster::{Cluster, ObjectRef, Reads};
 use crate::engine::EngineError;
 use crate::engine::planning::{
     Changes, InstancePlan, PlanFailure, Prior, classify, plan_instance_in,
@@ -30,10 +30,22 @@ pub async fn plan_tree(
         .desired
         .plan(plan)
         .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?;
-    let decisions = decide(cluster, req.desired, walk, req.tree)
+    let (decisions, reads) = decide(cluster, req.desired, walk, req.tree, Reads::new())
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
-    check(cluster, req, &decisions).await
+    let planned = check(cluster, req, &decisions).await?;
+    // The whole tree is checked: an apply right after decides it again
+    // (`TreePrior::checked`) from these reads rather than asking again.
+    cluster.hand_over(handoff_key(req.desired), reads);
+    Ok(planned)
+}
+
+/// Whose decision reads a plan hands to the run after it.
+pub(crate) fn handoff_key(desired: &Desired<'_>) -> String {
+    format!(
+        "dependency instances of {}/{}",
+        desired.inputs.namespace, desired.inputs.instance
+    )
 }
 
 /// Plans the instance and each dependency instance `decisions` runs or removes,

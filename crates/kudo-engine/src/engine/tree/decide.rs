@@ -5,7 +5,7 @@
 //! drifted, plus every settled child whose own dependencies change below it (it runs
 //! `deploy` again, as KUDO re-ran a parent's deploy for a changed dependency).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use futures::future::{BoxFuture, FutureExt};
@@ -14,7 +14,7 @@ use kudo_plan::{Action, ChildPlan, Desired, Inputs, Location, PlanWalk};
 use serde_json::Value;
 
 use super::{DependencyAction, DependencyDecision, TreeDecisions, TreePrior};
-use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
+use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef, Reads};
 use crate::engine::dependency::{self, ChildAction, ExistingChild};
 use crate::engine::{EngineError, LABEL_INSTANCE, instance_ref};
 
@@ -57,7 +57,7 @@ struct Pass<'a> {
     dependencies: Option<&'a kudo_plan::DependencyPackages>,
     prior: TreePrior<'a>,
     /// Child Instances as read, by name: each is read once per pass.
-    instances: Mutex<HashMap<String, Option<Value>>>,
+    instances: Mutex<Reads>,
 }
 
 impl Pass<'_> {
@@ -103,22 +103,25 @@ impl Pass<'_> {
 }
 
 /// What the apply does with every dependency instance of `desired` running `plan`
-/// (whose walk is `walk`), at every depth. Reads child Instances (and, for instances
-/// `tree` has no record of, their labelled objects); writes nothing. Errors are the
-/// run's: a child's package that cannot be had, invalid child parameters, an Instance
-/// of the child's name that is not ours; each names the chain of instances.
+/// (whose walk is `walk`), at every depth. Reads the child Instances `known` does not
+/// hold (and, for instances `tree` has no record of, their labelled objects); writes
+/// nothing. Returns the decisions with every child Instance as read, `known`'s
+/// included, by instance name. Errors are the run's: a child's package that cannot be
+/// had, invalid child parameters, an Instance of the child's name that is not ours;
+/// each names the chain of instances.
 pub async fn decide(
     cluster: &Cluster,
     desired: &Desired<'_>,
     walk: &PlanWalk<'_>,
     tree: TreePrior<'_>,
-) -> Result<TreeDecisions, EngineError> {
+    known: Reads,
+) -> Result<(TreeDecisions, Reads), EngineError> {
     let pass = Pass {
         cluster,
         namespace: desired.inputs.namespace,
         dependencies: desired.inputs.dependencies,
         prior: tree,
-        instances: Mutex::new(HashMap::new()),
+        instances: Mutex::new(known),
     };
     let mut decisions = TreeDecisions::default();
     decide_below(&pass, desired.inputs.instance, walk, &mut decisions)
@@ -130,7 +133,8 @@ pub async fn decide(
             }
             e
         })?;
-    Ok(decisions)
+    let reads = pass.instances.into_inner().unwrap_or_default();
+    Ok((decisions, reads))
 }
 
 /// A failure below, with the chain of (instance, node) from the top down to it.

@@ -22,8 +22,8 @@ use super::planning::{Contents, InstancePlan, Prior};
 use super::{CrdSafety, EngineError};
 use crate::cluster::ObjectRef;
 
-pub(crate) use check::check;
 pub use check::plan_tree;
+pub(crate) use check::{check, handoff_key};
 pub use decide::decide;
 
 /// What Terraform state records of one dependency instance: the objects its runs
