@@ -14,7 +14,7 @@ use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
-use super::run::{RunOutcome, RunRequest, WriteAnswers, run_plan_with_sensitive};
+use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan_with_sensitive};
 use super::tree::{DependencyRecords, TreePrior};
 use super::{CrdSafety, EngineError, PlanStatus, instance_ref, plan_status_of};
 use crate::cluster::{Cluster, ObjectRef};
@@ -207,37 +207,28 @@ async fn read_back(
         .iter()
         .map(|r| (super::qualified_label(r), r))
         .collect();
-    let mut known = Vec::with_capacity(by_key.len());
-    let mut unanswered = Vec::new();
-    for (key, r) in by_key {
-        let answer = answers.get(&key).cloned().flatten();
-        if answer.is_none() {
-            unanswered.push(r.clone());
-        }
-        known.push((r.clone(), answer));
-    }
-    let mut read = super::live_objects(cluster, &unanswered, instance, |obj| {
-        (
-            obj.pointer("/metadata/uid")
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_string),
-            super::applied_fields_fingerprint(obj).unwrap_or_default(),
-        )
-    })
-    .await
-    .unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "cannot read the uids of the managed objects");
-        vec![None; unanswered.len()]
-    })
-    .into_iter();
-    known
+    let entries: Vec<(&ObjectRef, Option<AnsweredWrite>)> = by_key
+        .into_iter()
+        .map(|(key, r)| (r, answers.get(&key).cloned().flatten()))
+        .collect();
+    let unanswered: Vec<ObjectRef> = entries
+        .iter()
+        .filter(|(_, answer)| answer.is_none())
+        .map(|(r, _)| (*r).clone())
+        .collect();
+    let mut read = super::live_objects(cluster, &unanswered, instance, AnsweredWrite::of)
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read the uids of the managed objects");
+            vec![None; unanswered.len()]
+        })
+        .into_iter();
+    entries
         .into_iter()
         .map(|(r, answer)| {
-            let (uid, fingerprint) = match answer {
-                Some(a) => (a.uid, a.fingerprint),
-                None => read.next().flatten().unwrap_or_default(),
-            };
-            (r, uid, fingerprint)
+            let now = answer.or_else(|| read.next().flatten());
+            let (uid, fingerprint) = now.map(|a| (a.uid, a.fingerprint)).unwrap_or_default();
+            (r.clone(), uid, fingerprint)
         })
         .collect()
 }

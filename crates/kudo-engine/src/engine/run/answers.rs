@@ -23,7 +23,8 @@ pub struct AnsweredWrite {
 }
 
 impl AnsweredWrite {
-    fn of(live: &Value) -> AnsweredWrite {
+    /// The uid and fingerprint of `live`, as answered or as read.
+    pub(crate) fn of(live: &Value) -> AnsweredWrite {
         AnsweredWrite {
             uid: live
                 .pointer("/metadata/uid")
