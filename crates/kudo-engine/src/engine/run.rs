@@ -414,7 +414,7 @@ async fn execute<'a>(
         kept,
         dependencies: DependencyRecords::new(),
         ran,
-        answers: run.answers.answers(),
+        answers: run.answers.take(),
     })
 }
 

@@ -35,7 +35,7 @@ impl AnsweredWrite {
     }
 }
 
-/// WriteAnswers by [`qualified_label`]; `None` for an object whose last answer is not known
+/// Answers by [`qualified_label`]; `None` for an object whose last answer is not known
 /// to be the newest (written more than once, or deleted).
 pub type WriteAnswers = BTreeMap<String, Option<AnsweredWrite>>;
 
@@ -51,9 +51,7 @@ impl AnswerLog {
 
     /// `r` was deleted: whatever was answered before no longer stands.
     pub(super) fn deleted(&self, r: &ObjectRef) {
-        if let Ok(mut answers) = self.0.lock() {
-            answers.insert(qualified_label(r), None);
-        }
+        self.note(qualified_label(r), None);
     }
 
     /// What a dependency instance's run was answered, taken into this run's.
@@ -63,8 +61,12 @@ impl AnswerLog {
         }
     }
 
-    pub(super) fn answers(&self) -> WriteAnswers {
-        self.0.lock().map(|a| a.clone()).unwrap_or_default()
+    /// The answers so far, for the run's outcome (the log is left empty).
+    pub(super) fn take(&self) -> WriteAnswers {
+        self.0
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
     }
 
     fn note(&self, key: String, answer: Option<AnsweredWrite>) {
@@ -106,7 +108,7 @@ mod tests {
         )]));
         log.written(&gone, &gone_live);
         log.deleted(&gone);
-        let answers = log.answers();
+        let answers = log.take();
         let answered = answers[&qualified_label(&once)].as_ref().expect("answered");
         assert_eq!(answered.uid.as_deref(), Some("u-1"));
         assert_eq!(
