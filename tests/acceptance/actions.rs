@@ -4,14 +4,13 @@
 
 use serde_json::Value;
 
-use crate::harness::{TestContext, fixture_operator, flat, own_operator, terraform_version};
+use crate::harness::{Feature, TestContext, fixture_operator, flat, lacks, own_operator};
 use crate::semantics::{completed_plan_status, config, destroy_leaves_nothing, path_str};
 use crate::skip;
 
-/// The Terraform in use, when it is older than actions (1.14).
-fn without_actions() -> Option<(u64, u64)> {
-    let version = terraform_version();
-    (version < (1, 14)).then_some(version)
+/// Why the client in use cannot run actions (Terraform before 1.14, OpenTofu).
+fn without_actions() -> Option<String> {
+    lacks(Feature::Actions)
 }
 
 /// `action "kudo_plan" "<name>"` running `plan` of `kudo_instance.this`, with `extra`
@@ -54,8 +53,8 @@ fn plan_status(ctx: &TestContext, instance: &str, plan: &str) -> Value {
 
 #[test]
 fn an_action_runs_mysql_backup_and_reports_each_step() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let Some(pkg) = fixture_operator("mysql") else {
         skip!("../shared/fixtures/operators/mysql not found (clone without ../shared)");
@@ -134,8 +133,8 @@ fn an_action_runs_mysql_backup_and_reports_each_step() {
 
 #[test]
 fn a_failing_plan_fails_the_action_with_the_failed_step() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("action-fail");
     day2(&ctx, &action("fail", "fail", ""));
@@ -168,8 +167,8 @@ fn a_failing_plan_fails_the_action_with_the_failed_step() {
 
 #[test]
 fn ctrl_c_stops_an_action_and_leaves_the_instance_consistent() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("action-interrupt");
     day2(
@@ -216,8 +215,8 @@ fn ctrl_c_stops_an_action_and_leaves_the_instance_consistent() {
 
 #[test]
 fn an_action_times_out_naming_its_timeout() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("action-timeout");
     day2(&ctx, &action("hang", "hang", "    timeout = \"1s\"\n"));
@@ -232,8 +231,8 @@ fn an_action_times_out_naming_its_timeout() {
 
 #[test]
 fn parameters_of_other_plans_and_unknown_plans_fail_the_plan() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("action-refusals");
     let actions = [
@@ -293,8 +292,8 @@ fn key(ctx: &TestContext) -> String {
 
 #[test]
 fn a_plan_using_the_seed_runs_from_action_trigger_and_is_refused_by_invoke() {
-    if let Some(version) = without_actions() {
-        skip!("actions need Terraform 1.14 or later; this is {version:?}");
+    if let Some(why) = without_actions() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("action-seed");
     let pkg = path_str(&own_operator("day2"));

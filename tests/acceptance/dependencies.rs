@@ -343,7 +343,7 @@ fn flink_demo_needs_ranges_and_then_deploys_zookeeper_kafka_flink() {
     if !ctx.runs_pods() {
         ctx.mark_cleaned();
         skip!(
-            "no node: pods never run here, so a Pipe task cannot (use ../shared/tools/real-node.sh)"
+            "no node: pods never run here, so a Pipe task cannot (run it on a cluster with a node)"
         );
     }
     let Some(demo) = fixture_operator("flink-demo") else {

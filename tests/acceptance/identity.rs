@@ -4,21 +4,21 @@
 
 use serde_json::json;
 
-use crate::harness::{TestContext, terraform_version};
+use crate::harness::{Feature, TestContext, lacks};
 use crate::skip;
 
 const OV_NAME: &str = "webapp-1.27.0-0.1.0";
 
-/// The Terraform in use, when it is older than resource identity (1.12).
-fn without_identity() -> Option<(u64, u64)> {
-    let version = terraform_version();
-    (version < (1, 12)).then_some(version)
+/// Why the client in use has no resource identity (Terraform before 1.12, OpenTofu
+/// before 1.12).
+fn without_identity() -> Option<String> {
+    lacks(Feature::Identity)
 }
 
 #[test]
 fn instances_and_operators_are_imported_by_identity() {
-    if let Some(version) = without_identity() {
-        skip!("resource identity needs Terraform 1.12 or later; this is {version:?}");
+    if let Some(why) = without_identity() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("identity");
     crate::quickstart::use_quickstart_without_timeouts(&ctx);
@@ -87,8 +87,8 @@ import {{
 
 #[test]
 fn an_identity_that_names_nothing_says_what_is_missing() {
-    if let Some(version) = without_identity() {
-        skip!("resource identity needs Terraform 1.12 or later; this is {version:?}");
+    if let Some(why) = without_identity() {
+        skip!("{why}");
     }
     let ctx = TestContext::new("identity-missing");
     crate::quickstart::use_quickstart_without_timeouts(&ctx);

@@ -1,13 +1,15 @@
 //! Installing the provider as users without our dev override do: from the archives
 //! `scripts/release.sh` builds, through `terraform init -plugin-dir` (a filesystem
-//! mirror in Terraform's "packed" layout).
+//! mirror in the "packed" layout), under the registry host of the client in use:
+//! `registry.terraform.io` for Terraform, `registry.opentofu.org` for OpenTofu, which
+//! is where each expands the short `source = "kudo/kudo"`.
 
 use std::process::Command;
 
-use crate::harness::{TestContext, provider_binary, repo_root};
+use crate::harness::{TestContext, is_opentofu, provider_binary, repo_root};
 
 #[test]
-fn release_archive_installs_from_a_plugin_dir_and_plans() {
+fn release_archive_installs_from_a_plugin_dir_and_applies() {
     let mut ctx = TestContext::new("mirror");
     ctx.use_example("quickstart");
     let base = ctx
@@ -40,7 +42,12 @@ fn release_archive_installs_from_a_plugin_dir_and_plans() {
 
     // Packed layout: <dir>/<hostname>/<namespace>/<type>/<archive as released>.
     let mirror = base.join("mirror");
-    let provider_dir = mirror.join("registry.terraform.io/kudo/kudo");
+    let address = if is_opentofu() {
+        "registry.opentofu.org/kudo/kudo"
+    } else {
+        "registry.terraform.io/kudo/kudo"
+    };
+    let provider_dir = mirror.join(address);
     std::fs::create_dir_all(&provider_dir).expect("mirror dir");
     let zip = &zips[0];
     let file_name = zip.file_name().expect("zip has a name");
@@ -62,7 +69,7 @@ fn release_archive_installs_from_a_plugin_dir_and_plans() {
     let lock = std::fs::read_to_string(ctx.workdir.join(".terraform.lock.hcl"))
         .expect("init wrote a lock file");
     assert!(
-        lock.contains("registry.terraform.io/kudo/kudo"),
+        lock.contains(&format!("provider \"{address}\"")),
         "lock file: {lock}"
     );
 
@@ -71,4 +78,10 @@ fn release_archive_installs_from_a_plugin_dir_and_plans() {
         .assert_success()
         .assert_no_crash()
         .assert_output_contains("kudo_instance.web will be created");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    assert_eq!(ctx.tf.state().attr_str("kudo_instance.web", "status"), "COMPLETE");
+    assert!(
+        ctx.kube().instance(&ctx.namespace, "web").is_some(),
+        "the Instance is in the cluster"
+    );
 }

@@ -24,6 +24,7 @@ fn an_operator_reference_is_namespace_and_operatorversion_name() {
             tfplugin::ClientCapabilities {
                 deferral_allowed: false,
                 write_only_attributes_allowed: true,
+                store_planned_private: false,
             },
         ))
     };

@@ -62,7 +62,7 @@ fn a_failed_init_container_is_named_with_its_exit_and_log() {
     if !ctx.runs_pods() {
         ctx.mark_cleaned();
         skip!(
-            "no node: pods never run here, so a Pipe task cannot (use ../shared/tools/real-node.sh)"
+            "no node: pods never run here, so a Pipe task cannot (run it on a cluster with a node)"
         );
     }
     ctx.write("fetcher/operator.yaml", OPERATOR);

@@ -1,7 +1,7 @@
 //! `terraform query` (Terraform 1.14+): `list "kudo_instance"` finds Instances made
 //! without Terraform, and `-generate-config-out` writes configuration that adopts them.
 
-use crate::harness::{PREAMBLE, TestContext, terraform_version};
+use crate::harness::{Feature, PREAMBLE, TestContext, lacks};
 use crate::skip;
 
 /// `terraform query -generate-config-out=generated.tf`; every `expected` text must be in
@@ -40,11 +40,8 @@ fn adopt(ctx: &TestContext, generated: &str) -> crate::harness::State {
 
 #[test]
 fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them() {
-    if terraform_version() < (1, 14) {
-        skip!(
-            "terraform query needs Terraform 1.14 or later; this is {:?}",
-            terraform_version()
-        );
+    if let Some(why) = lacks(Feature::Query) {
+        skip!("{why}");
     }
     let ctx = TestContext::new("query");
     let ns = ctx.namespace.as_str();
@@ -93,11 +90,8 @@ fn query_finds_instances_kudo_made_and_the_generated_configuration_adopts_them()
 
 #[test]
 fn query_finds_operators_kudo_installed_and_the_generated_configuration_keeps_them() {
-    if terraform_version() < (1, 14) {
-        skip!(
-            "terraform query needs Terraform 1.14 or later; this is {:?}",
-            terraform_version()
-        );
+    if let Some(why) = lacks(Feature::Query) {
+        skip!("{why}");
     }
     let ctx = TestContext::new("query-operators");
     let ns = ctx.namespace.as_str();

@@ -303,7 +303,7 @@ fn state_with_the_older_objects_list_upgrades_without_a_change() {
         [&json!(2)],
         "stored with the current schema version"
     );
-    if crate::harness::terraform_version() >= (1, 12) {
+    if crate::harness::lacks(crate::harness::Feature::Identity).is_none() {
         let ns = ctx.namespace.as_str();
         assert_eq!(
             ctx.tf.stored_identities().get("kudo_instance.many"),

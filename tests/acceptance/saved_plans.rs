@@ -16,15 +16,16 @@ use tfplugin::proto::tfplugin6 as pb;
 
 use crate::harness::plugin::{Plugin, capabilities, dynamic, errors};
 use crate::harness::{FileServer, TestContext, tool, written};
-use crate::harness::{Terraform, TfRun, flat, terraform_version};
+use crate::harness::{Feature, Terraform, TfRun, flat, lacks};
 use crate::skip;
 
-/// Whether this Terraform hands the first plan's private data to the second plan.
-fn forwards_planned_private() -> bool {
-    terraform_version() >= (1, 16)
+/// Why this client cannot hold a moved repository to a saved plan: it does not hand
+/// the second plan of the apply what the first plan recorded (Terraform before 1.16,
+/// OpenTofu), so that plan can only resolve again. `None` when it can.
+fn without_forwarded_private() -> Option<String> {
+    lacks(Feature::ForwardedPlannedPrivate)
+        .map(|why| format!("{why}: the provider cannot hold a moved repository to the plan"))
 }
-
-const NEEDS_1_16: &str = "Terraform before 1.16 does not hand the second plan of a saved plan's apply what the first plan recorded (plugin protocol 6.11), so the provider cannot hold a moved repository to the plan there";
 
 /// A package folder `name` `version` whose ConfigMap holds `value`; `dependency`: a
 /// KudoOperator task on that repository package (any 0.x version).
@@ -238,8 +239,8 @@ fn a_saved_plan_applies_in_a_fresh_folder_with_its_dependency_tree() {
 
 #[test]
 fn a_version_published_between_plan_and_apply_is_ignored() {
-    if !forwards_planned_private() {
-        skip!("{NEEDS_1_16}");
+    if let Some(why) = without_forwarded_private() {
+        skip!("{why}");
     }
     let w = TwoFolders::new("saved-plan-newer");
     w.publish("app", "1.0.0", "first");
@@ -253,8 +254,8 @@ fn a_version_published_between_plan_and_apply_is_ignored() {
 
 #[test]
 fn republished_content_fails_the_apply_naming_both_digests() {
-    if !forwards_planned_private() {
-        skip!("{NEEDS_1_16}");
+    if let Some(why) = without_forwarded_private() {
+        skip!("{why}");
     }
     let w = TwoFolders::new("saved-plan-changed");
     w.publish("app", "1.0.0", "first");
@@ -274,8 +275,8 @@ fn republished_content_fails_the_apply_naming_both_digests() {
 
 #[test]
 fn a_withdrawn_version_fails_the_apply() {
-    if !forwards_planned_private() {
-        skip!("{NEEDS_1_16}");
+    if let Some(why) = without_forwarded_private() {
+        skip!("{why}");
     }
     let w = TwoFolders::new("saved-plan-withdrawn");
     w.publish("app", "0.9.0", "older");
@@ -302,7 +303,7 @@ fn an_unreachable_repository_fails_the_apply_in_the_providers_words() {
     let digest = w.plan();
     w.server = None;
     let run = w.apply();
-    if forwards_planned_private() {
+    if without_forwarded_private().is_none() {
         w.refused(
             run,
             &["Planned package not available", "app 1.0.0", &digest],
@@ -323,8 +324,8 @@ fn an_unreachable_repository_fails_the_apply_in_the_providers_words() {
 
 #[test]
 fn a_package_folder_edited_between_plan_and_apply_fails_the_apply() {
-    if !forwards_planned_private() {
-        skip!("{NEEDS_1_16}");
+    if let Some(why) = without_forwarded_private() {
+        skip!("{why}");
     }
     let w = TwoFolders::new("saved-plan-edited");
     w.configure("./ops/app", Some(("root", None)), false);
@@ -342,8 +343,8 @@ fn a_package_folder_edited_between_plan_and_apply_fails_the_apply() {
 
 #[test]
 fn each_dependency_of_the_tree_is_held_to_the_plan() {
-    if !forwards_planned_private() {
-        skip!("{NEEDS_1_16}");
+    if let Some(why) = without_forwarded_private() {
+        skip!("{why}");
     }
     let w = TwoFolders::new("saved-plan-deps");
     w.publish("dep", "0.1.0", "first");

@@ -144,7 +144,7 @@ fn kafka_toggle_creates_then_deletes_the_mirror_maker() {
     if !ctx.runs_pods() {
         ctx.mark_cleaned();
         skip!(
-            "no node: pods never run here, so a Pipe task cannot (use ../shared/tools/real-node.sh)"
+            "no node: pods never run here, so a Pipe task cannot (run it on a cluster with a node)"
         );
     }
     // The deploy plan pipes the TLS files out of a pod (empty files unless

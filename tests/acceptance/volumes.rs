@@ -44,8 +44,8 @@ fn claims(ctx: &TestContext) -> BTreeSet<String> {
 
 const CLAIMS: [&str; 2] = ["zk-datadir-zk-zookeeper-0", "zk-datadir-zk-zookeeper-1"];
 
-/// A cluster without a StatefulSet controller (the API servers `real-apiserver.sh`
-/// builds run no workload controllers) creates no claims: create them as the controller
+/// A cluster without a StatefulSet controller (an API server run by hand with no
+/// workload controllers) creates no claims: create them as the controller
 /// would (`<template>-<statefulset>-<ordinal>`, the template's labels plus the selector's,
 /// the template's spec), so that what the provider does with them is tested all the same.
 /// kube-sim and complete clusters make them themselves; then this does nothing.

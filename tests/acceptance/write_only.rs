@@ -390,11 +390,8 @@ fn a_new_value_of_an_immutable_write_only_parameter_replaces_the_instance_withou
 /// keeps or prints does.
 #[test]
 fn an_instances_password_reaches_another_instance_through_the_ephemeral_resource() {
-    if crate::harness::terraform_version() < (1, 11) {
-        crate::skip!(
-            "ephemeral resources into write-only attributes need Terraform 1.11 or later; this is {:?}",
-            crate::harness::terraform_version()
-        );
+    if let Some(why) = crate::harness::lacks(crate::harness::Feature::WriteOnly) {
+        crate::skip!("{why}");
     }
     let ctx = TestContext::new("ephemeral");
     ctx.write("operator/operator.yaml", OPERATOR_YAML);
@@ -534,6 +531,7 @@ fn a_client_without_write_only_attributes_is_refused_write_only_values() {
         let client = ClientCapabilities {
             deferral_allowed: false,
             write_only_attributes_allowed,
+            store_planned_private: false,
         };
         block_on(provider.validate_resource_config("kudo_instance", config, client))
     };

@@ -17,6 +17,10 @@ pub struct ClientCapabilities {
     /// Write-only attributes (protocol 6.8: Terraform 1.11+, OpenTofu 1.11+). A client
     /// without them would store a write-only attribute's value in state like any other.
     pub write_only_attributes_allowed: bool,
+    /// The client hands a plan's private data to the next plan of the same resource
+    /// (protocol 6.11: Terraform 1.16+; not OpenTofu 1.12): a saved plan's apply can
+    /// then be held to what the first plan resolved.
+    pub store_planned_private: bool,
 }
 
 /// Where a running action reports progress: each message becomes one progress event,

@@ -377,6 +377,7 @@ async fn write_only_attributes_are_flagged_refused_for_old_clients_and_never_ret
         .validate_resource_config(validate(Some(pb::ClientCapabilities {
             deferral_allowed: false,
             write_only_attributes_allowed: true,
+            ..Default::default()
         })))
         .await
         .unwrap()

@@ -370,7 +370,7 @@ impl Kube {
     }
 
     /// Whether the cluster has a node, so that DaemonSets are scheduled and their
-    /// controller reports on them: a real API server started without `real-node.sh` has
+    /// controller reports on them: a real API server run without a kubelet has
     /// none (and its daemonset controller is off). kube-sim reports on DaemonSets itself.
     #[track_caller]
     pub fn has_nodes(&self) -> bool {

@@ -1,7 +1,7 @@
 //! The test cluster's connection as provider settings (`host`, `token`, PEM texts),
 //! read from whatever kubeconfig the harness uses: kube-sim's (token, CA as data) or a
-//! real cluster's (`KUDO_TEST_KUBECONFIG`; the API servers of
-//! `../shared/tools/real-apiserver.sh` use client certificate files).
+//! real cluster's (`KUDO_TEST_KUBECONFIG`; a kube-apiserver run by hand typically gives
+//! client certificate files).
 
 use std::path::{Path, PathBuf};
 

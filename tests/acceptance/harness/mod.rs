@@ -30,7 +30,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub use cluster::{Kube, ObjRef, TestCluster};
 pub use connection::Connection;
 pub use http::{FileServer, tool};
-pub use terraform::{State, Terraform, TfRun, flat, terraform_path, terraform_version};
+pub use terraform::{
+    Client, ClientKind, Feature, State, Terraform, TfRun, client, flat, is_opentofu, lacks,
+    terraform_path, terraform_version,
+};
 
 /// Skips the rest of a test with a message (Rust's test runner has no skip status,
 /// so the reason goes to the captured output, visible with `--nocapture`).

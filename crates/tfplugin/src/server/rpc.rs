@@ -452,6 +452,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             .map(|c| ClientCapabilities {
                 deferral_allowed: c.deferral_allowed,
                 write_only_attributes_allowed: c.write_only_attributes_allowed,
+                store_planned_private: c.store_planned_private,
             })
             .unwrap_or_default();
         let diags = self
