@@ -39,9 +39,11 @@ module="github.com/opentofu/opentofu"
 cached="$cache_root/opentofu-$version/tofu"
 installed="$tools_dir/bin/tofu"
 
-# The banner is "OpenTofu vX.Y.Z" with no "-dev" marker when built as below.
+# The banner is "OpenTofu vX.Y.Z" with no "-dev" marker when built as below. Without
+# TF_CLI_CONFIG_FILE: a variable naming a missing file makes OpenTofu print a warning
+# on stdout before the banner.
 runs_as_release() {
-  [[ -x "$1" ]] && "$1" version 2>/dev/null | sed -n 1p | grep -qx "OpenTofu v$version"
+  [[ -x "$1" ]] && env -u TF_CLI_CONFIG_FILE "$1" version 2>/dev/null | grep -qx "OpenTofu v$version"
 }
 
 if ! runs_as_release "$cached"; then

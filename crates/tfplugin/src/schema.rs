@@ -227,6 +227,52 @@ impl Block {
     pub fn new() -> Block {
         Block::default()
     }
+
+    /// `v` (an object of this block's type) with each null list, set or map block an
+    /// empty collection, recursively (see [`Schema::returned_state`]). Single and
+    /// group blocks stay as they are: those may be null. Blocks whose type is dynamic
+    /// (list or map blocks holding `dynamic` attributes) are left alone.
+    pub fn with_blocks_present(&self, mut v: Value) -> Value {
+        if !matches!(v, Value::Object(_)) {
+            return v;
+        }
+        for nested in &self.blocks {
+            let dynamic = matches!(nested.value_type(), Type::Dynamic);
+            let current = v
+                .get_mut(&nested.type_name)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            let fixed = match (nested.nesting, current) {
+                (NestingMode::List, Value::Null) if !dynamic => Value::List(Vec::new()),
+                (NestingMode::Set, Value::Null) => Value::Set(Vec::new()),
+                (NestingMode::Map, Value::Null) if !dynamic => Value::Map(Default::default()),
+                (NestingMode::List, Value::List(items)) => Value::List(
+                    items
+                        .into_iter()
+                        .map(|i| nested.block.with_blocks_present(i))
+                        .collect(),
+                ),
+                (NestingMode::Set, Value::Set(items)) => Value::Set(
+                    items
+                        .into_iter()
+                        .map(|i| nested.block.with_blocks_present(i))
+                        .collect(),
+                ),
+                (NestingMode::Map, Value::Map(items)) => Value::Map(
+                    items
+                        .into_iter()
+                        .map(|(k, i)| (k, nested.block.with_blocks_present(i)))
+                        .collect(),
+                ),
+                (NestingMode::Single | NestingMode::Group, o @ Value::Object(_)) => {
+                    nested.block.with_blocks_present(o)
+                }
+                (_, other) => other,
+            };
+            v.set_attr(nested.type_name.clone(), fixed);
+        }
+        v
+    }
     pub fn attribute(mut self, a: Attribute) -> Self {
         self.attributes.push(a);
         self
@@ -288,9 +334,21 @@ impl Schema {
             .collect()
     }
 
-    /// `v` with every top-level write-only attribute null, as Terraform requires of
-    /// planned and new states: the server applies it to every state it returns, so a
-    /// provider cannot leak a write-only value into a plan or state by mistake.
+    /// A state (planned, new, imported, read or listed) as Terraform must receive it:
+    /// the server applies this to every state it returns, so a provider can neither
+    /// leak a write-only value nor leave a block null.
+    /// - every top-level write-only attribute null;
+    /// - every absent list, set or map block an empty collection: in Terraform's type
+    ///   system a block of those nesting modes is never null (the configuration
+    ///   decodes an absent block as empty). Terraform 1.15 and older normalised a null
+    ///   one themselves; 1.16 (which lets providers compute blocks) compares it as
+    ///   given, so an imported state with `null` blocks planned an update with nothing
+    ///   to show.
+    pub fn returned_state(&self, v: Value) -> Value {
+        self.block.with_blocks_present(self.without_write_only(v))
+    }
+
+    /// `v` with every top-level write-only attribute null (see [`Schema::returned_state`]).
     pub fn without_write_only(&self, mut v: Value) -> Value {
         if !matches!(v, Value::Object(_)) {
             return v;

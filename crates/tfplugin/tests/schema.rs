@@ -133,6 +133,40 @@ fn computed_marked_unknown() {
     assert_eq!(planned.get("name").as_str(), Some("a"));
 }
 
+/// Terraform never has a null list, set or map block (an absent one is empty); 1.16
+/// compares a returned state as given, so the server fills them in, at every depth.
+#[test]
+fn returned_states_have_no_null_list_set_or_map_blocks() {
+    let inner = Block::new()
+        .attribute(Attribute::new("x", Type::Bool).optional())
+        .block(NestedBlock::new("deep", NestingMode::List, Block::new()));
+    let schema = Schema::new(
+        1,
+        Block::new()
+            .attribute(Attribute::new("secret", Type::String).optional().write_only())
+            .block(NestedBlock::new("timeouts", NestingMode::Single, Block::new()))
+            .block(NestedBlock::new("rules", NestingMode::List, inner.clone()))
+            .block(NestedBlock::new("tags", NestingMode::Set, Block::new()))
+            .block(NestedBlock::new("named", NestingMode::Map, Block::new())),
+    );
+    let returned = schema.returned_state(Value::object([
+        ("secret", Value::string("s")),
+        ("timeouts", Value::Null),
+        ("rules", Value::List(vec![Value::object([("x", Value::Bool(true))])])),
+    ]));
+    assert_eq!(returned.get("secret"), &Value::Null, "write-only stays out");
+    assert_eq!(returned.get("timeouts"), &Value::Null, "a single block may be null");
+    assert_eq!(returned.get("tags"), &Value::Set(Vec::new()));
+    assert_eq!(returned.get("named"), &Value::Map(Default::default()));
+    let Value::List(rules) = returned.get("rules") else {
+        panic!("rules: {returned:?}")
+    };
+    assert_eq!(rules[0].get("deep"), &Value::List(Vec::new()), "nested blocks too");
+    assert_eq!(rules[0].get("x"), &Value::Bool(true));
+    // A null state (a deleted resource) stays null.
+    assert_eq!(schema.returned_state(Value::Null), Value::Null);
+}
+
 #[test]
 fn attribute_path_to_proto_and_display() {
     let p = AttributePath::attribute("a").key("k").index(3).attr("b");

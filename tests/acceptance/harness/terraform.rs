@@ -62,7 +62,7 @@ impl Feature {
             Feature::Query => "list resources and `query`",
             Feature::Actions => "actions (`apply -invoke`)",
             Feature::ForwardedPlannedPrivate => {
-                "handing the first plan's private data to the apply's second plan (plugin protocol 6.11)"
+                "the first plan's private data handed to the apply's second plan (plugin protocol 6.11)"
             }
         }
     }
@@ -95,11 +95,11 @@ pub fn lacks(feature: Feature) -> Option<String> {
     match feature.since(c.kind) {
         Some(first) if c.version >= first => None,
         Some((fmaj, fmin)) => Some(format!(
-            "{} needs {name} {fmaj}.{fmin} or later; this is {name} {major}.{minor}",
+            "{}: needs {name} {fmaj}.{fmin} or later; this is {name} {major}.{minor}",
             feature.describe()
         )),
         None => Some(format!(
-            "{name} does not have {} (this is {name} {major}.{minor})",
+            "{}: {name} has none (this is {name} {major}.{minor})",
             feature.describe()
         )),
     }

@@ -154,7 +154,7 @@ impl<P: Provider> ProviderService<P> {
             );
             let resource_object = match listed.state.filter(|_| r.include_resource_object) {
                 Some(state) => {
-                    let state = resource.without_write_only(state);
+                    let state = resource.returned_state(state);
                     encode_into(&state, &state_type, "listed state", &mut diagnostic)
                 }
                 None => None,
@@ -636,7 +636,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let new_state = schema.without_write_only(out.new_state);
+        let new_state = schema.returned_state(out.new_state);
         let new_identity = self.identity_of(&type_name, &new_state, &mut diagnostics);
         let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::read_resource::Response {
@@ -689,7 +689,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let planned_state = schema.without_write_only(out.planned_state);
+        let planned_state = schema.returned_state(out.planned_state);
         let planned_identity = self.identity_of(&type_name, &planned_state, &mut diagnostics);
         let planned_state = encode_into(&planned_state, &ty, "planned state", &mut diagnostics);
         Ok(Response::new(pb::plan_resource_change::Response {
@@ -743,7 +743,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
             })
             .await;
         let mut diagnostics = diags_to_proto(&out.diagnostics);
-        let new_state = schema.without_write_only(out.new_state);
+        let new_state = schema.returned_state(out.new_state);
         let new_identity = self.identity_of(&type_name, &new_state, &mut diagnostics);
         let new_state = encode_into(&new_state, &ty, "new state", &mut diagnostics);
         Ok(Response::new(pb::apply_resource_change::Response {
@@ -796,7 +796,7 @@ impl<P: Provider> ProviderRpc for ProviderService<P> {
         for res in out.imported {
             match self.resource(&res.type_name) {
                 Ok((schema, ty)) => {
-                    let state = schema.without_write_only(res.state);
+                    let state = schema.returned_state(res.state);
                     let identity = self.identity_of(&res.type_name, &state, &mut diagnostics);
                     let state = encode_into(&state, &ty, "imported state", &mut diagnostics);
                     imported_resources.push(pb::import_resource_state::ImportedResource {

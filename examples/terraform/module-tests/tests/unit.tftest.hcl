@@ -1,7 +1,16 @@
 # Plan-only tests: the provider is mocked, so no cluster is needed. Provider functions
 # still run (Terraform calls the real provider for them, offline).
 
-mock_provider "kudo" {}
+mock_provider "kudo" {
+  # OpenTofu checks a mocked resource's configuration with the real provider, references
+  # included: the operator id that kudo_instance receives must look like one
+  # (`<namespace>/<operatorversion-name>`), not a random mock string.
+  mock_resource "kudo_operator" {
+    defaults = {
+      id = "default/webapp-1.27.0-0.1.0"
+    }
+  }
+}
 
 variables {
   parameters = {
