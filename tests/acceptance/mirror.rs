@@ -79,7 +79,10 @@ fn release_archive_installs_from_a_plugin_dir_and_applies() {
         .assert_no_crash()
         .assert_output_contains("kudo_instance.web will be created");
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
-    assert_eq!(ctx.tf.state().attr_str("kudo_instance.web", "status"), "COMPLETE");
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.web", "status"),
+        "COMPLETE"
+    );
     assert!(
         ctx.kube().instance(&ctx.namespace, "web").is_some(),
         "the Instance is in the cluster"

@@ -249,6 +249,40 @@ pub(crate) fn use_quickstart_without_timeouts(ctx: &TestContext) {
     );
 }
 
+/// An `import` block by id (Terraform 1.5+, OpenTofu 1.6+): the plan says it imports,
+/// the apply adopts the instance as `terraform import` does, and the next plan is empty.
+#[test]
+fn an_import_block_by_id_adopts_the_instance_and_the_next_plan_is_empty() {
+    let ctx = TestContext::new("import-block");
+    use_quickstart_without_timeouts(&ctx);
+    let ns = ctx.namespace.as_str();
+    ctx.tf.apply(&[]).assert_success();
+    ctx.tf
+        .run(&["state", "rm", "kudo_instance.web"])
+        .assert_success();
+    ctx.write(
+        "imports.tf",
+        &format!("import {{\n  to = kudo_instance.web\n  id = \"{ns}/web\"\n}}\n"),
+    );
+    ctx.tf
+        .plan(&[])
+        .assert_success()
+        .assert_output_contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy.");
+    ctx.tf.apply(&[]).assert_success().assert_no_crash();
+    let state = ctx.tf.state();
+    assert_eq!(state.attr_str("kudo_instance.web", "status"), "COMPLETE");
+    assert_eq!(
+        state.attr_str("kudo_instance.web", "operator"),
+        format!("{ns}/{OV_NAME}")
+    );
+    let plan = ctx.tf.plan(&["-detailed-exitcode"]);
+    assert_eq!(
+        plan.code,
+        Some(0),
+        "the import block leaves nothing to do:\n{plan}"
+    );
+}
+
 #[test]
 fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
     let ctx = TestContext::new("import");

@@ -15,8 +15,8 @@ use tfplugin::Value;
 use tfplugin::proto::tfplugin6 as pb;
 
 use crate::harness::plugin::{Plugin, capabilities, dynamic, errors};
-use crate::harness::{FileServer, TestContext, tool, written};
 use crate::harness::{Feature, Terraform, TfRun, flat, lacks};
+use crate::harness::{FileServer, TestContext, tool, written};
 use crate::skip;
 
 /// Why this client cannot hold a moved repository to a saved plan: it does not hand

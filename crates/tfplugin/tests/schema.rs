@@ -143,8 +143,16 @@ fn returned_states_have_no_null_list_set_or_map_blocks() {
     let schema = Schema::new(
         1,
         Block::new()
-            .attribute(Attribute::new("secret", Type::String).optional().write_only())
-            .block(NestedBlock::new("timeouts", NestingMode::Single, Block::new()))
+            .attribute(
+                Attribute::new("secret", Type::String)
+                    .optional()
+                    .write_only(),
+            )
+            .block(NestedBlock::new(
+                "timeouts",
+                NestingMode::Single,
+                Block::new(),
+            ))
             .block(NestedBlock::new("rules", NestingMode::List, inner.clone()))
             .block(NestedBlock::new("tags", NestingMode::Set, Block::new()))
             .block(NestedBlock::new("named", NestingMode::Map, Block::new())),
@@ -152,16 +160,27 @@ fn returned_states_have_no_null_list_set_or_map_blocks() {
     let returned = schema.returned_state(Value::object([
         ("secret", Value::string("s")),
         ("timeouts", Value::Null),
-        ("rules", Value::List(vec![Value::object([("x", Value::Bool(true))])])),
+        (
+            "rules",
+            Value::List(vec![Value::object([("x", Value::Bool(true))])]),
+        ),
     ]));
     assert_eq!(returned.get("secret"), &Value::Null, "write-only stays out");
-    assert_eq!(returned.get("timeouts"), &Value::Null, "a single block may be null");
+    assert_eq!(
+        returned.get("timeouts"),
+        &Value::Null,
+        "a single block may be null"
+    );
     assert_eq!(returned.get("tags"), &Value::Set(Vec::new()));
     assert_eq!(returned.get("named"), &Value::Map(Default::default()));
     let Value::List(rules) = returned.get("rules") else {
         panic!("rules: {returned:?}")
     };
-    assert_eq!(rules[0].get("deep"), &Value::List(Vec::new()), "nested blocks too");
+    assert_eq!(
+        rules[0].get("deep"),
+        &Value::List(Vec::new()),
+        "nested blocks too"
+    );
     assert_eq!(rules[0].get("x"), &Value::Bool(true));
     // A null state (a deleted resource) stays null.
     assert_eq!(schema.returned_state(Value::Null), Value::Null);

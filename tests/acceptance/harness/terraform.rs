@@ -142,7 +142,9 @@ pub fn client() -> &'static Client {
         } else {
             panic!("{} version printed {first:?}", path.display())
         };
-        let mut parts = release.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0));
+        let mut parts = release
+            .split(['.', '-'])
+            .map(|p| p.parse::<u64>().unwrap_or(0));
         let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
         Client {
             path,
