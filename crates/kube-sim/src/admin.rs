@@ -102,7 +102,11 @@ pub fn handle(shared: &Shared, method: &Method, rest: &[String], body: &[u8]) ->
         }
         (&Method::GET, ["forbidden"]) => Ok(json_response(
             StatusCode::OK,
-            &json!({"forbidden": *shared.forbidden(), "expiredTokens": shared.tokens().expired_refusals}),
+            &json!({
+                "forbidden": *shared.forbidden(),
+                "expiredTokens": shared.tokens().expired_refusals,
+                "revokedTokens": shared.tokens().revoked_refusals,
+            }),
         )),
         (&Method::POST, ["compact"]) => {
             shared.store().compact();

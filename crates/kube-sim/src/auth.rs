@@ -7,7 +7,13 @@
 //! from the TokenRequest API, each with an optional expiry; and families of tokens
 //! that carry their own expiry ([`crate::KubeSim::add_expiring_tokens`]), for
 //! credential plugins that hand out short-lived tokens.
+//!
+//! Any of them can be revoked before its expiry ([`crate::KubeSim::revoke_token`], or a
+//! fault rule with `revokeToken`), as a real API server stops accepting a ServiceAccount
+//! token whose ServiceAccount was deleted, or a cloud provider's authenticator a token of
+//! a session that was ended: refused with 401 from then on.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -72,6 +78,10 @@ pub struct Tokens {
     pub families: Vec<ExpiringTokens>,
     /// Tokens refused because they had expired (`/_sim/stats`).
     pub expired_refusals: u64,
+    /// Tokens revoked before their expiry: refused whatever else would accept them.
+    pub revoked: BTreeSet<String>,
+    /// Requests refused because their token had been revoked (`/_sim/forbidden`).
+    pub revoked_refusals: u64,
 }
 
 fn now_unix() -> u64 {
@@ -114,6 +124,10 @@ impl Tokens {
 
     /// Who `token` is, or None (401) when no credential matches or it has expired.
     pub fn authenticate(&mut self, token: &str) -> Option<Identity> {
+        if self.revoked.contains(token) {
+            self.revoked_refusals += 1;
+            return None;
+        }
         if token == self.admin {
             return Some(with_authenticated(ADMIN_USER, &[MASTERS.to_string()]));
         }
@@ -139,6 +153,14 @@ impl Tokens {
             return Some(with_authenticated(&family.user, &family.groups));
         }
         None
+    }
+
+    /// `token` is refused from now on, before any expiry it carries. The admin token is
+    /// never revoked: the simulator's own controls need it.
+    pub fn revoke(&mut self, token: &str) {
+        if token != self.admin {
+            self.revoked.insert(token.to_string());
+        }
     }
 
     /// Issues a token for ServiceAccount `name` in `namespace` that lasts `lifetime`
@@ -214,5 +236,27 @@ mod tests {
             Some("system:serviceaccount:team-a:tenant")
         );
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn a_revoked_token_is_refused_before_its_expiry() {
+        let mut t = Tokens::new("admin".into());
+        t.families.push(ExpiringTokens {
+            prefix: "exec-".into(),
+            user: "bob".into(),
+            groups: vec![],
+        });
+        let token = format!("exec-{}", now_unix() + 3600);
+        assert!(t.authenticate(&token).is_some());
+        t.revoke(&token);
+        assert_eq!(t.authenticate(&token), None);
+        let other = format!("exec-{}", now_unix() + 3601);
+        assert!(
+            t.authenticate(&other).is_some(),
+            "only that token is revoked"
+        );
+        t.revoke("admin");
+        assert!(t.authenticate("admin").is_some(), "the admin token stays");
+        assert_eq!((t.revoked_refusals, t.expired_refusals), (1, 0));
     }
 }

@@ -5,9 +5,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// One rule. Unset match fields match anything. Actions in order of precedence: `drop`
-/// (close the connection without answering), `hang` (never answer), `status` (answer a
-/// `Status` failure with that code); `latencyMs` delays any of them, or alone just delays
-/// the request.
+/// (close the connection without answering), `hang` (never answer), `revokeToken`
+/// (revoke the bearer token the request carries, as if it had been revoked just before
+/// the request: answered 401, and every later request with that token too), `status`
+/// (answer a `Status` failure with that code); `latencyMs` delays any of them, or alone
+/// just delays the request.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FaultRule {
@@ -32,6 +34,10 @@ pub struct FaultRule {
     pub hang: bool,
     #[serde(default)]
     pub drop: bool,
+    /// Revoke the request's bearer token (see the type's doc): a credential that stops
+    /// being accepted at a chosen point of a run, before the expiry it states.
+    #[serde(default)]
+    pub revoke_token: bool,
     #[serde(default)]
     pub latency_ms: Option<u64>,
     /// Applies to the next `count` matching requests, then expires.
@@ -102,6 +108,7 @@ impl RequestStats {
 pub enum Action {
     Drop,
     Hang,
+    RevokeToken,
     Status {
         code: u16,
         retry_after: Option<u64>,
@@ -139,6 +146,8 @@ impl FaultRule {
             Action::Drop
         } else if self.hang {
             Action::Hang
+        } else if self.revoke_token {
+            Action::RevokeToken
         } else if let Some(code) = self.status {
             Action::Status {
                 code,

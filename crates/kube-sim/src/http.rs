@@ -256,6 +256,15 @@ async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Resp,
             match t.action {
                 Action::Drop => return Err(Dropped),
                 Action::Hang => std::future::pending::<()>().await,
+                Action::RevokeToken => {
+                    if let Some(token) = auth::bearer(req.headers()) {
+                        shared.tokens().revoke(token);
+                    }
+                    // The request itself is refused as the next ones will be: a token
+                    // revoked a moment before it arrived.
+                    shared.tokens().revoked_refusals += 1;
+                    return Ok(error_response(&ApiError::unauthorized()));
+                }
                 Action::Status {
                     code,
                     retry_after,

@@ -228,6 +228,24 @@ impl KubeSim {
         self.shared.tokens().expired_refusals
     }
 
+    /// Refuses `token` (401) from now on, before any expiry it carries: a
+    /// ServiceAccount token whose ServiceAccount was deleted, a cloud session that was
+    /// ended. A fault rule with `revokeToken` does the same to the token of the request
+    /// it matches, at that point of a run.
+    pub fn revoke_token(&self, token: &str) {
+        self.shared.tokens().revoke(token);
+    }
+
+    /// The tokens revoked so far, in order of their text.
+    pub fn revoked_tokens(&self) -> Vec<String> {
+        self.shared.tokens().revoked.iter().cloned().collect()
+    }
+
+    /// How many requests came with a revoked token (each answered 401).
+    pub fn revoked_token_refusals(&self) -> u64 {
+        self.shared.tokens().revoked_refusals
+    }
+
     /// The message of every request RBAC refused so far (each answered 403), in order
     /// (same as `GET {admin_url}/forbidden`).
     pub fn forbidden_requests(&self) -> Vec<String> {

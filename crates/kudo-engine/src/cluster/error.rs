@@ -113,6 +113,25 @@ pub enum ClusterError {
     )]
     CredentialPlugin { command: String, message: String },
 
+    /// The API server refused (HTTP 401) a credential the provider renews (a plugin's,
+    /// a token file's), then the new one it fetched after that refusal: revoked
+    /// credentials the source keeps handing out, or a source for another cluster.
+    #[error(
+        "{verb} {object}: the Kubernetes API server does not accept the credentials of \
+         {origin}: it refused them (HTTP 401 {reason}: {message}), and refused the new ones \
+         the provider fetched from {origin} right after that refusal too"
+    )]
+    CredentialRefused {
+        verb: &'static str,
+        object: String,
+        /// `the credential plugin \`aws eks get-token\``, `the token file /var/run/token`.
+        origin: String,
+        /// The plugin's command line, when the source is a plugin.
+        plugin: Option<String>,
+        reason: String,
+        message: String,
+    },
+
     #[error("{verb} {object}: {message}")]
     Other {
         verb: &'static str,
@@ -199,7 +218,8 @@ impl ClusterError {
             ClusterError::Api {
                 code: 401 | 403, ..
             }
-            | ClusterError::CredentialPlugin { .. } => Trouble::Denied,
+            | ClusterError::CredentialPlugin { .. }
+            | ClusterError::CredentialRefused { .. } => Trouble::Denied,
             ClusterError::Api { code, message, .. } if *code >= 500 && rejects_content(message) => {
                 Trouble::Content
             }
@@ -219,6 +239,7 @@ impl ClusterError {
                 Some(*code)
             }
             ClusterError::FieldConflict { .. } => Some(409),
+            ClusterError::CredentialRefused { .. } => Some(401),
             _ => None,
         }
     }

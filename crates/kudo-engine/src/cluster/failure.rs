@@ -67,7 +67,12 @@ impl ClusterError {
     /// object is in its own message.
     pub fn failure(&self) -> Failure<'_> {
         match self {
-            ClusterError::CredentialPlugin { command, .. } => Failure::CredentialPlugin { command },
+            ClusterError::CredentialPlugin { command, .. }
+            | ClusterError::CredentialRefused {
+                plugin: Some(command),
+                ..
+            } => Failure::CredentialPlugin { command },
+            ClusterError::CredentialRefused { plugin: None, .. } => Failure::Denied(None),
             ClusterError::FieldConflict { .. } | ClusterError::Settings { .. } => {
                 Failure::Explained
             }

@@ -4,6 +4,8 @@
 mod apply_body;
 mod conflict;
 mod crds;
+mod credential_cache;
+mod credential_plugin;
 mod credentials;
 mod discovery;
 mod error;
@@ -15,6 +17,7 @@ mod handoff;
 mod listing;
 mod object_ref;
 mod pod_log;
+mod renew_on_401;
 mod retry;
 mod setting_problem;
 mod settings;
@@ -86,6 +89,9 @@ pub struct Cluster {
     insecure_webhooks: bool,
     /// The credential plugin's command line, when the client runs one (for messages).
     exec_command: Option<Arc<str>>,
+    /// The credential the provider renews itself (a plugin's, a token file's): a 401
+    /// reaching a caller was the second, after a renewal (see `renew_on_401`).
+    credentials: Option<Arc<credential_cache::CredentialCache>>,
 }
 
 /// A manifest in the form the cluster serves (see [`Cluster::served_form`]).
@@ -173,29 +179,63 @@ impl Cluster {
     /// Builds the client from `settings` and checks that the API server answers.
     pub async fn connect(settings: &ConnectionSettings) -> Result<Cluster, ClusterError> {
         let env = |k: &str| std::env::var(k).ok();
-        let config = settings::build_config(settings, &env).await?;
+        let mut config = settings::build_config(settings, &env).await?;
         let url = config.cluster_url.to_string();
-        let exec_command = settings::exec_command_line(&config).map(Arc::from);
+        // A plugin or token file is the provider's to run and renew, not kube-rs'.
+        let source = credential_cache::take_renewable(&mut config.auth_info);
+        let exec_command = match &source {
+            Some(source) => source.plugin(),
+            None => settings::exec_command_line(&config),
+        }
+        .map(Arc::<str>::from);
+        let credentials = match source {
+            Some(source) => {
+                let cache = Arc::new(credential_cache::CredentialCache::new(source));
+                // The first credential now: a plugin that cannot run fails the connection
+                // with its own words, and a client certificate it gives must be in the
+                // TLS configuration the client is built with.
+                let first = cache.get().await.map_err(|e| match e.plugin {
+                    Some(command) => ClusterError::CredentialPlugin {
+                        command,
+                        message: e.message,
+                    },
+                    None => ClusterError::Settings {
+                        setting: settings::kubeconfig_setting(settings, &env),
+                        message: format!("the kubeconfig user's tokenFile: {e}"),
+                    },
+                })?;
+                if let Some((cert, key)) = first.certificate() {
+                    settings::set_client_certificate(&mut config.auth_info, cert, key)?;
+                }
+                // A certificate alone is part of the connections the client opens: a new
+                // one could not be presented, so the plugin is not run again for it.
+                first.token().is_some().then_some(cache)
+            }
+            None => None,
+        };
         // Every request, whoever makes it, takes a slot: callers issue independent
         // reads and dry-runs all at once and this one bound keeps the API server from
         // being flooded. A slot is held until the answer's headers arrive, so a watch's
-        // long body does not hold one. Building the client runs the credential plugin
-        // (when there is one) the first time.
-        let client = kube::client::ClientBuilder::try_from(config)
-            .map_err(|e| match credentials::plugin_failure(&e) {
-                Some(failure) => ClusterError::CredentialPlugin {
-                    command: exec_command.as_deref().unwrap_or("exec").to_string(),
-                    message: credentials::describe(failure),
-                },
-                None => ClusterError::Settings {
+        // long body does not hold one; a request sent again after a 401 keeps its slot.
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| {
+            credentials::credential_failure(&e, exec_command.as_deref(), CONNECT, &url)
+                .unwrap_or_else(|| ClusterError::Settings {
                     setting: "host",
                     message: format!("cannot build a client for {url}: {e}"),
-                },
-            })?
-            .with_layer(&tower::limit::ConcurrencyLimitLayer::new(
-                settings.max_requests_in_flight(),
-            ))
-            .build();
+                })
+        })?;
+        let limit = tower::limit::ConcurrencyLimitLayer::new(settings.max_requests_in_flight());
+        let client = match &credentials {
+            // The buffer makes kube's service stack cheap to clone, for the retry.
+            Some(cache) => builder
+                .with_layer(&tower::buffer::BufferLayer::<
+                    http::Request<kube::client::Body>,
+                >::new(1024))
+                .with_layer(&renew_on_401::RenewOn401Layer::new(cache.clone()))
+                .with_layer(&limit)
+                .build(),
+            None => builder.with_layer(&limit).build(),
+        };
         let cluster = Cluster {
             client,
             url: url.clone(),
@@ -208,6 +248,7 @@ impl Cluster {
             server_version: Arc::from(""),
             insecure_webhooks: false,
             exec_command,
+            credentials,
         };
         // The first contact says whether the settings point at a Kubernetes API server
         // at all, so it is bounded as a whole: an endpoint that accepts connections and
@@ -289,7 +330,7 @@ impl Cluster {
     /// API server, or (as any request) an unreachable server or an API error.
     fn first_contact_error(&self, url: &str, e: RetryError) -> ClusterError {
         match e {
-            RetryError::Kube(ref err) if credentials::plugin_failure(err).is_some() => {
+            RetryError::Kube(ref err) if credentials::is_credential_failure(err) => {
                 self.error(CONNECT, url, e)
             }
             RetryError::Kube(ref err) => {
@@ -325,11 +366,24 @@ impl Cluster {
 
     fn error(&self, verb: &'static str, object: &str, e: RetryError) -> ClusterError {
         if let RetryError::Kube(err) = &e
-            && let Some(failure) = credentials::plugin_failure(err)
+            && let Some(failure) =
+                credentials::credential_failure(err, self.exec_command.as_deref(), verb, object)
         {
-            return ClusterError::CredentialPlugin {
-                command: self.exec_command.as_deref().unwrap_or("exec").to_string(),
-                message: credentials::describe(failure),
+            return failure;
+        }
+        // The layer that sets the credential renewed it after a first refusal and sent
+        // the request again: this refusal is the second.
+        if let RetryError::Kube(kube::Error::Api(status)) = &e
+            && status.code == 401
+            && let Some(credentials) = &self.credentials
+        {
+            return ClusterError::CredentialRefused {
+                verb,
+                object: object.to_string(),
+                origin: credentials.describe(),
+                plugin: credentials.plugin(),
+                reason: status.reason.clone(),
+                message: status.message.clone(),
             };
         }
         match e {

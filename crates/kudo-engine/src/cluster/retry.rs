@@ -44,7 +44,7 @@ pub(crate) fn classify(err: &kube::Error) -> Verdict {
         // A credential plugin that failed says why at once; running it seven more
         // times would only delay that.
         kube::Error::Auth(_) => Verdict::Fail,
-        kube::Error::Service(e) if super::credentials::plugin_failure(e.as_ref()).is_some() => {
+        kube::Error::Service(e) if super::credentials::is_credential_failure(e.as_ref()) => {
             Verdict::Fail
         }
         // A certificate the TLS handshake refuses is refused the same way every time.

@@ -19,8 +19,9 @@ pub const EXEC_API_VERSIONS: [&str; 2] = [
 ];
 
 /// A credential plugin (the provider's `exec` block): a command that prints an
-/// `ExecCredential`, run when connecting and again whenever the credential it returned
-/// is about to expire (`status.expirationTimestamp`).
+/// `ExecCredential`, run when connecting, again shortly before the credential it
+/// returned expires (`status.expirationTimestamp`), and again when the API server
+/// refuses that credential (see `credential_cache`).
 #[derive(Clone, Default, PartialEq)]
 pub struct ExecSettings {
     /// One of [`EXEC_API_VERSIONS`].
@@ -32,8 +33,8 @@ pub struct ExecSettings {
 }
 
 impl ExecSettings {
-    /// As kube-rs runs it: never interactive (the provider has no terminal), so that
-    /// the plugin's stderr is captured for error messages.
+    /// As a kubeconfig user's `exec`: never interactive (the provider has no
+    /// terminal), so that the plugin's stderr is captured for error messages.
     fn to_kube(&self) -> ExecConfig {
         let env = self
             .env
@@ -400,6 +401,36 @@ fn check_exec(exec: &ExecSettings) -> Result<(), ClusterError> {
         }),
         None => Ok(()),
     }
+}
+
+/// The kubeconfig setting (or variable) `s` reads its kubeconfig through, `host` when it
+/// reads none: what a problem with the kubeconfig's user names.
+pub(crate) fn kubeconfig_setting(
+    s: &ConnectionSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> &'static str {
+    kubeconfig_source(s, env).map_or("host", |source| source.setting)
+}
+
+/// Presents the client certificate and key (PEM) a credential plugin printed, as a
+/// kubeconfig user's `client-certificate-data` and `client-key-data` would.
+pub(crate) fn set_client_certificate(
+    auth: &mut AuthInfo,
+    cert: &str,
+    key: &str,
+) -> Result<(), ClusterError> {
+    let parsed: AuthInfo = parse_part(
+        serde_json::json!({
+            "client-certificate-data": b64(cert),
+            "client-key-data": b64(key),
+        }),
+        "exec",
+    )?;
+    auth.client_certificate = None;
+    auth.client_key = None;
+    auth.client_certificate_data = parsed.client_certificate_data;
+    auth.client_key_data = parsed.client_key_data;
+    Ok(())
 }
 
 /// The credential plugin a configuration runs, as a command line for messages.

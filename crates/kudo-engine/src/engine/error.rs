@@ -274,6 +274,7 @@ impl From<ClusterError> for EngineError {
             }
             ClusterError::Settings { .. }
             | ClusterError::CredentialPlugin { .. }
+            | ClusterError::CredentialRefused { .. }
             | ClusterError::Certificate { .. }
             | ClusterError::NotKubernetes { .. } => true,
             ClusterError::Unreachable { .. }
