@@ -6,7 +6,7 @@
 //! finished by `terraform destroy`, not by an apply). What went wrong is the engine's
 //! classification (`EngineError::failure`, `ClusterError::failure`); this module words it.
 
-use kudo_engine::cluster::{ClusterError, ConnectionSettings, Failure};
+use kudo_engine::cluster::{ClusterError, ConnectionSettings, Failure, KUBECONFIG_VARIABLES};
 use kudo_engine::engine::EngineError;
 use tfplugin::Diagnostic;
 
@@ -34,16 +34,32 @@ impl Command {
     }
 }
 
-/// `detail`, then a blank line and `advice` (which should end with [`AGAIN`] when
-/// running Terraform again is the next step).
-/// What a failed plan of a resource that exists adds for whoever is destroying it:
+/// What a refused plan of a resource in state adds for whoever is destroying it:
 /// `terraform destroy` first plans the configuration (Terraform's pre-destroy refresh),
 /// so the same error stops the destroy; `-refresh=false` skips that plan.
-pub const DESTROY_ANYWAY: &str = "If you are destroying this resource: `terraform destroy` plans the configuration first and stops at this error; `terraform destroy -refresh=false` destroys what the state records without that plan.";
+pub const DESTROY_ANYWAY: &str = "If this error stopped `terraform destroy`: Terraform plans the configuration before destroying, so the same error stops it; `terraform destroy -refresh=false` destroys what the state records without that plan.";
 
-/// Adds [`DESTROY_ANYWAY`] to every error of a plan of an existing resource.
+/// Adds [`DESTROY_ANYWAY`] to the errors of a plan of a resource in state that a destroy
+/// without that plan gets past.
+///
+/// What is true, and why this is the rule: the provider cannot tell a plain `terraform
+/// plan` from the plan `terraform destroy` makes first. Terraform's pre-destroy refresh
+/// is a normal-mode plan of the configuration (it only turns failed conditions into
+/// warnings), and `PlanResourceChange` carries no mode. So the paragraph is worded as a
+/// condition ("If this error stopped `terraform destroy`") and kept to where it is true
+/// and useful:
+/// - the resource is in state (`prior_state` not null), so a destroy has something to
+///   delete and its pre-destroy plan calls this one;
+/// - the error points at an attribute of the resource's configuration (a parameter,
+///   the package, a name): the configuration refuses the plan, and a destroy that does
+///   not plan it deletes what the state records. Errors with no attribute are the
+///   cluster's (unreachable, refused credentials, overload): a destroy needs the
+///   cluster too, so `-refresh=false` would fail the same way, and saying so misleads.
 pub fn with_destroy_advice(diagnostics: &mut [Diagnostic]) {
-    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+    let configuration_refusals = diagnostics
+        .iter_mut()
+        .filter(|d| d.is_error() && d.attribute.is_some());
+    for d in configuration_refusals {
         if !d.detail.contains(DESTROY_ANYWAY) {
             d.detail.push_str("\n\n");
             d.detail.push_str(DESTROY_ANYWAY);
@@ -64,6 +80,8 @@ pub fn invalid_choice(attribute: &str, value: &str, values: &[&str], default: &s
     .with_attribute(tfplugin::AttributePath::attribute(attribute))
 }
 
+/// `detail`, then a blank line and `advice` (which should end with [`AGAIN`] when
+/// running Terraform again is the next step).
 pub fn with_advice(detail: impl std::fmt::Display, advice: &str) -> String {
     format!("{detail}\n\n{advice}")
 }
@@ -114,6 +132,11 @@ fn advice(failure: &Failure<'_>, settings: &ConnectionSettings, command: Command
                 "If the work needs longer, raise the resource's `timeouts`; otherwise check {stuck}, {again}"
             )
         }
+        // The cluster's nodes, not the package: what a KUDO FATAL_ERROR would blame.
+        Failure::Unschedulable { object } => format!(
+            "This is about the cluster, not the package: the scheduler found no node {} fits on, for the reasons it gives above (too little CPU or memory, taints the pod does not tolerate, a node selector or affinity no node matches). Add nodes or free capacity, remove the taint or label a node as the selector asks (kubectl describe nodes shows them), or, if a cluster autoscaler is adding a node, raise the resource's `timeouts` to wait for it; {again}",
+            object.map_or("the pod".to_string(), |o| o.to_string())
+        ),
         Failure::ApiVersion { template } => format!(
             "Write an apiVersion the cluster serves in {}, or set `translate_api_versions = true` in the provider block so the provider converts it, {again}",
             template.unwrap_or("the template named above")
@@ -148,6 +171,7 @@ fn advice(failure: &Failure<'_>, settings: &ConnectionSettings, command: Command
         Failure::Cluster { object: None } => format!(
             "Check what the message above names in the cluster (kubectl describe, events), {again}"
         ),
+        Failure::Setting { setting } => format!("{}, {again}", setting_fix(setting)),
         // The message itself says what to change.
         Failure::Explained => {
             let mut first = again.chars();
@@ -156,6 +180,41 @@ fn advice(failure: &Failure<'_>, settings: &ConnectionSettings, command: Command
                 None => again.to_string(),
             }
         }
+    }
+}
+
+/// The fix sentence of a connection setting the message says is wrong: the provider
+/// block's attribute, or the environment variable that named the kubeconfig (which has
+/// no line in the configuration to point at).
+fn setting_fix(setting: &str) -> String {
+    match KUBECONFIG_VARIABLES.contains(&setting) {
+        true => format!(
+            "Correct the {setting} environment variable (or the kubeconfig it names) as the message says, or name a kubeconfig with `config_path` in the provider \"kudo\" block"
+        ),
+        false => format!(
+            "Correct `{setting}` in the provider \"kudo\" block (or the kubeconfig it reads) as the message says"
+        ),
+    }
+}
+
+/// A connection setting that cannot be used, found by `ConfigureProvider` (and
+/// `ValidateProviderConfig`) before any resource needs the cluster: one error for the
+/// provider block, on the attribute at fault, instead of one per resource. Which
+/// Terraform command comes next is unknown there, so the advice names none.
+pub fn settings_error(e: &ClusterError) -> Diagnostic {
+    let ClusterError::Settings { setting, .. } = e else {
+        return Diagnostic::error("Invalid Kubernetes connection settings", e.to_string());
+    };
+    let d = Diagnostic::error(
+        "Invalid Kubernetes connection settings",
+        with_advice(
+            e,
+            &format!("{}, then run Terraform again.", setting_fix(setting)),
+        ),
+    );
+    match KUBECONFIG_VARIABLES.contains(setting) {
+        true => d,
+        false => d.with_attribute(tfplugin::AttributePath::attribute(*setting)),
     }
 }
 
@@ -249,7 +308,29 @@ mod tests {
     fn every_failure_is_worded_and_ends_with_what_to_do() {
         let settings = ConnectionSettings::default();
         let r = ObjectRef::new("apps/v1", "StatefulSet", Some("ns"), "zk-zookeeper");
-        let cases: [(Failure<'_>, &[&str], &[&str]); 13] = [
+        let cases: [(Failure<'_>, &[&str], &[&str]); 16] = [
+            (
+                Failure::Unschedulable { object: Some(&r) },
+                &[
+                    "not the package",
+                    "no node StatefulSet ns/zk-zookeeper (apps/v1) fits on",
+                ],
+                &["Fix the"],
+            ),
+            (
+                Failure::Setting {
+                    setting: "config_context",
+                },
+                &["Correct `config_context` in the provider \"kudo\" block"],
+                &[],
+            ),
+            (
+                Failure::Setting {
+                    setting: "KUBECONFIG",
+                },
+                &["Correct the KUBECONFIG environment variable"],
+                &["`KUBECONFIG`"],
+            ),
             (Failure::Unreachable, &["KUBE_CONFIG_PATH"], &[]),
             (Failure::Denied(None), &["RBAC"], &[]),
             (

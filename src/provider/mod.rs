@@ -121,6 +121,10 @@ impl Session {
                     kudo_engine::cluster::ClusterError::CredentialPlugin { .. } => {
                         "Cannot get credentials for the Kubernetes cluster"
                     }
+                    // Usually found by `configure` already (see `checked_config`).
+                    kudo_engine::cluster::ClusterError::Settings { .. } => {
+                        "Invalid Kubernetes connection settings"
+                    }
                     _ => "Cannot reach the Kubernetes cluster",
                 };
                 diag::cluster_error_for(summary, &e, &self.config.connection, command)
@@ -162,6 +166,22 @@ impl Session {
     /// A failed destroy: the advice ends with `terraform destroy`, which resumes it.
     fn destroy_error(&self, summary: &str, e: &kudo_engine::engine::EngineError) -> Diagnostic {
         diag::engine_error_for(summary, e, &self.config.connection, diag::Command::Destroy)
+    }
+}
+
+/// The provider block parsed and, once its connection settings are known, checked
+/// without contacting the cluster (`ConnectionSettings::check`: kubeconfig, context,
+/// PEM texts, proxy, exec). A setting every cluster call would fail on is one error on
+/// the provider block here, where Terraform reports it once, rather than one per
+/// resource later. `validate_provider_config` and `configure` give the same answer.
+async fn checked_config(config: &Value) -> Result<config::ProviderConfig, Vec<Diagnostic>> {
+    let parsed = config::parse(config)?;
+    if parsed.offline() {
+        return Ok(parsed);
+    }
+    match parsed.connection.check().await {
+        Ok(()) => Ok(parsed),
+        Err(e) => Err(vec![diag::settings_error(&e)]),
     }
 }
 
@@ -281,12 +301,12 @@ impl Provider for KudoProvider {
         if !config.is_fully_known() {
             return Vec::new();
         }
-        config::parse(&config).err().unwrap_or_default()
+        checked_config(&config).await.err().unwrap_or_default()
     }
 
     async fn configure(&self, config: Value, terraform_version: String) -> Vec<Diagnostic> {
         tracing::debug!(%terraform_version, "configuring the provider");
-        match config::parse(&config) {
+        match checked_config(&config).await {
             Ok(config) => {
                 if config.offline() {
                     tracing::info!(

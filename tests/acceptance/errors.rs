@@ -75,7 +75,7 @@ fn unknown_parameter_is_a_diagnostic_naming_it() {
         "{run}"
     );
     assert!(
-        text.contains("Correct the parameter's name or value, then run terraform apply again"),
+        text.contains("Correct the parameter's name or value in this resource's `parameters` in the configuration, then run terraform apply again"),
         "{run}"
     );
     assert!(
@@ -101,7 +101,7 @@ fn an_invalid_value_on_an_existing_instance_says_how_to_destroy_anyway() {
     let text = flat(&run.output());
     assert!(text.contains("NO_SUCH_PARAMETER"), "{run}");
     assert!(
-        text.contains("`terraform destroy -refresh=false` destroys what the state records"),
+        text.contains("If this error stopped `terraform destroy`: Terraform plans the configuration before destroying, so the same error stops it; `terraform destroy -refresh=false` destroys what the state records without that plan."),
         "{run}"
     );
     assert!(ctx.kube().instance(&ctx.namespace, "web").is_some());
@@ -109,6 +109,136 @@ fn an_invalid_value_on_an_existing_instance_says_how_to_destroy_anyway() {
     ctx.mark_cleaned();
     assert!(ctx.kube().instance(&ctx.namespace, "web").is_none());
     assert!(ctx.instance_objects("web").is_empty());
+}
+
+/// A typo in a parameter's name (issue #51): the error offers the declared name it is
+/// closest to, and says the mistake is in the configuration's `parameters`, not in the
+/// package's params.yaml. A name close to nothing gets no guess.
+#[test]
+fn a_parameter_typo_says_did_you_mean_and_points_at_the_configuration() {
+    let ctx = TestContext::new("err-did-you-mean");
+    quickstart_with(
+        &ctx,
+        r#"provider "kudo" {}"#,
+        "    REPLICSA = \"3\"\n    COLOUR_SCHEME = \"dark\"",
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    ctx.mark_cleaned();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains(r#"parameter REPLICSA: unknown parameter; operator webapp declares no parameter of that name; did you mean "REPLICAS"?"#),
+        "{run}"
+    );
+    assert!(
+        text.contains("parameter COLOUR_SCHEME: unknown parameter; operator webapp declares no parameter of that name."),
+        "{run}"
+    );
+    assert!(!text.contains("did you mean \"MESSAGE\""), "{run}");
+    assert!(
+        text.contains("Correct the parameter's name or value in this resource's `parameters` in the configuration"),
+        "{run}"
+    );
+    assert!(!text.contains("params.yaml"), "{run}");
+    // On the entry itself: Terraform quotes the line with the typo.
+    assert!(run.stderr.contains(r#"REPLICSA = "3""#), "{run}");
+}
+
+/// `package` naming a repository checkout whose package sits in `operator/` (issue #51):
+/// the error names that subfolder as it would be written in `package`.
+#[test]
+fn a_folder_holding_the_package_in_a_subfolder_says_did_you_mean_it() {
+    let ctx = TestContext::new("err-package-subfolder");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    let main_tf = std::fs::read_to_string(ctx.workdir.join("main.tf")).expect("read main.tf");
+    ctx.write(
+        "main.tf",
+        &main_tf.replace(r#"package   = "./operator""#, r#"package   = ".""#),
+    );
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    ctx.mark_cleaned();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains(r#"no operator.yaml in this folder; a package needs operator.yaml (and usually params.yaml and templates/); did you mean "./operator"? (that subfolder holds an operator.yaml)"#),
+        "{run}"
+    );
+}
+
+/// The "destroy anyway" paragraph (issue #51) is kept to errors of the configuration:
+/// a plan of an installed instance that cannot reach the cluster does not offer
+/// `terraform destroy -refresh=false`, which needs the cluster as much.
+#[test]
+fn a_cluster_error_on_an_existing_instance_does_not_offer_destroy_without_refresh() {
+    let ctx = TestContext::new("err-no-destroy-advice");
+    quickstart_with(&ctx, r#"provider "kudo" {}"#, "");
+    ctx.tf.apply(&[]).assert_success();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    quickstart_with(
+        &ctx,
+        &format!(
+            "provider \"kudo\" {{\n  host     = \"https://127.0.0.1:{port}\"\n  insecure = true\n}}"
+        ),
+        "",
+    );
+    let mut tf = ctx.tf.clone();
+    tf.remove_env("KUBE_CONFIG_PATH");
+    tf.remove_env("KUBECONFIG");
+    // Without the refresh, the plan of the resources in state meets the cluster error.
+    let run = tf.plan(&["-refresh=false"]).assert_clean_error();
+    let text = flat(&run.stderr);
+    assert!(
+        text.contains("Cannot reach the Kubernetes cluster"),
+        "{run}"
+    );
+    assert!(!text.contains("-refresh=false"), "{run}");
+    assert!(!text.contains("If this error stopped"), "{run}");
+}
+
+/// A `config_context` the kubeconfig lacks (issue #51): one error, on the provider
+/// block's attribute, with what to change, instead of one "Cannot reach" per resource.
+#[test]
+fn an_unknown_config_context_is_one_error_on_the_provider_block() {
+    let ctx = TestContext::new("err-config-context");
+    let kubeconfig = ctx.cluster.kubeconfig.display().to_string();
+    quickstart_with(
+        &ctx,
+        &format!(
+            "provider \"kudo\" {{\n  config_path    = {kubeconfig:?}\n  config_context = \"prod\"\n}}"
+        ),
+        "",
+    );
+    let line = main_tf_line(&ctx, "config_context");
+    let mut tf = ctx.tf.clone();
+    tf.remove_env("KUBE_CONFIG_PATH");
+    tf.remove_env("KUBECONFIG");
+    let run = tf.plan(&[]).assert_clean_error();
+    ctx.mark_cleaned();
+    let text = flat(&run.stderr);
+    assert_eq!(
+        text.matches("Error: Invalid Kubernetes connection settings")
+            .count(),
+        1,
+        "one error for the provider block:\n{run}"
+    );
+    assert!(
+        text.contains(r#"provider setting `config_context`: context "prod" is not in the kubeconfig (it has ["#),
+        "{run}"
+    );
+    assert!(
+        text.contains(&format!("on main.tf line {line}, in provider \"kudo\"")),
+        "the error points at config_context (line {line}):\n{run}"
+    );
+    assert!(
+        text.contains(r#"Correct `config_context` in the provider "kudo" block (or the kubeconfig it reads) as the message says, then run Terraform again."#),
+        "{run}"
+    );
+    assert!(
+        !text.contains("Cannot reach the Kubernetes cluster"),
+        "{run}"
+    );
+    assert!(!text.contains("with kudo_instance"), "{run}");
 }
 
 #[test]

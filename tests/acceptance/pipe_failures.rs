@@ -106,3 +106,43 @@ fn a_failed_init_container_is_named_with_its_exit_and_log() {
         .collect();
     assert!(pods.is_empty(), "the pipe pod is removed: {pods:?}");
 }
+
+/// A Pipe pod no node can run (issue #51: Kafka's `deploy` on a cluster whose pods
+/// cannot be scheduled): the error says the pod was never scheduled, with the
+/// scheduler's reasons, gives advice about the cluster, and is not a FATAL_ERROR
+/// ("fix the package"). kube-sim's scheduler leaves a pod whose `nodeSelector` its one
+/// node does not match Pending with `PodScheduled` False, reason `Unschedulable`, as
+/// kube-scheduler does; here the pod asks for an arm64 node the cluster does not have.
+#[test]
+fn a_pipe_pod_no_node_can_run_is_reported_as_unschedulable() {
+    let ctx = TestContext::new("pipe-unschedulable");
+    if ctx.sim().is_none() {
+        ctx.mark_cleaned();
+        skip!("needs kube-sim's scheduler: a real cluster may have an arm64 node");
+    }
+    ctx.write("fetcher/operator.yaml", OPERATOR);
+    ctx.write(
+        "fetcher/templates/pipe-pod.yaml",
+        &format!("{PIPE_POD}  nodeSelector:\n    kubernetes.io/arch: arm64\n"),
+    );
+    let package = ctx.workdir.join("fetcher").display().to_string();
+    let main_tf = config(&package, "fetch", &[], &[]).replace(
+        "operator  = kudo_operator.this.id\n",
+        "operator  = kudo_operator.this.id\n  timeouts {\n    create = \"6s\"\n  }\n",
+    );
+    assert!(main_tf.contains("create = \"6s\""), "{main_tf}");
+    ctx.write("main.tf", &main_tf);
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let text = run.flat_output();
+    for says in [
+        "task \"genwww\"",
+        "cancelled while waiting for the pod to be scheduled: no node of the cluster can run it (Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+        "[ERROR: may pass when run again]",
+        "This is about the cluster, not the package: the scheduler found no node Pod",
+        "Add nodes or free capacity, remove the taint or label a node as the selector asks",
+    ] {
+        assert!(text.contains(says), "the error says {says:?}:\n{run}");
+    }
+    assert!(!text.contains("FATAL_ERROR"), "{run}");
+    assert!(!text.contains("fix the package"), "{run}");
+}

@@ -480,7 +480,44 @@ fn job_status(s: &Sim) -> Option<Value> {
     }))
 }
 
+/// The labels of kube-sim's one (implicit) node, as a kubelet registers them: what a
+/// pod's `nodeSelector` is matched against.
+pub const NODE_LABELS: &[(&str, &str)] = &[
+    ("kubernetes.io/hostname", "kube-sim"),
+    ("kubernetes.io/os", "linux"),
+    ("kubernetes.io/arch", "amd64"),
+];
+
+/// Why the scheduler cannot place `pod`, in its words (kube-scheduler 1.36, one node):
+/// a `nodeSelector` the node's labels do not satisfy. `None` when it fits, or when
+/// `spec.nodeName` is set (such a pod bypasses the scheduler).
+fn unschedulable(pod: &Value) -> Option<String> {
+    if pod["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty())
+    {
+        return None;
+    }
+    let selector = pod["spec"]["nodeSelector"].as_object()?;
+    let fits = selector.iter().all(|(key, want)| {
+        NODE_LABELS
+            .iter()
+            .any(|(k, v)| k == key && want.as_str() == Some(v))
+    });
+    (!fits).then(|| {
+        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. \
+         preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+            .to_string()
+    })
+}
+
 fn pod_status(s: &Sim, exits: &[ContainerExit]) -> Option<Value> {
+    // The scheduler comes first: a pod no node fits stays Pending, unscheduled, for
+    // ever (its spec cannot change), as kube-scheduler leaves it.
+    if let Some(message) = unschedulable(s.obj) {
+        return Some(json!({"phase": "Pending", "qosClass": "BestEffort",
+            "conditions": [s.condition("PodScheduled", "False", "Unschedulable", &message, false)]}));
+    }
     let start = s.obj["status"]["startTime"]
         .as_str()
         .map(str::to_string)

@@ -110,9 +110,11 @@ pub(crate) fn collect_dir(path: &Path, files: &mut Files) -> Result<(), PackageE
         });
     };
     if entry_kind(&root, &operator, "operator.yaml")? != Kind::File {
+        let mut message = "no operator.yaml in this folder; a package needs operator.yaml (and usually params.yaml and templates/)".to_string();
+        message.push_str(&subpackage_hint(path));
         return Err(PackageError::Io {
             path: operator,
-            message: "no operator.yaml in this folder; a package needs operator.yaml (and usually params.yaml and templates/)".to_string(),
+            message,
             source: None,
         });
     }
@@ -129,6 +131,41 @@ pub(crate) fn collect_dir(path: &Path, files: &mut Files) -> Result<(), PackageE
         walk(&root, &templates, "templates", files, &mut total)?;
     }
     Ok(())
+}
+
+/// How many package subfolders a hint names before it says how many more there are.
+const HINTED_SUBFOLDERS: usize = 10;
+
+/// For a folder that is not a package: `; did you mean "<folder>/operator"?` naming each
+/// direct subfolder that holds an operator.yaml (a repository checkout keeps its package
+/// in `operator/`), written as `folder` was given so it can be pasted into `package`.
+/// Empty when there is none or the folder cannot be listed: the error stands without it.
+fn subpackage_hint(folder: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return String::new();
+    };
+    let mut found: Vec<String> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("operator.yaml").is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    found.sort();
+    let more = found.len().saturating_sub(HINTED_SUBFOLDERS);
+    found.truncate(HINTED_SUBFOLDERS);
+    let quoted: Vec<String> = found.iter().map(|p| format!("{p:?}")).collect();
+    match (quoted.as_slice(), more) {
+        ([], _) => String::new(),
+        ([one], _) => format!("; did you mean {one}? (that subfolder holds an operator.yaml)"),
+        (many, 0) => format!(
+            "; did you mean one of its subfolders that hold an operator.yaml: {}?",
+            many.join(", ")
+        ),
+        (many, more) => format!(
+            "; did you mean one of its subfolders that hold an operator.yaml: {} (and {more} more)?",
+            many.join(", ")
+        ),
+    }
 }
 
 /// What an entry of the package folder is, after following a symbolic link that stays
@@ -283,6 +320,37 @@ fn read_bounded(path: &Path, total: &mut u64) -> Result<Vec<u8>, PackageError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A repository checkout given as the package: the error names the subfolders that
+    /// are packages, as given (so `.` gives `./operator`), and none when there is none.
+    #[test]
+    fn a_folder_without_operator_yaml_names_its_package_subfolders() {
+        let repo = tempfile::tempdir().expect("tempdir");
+        let no_hint = collect_dir(repo.path(), &mut Files::new()).expect_err("no package");
+        assert!(!no_hint.to_string().contains("did you mean"), "{no_hint}");
+        for sub in ["operator", "other"] {
+            std::fs::create_dir_all(repo.path().join(sub)).expect("mkdir");
+            std::fs::write(repo.path().join(sub).join("operator.yaml"), "name: x\n")
+                .expect("write");
+            std::fs::create_dir_all(repo.path().join("docs")).expect("mkdir");
+            let given = repo.path().join(".");
+            let e = collect_dir(&given, &mut Files::new()).expect_err("no package");
+            let shown = |s: &str| format!("{:?}", given.join(s).display().to_string());
+            let expected = match sub {
+                "operator" => format!(
+                    "did you mean {}? (that subfolder holds an operator.yaml)",
+                    shown("operator")
+                ),
+                _ => format!(
+                    "did you mean one of its subfolders that hold an operator.yaml: {}, {}?",
+                    shown("operator"),
+                    shown("other")
+                ),
+            };
+            assert!(e.to_string().contains(&expected), "{e}");
+            assert!(!e.to_string().contains("docs"), "{e}");
+        }
+    }
 
     // A deep template path is a key of OperatorVersion.spec.templates longer than YAML's
     // implicit-key limit (1024); the cluster layer sends such an apply as YAML with an

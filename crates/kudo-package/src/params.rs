@@ -187,6 +187,38 @@ impl Package {
         )
     }
 
+    /// Why `name` is refused: the operator declares no such parameter, and the declared
+    /// one it most likely means, when one is close. The mistake is in the instance's
+    /// values (the configuration), so nothing here points at params.yaml.
+    fn unknown_parameter(&self, name: &str) -> String {
+        let declared = format!(
+            "unknown parameter; operator {} declares no parameter of that name",
+            self.operator.name
+        );
+        match self.closest_parameter(name) {
+            Some(close) => format!("{declared}; did you mean {close:?}?"),
+            None => declared,
+        }
+    }
+
+    /// The declared parameter `name` is most likely a typo of: the closest by edit
+    /// distance (case ignored; a swap of two neighbouring letters counts as one edit),
+    /// only when it is within a third of the name's length (at least one edit), so that
+    /// an unrelated name gets no suggestion. Ties go to the first in params.yaml.
+    pub fn closest_parameter(&self, name: &str) -> Option<&str> {
+        let wanted = name.to_lowercase();
+        let limit = (wanted.chars().count() / 3).max(1);
+        self.parameters
+            .iter()
+            .map(|p| {
+                let distance = strsim::osa_distance(&wanted, &p.name.to_lowercase());
+                (distance, p.name.as_str())
+            })
+            .filter(|(distance, _)| *distance <= limit)
+            .min_by_key(|(distance, _)| *distance)
+            .map(|(_, declared)| declared)
+    }
+
     /// Instance values over defaults; every declared parameter with a value is returned.
     /// All problems are reported at once; each names the parameter.
     pub fn effective_params(
@@ -201,10 +233,7 @@ impl Package {
             if self.parameter(name).is_none() {
                 errors.push(ParamError {
                     parameter: name.clone(),
-                    message: format!(
-                        "unknown parameter; operator {} declares no parameter of that name (check the spelling in params.yaml)",
-                        self.operator.name
-                    ),
+                    message: self.unknown_parameter(name),
                 });
             }
         }
@@ -310,6 +339,30 @@ mod tests {
     fn the_declared_parameters_are_listed_in_order() {
         let p = pkg("parameters:\n- name: Z\n- name: A\n");
         assert_eq!(p.declared_parameters(), "Operator t 1.0.0 declares: Z, A");
+    }
+
+    #[test]
+    fn a_close_typo_gets_the_declared_name_and_a_far_one_none() {
+        let p = pkg("parameters:\n- name: NODE_COUNT\n- name: BROKER_COUNT\n- name: ZK_URI\n");
+        // A swap of two letters, a wrong case, a missing letter: one edit each.
+        assert_eq!(p.closest_parameter("NODE_CONUT"), Some("NODE_COUNT"));
+        assert_eq!(p.closest_parameter("node_count"), Some("NODE_COUNT"));
+        assert_eq!(p.closest_parameter("BROKER_CONT"), Some("BROKER_COUNT"));
+        // Nothing close: no guess.
+        assert_eq!(p.closest_parameter("MEMORY"), None);
+        assert_eq!(p.closest_parameter("ZK"), None);
+        let e = p
+            .effective_params(&values(&[("NODE_CONUT", "3")]))
+            .unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "unknown parameter; operator t declares no parameter of that name; did you mean \"NODE_COUNT\"?"
+        );
+        let e = p.effective_params(&values(&[("MEMORY", "1")])).unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "unknown parameter; operator t declares no parameter of that name"
+        );
     }
 
     const PARAMS: &str = "parameters:

@@ -112,18 +112,24 @@ pub(in crate::provider) fn parameters(
     errors
         .into_iter()
         .map(|e| {
-            let path = if secret.contains_key(&e.parameter) {
-                AttributePath::attribute(sensitive::ATTR).key(e.parameter.clone())
-            } else if params.contains_key(&e.parameter) {
-                AttributePath::attribute("parameters").key(e.parameter.clone())
+            // The attribute the value was given in: what the advice names, since a
+            // wrong name or value is the configuration's to correct.
+            let (attribute, named) = if secret.contains_key(&e.parameter) {
+                (sensitive::ATTR, true)
             } else {
-                AttributePath::attribute("parameters")
+                ("parameters", params.contains_key(&e.parameter))
             };
+            let path = match named {
+                true => AttributePath::attribute(attribute).key(e.parameter.clone()),
+                false => AttributePath::attribute(attribute),
+            };
+            // A message ending in a question ("did you mean ...?") takes no full stop.
+            let message = sensitive::redact(&e.to_string(), secret);
+            let stop = if message.ends_with('?') { "" } else { "." };
             Diagnostic::error(
                 format!("Invalid parameter {}", e.parameter),
                 format!(
-                    "{}.\n{}.\n\nCorrect the parameter's name or value, {AGAIN}",
-                    sensitive::redact(&e.to_string(), secret),
+                    "{message}{stop}\n{}.\n\nCorrect the parameter's name or value in this resource's `{attribute}` in the configuration, {AGAIN}",
                     pkg.declared_parameters(),
                 ),
             )

@@ -192,6 +192,9 @@ pub enum Trouble {
     Denied,
     /// The Terraform timeout expired or the run was interrupted.
     Cancelled,
+    /// The same, while a pod waited for a node: the scheduler found none it fits on
+    /// (resources, taints, selectors). The cluster's capacity, not the package.
+    Unschedulable,
     /// A template writes an API version the cluster does not serve, and translation is
     /// off or cannot convert it: change the template or the provider setting.
     ApiVersion,

@@ -10,6 +10,9 @@ use super::{ClusterError, Forbidden, ObjectRef, Trouble};
 pub enum Failure<'a> {
     /// The API server could not be reached: the connection settings.
     Unreachable,
+    /// The wait for `object` (a pod) ended while no node could run it: the cluster's
+    /// nodes, not the package.
+    Unschedulable { object: Option<&'a ObjectRef> },
     /// The credentials were refused (HTTP 401/403); the permission the refusal names,
     /// when the server's message names one.
     Denied(Option<Forbidden>),
@@ -33,7 +36,11 @@ pub enum Failure<'a> {
     Package { template: Option<&'a str> },
     /// The cluster rejected or did not settle `object` (not FATAL): look at it there.
     Cluster { object: Option<&'a ObjectRef> },
-    /// The message itself says what to change (a field conflict, invalid settings).
+    /// A connection setting cannot be used: `setting` is the provider block's
+    /// attribute, or the environment variable ([`super::KUBECONFIG_VARIABLES`]) that
+    /// named the kubeconfig; the message says what is wrong with it.
+    Setting { setting: &'a str },
+    /// The message itself says what to change (a field conflict).
     Explained,
 }
 
@@ -51,6 +58,7 @@ impl<'a> Failure<'a> {
             Trouble::Unreachable => Failure::Unreachable,
             Trouble::Denied => Failure::Denied(Forbidden::parse(message)),
             Trouble::Cancelled => Failure::Cancelled { object },
+            Trouble::Unschedulable => Failure::Unschedulable { object },
             Trouble::ApiVersion => Failure::ApiVersion { template },
             Trouble::Taken => Failure::Taken,
             Trouble::Transient => Failure::Transient,
@@ -73,9 +81,8 @@ impl ClusterError {
                 ..
             } => Failure::CredentialPlugin { command },
             ClusterError::CredentialRefused { plugin: None, .. } => Failure::Denied(None),
-            ClusterError::FieldConflict { .. } | ClusterError::Settings { .. } => {
-                Failure::Explained
-            }
+            ClusterError::Settings { setting, .. } => Failure::Setting { setting },
+            ClusterError::FieldConflict { .. } => Failure::Explained,
             _ => Failure::of(self.trouble(), false, None, None, &self.to_string()),
         }
     }
@@ -139,7 +146,12 @@ mod tests {
             setting: "config_paths",
             message: "config_path and config_paths together".into(),
         };
-        assert_eq!(settings.failure(), Failure::Explained);
+        assert_eq!(
+            settings.failure(),
+            Failure::Setting {
+                setting: "config_paths"
+            }
+        );
     }
 
     #[test]
@@ -179,6 +191,11 @@ mod tests {
         assert_eq!(
             Failure::of(Trouble::Cancelled, false, None, Some(&r), ""),
             Failure::Cancelled { object: Some(&r) }
+        );
+        // A pod no node can run: the cluster's, never "fix the package".
+        assert_eq!(
+            Failure::of(Trouble::Unschedulable, false, None, Some(&r), ""),
+            Failure::Unschedulable { object: Some(&r) }
         );
     }
 }

@@ -48,6 +48,7 @@ pub use setting_problem::{
 };
 pub use settings::{
     ConnectionSettings, DEFAULT_MAX_REQUESTS_IN_FLIGHT, EXEC_API_VERSIONS, ExecSettings,
+    KUBECONFIG_VARIABLES,
 };
 pub(crate) use watch::Waited;
 

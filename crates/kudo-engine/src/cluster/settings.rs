@@ -120,6 +120,44 @@ impl ConnectionSettings {
         self.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT)
     }
 
+    /// Whether the provider block itself names the cluster or how to reach it (any
+    /// connection attribute set), rather than leaving it all to the environment.
+    pub fn names_connection(&self) -> bool {
+        let set = |v: &Option<String>| non_empty(v.as_deref()).is_some();
+        [
+            &self.config_path,
+            &self.config_context,
+            &self.host,
+            &self.token,
+            &self.cluster_ca_certificate,
+            &self.client_certificate,
+            &self.client_key,
+            &self.tls_server_name,
+            &self.proxy_url,
+        ]
+        .into_iter()
+        .any(set)
+            || !self.config_paths.is_empty()
+            || self.insecure
+            || self.exec.is_some()
+    }
+
+    /// Checks, without contacting the API server, that these settings make a client
+    /// configuration: the kubeconfig files read, the context exists, PEM texts, proxy
+    /// and exec are usable. The same check [`Cluster::connect`] starts with, so a
+    /// mistake found here is found before any resource needs the cluster, once.
+    ///
+    /// Only when the provider block names a connection ([`Self::names_connection`]): a
+    /// configuration that leaves it all to the environment may need no cluster at all
+    /// (package data sources, functions), and is told when something does need one.
+    pub async fn check(&self) -> Result<(), ClusterError> {
+        if !self.names_connection() {
+            return Ok(());
+        }
+        let env = |k: &str| std::env::var(k).ok();
+        build_config(self, &env).await.map(|_| ())
+    }
+
     /// The bound on concurrent requests in force (at least one).
     pub fn max_requests_in_flight(&self) -> usize {
         self.max_requests_in_flight
@@ -180,6 +218,10 @@ fn path_list(list: &str) -> Vec<String> {
         .map(|p| p.to_string_lossy().into_owned())
         .collect()
 }
+
+/// The environment variables a kubeconfig may be named by: a [`ClusterError::Settings`]
+/// naming one of them is about the environment, not an attribute of the provider block.
+pub const KUBECONFIG_VARIABLES: [&str; 3] = ["KUBE_CONFIG_PATH", "KUBE_CONFIG_PATHS", "KUBECONFIG"];
 
 /// `config_path`, else `config_paths`, else `KUBE_CONFIG_PATH`, else
 /// `KUBE_CONFIG_PATHS`, else the first entry of `KUBECONFIG`.

@@ -227,9 +227,18 @@ impl EngineError {
         )
     }
 
-    /// Whether the run was stopped by cancellation (Terraform timeout / interrupt).
+    /// Whether the run was stopped by cancellation (Terraform timeout / interrupt),
+    /// also while a pod waited for a node ([`Trouble::Unschedulable`]).
     pub fn is_cancelled(&self) -> bool {
-        self.trouble == Trouble::Cancelled
+        matches!(self.trouble, Trouble::Cancelled | Trouble::Unschedulable)
+    }
+
+    /// Cancelled while a pod could not be scheduled: not fatal (the cluster may get a
+    /// node it fits on), and classified so the advice is about the cluster.
+    pub(crate) fn unschedulable(message: impl Into<String>) -> Self {
+        let mut e = EngineError::transient(message);
+        e.trouble = Trouble::Unschedulable;
+        e
     }
 
     /// The engine stopped on its own because the run was cancelled (not a cluster call).

@@ -163,6 +163,19 @@ fn job(obj: &Value) -> Health {
     }
 }
 
+/// Why the scheduler cannot place `pod` (`Unschedulable: 0/3 nodes are available: ...`,
+/// its `PodScheduled` condition's reason and message), `None` for a pod that is
+/// scheduled or not judged yet. Only the reason `Unschedulable`: the scheduler tried
+/// every node and none fits (resources, taints, selectors); a pod held back by its own
+/// scheduling gates (`SchedulingGated`) is waiting on whoever removes them.
+pub(crate) fn unschedulable(pod: &Value) -> Option<String> {
+    let scheduled = condition(pod, "PodScheduled")?;
+    let not_placed = scheduled.get("status").and_then(Value::as_str) == Some("False")
+        && scheduled.get("reason").and_then(Value::as_str) == Some("Unschedulable");
+    (not_placed && text(pod, "/status/phase").unwrap_or("Pending") == "Pending")
+        .then(|| condition_text(scheduled))
+}
+
 // A pod that already ran to completion is done too: it is what a run-once pod is for.
 // A failed pod rarely says why itself (its reason is set for evictions and deadlines);
 // the container that failed does, so it is named with its exit code.
@@ -180,13 +193,18 @@ fn pod(obj: &Value) -> Health {
         }
         "Succeeded" => Health::Healthy,
         "Running" if condition_true(obj, "Ready") => Health::Healthy,
-        phase => match trouble {
-            // Still waiting (a restart may help), but say what is wrong.
-            Some(t) => Health::Progressing(format!("pod is {phase}: {t}")),
-            None if phase == "Running" => {
-                Health::Progressing("pod is running but not ready".into())
-            }
-            None => Health::Progressing(format!("pod is {phase}")),
+        phase => match (trouble, unschedulable(obj)) {
+            // No node can run it yet: the cluster may still change (an autoscaler adds
+            // a node), so it is waited for, and the wait says why.
+            (_, Some(why)) => Health::Progressing(format!("pod cannot be scheduled: {why}")),
+            (trouble, None) => match trouble {
+                // Still waiting (a restart may help), but say what is wrong.
+                Some(t) => Health::Progressing(format!("pod is {phase}: {t}")),
+                None if phase == "Running" => {
+                    Health::Progressing("pod is running but not ready".into())
+                }
+                None => Health::Progressing(format!("pod is {phase}")),
+            },
         },
     }
 }
@@ -391,6 +409,22 @@ mod tests {
     #[test]
     fn pod_phases() {
         let p = |status: Value| json!({"apiVersion": "v1", "kind": "Pod", "status": status});
+        let unplaced = p(
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
+            "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 3 Insufficient cpu."}]}),
+        );
+        assert_eq!(
+            health(&unplaced),
+            Health::Progressing(
+                "pod cannot be scheduled: Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.".into()
+            )
+        );
+        let gated = p(
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
+            "status": "False", "reason": "SchedulingGated"}]}),
+        );
+        assert_eq!(unschedulable(&gated), None);
         assert!(matches!(
             health(&p(json!({"phase": "Pending"}))),
             Health::Progressing(_)

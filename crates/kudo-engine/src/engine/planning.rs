@@ -123,9 +123,11 @@ pub fn classify(error: EngineError, plan: &str) -> PlanFailure {
             unknown(plan, &error)
         }
         Trouble::Content => refuse("The API server refuses this object"),
-        Trouble::Unreachable | Trouble::Transient | Trouble::Namespace | Trouble::Cancelled => {
-            unknown(plan, &error)
-        }
+        Trouble::Unreachable
+        | Trouble::Transient
+        | Trouble::Namespace
+        | Trouble::Cancelled
+        | Trouble::Unschedulable => unknown(plan, &error),
     }
 }
 

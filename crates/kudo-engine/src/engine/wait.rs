@@ -61,6 +61,9 @@ pub(crate) async fn wait_healthy(
     cancel: &CancellationToken,
 ) -> Result<(), EngineError> {
     let mut last = String::new();
+    // Why the scheduler could not place the pod, as last seen: a wait that ends then
+    // is about the cluster's nodes (see `EngineError::unschedulable`).
+    let mut unplaced: Option<String> = None;
     let expects_status = match policy {
         HealthPolicy::Ready(_) => reports_status(cluster, r).await,
         HealthPolicy::Kudo => false,
@@ -77,6 +80,7 @@ pub(crate) async fn wait_healthy(
     }
     let waited = cluster
         .watch_until(r, cancel, |seen| {
+            unplaced = seen.and_then(super::health::unschedulable);
             let verdict = match seen {
                 // A controller that has not written any status yet has not judged the
                 // object: kstatus would call it current, which races the controller.
@@ -108,6 +112,12 @@ pub(crate) async fn wait_healthy(
             verdict
         }
         Waited::Cancelled => {
+            if let Some(why) = unplaced {
+                return Err(EngineError::unschedulable(format!(
+                    "cancelled while waiting for the pod to be scheduled: no node of the cluster can run it ({why})"
+                ))
+                .with_object(r));
+            }
             // Cancelled before the server answered at all: say so rather than print an
             // empty "last seen".
             if last.is_empty() {
