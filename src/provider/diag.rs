@@ -150,7 +150,7 @@ fn advice(failure: &Failure<'_>, settings: &ConnectionSettings, command: Command
         ),
         Failure::Namespace => match command {
             Command::Apply => format!(
-                "The namespace named above does not exist, or is being deleted. The provider does not create an instance's namespace: create it first (a `kubernetes_namespace` resource the instance depends on, or kubectl create namespace), wait until a deleted one is gone, or point the instance at another namespace, {again}"
+                "The namespace named above does not exist, or is being deleted; it will not come back by itself. Create it (`kubectl create namespace`, a resource whose attribute the resource's `namespace` references, or `create_namespace = true` on the resource so that the provider creates it), wait until a deleted one is gone, or point the resource at another namespace, {again}"
             ),
             Command::Destroy => format!(
                 "The namespace named above was deleted (or is being deleted) while the provider worked in it, and what was in it goes with it. Wait until the namespace is gone, {again}"

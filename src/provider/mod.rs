@@ -15,6 +15,7 @@ mod identity;
 mod instance;
 mod listing;
 mod manifests;
+mod namespace;
 mod offline;
 mod operator;
 mod package_data;

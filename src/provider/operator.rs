@@ -23,6 +23,7 @@ tfplugin::model! {
     pub struct OperatorModel {
         pub package: Attr<String>,
         pub namespace: Attr<String>,
+        pub create_namespace: Attr<bool>,
         pub id: Attr<String>,
         pub name: Attr<String>,
         pub operator_version: Attr<String>,
@@ -148,6 +149,11 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     let Attr::Known(source) = &proposed.package else {
         return plan_unknown(&req, &proposed);
     };
+    // A namespace known only at apply comes from another resource, which creates it
+    // first: it is checked then.
+    if proposed.namespace.is_unknown() {
+        return plan_unknown(&req, &proposed);
+    }
     if !proposed.dependency_overrides.is_fully_known() {
         return PlanResponse {
             planned_state: schema::operator().mark_computed_unknown(&req.proposed_new_state),
@@ -175,6 +181,15 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             Err(d) => return PlanResponse::refused(vec![d]),
         };
     let namespace = namespace_of(&proposed.namespace);
+    // A namespace that is not there fails the plan, unless this resource creates it.
+    if let Some(cluster) = &cluster {
+        let user = super::namespace::user_for(&proposed.create_namespace, || {
+            engine::NamespaceUser::operator(&namespace, &pkg.operator.name)
+        });
+        if let Err(d) = super::namespace::plan(session, cluster, &namespace, user.as_ref()).await {
+            return PlanResponse::refused(vec![d]);
+        }
+    }
     // What the apply would meet installing (KUDO's CRDs these credentials may not
     // create, a refused Operator or OperatorVersion) fails the plan.
     if let Some(cluster) = &cluster
@@ -210,6 +225,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         &resolution,
         proposed.dependency_overrides,
     );
+    planned.create_namespace = proposed.create_namespace.clone();
     if known.is_none() {
         planned.dependencies = Attr::Unknown;
         planned.install_order = Attr::Unknown;
@@ -261,11 +277,12 @@ pub async fn apply(
         Err(d) => return fail(req.prior_state, vec![d]),
     };
     let namespace = namespace_of(&planned.namespace);
-    let state = with_resolution(
+    let mut state = with_resolution(
         state_for(&pkg, planned.package.clone(), &namespace),
         &resolution,
         planned.dependency_overrides.clone(),
     );
+    state.create_namespace = planned.create_namespace.clone();
     // A null digest (never planned so) counts as a change, as any value but unknown does.
     if !planned.digest.is_unknown() && planned.digest != state.digest {
         return fail(
@@ -282,6 +299,13 @@ pub async fn apply(
     let known = resolution.known(&pkg, !session.config.offline());
     if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
+    }
+    // Before anything is written: a missing namespace is created, or fails for good.
+    let user = super::namespace::user_for(&planned.create_namespace, || {
+        engine::NamespaceUser::operator(&namespace, &pkg.operator.name)
+    });
+    if let Err(d) = super::namespace::ensure(session, &cluster, &namespace, user.as_ref()).await {
+        return fail(req.prior_state, vec![d]);
     }
     let previous = prior.as_ref().map(installed_tree);
     let request = engine::InstallRequest {
@@ -382,11 +406,21 @@ async fn destroy(
 ) -> ApplyResponse {
     // This configuration's instances are gone by now (they depend on this resource);
     // versions other instances still run stay, with a warning.
-    match engine::uninstall_tree(cluster, &installed_tree(prior), cancel).await {
-        Ok(kept) => ApplyResponse {
-            diagnostics: super::diag::kept_warnings(&kept),
-            ..Default::default()
-        },
+    let tree = installed_tree(prior);
+    match engine::uninstall_tree(cluster, &tree, cancel).await {
+        Ok(kept) => {
+            let mut diagnostics = super::diag::kept_warnings(&kept);
+            let user = super::namespace::user_for(&prior.create_namespace, || {
+                engine::NamespaceUser::operator(&tree.namespace, &tree.root.operator)
+            });
+            diagnostics.extend(
+                super::namespace::release(cluster, &tree.namespace, user.as_ref(), cancel).await,
+            );
+            ApplyResponse {
+                diagnostics,
+                ..Default::default()
+            }
+        }
         Err(e) => ApplyResponse::failed(
             prior_state,
             vec![session.destroy_error("Cannot remove the operator", &e)],

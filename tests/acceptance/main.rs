@@ -35,6 +35,7 @@ mod logging;
 mod manifests;
 mod mirror;
 mod module_tests;
+mod namespaces;
 mod offline;
 mod olm_dependencies;
 mod operator_references;

@@ -349,3 +349,45 @@ fn the_permissions_guide_shows_the_role_files_as_they_are() {
         );
     }
 }
+
+// `create_namespace` needs the right to create namespaces, which the tenant's Role
+// cannot grant: the plan's dry-run fails as the apply would, naming the permission,
+// and nothing is written.
+#[test]
+fn create_namespace_fails_the_tenants_plan_naming_the_permission() {
+    let ctx = tenant_context("perm-create-ns");
+    let target = format!("{}-new", ctx.namespace);
+    ctx.write(
+        "main.tf",
+        &token_config(&format!(
+            r#"
+resource "kudo_operator" "app" {{
+  package   = "${{path.module}}/operator"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "app" {{
+  name             = "app"
+  namespace        = {target:?}
+  operator         = kudo_operator.app.id
+  create_namespace = true
+}}
+"#
+        )),
+    );
+    let ns = &ctx.namespace;
+    refused_writing_nothing(
+        &ctx,
+        "app",
+        &[
+            &format!("Error: Cannot create namespace {target}"),
+            &format!(
+                r#"These credentials (User "system:serviceaccount:{ns}:tenant") may not create namespaces at the cluster scope."#
+            ),
+        ],
+    );
+    assert!(
+        ctx.kube().get("v1", "Namespace", None, &target).is_none(),
+        "the tenant's plan created the namespace"
+    );
+}

@@ -86,6 +86,7 @@ fn reconcile(
     simulate_workloads(store, tracks, delay, now, exits);
     crate::claims::create_missing(store);
     collect_garbage(store);
+    publish_namespace_defaults(store);
     finish_namespaces(store);
     finish_crds(store);
 }
@@ -797,6 +798,57 @@ fn orphan_dependent(store: &mut Store, key: &ObjKey, owner_uid: &str) {
     };
     if let Err(e) = ops::write_existing(store, &rt, key, obj, None, &opts, Ownership::Update) {
         warn!(error = %e, "orphaning dependent");
+    }
+}
+
+/// What a real cluster's controllers put in every active namespace, and put back when
+/// deleted: the `kube-root-ca.crt` ConfigMap (root-ca-cert-publisher) and the `default`
+/// ServiceAccount (serviceaccounts-controller). Code that decides whether a namespace is
+/// empty must not count them. A new namespace gets them at once (see `ops::create`), so
+/// that tests do not depend on a controller tick.
+fn publish_namespace_defaults(store: &mut Store) {
+    let active: Vec<String> = store
+        .objects
+        .iter()
+        .filter(|(k, v)| k.group.is_empty() && k.plural == "namespaces" && !is_deleting(v))
+        .map(|(k, _)| k.name.clone())
+        .collect();
+    for ns in active {
+        namespace_defaults(store, &ns);
+    }
+}
+
+/// [`publish_namespace_defaults`] for one namespace.
+pub(crate) fn namespace_defaults(store: &mut Store, ns: &str) {
+    let defaults = [
+        ("configmaps", "ConfigMap", "kube-root-ca.crt"),
+        ("serviceaccounts", "ServiceAccount", "default"),
+    ];
+    let opts = WriteOpts {
+        manager: CONTROLLER.into(),
+        dry_run: false,
+    };
+    for (plural, kind, name) in defaults {
+        let key = ObjKey {
+            group: String::new(),
+            plural: plural.to_string(),
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        };
+        if store.objects.contains_key(&key) {
+            continue;
+        }
+        let Some(rt) = store.registry.find("", "v1", plural).cloned() else {
+            continue;
+        };
+        let mut body =
+            json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": ns}});
+        if kind == "ConfigMap" {
+            body["data"] = json!({"ca.crt": "-----BEGIN CERTIFICATE-----\n(kube-sim)\n-----END CERTIFICATE-----\n"});
+        }
+        if let Err(e) = ops::create(store, &rt, ns, body, &opts, None) {
+            warn!(error = %e, namespace = %ns, kind, "namespace default");
+        }
     }
 }
 

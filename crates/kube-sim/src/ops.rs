@@ -309,6 +309,13 @@ pub fn create(
 
 /// Side effects of stored CRDs on the served API.
 fn after_commit(store: &mut Store, rt: &ResourceType, obj: &Value) {
+    if rt.group.is_empty()
+        && rt.plural == "namespaces"
+        && obj["metadata"]["deletionTimestamp"].is_null()
+        && let Some(name) = obj["metadata"]["name"].as_str()
+    {
+        crate::controllers::namespace_defaults(store, name);
+    }
     if rt.group == "apiextensions.k8s.io"
         && rt.plural == "customresourcedefinitions"
         && let Some((group, plural, types)) = types_from_crd(obj)

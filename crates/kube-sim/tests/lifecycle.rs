@@ -588,11 +588,18 @@ async fn list_pages_with_limit_and_continue() {
     for i in 0..5 {
         apply(&api, json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("p{i}"), "namespace": "default"}}), MANAGER, true).await.unwrap();
     }
+    // Every namespace also holds the kube-root-ca.crt ConfigMap, as on a real cluster;
+    // it sorts first.
     let first = api
-        .list(&kube::api::ListParams::default().limit(2))
+        .list(&kube::api::ListParams::default().limit(3))
         .await
         .unwrap();
-    assert_eq!(first.items.len(), 2);
+    let names: Vec<String> = first
+        .items
+        .iter()
+        .map(|o| o.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, vec!["kube-root-ca.crt", "p0", "p1"]);
     assert_eq!(first.metadata.remaining_item_count, Some(3));
     let token = first.metadata.continue_.clone().expect("continue token");
     let second = api

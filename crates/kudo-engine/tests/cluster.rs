@@ -95,7 +95,19 @@ async fn dropped_connections_and_a_deleted_namespace_are_told_apart() {
     }
     assert_eq!(err.trouble(), Trouble::Namespace);
     let engine_err = kudo_engine::engine::EngineError::from(err);
-    assert!(!engine_err.fatal, "not the package's fault: {engine_err}");
+    // Not the package's fault, but running again will not help until someone creates
+    // the namespace (issue #51): never called retryable.
+    assert!(engine_err.fatal, "{engine_err}");
+    assert_eq!(
+        engine_err.failure(),
+        kudo_engine::cluster::Failure::Namespace
+    );
+    assert!(
+        engine_err
+            .to_string()
+            .contains("will not pass by retrying until the namespace exists"),
+        "{engine_err}"
+    );
 }
 
 /// The label sweep discovers every kind: under faults on discovery paths (each request

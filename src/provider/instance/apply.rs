@@ -107,6 +107,14 @@ async fn apply_inner(
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     session.remember_render_seed(&namespace, &name, seed);
+    // Before anything is written: a missing namespace is created, or fails for good.
+    let user = crate::provider::namespace::user_for(&planned.create_namespace, || {
+        engine::NamespaceUser::instance(&namespace, &name)
+    });
+    let ensured = crate::provider::namespace::ensure(session, &cluster, &namespace, user.as_ref());
+    if let Err(d) = ensured.await {
+        return ApplyResponse::failed(change.prior_state, vec![d]);
+    }
     if change.prior.is_none()
         && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
     {

@@ -91,6 +91,14 @@ pub(super) async fn destroy(
                 Ok(d) => diagnostics.extend(d),
                 Err(d) => diagnostics.push(d),
             }
+            // Last: kept volume claims keep a namespace this instance created.
+            let user = crate::provider::namespace::user_for(&prior.create_namespace, || {
+                engine::NamespaceUser::instance(&namespace, &name)
+            });
+            diagnostics.extend(
+                crate::provider::namespace::release(cluster, &namespace, user.as_ref(), cancel)
+                    .await,
+            );
             ApplyResponse {
                 diagnostics,
                 ..Default::default()

@@ -19,6 +19,7 @@ tfplugin::model! {
     pub struct InstanceModel {
         pub name: Attr<String>,
         pub namespace: Attr<String>,
+        pub create_namespace: Attr<bool>,
         pub operator: Attr<String>,
         // The parameter maps stay values: an entry may be unknown while planning, and
         // the handlers need to tell that from a known map (see `string_map_of`).

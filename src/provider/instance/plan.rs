@@ -176,9 +176,40 @@ async fn plan_inner(
     };
     let schema = schema::instance();
     let prior_state = prior.clone().into_value();
+    // A namespace known only at apply comes from another resource, which creates it
+    // first; what goes into it is known then too.
+    if proposed.namespace.is_unknown() {
+        let planned = schema.mark_computed_unknown(&proposed.into_value());
+        let resp = PlanResponse {
+            requires_replace: schema.requires_replace(&prior_state, &planned),
+            planned_state: planned,
+            ..Default::default()
+        };
+        return (resp, false);
+    }
     let inputs = match Inputs::read(session, prior.as_ref(), &proposed, private).await {
         Ok(i) => i,
         Err(d) => return fail(d),
+    };
+    // A namespace that is not there fails the plan, unless this resource creates it.
+    let namespace_plan = match &cluster {
+        Some(cluster) => {
+            let name = inputs.name.as_deref().unwrap_or("(known at apply)");
+            let user = crate::provider::namespace::user_for(&proposed.create_namespace, || {
+                engine::NamespaceUser::instance(&inputs.namespace, name)
+            });
+            let check = crate::provider::namespace::plan(
+                session,
+                cluster,
+                &inputs.namespace,
+                user.as_ref(),
+            );
+            match check.await {
+                Ok(p) => p,
+                Err(d) => return fail(vec![d]),
+            }
+        }
+        None => engine::NamespacePlan::Exists,
     };
     let mut planned = proposed.clone();
     planned.namespace = inputs.namespace.as_str().into();
@@ -222,7 +253,7 @@ async fn plan_inner(
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
-    let planned_change =
+    let mut planned_change =
         match engine::plan_change(cluster.as_ref(), &request, cluster_prior, options).await {
             Ok(p) => p,
             Err(r) => {
@@ -236,6 +267,7 @@ async fn plan_inner(
                 ));
             }
         };
+    namespace_plan.show_in(&mut planned_change, &inputs.namespace);
     let none = InstanceModel::default();
     let answer = Answer {
         prior: prior.as_ref().unwrap_or(&none),

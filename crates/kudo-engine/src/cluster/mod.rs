@@ -799,6 +799,40 @@ impl Cluster {
         to_json(&out, r)
     }
 
+    /// Creates `obj` (a POST, not an apply): an object that already exists fails with 409,
+    /// which tells the caller someone else made it first. `dry_run` asks the server to
+    /// judge the request (admission, RBAC) without storing anything.
+    pub async fn create(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        let r = ObjectRef::from_object(obj)?;
+        let api = self.api_for(&r).await?;
+        let body: DynamicObject =
+            serde_json::from_value(obj.clone()).map_err(|e| ClusterError::Other {
+                verb: "create",
+                object: r.to_string(),
+                message: e.to_string(),
+            })?;
+        let pp = kube::api::PostParams {
+            dry_run,
+            ..Default::default()
+        };
+        let out = with_retry("create", None, || api.create(&pp, &body))
+            .await
+            .map_err(|e| self.error("create", &r.to_string(), e))?;
+        to_json(&out, &r)
+    }
+
+    /// Merge-patches the object (RFC 7386): keys set to null are removed, others are set,
+    /// and what the patch does not name is left as it is, whoever wrote it.
+    pub async fn merge_patch(&self, r: &ObjectRef, patch: &Value) -> Result<Value, ClusterError> {
+        let api = self.api_for(r).await?;
+        let pp = PatchParams::default();
+        let merge = Patch::Merge(patch);
+        let out = with_retry("patch", None, || api.patch(&r.name, &pp, &merge))
+            .await
+            .map_err(|e| self.error("patch", &r.to_string(), e))?;
+        to_json(&out, r)
+    }
+
     /// The object, or None when it does not exist or the server does not know its kind.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         let api = match self.api_for(r).await {

@@ -46,7 +46,9 @@ impl Error for EngineError {
 
 impl EngineError {
     fn describe(&self) -> String {
-        let verdict = if self.fatal && self.trouble == Trouble::Denied {
+        let verdict = if self.fatal && self.trouble == Trouble::Namespace {
+            "FATAL_ERROR: will not pass by retrying until the namespace exists"
+        } else if self.fatal && self.trouble == Trouble::Denied {
             "FATAL_ERROR: will not pass by retrying until the credentials are accepted and allowed this"
         } else if self.fatal {
             "FATAL_ERROR: will not pass by retrying; fix the package or parameters"
@@ -285,11 +287,13 @@ impl From<ClusterError> for EngineError {
             | ClusterError::CredentialPlugin { .. }
             | ClusterError::CredentialRefused { .. }
             | ClusterError::Certificate { .. }
-            | ClusterError::NotKubernetes { .. } => true,
+            | ClusterError::NotKubernetes { .. }
+            // A namespace that is missing or being deleted does not come back by itself:
+            // someone has to create it (or `create_namespace` does), so running again
+            // unchanged cannot help (issue #51).
+            | ClusterError::NamespaceGone { .. } => true,
             ClusterError::Unreachable { .. }
             | ClusterError::ConnectionLost { .. }
-            // Not the package's fault: the namespace can be created again.
-            | ClusterError::NamespaceGone { .. }
             | ClusterError::Other { .. }
             | ClusterError::Cancelled { .. } => false,
         };
@@ -341,8 +345,13 @@ mod tests {
             code: 404,
             message: "namespaces \"team-a\" not found".into(),
         });
-        assert!(!gone.fatal);
+        assert!(gone.fatal);
         assert_eq!(gone.failure(), Failure::Namespace);
+        assert!(
+            gone.to_string()
+                .ends_with("[FATAL_ERROR: will not pass by retrying until the namespace exists]"),
+            "{gone}"
+        );
         // The object a failure names goes with it; a bare one names none.
         let bare = EngineError::transient("the plan stopped");
         assert_eq!(bare.failure(), Failure::Cluster { object: None });

@@ -15,6 +15,7 @@ mod instance_object;
 mod kudo_objects;
 mod manifests;
 mod metadata;
+mod namespace;
 mod observe;
 mod operator;
 mod operator_tree;
@@ -62,6 +63,11 @@ pub use manifests::{manifest_entries, manifest_entry};
 pub use metadata::{
     ANNOTATION_PHASE, ANNOTATION_PLAN, ANNOTATION_STEP, LABEL_HERITAGE, LABEL_INSTANCE,
     LABEL_OPERATOR,
+};
+pub use namespace::{
+    Ensured, Kept as NamespaceKept, NAMESPACE_MANAGED_BY_LABEL, NAMESPACE_USER_PREFIX,
+    NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
+    release_namespace,
 };
 pub use observe::{LIST_FROM, applied_fields_fingerprint, live_objects};
 pub use operator::{

@@ -333,10 +333,12 @@ async fn check(
                     dry_run = Some(answer);
                 }
             }
-            // The namespace may be created by the same Terraform apply.
+            // The namespace is created by the apply (`create_namespace`; the plan
+            // refused a missing instance namespace otherwise), or a template names
+            // another one.
             Err(e) if e.is_not_found() => {
                 unchecked = Some(format!(
-                    "namespace {} does not exist yet (another resource of the configuration may create it)",
+                    "namespace {} does not exist yet, so the API server cannot check it before the apply",
                     p.manifest
                         .pointer("/metadata/namespace")
                         .and_then(Value::as_str)
