@@ -179,40 +179,7 @@ fn an_expiring_credential_is_fetched_again_during_a_longer_apply() {
     drop(groups);
     tenant_role(&ctx);
     without_kubeconfig(&mut ctx);
-    ctx.write(
-        "operator/operator.yaml",
-        &serial_operator_yaml("slow-app", "0.1.0", &["deployment", "config"]),
-    );
-    ctx.write(
-        "operator/templates/deployment.yaml",
-        &format!(
-            r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{{{ .Name }}}}
-  annotations:
-    {}: "6000"
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: slow
-  template:
-    metadata:
-      labels:
-        app: slow
-    spec:
-      containers:
-        - name: app
-          image: nginx
-"#,
-            kube_sim::ANN_READY_DELAY
-        ),
-    );
-    ctx.write(
-        "operator/templates/config.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-config\ndata:\n  a: b\n",
-    );
+    slow_package(&ctx, 6000);
     let plugin = script(
         &ctx,
         "plugin.sh",
