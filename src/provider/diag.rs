@@ -400,7 +400,8 @@ mod tests {
             }
         }
         let namespace = |c| advice(&Failure::Namespace, &settings, c);
-        assert!(namespace(Command::Apply).contains("create it first"));
+        assert!(namespace(Command::Apply).contains("`create_namespace = true`"));
+        assert!(namespace(Command::Apply).contains("will not come back by itself"));
         assert!(namespace(Command::Destroy).contains("Wait until the namespace is gone"));
         assert_eq!(
             advice(&Failure::Explained, &settings, Command::Destroy),
