@@ -358,7 +358,7 @@ impl fmt::Display for Kept {
     }
 }
 
-/// Objects every namespace gets from Kubernetes itself, and events, which are records
+/// Objects the cluster itself puts in every namespace, and events, which are records
 /// rather than anyone's objects: they never keep a namespace.
 fn is_default(obj: &Value) -> bool {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -369,7 +369,26 @@ fn is_default(obj: &Value) -> bool {
     matches!(
         (kind, name),
         ("Event", _) | ("ConfigMap", "kube-root-ca.crt") | ("ServiceAccount", "default")
-    )
+    ) || written_only_by_controller_managers(obj)
+}
+
+/// Whether every field manager of `obj` is a controller manager: what the cluster put
+/// there on its own, whatever its name. Distributions add their own defaults to each
+/// namespace (OpenShift's kube-controller-manager writes `openshift-service-ca.crt`,
+/// its openshift-controller-manager the `builder` and `deployer` ServiceAccounts; 1.24
+/// clusters a `default-token-*` Secret), so a list of names cannot be complete, while
+/// an object anyone created carries their own manager (kubectl, Terraform, an
+/// operator) in `managedFields`. Objects a controller makes for someone else's object
+/// (a ReplicaSet, a Pod) come with that owner, which keeps the namespace by itself.
+fn written_only_by_controller_managers(obj: &Value) -> bool {
+    let managers: Vec<&str> = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("manager").and_then(Value::as_str))
+        .collect();
+    !managers.is_empty() && managers.iter().all(|m| m.ends_with("controller-manager"))
 }
 
 /// Being deleted already: it goes whether or not the namespace does.
@@ -455,6 +474,28 @@ mod tests {
         assert!(is_default(&obj("Event", "web.1234")));
         assert!(!is_default(&obj("ConfigMap", "settings")));
         assert!(!is_default(&obj("ServiceAccount", "builder")));
+        // What a distribution's controllers add is told by who wrote it.
+        let written_by = |name: &str, managers: &[&str]| {
+            let fields: Vec<Value> = managers.iter().map(|m| json!({"manager": m})).collect();
+            json!({"kind": "ConfigMap", "metadata": {"name": name, "managedFields": fields}})
+        };
+        assert!(is_default(&written_by(
+            "openshift-service-ca.crt",
+            &["kube-controller-manager"]
+        )));
+        assert!(is_default(&written_by(
+            "builder",
+            &["openshift-controller-manager"]
+        )));
+        assert!(!is_default(&written_by(
+            "settings",
+            &["kubectl-client-side-apply"]
+        )));
+        assert!(!is_default(&written_by(
+            "settings",
+            &["kube-controller-manager", "terraform-provider-kudo"]
+        )));
+        assert!(!is_default(&written_by("settings", &[])));
         let going = json!({"kind": "Pod", "metadata": {"name": "p", "deletionTimestamp": "2026-01-01T00:00:00Z"}});
         assert!(is_going(&going));
     }
