@@ -249,17 +249,25 @@ pub(crate) fn use_quickstart_without_timeouts(ctx: &TestContext) {
     );
 }
 
-/// An `import` block by id (Terraform 1.5+, OpenTofu 1.6+): the plan says it imports,
-/// the apply adopts the instance as `terraform import` does, and the next plan is empty.
-#[test]
-fn an_import_block_by_id_adopts_the_instance_and_the_next_plan_is_empty() {
-    let ctx = TestContext::new("import-block");
+/// The quickstart installed, then `kudo_instance.web` removed from the state: Terraform
+/// forgets the instance, the cluster still has it (what both import tests adopt).
+fn installed_then_forgotten(test: &str) -> TestContext {
+    let ctx = TestContext::new(test);
     use_quickstart_without_timeouts(&ctx);
-    let ns = ctx.namespace.as_str();
     ctx.tf.apply(&[]).assert_success();
     ctx.tf
         .run(&["state", "rm", "kudo_instance.web"])
         .assert_success();
+    assert!(ctx.kube().instance(&ctx.namespace, "web").is_some());
+    ctx
+}
+
+/// An `import` block by id (Terraform 1.5+, OpenTofu 1.6+): the plan says it imports,
+/// the apply adopts the instance as `terraform import` does, and the next plan is empty.
+#[test]
+fn an_import_block_by_id_adopts_the_instance_and_the_next_plan_is_empty() {
+    let ctx = installed_then_forgotten("import-block");
+    let ns = ctx.namespace.as_str();
     ctx.write(
         "imports.tf",
         &format!("import {{\n  to = kudo_instance.web\n  id = \"{ns}/web\"\n}}\n"),
@@ -285,16 +293,8 @@ fn an_import_block_by_id_adopts_the_instance_and_the_next_plan_is_empty() {
 
 #[test]
 fn an_existing_instance_is_imported_and_the_next_plan_is_empty() {
-    let ctx = TestContext::new("import");
-    use_quickstart_without_timeouts(&ctx);
+    let ctx = installed_then_forgotten("import");
     let ns = ctx.namespace.as_str();
-    ctx.tf.apply(&[]).assert_success();
-
-    // Terraform forgets the instance; the cluster still has it.
-    ctx.tf
-        .run(&["state", "rm", "kudo_instance.web"])
-        .assert_success();
-    assert!(ctx.kube().instance(ns, "web").is_some());
 
     ctx.tf
         .import("kudo_instance.web", &format!("{ns}/web"), &[])
