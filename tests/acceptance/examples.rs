@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::harness::{FileServer, TestContext, tool};
+use crate::harness::{FileServer, TestContext, fixture_operator, tool};
+use crate::semantics::path_str;
+use crate::skip;
 
 /// Copies the example in and checks what `terraform fmt` and `validate` say.
 fn prepare(name: &str) -> TestContext {
@@ -474,4 +476,109 @@ fn cluster_and_operators_example_plans_offline_and_installs_in_one_apply() {
     ctx.mark_cleaned();
     assert!(ctx.instance_objects("greeter").is_empty());
     assert!(ctx.kube().instance(&ns, "greeter").is_none());
+}
+
+/// The getting-started guide's configuration with the real zookeeper and kafka packages,
+/// served as a KUDO repository (`index.yaml` and archives, as the community repository
+/// serves them) from the fixtures, since CI reaches no other network.
+#[test]
+fn getting_started_installs_real_zookeeper_and_kafka_from_a_repository_wired_by_reference() {
+    let (Some(zookeeper), Some(kafka)) = (fixture_operator("zookeeper"), fixture_operator("kafka"))
+    else {
+        skip!("../shared/fixtures/operators not found (clone without ../shared)");
+    };
+    let ctx = prepare("getting-started");
+    if !ctx.runs_pods() {
+        ctx.mark_cleaned();
+        skip!("no node: kafka's deploy runs a Pipe task, whose pod never runs here");
+    }
+    let repo = ctx.workdir.join("repo");
+    std::fs::create_dir_all(&repo).expect("repo dir");
+    let server = FileServer::start(repo.clone());
+    for package in [&zookeeper, &kafka] {
+        tool(&[
+            "package",
+            "create",
+            &path_str(package),
+            "-o",
+            &path_str(&repo),
+        ]);
+    }
+    tool(&["repo", "index", &path_str(&repo), "--url", &server.url]);
+
+    // The guide's namespace does not exist: the configuration creates it.
+    let ns = format!("{}-gs", ctx.namespace);
+    assert!(ctx.kube().get("v1", "Namespace", None, &ns).is_none());
+    if let Some(sim) = ctx.sim() {
+        // kafka's Pipe task reads its TLS files from the pod (empty unless
+        // USE_AUTO_TLS_CERTIFICATE); on a real cluster the pod writes them itself.
+        for path in ["/tmp/tls.key", "/tmp/tls.crt"] {
+            sim.add_exec_file(kube_sim::ExecFile {
+                namespace: ns.clone(),
+                pod: None,
+                selector: None,
+                path: path.to_string(),
+                content: String::new(),
+            });
+        }
+    }
+    let url_var = format!("repository_url={}", server.url);
+    let ns_var = format!("namespace={ns}");
+    let vars = ["-var", url_var.as_str(), "-var", ns_var.as_str()];
+    ctx.tf.apply(&vars).assert_success().assert_no_crash();
+
+    let uri = connection_to(&ns, 3);
+    let outputs = ctx.tf.outputs();
+    assert_eq!(text(&outputs["zookeeper_uri"]), uri);
+    assert_eq!(text(&outputs["kafka_status"]), "COMPLETE");
+    let kube = ctx.kube();
+    kube.must_get("apps/v1", "StatefulSet", Some(&ns), "zk-zookeeper");
+    let config = kube.must_get("v1", "ConfigMap", Some(&ns), "kafka-serverproperties");
+    let properties = text(&config["data"]["server.properties"]);
+    assert!(
+        properties.contains(&format!("zookeeper.connect={uri}/kafka")),
+        "kafka is not pointed at zookeeper:\n{properties}"
+    );
+
+    // One more ZooKeeper node reaches kafka through the reference, in the same apply.
+    let more = [
+        "-var",
+        url_var.as_str(),
+        "-var",
+        ns_var.as_str(),
+        "-var",
+        "zookeeper_nodes=4",
+    ];
+    let plan = ctx.tf.plan(&more).assert_success();
+    for address in ["kudo_instance.zk", "kudo_instance.kafka"] {
+        assert!(
+            plan.stdout
+                .contains(&format!("{address} will be updated in-place")),
+            "{address} is not updated:\n{plan}"
+        );
+    }
+    ctx.tf.apply(&more).assert_success().assert_no_crash();
+    let config = kube.must_get("v1", "ConfigMap", Some(&ns), "kafka-serverproperties");
+    assert!(
+        text(&config["data"]["server.properties"]).contains(&format!(
+            "zookeeper.connect={}/kafka",
+            connection_to(&ns, 4)
+        )),
+        "{config:#}"
+    );
+
+    ctx.tf.destroy(&more).assert_success();
+    assert!(
+        kube.get("v1", "Namespace", None, &ns).is_none(),
+        "destroy left the namespace the configuration created"
+    );
+    ctx.mark_cleaned();
+}
+
+/// kafka's `ZOOKEEPER_URI` for `nodes` nodes of zookeeper instance `zk` in `ns`.
+fn connection_to(ns: &str, nodes: usize) -> String {
+    (0..nodes)
+        .map(|i| format!("zk-zookeeper-{i}.zk-hs.{ns}.svc:2181"))
+        .collect::<Vec<_>>()
+        .join(",")
 }

@@ -171,7 +171,50 @@ impl Index {
                 && operator_version.is_none_or(|o| e.operator_version == o)
         })
     }
+
+    /// Why [`Index::find`] found nothing, for the error: the versions the index does
+    /// hold of `name` (`1.3.2 (app 2.5.1)`, newest first), or that it has no such
+    /// package, with the closest name it has when one is a likely typo.
+    pub fn why_not_found(&self, name: &str) -> String {
+        match self.entries.get(name) {
+            Some(versions) if !versions.is_empty() => {
+                let listed: Vec<String> = versions
+                    .iter()
+                    .take(MAX_LISTED_VERSIONS)
+                    .map(|e| match &e.app_version {
+                        Some(app) => format!("{} (app {app})", e.operator_version),
+                        None => e.operator_version.clone(),
+                    })
+                    .collect();
+                let more = versions.len().saturating_sub(MAX_LISTED_VERSIONS);
+                let tail = if more > 0 {
+                    format!(" and {more} older")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "it has {name} {}{tail}; without a version the newest is taken",
+                    listed.join(", ")
+                )
+            }
+            _ => {
+                let closest = self
+                    .entries
+                    .keys()
+                    .map(|k| (strsim::osa_distance(name, k), k))
+                    .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+                    .min();
+                match closest {
+                    Some((_, k)) => format!("it has no package {name}; did you mean {k}?"),
+                    None => format!("it has no package {name}"),
+                }
+            }
+        }
+    }
 }
+
+/// How many versions a "not found" error lists before "and N older".
+const MAX_LISTED_VERSIONS: usize = 5;
 
 fn entry_json(e: &IndexEntry) -> Value {
     let mut m = Map::new();

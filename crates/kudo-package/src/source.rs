@@ -377,7 +377,11 @@ pub fn resolve(
                 entry: entry.clone(),
             });
         }
-        problems.push(format!("repository {}: no matching version", repo.name));
+        problems.push(format!(
+            "repository {}: {}",
+            repo.name,
+            index.why_not_found(name)
+        ));
     }
     if !read_any {
         return Err(PackageError::Unreachable {

@@ -140,7 +140,15 @@ fn repository_over_http_picks_newest_and_exact_versions() {
     }
     let err = load("demo@9.9.9", &ctx).unwrap_err().to_string();
     assert!(
-        err.contains("package demo operatorVersion 9.9.9") && err.contains("no matching version"),
+        err.contains("package demo operatorVersion 9.9.9")
+            && err.contains("repository main: it has demo 0.2.0 (app 1.0.0), 0.1.0 (app 1.0.0)")
+            && err.contains("without a version the newest is taken"),
+        "{err}"
+    );
+    // A name the index lacks says so, with the closest name it has.
+    let err = load("dmeo", &ctx).unwrap_err().to_string();
+    assert!(
+        err.contains("repository main: it has no package dmeo; did you mean demo?"),
         "{err}"
     );
 }
@@ -181,7 +189,11 @@ fn no_readable_repository_is_unreachable_not_a_missing_package() {
     ];
     let err = load("other", &ctx_with(some_up, None)).unwrap_err();
     assert!(!err.is_unreachable(), "{err}");
-    assert!(err.to_string().contains("no matching version"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("repository up: it has no package other"),
+        "{err}"
+    );
 }
 
 #[test]
