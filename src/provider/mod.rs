@@ -367,7 +367,17 @@ impl Provider for KudoProvider {
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
         match self.call().await {
-            Ok(call) => self.resources.plan(&call, req).await,
+            Ok(call) => {
+                let offline =
+                    call.session.config.offline().then(|| {
+                        offline::Unchecked::of(&req, &call.session.config.unknown_connection)
+                    });
+                let mut resp = self.resources.plan(&call, req).await;
+                if let Some(unchecked) = offline {
+                    unchecked.warn(&mut resp);
+                }
+                resp
+            }
             Err(d) => PlanResponse::refused(vec![d]),
         }
     }

@@ -134,14 +134,24 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
         text.contains("+ preview") && text.contains("(known after apply)"),
         "{plan}"
     );
-    // Nothing scary: no connection attempt, no warning (but the harness's own one
-    // about the provider's development override).
+    // No connection attempt, and one warning (but the harness's own one about the
+    // provider's development override): what this plan could not check (#48).
     let warnings = plan.output().matches("Warning:").count()
         - plan
             .output()
             .matches("Warning: Provider development overrides")
             .count();
-    assert_eq!(warnings, 0, "{plan}");
+    assert_eq!(warnings, 1, "{plan}");
+    let out = flat(&plan.output());
+    for expected in [
+        "Warning: Planned without the cluster: checked only at apply",
+        "The provider settings `host`",
+        "It has not checked what the API server would refuse",
+        "objects already held by another owner or field manager",
+        "The apply checks all of this before it writes",
+    ] {
+        assert!(out.contains(expected), "{expected:?} missing:\n{plan}");
+    }
     for unwanted in ["Cannot reach", "Parameters not checked"] {
         assert!(!plan.output().contains(unwanted), "{unwanted:?}:\n{plan}");
     }
