@@ -136,6 +136,25 @@ tasks:
     .expect("params.yaml");
 }
 
+/// The plain manifests' objects as JSON, for the direct server-side apply beside the
+/// Terraform runs (see [`crate::direct`]): the same names and data as the files.
+pub fn objects(count: usize) -> Vec<serde_json::Value> {
+    object_names(count)
+        .map(|object| {
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": format!("{INSTANCE}-{object}")},
+                "data": {
+                    "object": object,
+                    "greeting": GREETING,
+                    "purpose": "benchmark: one of many objects of one instance",
+                },
+            })
+        })
+        .collect()
+}
+
 fn write_manifests(dir: &Path, count: usize) {
     std::fs::create_dir_all(dir).expect("manifest folder");
     for object in object_names(count) {

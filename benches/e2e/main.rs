@@ -19,10 +19,13 @@
 //!   objects.
 //!
 //! Scenarios with an update (configmaps<N>) also run a plan and an apply that change
-//! every object, and a table of how each command grows with N is printed.
+//! every object, and a table of how each command grows with N is printed. Each of their
+//! runs is followed by the same objects server-side applied directly (kube-rs, 16 in
+//! flight, no Terraform) on the same kind of target, and a table gives the ratio.
 
 mod cluster;
 mod configmaps;
+mod direct;
 mod kubectl;
 mod latency;
 mod options;
@@ -156,12 +159,18 @@ fn bench() {
     let mut rows: Vec<Row> = Vec::new();
     // (index in `rows`, kubectl's timings beside it)
     let mut compared: Vec<(usize, kubectl::Timings)> = Vec::new();
+    // (index in `rows`, the direct server-side apply's timings beside it)
+    let mut floors: Vec<(usize, stats::Sample)> = Vec::new();
     for scenario in &scenarios {
         for target in &targets {
             let mut measured = run::Measured::default();
             let mut timings = kubectl::Timings::default();
+            let mut direct = stats::Sample::default();
             for _ in 0..o.runs {
                 run::run_once(&rt, scenario, target, &mut measured);
+                if let Some(manifests) = &scenario.manifests {
+                    direct::measure_once(&rt, target, manifests.count, &mut direct);
+                }
                 // Right after each Terraform run, so both see the machine alike.
                 if let (Target::Real { kubeconfig }, Some(manifests)) =
                     (target, &scenario.manifests)
@@ -172,6 +181,9 @@ fn bench() {
             }
             if !timings.apply.is_empty() {
                 compared.push((rows.len(), timings));
+            }
+            if !direct.is_empty() {
+                floors.push((rows.len(), direct));
             }
             rows.push(Row {
                 scenario,
@@ -200,6 +212,17 @@ fn bench() {
             })
             .collect();
         kubectl::print_comparison(&comparison);
+    }
+    if !floors.is_empty() {
+        let comparison: Vec<_> = floors
+            .iter()
+            .filter_map(|(i, direct)| {
+                let row = &rows[*i];
+                let count = row.scenario.manifests.as_ref()?.count;
+                Some((count, row.latency_ms, &row.measured.apply, direct))
+            })
+            .collect();
+        direct::print_comparison(&comparison);
     }
     tables::print_ratio(
         &rows,
