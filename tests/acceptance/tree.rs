@@ -365,6 +365,11 @@ fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
         "the final plan reads the parent's Instance (is it someone else's?) and the \
          child's, the apply the parent's again before creating it"
     );
+    // `kudo_operator` wrote the parent's and the child's Operator and OperatorVersion;
+    // the child instance's run finds them and, as KUDO's KudoOperatorTask, applies
+    // only its Instance (it wrote them a second time before).
+    assert_eq!(made("patch operatorversions"), 2, "written once each");
+    assert_eq!(made("patch operators"), 2, "written once each");
     for name in ["p-own", "p-child-one", "p-child-two"] {
         ctx.kube()
             .must_get("v1", "ConfigMap", Some(&ctx.namespace), name);

@@ -416,7 +416,12 @@ fn rebuild(operator: Option<&Value>, ov: &Value) -> Result<Package, PackageError
             .ok_or_else(|| bad(&format!("spec.templates.{k}"), "template is not a string"))?;
         files.insert(format!("templates/{k}"), text.as_bytes().to_vec());
     }
-    let mut pkg = Package::from_files(&files, &label, Origin::Cluster)?;
+    let namespace = ov
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let mut pkg = Package::from_files(&files, &label, Origin::Cluster { namespace })?;
     // from_files only keeps `*.yaml` templates; a cluster object may hold any name.
     for (k, v) in &spec.templates {
         if let Some(s) = v.as_str() {

@@ -39,8 +39,11 @@ pub enum Origin {
         url: String,
         digest: String,
     },
-    /// Rebuilt from an OperatorVersion object in a cluster.
-    Cluster,
+    /// Rebuilt from an OperatorVersion object in a cluster, in this namespace (empty
+    /// when the object does not say): a run there finds it installed.
+    Cluster {
+        namespace: String,
+    },
     /// Built in memory (tests, extensions).
     Memory,
 }
@@ -54,7 +57,7 @@ impl Origin {
             Origin::Repository {
                 repository, url, ..
             } => format!("{url} (repository {repository})"),
-            Origin::Cluster => "(from the cluster)".to_string(),
+            Origin::Cluster { .. } => "(from the cluster)".to_string(),
             Origin::Memory => "(in memory)".to_string(),
         }
     }

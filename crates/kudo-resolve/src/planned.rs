@@ -143,7 +143,7 @@ impl PinnedPackage {
                 url: url.clone(),
                 sha256: digest.clone(),
             },
-            Origin::Cluster => PinnedSource::Cluster,
+            Origin::Cluster { .. } => PinnedSource::Cluster,
             Origin::Memory => return None,
         };
         Some(PinnedPackage {

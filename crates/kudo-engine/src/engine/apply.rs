@@ -176,19 +176,25 @@ pub async fn apply_change(
 /// for the instance's own package).
 async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resolution> {
     let mut resolution = req.resolution?.clone();
-    for node in resolution.nodes.iter().skip(1) {
-        match super::load_operator(cluster, req.operator_namespace, &node.operator_version_name)
-            .await
-        {
-            Ok(Some(pkg)) => {
-                resolution.packages.insert(node.package.clone(), pkg);
-            }
+    // All at once: each read waits on the network, none depends on another.
+    let reads = resolution.nodes.iter().skip(1).map(|node| async move {
+        let read =
+            super::load_operator(cluster, req.operator_namespace, &node.operator_version_name)
+                .await;
+        (node, read)
+    });
+    let read: Vec<_> = futures::future::join_all(reads).await;
+    let mut found = Vec::new();
+    for (node, read) in read {
+        match read {
+            Ok(Some(pkg)) => found.push((node.package.clone(), pkg)),
             Ok(None) => {}
             Err(e) => {
                 tracing::debug!(error = %e, ov = %node.operator_version_name, "using the resolver's copy")
             }
         }
     }
+    resolution.packages.extend(found);
     Some(resolution)
 }
 

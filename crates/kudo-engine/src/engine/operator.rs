@@ -150,7 +150,13 @@ pub async fn load_operator(
         None => None,
     };
     kudo_package::crd::package_from_operator_version(operator.as_ref(), &ov)
-        .map(Some)
+        .map(|mut pkg| {
+            // Where it was read from, whatever the object's own metadata says.
+            pkg.origin = kudo_package::Origin::Cluster {
+                namespace: namespace.to_string(),
+            };
+            Some(pkg)
+        })
         .map_err(|e| {
             EngineError::fatal("cannot read the operator package back")
                 .caused_by(e)

@@ -67,7 +67,15 @@ impl<'a> Run<'a> {
                 .with_object(&child_ref));
             }
         };
-        crate::engine::install_operator(self.cluster, child_pkg, self.req.namespace).await?;
+        // KUDO's KudoOperatorTask applies only the Instance: the client side
+        // (`kubectl kudo install`, here `kudo_operator`) installed every dependency
+        // operator before (kudo 0.19 `pkg/engine/task/task_kudo_operator.go`,
+        // `KudoOperatorTask.Run`). The package read back from this namespace is that
+        // installed OperatorVersion, so writing it again would only cost two requests
+        // on the critical path; an operator not found there is installed first.
+        if !installed_here(child_pkg, self.req.namespace) {
+            crate::engine::install_operator(self.cluster, child_pkg, self.req.namespace).await?;
+        }
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, plan = %plan_name, "running dependency plan");
         let request = RunRequest {
             package: child_pkg,
@@ -129,4 +137,10 @@ impl<'a> Run<'a> {
             deleted.remove(child_ref);
         }
     }
+}
+
+/// Whether `pkg` was read back from an OperatorVersion in `namespace` (see
+/// `apply::installed`), so the dependency instance's run there finds its operator.
+fn installed_here(pkg: &Package, namespace: &str) -> bool {
+    matches!(&pkg.origin, kudo_package::Origin::Cluster { namespace: ns } if ns == namespace)
 }
