@@ -36,6 +36,11 @@ pub struct PrivateState {
     /// same change, planned again by Terraform just before) does not dry-run it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checked: bool,
+    /// Set with `checked` when that dry-run judged every object of the tree: the apply
+    /// right after writes each step without rehearsing it (see
+    /// `engine::TreePrior::every_object_checked`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_object_checked: bool,
 }
 
 impl PrivateState {

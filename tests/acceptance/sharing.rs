@@ -466,3 +466,80 @@ fn an_instance_made_elsewhere_is_refused_naming_its_manager_or_parent() {
         kube.delete("kudo.dev/v1beta1", "Instance", Some(&ns), name);
     }
 }
+
+/// Many objects of one kind are checked for another instance's hold with one LIST of
+/// the namespace instead of a GET each (#48): the refusal is the same, and on kube-sim
+/// neither the apply nor the refused plan reads a ConfigMap one by one, and the apply's
+/// step writes without rehearsing what its final plan dry-ran.
+#[test]
+fn many_objects_of_another_instance_are_found_by_one_list_and_refused() {
+    const FIXED: usize = 10;
+    let ctx = TestContext::new("share-many");
+    let ns = ctx.namespace.clone();
+    let templates: Vec<String> = (1..=FIXED).map(|i| format!("fixed-{i}")).collect();
+    let names: Vec<&str> = templates.iter().map(String::as_str).collect();
+    ctx.write(
+        "operator/operator.yaml",
+        &crate::harness::one_task_operator_yaml("many-fixed", "0.1.0", "all", &names),
+    );
+    for t in &templates {
+        // Not derived from the instance name: a second instance collides on each.
+        ctx.write(
+            &format!("operator/templates/{t}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {t}\ndata:\n  k: v\n"),
+        );
+    }
+    let instance = |name: &str| {
+        format!(
+            "resource \"kudo_instance\" {name:?} {{\n  name      = {name:?}\n  namespace = var.namespace\n  operator  = kudo_operator.many.id\n}}\n"
+        )
+    };
+    let operator = format!(
+        "{}\nresource \"kudo_operator\" \"many\" {{\n  package   = \"${{path.module}}/operator\"\n  namespace = var.namespace\n}}\n",
+        crate::harness::PREAMBLE
+    );
+    ctx.write("main.tf", &format!("{operator}{}", instance("first")));
+    let at_start = ctx.sim().map(|s| s.request_counts());
+    ctx.tf.apply(&[]).assert_success();
+    if let (Some(sim), Some(before)) = (ctx.sim(), at_start) {
+        let after = sim.request_counts();
+        let made = |key: &str| {
+            after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0)
+        };
+        // Dry-run by the plan and by the final plan, then written: the step does not
+        // rehearse what the final plan judged moments before.
+        assert_eq!(made("patch configmaps"), 3 * FIXED as u64, "{after:?}");
+        assert_eq!(made("get configmaps"), 0, "{after:?}");
+    }
+
+    ctx.write(
+        "main.tf",
+        &format!("{operator}{}{}", instance("first"), instance("second")),
+    );
+    let before = ctx.sim().map(|s| s.request_counts());
+    let plan = ctx.tf.plan(&[]).assert_clean_error();
+    let out = plan.flat_output();
+    for part in [
+        "Object belongs to another instance".to_string(),
+        format!("ConfigMap {ns}/fixed-1"),
+        "belongs to instance first".to_string(),
+    ] {
+        assert!(out.contains(&part), "missing {part:?}:\n{out}");
+    }
+    if let (Some(sim), Some(before)) = (ctx.sim(), before) {
+        let after = sim.request_counts();
+        let made = |key: &str| {
+            after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0)
+        };
+        assert_eq!(
+            made("get configmaps"),
+            0,
+            "the ConfigMaps were read one by one: {after:?}"
+        );
+        assert!(made("list configmaps") >= 1, "{after:?}");
+    }
+    assert!(ctx.kube().instance(&ns, "second").is_none());
+    ctx.write("main.tf", &format!("{operator}{}", instance("first")));
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+}

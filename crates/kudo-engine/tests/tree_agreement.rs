@@ -345,6 +345,7 @@ async fn plan_and_apply(
         drifted: Some(&below),
         fresh: previous.is_empty(),
         checked: false,
+        every_object_checked: false,
     };
     let planned = engine::plan_tree(
         step.cluster,

@@ -75,6 +75,7 @@ pub(super) async fn apply(
         };
         private.render_seed = seed;
         private.checked = false;
+        private.every_object_checked = false;
         resp.private = private.to_bytes();
     }
     resp
@@ -203,6 +204,7 @@ async fn run(
             drifted: Some(&below),
             fresh: change.prior.is_none(),
             checked: change.private.checked,
+            every_object_checked: change.private.checked && change.private.every_object_checked,
         },
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),

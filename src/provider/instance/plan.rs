@@ -48,10 +48,12 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             Ok(r) => r,
             Err(diagnostics) => return PlanResponse::refused(diagnostics),
         };
-    let (mut resp, checked) = plan_inner(session, prior, proposed, private.as_ref()).await;
+    let (mut resp, (checked, every_object_checked)) =
+        plan_inner(session, prior, proposed, private.as_ref()).await;
     // What the apply right after this plan may skip (see `PrivateState::checked`).
     let mut planned_private = private.unwrap_or_default();
     planned_private.checked = checked;
+    planned_private.every_object_checked = every_object_checked;
     resp.planned_private = planned_private.to_bytes();
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
@@ -167,8 +169,8 @@ async fn plan_inner(
     prior: Option<InstanceModel>,
     proposed: InstanceModel,
     private: Option<&PrivateState>,
-) -> (PlanResponse, bool) {
-    let fail = |diagnostics| (PlanResponse::refused(diagnostics), false);
+) -> (PlanResponse, (bool, bool)) {
+    let fail = |diagnostics| (PlanResponse::refused(diagnostics), (false, false));
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
@@ -185,7 +187,7 @@ async fn plan_inner(
             planned_state: planned,
             ..Default::default()
         };
-        return (resp, false);
+        return (resp, (false, false));
     }
     let inputs = match Inputs::read(session, prior.as_ref(), &proposed, private).await {
         Ok(i) => i,
@@ -250,6 +252,7 @@ async fn plan_inner(
             drifted: Some(&below),
             fresh: prior.is_none(),
             checked: false,
+            every_object_checked: false,
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
@@ -277,7 +280,10 @@ async fn plan_inner(
         replacing,
     };
     let resp = answer.encode(session, planned, &planned_change, &prior_state);
-    (resp, planned_change.checked)
+    (
+        resp,
+        (planned_change.checked, planned_change.every_object_checked),
+    )
 }
 
 /// What the planning call answered, read into the planned state.

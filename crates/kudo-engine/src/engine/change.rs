@@ -43,6 +43,10 @@ pub struct Planned<'a> {
     /// instance that runs), so an apply made right after need not dry-run it again
     /// ([`TreePrior::checked`]).
     pub checked: bool,
+    /// Whether that dry-run also judged every object of the tree (none waited for a CRD
+    /// or namespace the apply creates), so the run's steps need not rehearse their
+    /// writes either ([`TreePrior::every_object_checked`]).
+    pub every_object_checked: bool,
     /// What needs no cluster.
     pub change: Change<'a>,
     /// The dry-run of the instance and every dependency instance below it; `None` when
@@ -111,6 +115,7 @@ pub async fn plan_change<'a>(
     let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
     let mut planned = Planned {
         checked: false,
+        every_object_checked: false,
         change,
         tree: None,
         notes: Vec::new(),
@@ -123,6 +128,8 @@ pub async fn plan_change<'a>(
         Some(plan) => {
             let dry_run = dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
             planned.checked = dry_run.whole;
+            planned.every_object_checked =
+                dry_run.whole && dry_run.tree.as_ref().is_some_and(every_object_judged);
             planned.tree = dry_run.tree;
             planned.notes = dry_run.notes;
         }
@@ -218,6 +225,19 @@ async fn dry_run_tree(
         }
         Err(failure) => refused_or_unknown(failure),
     }
+}
+
+/// Whether the dry-run judged every object of the instance and of each dependency
+/// instance that runs (their changes known, no object left to the apply).
+fn every_object_judged(tree: &TreePlan) -> bool {
+    let judged = |p: &crate::engine::planning::InstancePlan| {
+        p.changes.is_some() && p.planned.iter().all(|o| o.checked)
+    };
+    judged(&tree.instance)
+        && tree
+            .dependencies
+            .iter()
+            .all(|d| d.plan.as_ref().is_none_or(judged))
 }
 
 /// What the dry-run of a change found.

@@ -3,9 +3,12 @@
 //! Every instance applies with the same field manager, so server-side apply alone would
 //! hand such an object to whoever applied last (and the other's owner reference with it).
 
+use std::collections::{BTreeMap, HashMap};
+
 use serde_json::Value;
 
 use super::EngineError;
+use super::observe::LIST_FROM;
 use super::prune::ObjectIndex;
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Trouble};
 
@@ -27,8 +30,60 @@ pub(crate) async fn apply_as_recorded(
     }
 }
 
+/// The controlling Instance of namespaced objects read in bulk: for each object of
+/// `refs` whose kind and namespace `refs` holds at least [`LIST_FROM`] of, one LIST of
+/// that namespace (without a selector: another instance's object carries its own
+/// label) answers whether it exists and who controls it, where a GET each would cost a
+/// request per object. An object absent from the list does not exist (None). Objects
+/// of smaller groups, and of groups the credentials may not list, are left out: the
+/// caller reads those one by one, as before.
+pub(crate) async fn listed_controllers(
+    cluster: &Cluster,
+    refs: &[&ObjectRef],
+) -> HashMap<ObjectRef, Option<String>> {
+    let mut groups: BTreeMap<(&str, &str, &str), Vec<&ObjectRef>> = BTreeMap::new();
+    for r in refs {
+        if let Some(ns) = r.namespace.as_deref() {
+            groups
+                .entry((r.api_version.as_str(), r.kind.as_str(), ns))
+                .or_default()
+                .push(r);
+        }
+    }
+    groups.retain(|_, members| members.len() >= LIST_FROM);
+    let lists = groups.into_iter().map(|((api_version, kind, ns), members)| async move {
+        let controllers = cluster
+            .list_selected_map(api_version, kind, Some(ns), None, |item| {
+                let name = item.pointer("/metadata/name").and_then(Value::as_str)?;
+                Some((
+                    name.to_string(),
+                    controlling_instance(&item).map(str::to_string),
+                ))
+            })
+            .await;
+        match controllers {
+            Ok(found) => {
+                let found: HashMap<String, Option<String>> = found.into_iter().flatten().collect();
+                members
+                    .into_iter()
+                    .map(|r| (r.clone(), found.get(&r.name).cloned().flatten()))
+                    .collect()
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, kind, namespace = ns, "cannot list; reading each object");
+                Vec::new()
+            }
+        }
+    });
+    futures::future::join_all(lists)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 /// The Instance named by the object's controller reference, if any.
-fn controlling_instance(obj: &Value) -> Option<&str> {
+pub(crate) fn controlling_instance(obj: &Value) -> Option<&str> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
         .into_iter()
@@ -121,17 +176,18 @@ pub(crate) fn taken(r: &ObjectRef, holder: &str, advice: &str) -> EngineError {
     e
 }
 
-/// Fails when the namespaced object `r` (`live`, as just read; None when it does not
-/// exist) is controlled by another Instance than `instance`. Objects of ours (same
-/// Instance name: the uid changes when an Instance is re-created, the identity does
-/// not) and objects no Instance controls pass; the latter are still protected field by
-/// field by server-side apply's conflicts.
-pub(crate) fn check_not_taken(
+/// Fails when the namespaced object `r` is controlled by another Instance than
+/// `instance` (`controller`: its controlling Instance as just read; None when it does
+/// not exist or no Instance controls it). Objects of ours (same Instance name: the uid
+/// changes when an Instance is re-created, the identity does not) and objects no
+/// Instance controls pass; the latter are still protected field by field by
+/// server-side apply's conflicts.
+pub(crate) fn check_controller(
     r: &ObjectRef,
-    live: Option<&Value>,
+    controller: Option<&str>,
     instance: &str,
 ) -> Result<(), EngineError> {
-    match live.and_then(controlling_instance) {
+    match controller {
         Some(holder) if holder != instance => Err(taken(
             r,
             &format!("instance {holder}"),
@@ -219,11 +275,12 @@ mod tests {
     #[test]
     fn an_object_of_another_instance_is_refused() {
         let cm = ObjectRef::new("v1", "ConfigMap", Some("b"), "settings");
-        let e = check_not_taken(&cm, Some(&owned_by("x")), "y").unwrap_err();
+        let taken = |live: &Value| check_controller(&cm, controlling_instance(live), "y");
+        let e = taken(&owned_by("x")).unwrap_err();
         assert!(e.message.contains("belongs to instance x"), "{e}");
-        assert!(check_not_taken(&cm, Some(&owned_by("y")), "y").is_ok());
-        assert!(check_not_taken(&cm, Some(&json!({"metadata": {}})), "y").is_ok());
-        assert!(check_not_taken(&cm, None, "y").is_ok());
+        assert!(taken(&owned_by("y")).is_ok());
+        assert!(taken(&json!({"metadata": {}})).is_ok());
+        assert!(check_controller(&cm, None, "y").is_ok());
     }
 
     #[test]

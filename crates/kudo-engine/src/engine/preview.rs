@@ -1,7 +1,7 @@
 //! What a plan would apply, for Terraform's plan step: the same rendering and metadata as
 //! a run, checked by the API server with a server-side dry-run, nothing persisted.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kudo_plan::{Action, Desired, Inputs, PlanWalk, Rendered};
 use serde_json::Value;
@@ -143,8 +143,16 @@ async fn checked_walk_in(
     // cluster bounds how many are in flight).
     picked.retain(|p| only(&p.object));
     let previous = ObjectIndex::new(req.previous_inventory);
-    let checked =
-        each_until_failure(picked, |p| check(cluster, req, &previous, p, answers)).await?;
+    let new: Vec<&ObjectRef> = picked
+        .iter()
+        .filter(|p| needs_owner_check(&previous, p))
+        .map(|p| &p.object)
+        .collect();
+    let listed = &super::ownership::listed_controllers(cluster, &new).await;
+    let checked = each_until_failure(picked, |p| {
+        check(cluster, req, &previous, listed, p, answers)
+    })
+    .await?;
     // An object before the one that could not be prepared fails first, as in the run.
     match unprepared {
         Some(e) => Err(e),
@@ -290,10 +298,17 @@ async fn prepare_into<'w>(
 }
 
 /// The server's verdict on one prepared object: the ownership check and a dry-run.
+/// The same ownership rule as the run (see `Run::apply_one`): a namespaced object the
+/// previous inventory does not record must not be another instance's.
+fn needs_owner_check(previous: &ObjectIndex<'_>, p: &Prepared<'_>) -> bool {
+    !previous.contains(&p.object) && p.namespaced == Some(true)
+}
+
 async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     previous: &ObjectIndex<'_>,
+    listed: &HashMap<ObjectRef, Option<String>>,
     p: Prepared<'_>,
     answers: Answers,
 ) -> Result<PlannedObject, EngineError> {
@@ -307,17 +322,22 @@ async fn check(
             p.pending.as_deref().unwrap_or("this plan")
         ));
     } else {
-        // The same ownership rule as the run (see Run::apply_all).
-        let owned = previous.contains(&p.object);
-        if !owned && p.namespaced == Some(true) {
-            let live = cluster.get(&p.object).await.map_err(|e| p.fail(e))?;
-            super::ownership::check_not_taken(&p.object, live.as_ref(), req.instance).map_err(
-                |e| {
+        if needs_owner_check(previous, &p) {
+            let controller = match listed.get(&p.object) {
+                Some(listed) => listed.clone(),
+                None => {
+                    let live = cluster.get(&p.object).await.map_err(|e| p.fail(e))?;
+                    live.as_ref()
+                        .and_then(super::ownership::controlling_instance)
+                        .map(str::to_string)
+                }
+            };
+            super::ownership::check_controller(&p.object, controller.as_deref(), req.instance)
+                .map_err(|e| {
                     e.at(p.location)
                         .with_task(p.task)
                         .with_template(p.template.clone())
-                },
-            )?;
+                })?;
         }
         let checked_apply =
             super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);

@@ -2,6 +2,8 @@
 //! the ownership check, server-side apply, and the rehearsal of a step before it writes.
 
 use super::*;
+use std::collections::HashMap;
+
 use crate::cluster::Propagation;
 use crate::engine::concurrent::each_until_failure;
 
@@ -76,7 +78,7 @@ impl<'a> Run<'a> {
             .flatten()
             .collect();
         self.check_crds(loc, &objects).await?;
-        if objects.len() < 2 {
+        if objects.len() < 2 || self.req.tree.every_object_checked {
             return Ok(());
         }
         // Dry-runs persist nothing, so they all go at once.
@@ -192,8 +194,9 @@ impl<'a> Run<'a> {
     ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         let mut applied = Vec::with_capacity(objects.len());
         for batch in ordered_batches(objects) {
+            let listed = &self.listed_controllers(loc, batch).await;
             let done = each_until_failure(batch, |rendered| async move {
-                self.apply_one(loc, rendered.object.clone(), cancel)
+                self.apply_one(loc, rendered.object.clone(), listed, cancel)
                     .await
                     .map_err(|e| match rendered.template.as_str() {
                         "" => e,
@@ -206,10 +209,36 @@ impl<'a> Run<'a> {
         Ok(applied)
     }
 
+    /// Who controls the objects of `batch` that the ownership check reads, for kinds the
+    /// batch has many of (see [`crate::engine::ownership::listed_controllers`]); the
+    /// others are read one by one by [`Run::apply_one`]. An object that cannot be
+    /// prepared is left to `apply_one`, which reports it.
+    async fn listed_controllers(
+        &self,
+        loc: &Location,
+        batch: &[Rendered],
+    ) -> HashMap<ObjectRef, Option<String>> {
+        if batch.len() < crate::engine::observe::LIST_FROM {
+            return HashMap::new();
+        }
+        let mut new = Vec::new();
+        for rendered in batch {
+            if let Ok((r, _)) = self.prepare(loc, rendered.object.clone()).await
+                && !self.previous.contains(&r)
+                && r.namespace.is_some()
+            {
+                new.push(r);
+            }
+        }
+        let refs: Vec<&ObjectRef> = new.iter().collect();
+        crate::engine::ownership::listed_controllers(self.cluster, &refs).await
+    }
+
     pub(super) async fn apply_one(
         &self,
         loc: &Location,
         obj: Value,
+        listed: &HashMap<ObjectRef, Option<String>>,
         cancel: &CancellationToken,
     ) -> Result<(ObjectRef, Option<Value>), EngineError> {
         {
@@ -218,8 +247,20 @@ impl<'a> Run<'a> {
             // what KUDO's manager wrote); others only if we applied them before.
             let known = self.previous.contains(&r);
             if !known && r.namespace.is_some() {
-                let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
-                crate::engine::ownership::check_not_taken(&r, live.as_ref(), self.req.instance)?;
+                let controller = match listed.get(&r) {
+                    Some(listed) => listed.clone(),
+                    None => {
+                        let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
+                        live.as_ref()
+                            .and_then(crate::engine::ownership::controlling_instance)
+                            .map(str::to_string)
+                    }
+                };
+                crate::engine::ownership::check_controller(
+                    &r,
+                    controller.as_deref(),
+                    self.req.instance,
+                )?;
             }
             let apply = crate::engine::ownership::apply_as_recorded(
                 self.cluster,

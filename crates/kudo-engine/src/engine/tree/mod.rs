@@ -67,8 +67,12 @@ pub struct TreePrior<'a> {
     /// The caller's planning call dry-ran this whole tree against the same cluster just
     /// before the run (Terraform plans every change again right before applying it):
     /// the run decides the tree but does not dry-run it a second time. Each step still
-    /// checks its own objects before it writes them.
+    /// checks its own objects before it writes them, unless `every_object_checked`.
     pub checked: bool,
+    /// That dry-run judged every object of the tree, none left to the apply (a CRD or
+    /// namespace the apply creates): the steps write without rehearsing their objects
+    /// first, since the server took each of them moments ago.
+    pub every_object_checked: bool,
 }
 
 impl TreePrior<'_> {
