@@ -259,14 +259,21 @@ fn record(
     if !state.plan_steps.is_known() {
         state.plan_steps = Value::Null;
     }
+    if !state.summary.is_known() {
+        state.summary = Value::Null;
+    }
     state.outputs = views::string_map(&applied.outputs);
     state.children = views::children(Some(&applied.children));
+    let planned_objects = state.objects.clone();
     state.objects = Attr::Known(ManagedObject::map(
         applied
             .objects
             .iter()
             .map(|(r, uid, _)| (r, uid.as_deref())),
     ));
+    if applied.run.is_ok() {
+        keep_planned_uids(&mut state.objects, &planned_objects);
+    }
     if state.manifests == Value::Unknown {
         // Planned without the cluster: what the run applied, rendered again (the next
         // plan shows them after a failure).
@@ -275,7 +282,8 @@ fn record(
             None => Value::Null,
         };
     }
-    if state.plan_status == Value::Unknown {
+    // Planned as a successful run leaves it but for its time (see `plan::Answer`).
+    if !state.plan_status.is_fully_known() {
         state.plan_status = super::plan_status::value(applied.plan_status.as_ref(), secret);
     }
     let private = PrivateState {
@@ -302,6 +310,38 @@ fn record(
                 private: private.to_bytes_always(),
                 diagnostics: vec![d],
             }
+        }
+    }
+}
+
+/// The uids the plan showed, where the run wrote the same objects: an object that
+/// was deleted after the plan (someone, or a saved plan applied later) is created again
+/// by the run with a new uid, and Terraform holds a successful apply to every value it
+/// planned. The state then keeps the planned uid until the next refresh reads the new
+/// one; the private state's fingerprints already have it, so that refresh finds no
+/// drift. Any other difference from the plan is left for Terraform to report.
+fn keep_planned_uids(
+    objects: &mut Attr<std::collections::BTreeMap<String, ManagedObject>>,
+    planned: &Attr<std::collections::BTreeMap<String, ManagedObject>>,
+) {
+    let (Attr::Known(objects), Attr::Known(planned)) = (objects, planned) else {
+        return;
+    };
+    if objects.len() != planned.len() {
+        tracing::warn!(
+            planned = planned.len(),
+            applied = objects.len(),
+            "the run left other objects than the plan predicted"
+        );
+        return;
+    }
+    for (key, object) in objects.iter_mut() {
+        let Some(Attr::Known(planned_uid)) = planned.get(key).map(|p| &p.uid) else {
+            continue;
+        };
+        if object.uid.known() != Some(planned_uid) {
+            tracing::warn!(object = %key, "created again after the plan; its new uid is read by the next refresh");
+            object.uid = Attr::Known(planned_uid.clone());
         }
     }
 }

@@ -69,6 +69,12 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         }
     };
     let mut fresh = model.clone();
+    // `summary` and `preview` describe one apply: after it, nothing is pending, so a
+    // plan shows the next apply's whole, not a diff against the last one's.
+    fresh.summary = Value::Null;
+    if fresh.preview.is_known() && !fresh.preview.is_null() {
+        fresh.preview = crate::provider::preview::nothing_pending();
+    }
     if let Some(status) = &found.status {
         fresh.status = status.as_str().into();
     }

@@ -75,6 +75,10 @@ pub struct InstancePlan {
     /// Every object the instance manages after the apply with where its content comes
     /// from; `None` when `changes` is, or when [`Contents::Skip`] was asked.
     pub managed: Option<Vec<(ObjectRef, Source)>>,
+    /// The inventory the run leaves when it succeeds (what the state's `objects` then
+    /// holds), by the run's own rule: `None` when a task of the plan writes objects the
+    /// plan cannot name (Pipe, KudoOperator or Webhook tasks) or `changes` is unknown.
+    pub after: Option<Vec<ObjectRef>>,
 }
 
 /// Why there is no plan.
@@ -223,11 +227,16 @@ pub(crate) async fn plan_instance_in(
     let namespace = inputs.namespace;
     let mut new_render: BTreeMap<ObjectRef, &Value> = BTreeMap::new();
     let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
+    // Each object's last action in run order: the run's inventory keeps what it applied
+    // last and drops what it deleted last (`run::objects`).
+    let mut last_actions = LastActions::new(walk);
     for o in walk_objects(walk) {
         let Ok(r) = ObjectRef::from_object(o.object) else {
+            last_actions.unnamed();
             continue;
         };
         let r = with_namespace(cluster, r, namespace).await;
+        last_actions.record(&r, o.action);
         match o.action {
             PreviewAction::Apply => {
                 new_render.insert(r, o.object);
@@ -282,6 +291,7 @@ pub(crate) async fn plan_instance_in(
             changes: None,
             notes,
             managed: None,
+            after: None,
         });
     }
 
@@ -311,8 +321,10 @@ pub(crate) async fn plan_instance_in(
     // What the run prunes: the same rule as the run's (nothing when some plan does not
     // walk, like the run).
     let mut gone: Vec<ObjectRef> = deleted_by_tasks.into_iter().collect();
+    let mut pruned: Vec<ObjectRef> = Vec::new();
     if let Some(wanted) = wanted_refs(cluster, desired).await {
         let unwanted = super::prune::unwanted(prior.objects, &applied, &wanted);
+        pruned.clone_from(&unwanted);
         // A webhook's earlier answer may hold them (the run then keeps them), which
         // only the objects in the cluster can tell: the plan does not guess.
         let webhook_tasks = desired.webhook_tasks();
@@ -332,6 +344,7 @@ pub(crate) async fn plan_instance_in(
                 changes: None,
                 notes,
                 managed: None,
+                after: None,
             });
         }
         gone.extend(unwanted);
@@ -365,12 +378,85 @@ pub(crate) async fn plan_instance_in(
             Some(managed)
         }
     };
+    let after = last_actions.inventory_after(prior.objects, &pruned);
     Ok(InstancePlan {
         planned,
         changes: Some(changes),
         notes,
         managed,
+        after,
     })
+}
+
+/// The last action of each object a plan's walk names, in run order, for the
+/// inventory a successful run leaves ([`InstancePlan::after`]).
+struct LastActions {
+    /// `None` when the walk writes objects it does not name (Pipe, KudoOperator and
+    /// Webhook tasks) or names one that has no identity: the inventory is then not
+    /// predicted.
+    last: Option<HashMap<(String, String, Option<String>, String), (ObjectRef, PreviewAction)>>,
+}
+
+impl LastActions {
+    fn new(walk: &kudo_plan::PlanWalk<'_>) -> Self {
+        let named_only = walk.tasks().all(|t| {
+            matches!(
+                t.action,
+                kudo_plan::Action::Apply(_)
+                    | kudo_plan::Action::Delete(_)
+                    | kudo_plan::Action::Dummy { .. }
+            )
+        });
+        LastActions {
+            last: named_only.then(HashMap::new),
+        }
+    }
+
+    fn unnamed(&mut self) {
+        self.last = None;
+    }
+
+    fn record(&mut self, r: &ObjectRef, action: PreviewAction) {
+        if let Some(last) = &mut self.last {
+            let (group, kind, namespace, name) = r.identity();
+            let key = (
+                group.to_string(),
+                kind.to_string(),
+                namespace.map(str::to_string),
+                name.to_string(),
+            );
+            last.insert(key, (r.clone(), action));
+        }
+    }
+
+    /// The run's rule (`run::pruning`): the earlier objects the run does not touch, and
+    /// every object whose last action applies it, less what pruning removes. An object
+    /// applied again replaces the ref the earlier run recorded (another version of its
+    /// group, as the run keeps it).
+    fn inventory_after(&self, prior: &[ObjectRef], pruned: &[ObjectRef]) -> Option<Vec<ObjectRef>> {
+        let last = self.last.as_ref()?;
+        let touched = |r: &ObjectRef| {
+            let (group, kind, namespace, name) = r.identity();
+            last.contains_key(&(
+                group.to_string(),
+                kind.to_string(),
+                namespace.map(str::to_string),
+                name.to_string(),
+            ))
+        };
+        let pruned = ObjectIndex::new(pruned);
+        let mut after: BTreeSet<ObjectRef> = prior
+            .iter()
+            .filter(|r| !touched(r) && !pruned.contains(r))
+            .cloned()
+            .collect();
+        after.extend(
+            last.values()
+                .filter(|(_, action)| *action == PreviewAction::Apply)
+                .map(|(r, _)| r.clone()),
+        );
+        Some(after.into_iter().collect())
+    }
 }
 
 /// Whether [`plan_instance`] gives the content of every object managed after the apply

@@ -1,0 +1,99 @@
+//! `kudo_instance.summary`: the engine's plan of the pending apply
+//! ([`kudo_engine::engine::TreePlan`]: which KUDO plan each instance runs, its phases
+//! and steps, what it creates, updates and deletes) as a few lines a reviewer reads
+//! first. A view of the same answer as `preview` and `plan_steps`; nothing is decided
+//! here.
+
+use kudo_engine::cluster::ObjectRef;
+use kudo_engine::engine::{Changes, DependencyAction, TreePlan};
+use kudo_plan::PlanOutline;
+use tfplugin::Value;
+
+use super::preview::qualified_label;
+
+/// The attribute's value for `instance`'s plan `tree`; `recreated` are its own managed
+/// objects a refresh found deleted, which the apply creates again. Unknown while what
+/// the dependency instances run is (as `plan_steps` is).
+pub fn of_tree(instance: &str, tree: &TreePlan, recreated: &[ObjectRef]) -> Value {
+    if tree.outlines.is_empty() {
+        return Value::Unknown;
+    }
+    let outline = |name: &str| tree.outlines.iter().find(|o| o.instance == name);
+    let mut lines = Vec::new();
+    run_lines(
+        &mut lines,
+        instance.to_string(),
+        outline(instance),
+        tree.instance.changes.as_ref(),
+    );
+    if let Some(changes) = &tree.instance.changes {
+        for r in recreated {
+            let key = qualified_label(r);
+            let applied = changes
+                .update
+                .iter()
+                .chain(&changes.create)
+                .any(|c| qualified_label(c) == key);
+            if applied {
+                lines.push(format!("  {key}: deleted, will be re-created"));
+            }
+        }
+    }
+    for d in &tree.dependencies {
+        let who = format!("{} (dependency instance of {})", d.instance, d.parent);
+        let changes = d.plan.as_ref().and_then(|p| p.changes.as_ref());
+        match &d.action {
+            DependencyAction::Create { .. } | DependencyAction::Run { .. } => {
+                run_lines(&mut lines, who, outline(&d.instance), changes);
+            }
+            DependencyAction::Leave { reason } => {
+                lines.push(format!("{who}: left as it is ({reason})"));
+            }
+            DependencyAction::Remove => {
+                lines.push(format!("{who}: removed, {}", counts(changes)));
+            }
+        }
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    Value::string(text)
+}
+
+/// `<who> runs plan <plan> (<strategy>): <counts>` and a line per phase.
+fn run_lines(
+    lines: &mut Vec<String>,
+    who: String,
+    outline: Option<&PlanOutline>,
+    changes: Option<&Changes>,
+) {
+    let Some(o) = outline else {
+        lines.push(format!("{who}: {}", counts(changes)));
+        return;
+    };
+    lines.push(format!(
+        "{who} runs plan {} ({}): {}",
+        o.plan,
+        o.strategy.as_str(),
+        counts(changes)
+    ));
+    for p in &o.phases {
+        lines.push(format!(
+            "  phase {} ({}): {}",
+            p.name,
+            p.strategy.as_str(),
+            p.steps.join(", ")
+        ));
+    }
+}
+
+fn counts(changes: Option<&Changes>) -> String {
+    match changes {
+        Some(c) => format!(
+            "{} to create, {} to update, {} to delete",
+            c.create.len(),
+            c.update.len(),
+            c.delete.len()
+        ),
+        None => "objects known at apply".to_string(),
+    }
+}
