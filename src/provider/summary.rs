@@ -14,7 +14,12 @@ use super::preview::qualified_label;
 /// The attribute's value for `instance`'s plan `tree`; `recreated` are its own managed
 /// objects a refresh found deleted, which the apply creates again. Unknown while what
 /// the dependency instances run is (as `plan_steps` is).
-pub fn of_tree(instance: &str, tree: &TreePlan, recreated: &[ObjectRef]) -> Value {
+pub fn of_tree(
+    instance: &str,
+    tree: &TreePlan,
+    recreated: &[ObjectRef],
+    drifted_fields: &Value,
+) -> Value {
     if tree.outlines.is_empty() {
         return Value::Unknown;
     }
@@ -39,6 +44,7 @@ pub fn of_tree(instance: &str, tree: &TreePlan, recreated: &[ObjectRef]) -> Valu
             }
         }
     }
+    lines.extend(drift_lines(instance, drifted_fields));
     for d in &tree.dependencies {
         let who = format!("{} (dependency instance of {})", d.instance, d.parent);
         let changes = d.plan.as_ref().and_then(|p| p.changes.as_ref());
@@ -96,4 +102,40 @@ fn counts(changes: Option<&Changes>) -> String {
         ),
         None => "objects known at apply".to_string(),
     }
+}
+
+/// A line per field the last refresh found changed outside Terraform (the run takes
+/// it back), with the line diff of a multi-line value below it.
+fn drift_lines(instance: &str, drifted_fields: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    for f in drifted_fields.as_slice().unwrap_or_default() {
+        let text = |name: &str| f.get(name).as_str().unwrap_or_default().to_string();
+        let owner = match text("instance") {
+            i if i.is_empty() || i == instance => String::new(),
+            i => format!(" (instance {i})"),
+        };
+        let what = format!(
+            "  {} {}{owner} changed outside Terraform, taken back",
+            text("object"),
+            text("field")
+        );
+        match f.get("diff").as_str() {
+            Some(diff) => {
+                lines.push(format!("{what} (- applied, + in the cluster):"));
+                lines.extend(diff.lines().map(|l| format!("    {l}")));
+            }
+            None => {
+                let value = |name: &str| match f.get(name).as_str() {
+                    Some(s) => format!("{s:?}"),
+                    None => "(absent)".to_string(),
+                };
+                lines.push(format!(
+                    "{what}: {} in the cluster, {} applied",
+                    value("live"),
+                    value("applied")
+                ));
+            }
+        }
+    }
+    lines
 }

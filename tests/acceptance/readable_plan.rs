@@ -123,7 +123,11 @@ fn a_parameter_change_names_the_plan_in_a_short_plan() {
         .assert_success()
         .assert_no_crash();
     let lines = plan_lines(&run);
-    eprintln!("[readable] NODE_COUNT 3 -> 5: {} plan lines", lines.len());
+    eprintln!(
+        "[readable] NODE_COUNT 3 -> 5: {} plan lines:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
     assert_contains(
         &run,
         &[
@@ -220,8 +224,9 @@ fn a_drifted_script_line_shows_as_a_line_diff() {
     assert_eq!(run.code, Some(2), "drift is a change to plan:\n{run}");
     let shown = plan_lines(&run);
     eprintln!(
-        "[readable] one line of bootstrap.sh edited: {} plan lines",
-        shown.len()
+        "[readable] one line of bootstrap.sh edited: {} plan lines:\n{}",
+        shown.len(),
+        shown.join("\n")
     );
     assert_contains(
         &run,
@@ -279,7 +284,11 @@ fn a_deleted_object_shows_as_deleted_and_recreated() {
         "a deleted object is a change to plan:\n{run}"
     );
     let shown = plan_lines(&run);
-    eprintln!("[readable] one object deleted: {} plan lines", shown.len());
+    eprintln!(
+        "[readable] one object deleted: {} plan lines:\n{}",
+        shown.len(),
+        shown.join("\n")
+    );
     assert_contains(
         &run,
         &[

@@ -362,7 +362,12 @@ impl Answer<'_> {
         };
         let name = self.inputs.name.as_deref().unwrap_or_default();
         planned.summary = match &answer.tree {
-            Some(tree) => crate::provider::summary::of_tree(name, tree, &self.recreated()),
+            Some(tree) => crate::provider::summary::of_tree(
+                name,
+                tree,
+                &self.recreated(),
+                &self.prior.drifted_fields,
+            ),
             None => Value::Unknown,
         };
         planned.manifests = self.manifests(answer, plan_to_run.is_none());
@@ -531,8 +536,10 @@ fn finish(
             planned.objects = f.objects;
             planned.effective_parameters = f.effective.map_or(Attr::Unknown, Attr::Known);
             planned.operator_digest = f.digest.map_or(Attr::Unknown, Attr::Known);
-            // The run applies every object again, taking drifted fields back.
-            planned.drifted_fields = Value::list([]);
+            // What the last refresh found, until the next one: the run takes the fields
+            // back, and `summary` shows each (a plan that emptied this attribute would
+            // print every drifted value again, as removed).
+            planned.drifted_fields = prior.drifted_fields.clone();
             planned.plan_status = f.plan_status;
         }
     }

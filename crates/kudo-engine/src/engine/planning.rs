@@ -257,9 +257,16 @@ pub(crate) async fn plan_instance_in(
     let planned = preview_walk_in(cluster, &request, walk, Answers::Drop, others)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
-    notes.extend(translation_notes(&planned));
-    notes.extend(removed_field_notes(&planned));
-    notes.extend(unchecked_notes(&planned));
+    // Converted objects are announced after the CRD notes; where the changes are known,
+    // only those the conversion reaches in this apply (see `announced`).
+    let translations = translated_objects(&planned);
+    let mut later = removed_field_notes(&planned);
+    later.extend(unchecked_notes(&planned));
+    let every_note = |mut notes: Vec<PlanNote>, later: Vec<PlanNote>| {
+        notes.extend(translations.iter().map(|(_, n)| n.clone()));
+        notes.extend(later);
+        notes
+    };
     // A webhook is called by the apply only: what it answers cannot be shown.
     let calls: Vec<String> = walk
         .webhooks()
@@ -273,6 +280,7 @@ pub(crate) async fn plan_instance_in(
         })
         .collect();
     if !calls.is_empty() {
+        notes = every_note(notes, later);
         let from_templates: Vec<String> = planned.iter().map(|p| label(&p.object)).collect();
         notes.push(PlanNote {
             summary: "Preview unknown: webhook tasks run at apply time".to_string(),
@@ -329,6 +337,7 @@ pub(crate) async fn plan_instance_in(
         // only the objects in the cluster can tell: the plan does not guess.
         let webhook_tasks = desired.webhook_tasks();
         if !webhook_tasks.is_empty() && !unwanted.is_empty() {
+            notes = every_note(notes, later);
             let tasks: Vec<String> = webhook_tasks.iter().map(|t| format!("{t:?}")).collect();
             let objects: Vec<String> = unwanted.iter().map(label).collect();
             notes.push(PlanNote {
@@ -349,6 +358,25 @@ pub(crate) async fn plan_instance_in(
         }
         gone.extend(unwanted);
     }
+    // A translation is announced when it reaches the cluster in this apply: the object
+    // is created or its content changes, or the state records it under another version
+    // (a cluster upgrade). Every plan re-applies it converted, but saying so on every
+    // parameter change only buries the change.
+    let announced = |r: &ObjectRef| {
+        changes.create.contains(r)
+            || changes.update.contains(r)
+            || prior
+                .objects
+                .iter()
+                .any(|o| o.same_object(r) && o.api_version != r.api_version)
+    };
+    notes.extend(
+        translations
+            .iter()
+            .filter(|(r, _)| announced(r))
+            .map(|(_, n)| n.clone()),
+    );
+    notes.extend(later);
     let applied_ids = ObjectIndex::new(&applied);
     let mut deleted: Vec<ObjectRef> = Vec::new();
     let mut deleted_ids = HashSet::new();
@@ -618,6 +646,14 @@ async fn crd_safety_notes(
 /// One note per object a template writes for an API version the cluster no longer
 /// serves, naming the template, the object and both versions.
 pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
+    translated_objects(planned)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// [`translation_notes`] with the object each is about.
+fn translated_objects(planned: &[PlannedObject]) -> Vec<(ObjectRef, PlanNote)> {
     planned
         .iter()
         .filter_map(|p| {
@@ -636,7 +672,7 @@ pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
             detail.push_str("\nTo stop this warning, write the new apiVersion in the template; to fail instead, set `translate_api_versions = false` in the provider block.");
             // The object in the summary too: Terraform folds warnings with one summary
             // into "and N more similar warnings", and each object deserves its line.
-            Some(PlanNote {
+            let note = PlanNote {
                 summary: format!(
                     "{}: {} converted to {}",
                     label(&p.object),
@@ -644,7 +680,8 @@ pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
                     t.to_api_version
                 ),
                 detail,
-            })
+            };
+            Some((p.object.clone(), note))
         })
         .collect()
 }
