@@ -72,13 +72,6 @@ pub fn of_tree(tree: &TreePlan) -> Value {
     Value::object(fields)
 }
 
-/// The attribute's value when no apply is pending (after a refresh): every map empty.
-pub fn nothing_pending() -> Value {
-    let mut fields = change_fields(Some(&Changes::default()));
-    fields.push(("dependencies", Value::map(Vec::<(String, Value)>::new())));
-    Value::object(fields)
-}
-
 fn change_fields(changes: Option<&Changes>) -> Vec<(&'static str, Value)> {
     let part = |refs: Option<&Vec<ObjectRef>>| refs.map_or(Value::Unknown, |r| entries(r));
     vec![

@@ -121,8 +121,17 @@ fn drift_lines(instance: &str, drifted_fields: &Value) -> Vec<String> {
         );
         match f.get("diff").as_str() {
             Some(diff) => {
-                lines.push(format!("{what} (- applied, + in the cluster):"));
-                lines.extend(diff.lines().map(|l| format!("    {l}")));
+                // The first hunk's header joins the field's line: one line fewer.
+                let mut rest = diff.lines().peekable();
+                let at = match rest.peek() {
+                    Some(h) if h.starts_with("@@ ") => rest.next().map(|h| format!(" {h}")),
+                    _ => None,
+                };
+                lines.push(format!(
+                    "{what} (- applied, + in the cluster){}:",
+                    at.unwrap_or_default()
+                ));
+                lines.extend(rest.map(|l| format!("    {l}")));
             }
             None => {
                 let value = |name: &str| match f.get(name).as_str() {

@@ -69,12 +69,10 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         }
     };
     let mut fresh = model.clone();
-    // `summary` and `preview` describe one apply: after it, nothing is pending, so a
-    // plan shows the next apply's whole, not a diff against the last one's.
+    // `summary` describes one apply: after it nothing is pending, so the next plan
+    // shows its own whole rather than a line diff against the last one's. (`preview`
+    // stays: configurations use it in outputs, which must not change on a refresh.)
     fresh.summary = Value::Null;
-    if fresh.preview.is_known() && !fresh.preview.is_null() {
-        fresh.preview = crate::provider::preview::nothing_pending();
-    }
     if let Some(status) = &found.status {
         fresh.status = status.as_str().into();
     }
