@@ -269,20 +269,13 @@ async fn plan_inner(
         };
     namespace_plan.show_in(&mut planned_change, &inputs.namespace);
     let none = InstanceModel::default();
-    // A new resource, not the create half of a replacement (whose plan Terraform shows
-    // against the old object's state).
-    let fresh = prior.is_none()
-        && !inputs
-            .name
-            .as_ref()
-            .is_some_and(|n| session.knows_instance(&inputs.namespace, n));
     let answer = Answer {
         prior: prior.as_ref().unwrap_or(&none),
         proposed: &proposed,
         inputs: &inputs,
         show_manifests,
         replacing,
-        fresh,
+        fresh: prior.is_none(),
     };
     let resp = answer.encode(session, planned, &planned_change, &prior_state);
     (resp, planned_change.checked)
@@ -295,7 +288,9 @@ struct Answer<'a> {
     inputs: &'a Inputs,
     show_manifests: Option<bool>,
     replacing: bool,
-    /// A new resource (see `plan_inner`).
+    /// A create: a new resource or the create half of a replacement. (The two cannot
+    /// be told apart the same way when Terraform plans the create again during the
+    /// apply, in another provider process, and both plans must agree.)
     fresh: bool,
 }
 
