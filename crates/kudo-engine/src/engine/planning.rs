@@ -416,13 +416,26 @@ pub(crate) async fn plan_instance_in(
     })
 }
 
+/// An object's identity ([`ObjectRef::identity`]), owned.
+type Identity = (String, String, Option<String>, String);
+
+fn owned_identity(r: &ObjectRef) -> Identity {
+    let (group, kind, namespace, name) = r.identity();
+    (
+        group.to_string(),
+        kind.to_string(),
+        namespace.map(str::to_string),
+        name.to_string(),
+    )
+}
+
 /// The last action of each object a plan's walk names, in run order, for the
 /// inventory a successful run leaves ([`InstancePlan::after`]).
 struct LastActions {
     /// `None` when the walk writes objects it does not name (Pipe, KudoOperator and
     /// Webhook tasks) or names one that has no identity: the inventory is then not
     /// predicted.
-    last: Option<HashMap<(String, String, Option<String>, String), (ObjectRef, PreviewAction)>>,
+    last: Option<HashMap<Identity, (ObjectRef, PreviewAction)>>,
 }
 
 impl LastActions {
@@ -446,14 +459,7 @@ impl LastActions {
 
     fn record(&mut self, r: &ObjectRef, action: PreviewAction) {
         if let Some(last) = &mut self.last {
-            let (group, kind, namespace, name) = r.identity();
-            let key = (
-                group.to_string(),
-                kind.to_string(),
-                namespace.map(str::to_string),
-                name.to_string(),
-            );
-            last.insert(key, (r.clone(), action));
+            last.insert(owned_identity(r), (r.clone(), action));
         }
     }
 
@@ -463,15 +469,7 @@ impl LastActions {
     /// group, as the run keeps it).
     fn inventory_after(&self, prior: &[ObjectRef], pruned: &[ObjectRef]) -> Option<Vec<ObjectRef>> {
         let last = self.last.as_ref()?;
-        let touched = |r: &ObjectRef| {
-            let (group, kind, namespace, name) = r.identity();
-            last.contains_key(&(
-                group.to_string(),
-                kind.to_string(),
-                namespace.map(str::to_string),
-                name.to_string(),
-            ))
-        };
+        let touched = |r: &ObjectRef| last.contains_key(&owned_identity(r));
         let pruned = ObjectIndex::new(pruned);
         let mut after: BTreeSet<ObjectRef> = prior
             .iter()
