@@ -36,6 +36,12 @@ pub struct PrivateState {
     /// same change, planned again by Terraform just before) does not dry-run it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checked: bool,
+    /// By `objects` key: the uid an apply read back where the state keeps the one the
+    /// plan showed (an object deleted after the plan and created again by the run, see
+    /// `instance::apply`). The next refresh compares the live objects with these, so
+    /// that our own re-creation is no drift, and then records them in the state.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub actual_uids: BTreeMap<String, String>,
 }
 
 impl PrivateState {

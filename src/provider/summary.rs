@@ -4,6 +4,8 @@
 //! first. A view of the same answer as `preview` and `plan_steps`; nothing is decided
 //! here.
 
+use std::collections::{HashMap, HashSet};
+
 use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine::{Changes, DependencyAction, TreePlan};
 use kudo_plan::PlanOutline;
@@ -31,26 +33,35 @@ pub fn of_tree(
         outline(instance),
         tree.instance.changes.as_ref(),
     );
-    if let Some(changes) = &tree.instance.changes {
-        for r in recreated {
-            let key = qualified_label(r);
-            let applied = changes
-                .update
-                .iter()
-                .chain(&changes.create)
-                .any(|c| qualified_label(c) == key);
-            if applied {
-                lines.push(format!("  {key}: deleted, will be re-created"));
-            }
+    // Which objects each instance's run applies (`None`: not known before the apply).
+    let own = tree.instance.changes.as_ref().map(applied_keys);
+    for key in recreated.iter().map(qualified_label) {
+        if own.as_ref().is_some_and(|applied| applied.contains(&key)) {
+            lines.push(format!("  {key}: deleted, will be re-created"));
         }
     }
-    lines.extend(drift_lines(instance, drifted_fields));
+    let mut applies: HashMap<&str, Option<HashSet<String>>> = HashMap::new();
+    applies.insert(instance, own);
+    for d in &tree.dependencies {
+        let changes = d.plan.as_ref().and_then(|p| p.changes.as_ref());
+        let applied = match &d.action {
+            DependencyAction::Create { .. } | DependencyAction::Run { .. } => {
+                changes.map(applied_keys)
+            }
+            DependencyAction::Leave { .. } | DependencyAction::Remove => Some(HashSet::new()),
+        };
+        applies.insert(&d.instance, applied);
+    }
+    lines.extend(drift_lines(instance, drifted_fields, &applies));
     for d in &tree.dependencies {
         let who = format!("{} (dependency instance of {})", d.instance, d.parent);
         let changes = d.plan.as_ref().and_then(|p| p.changes.as_ref());
         match &d.action {
             DependencyAction::Create { .. } | DependencyAction::Run { .. } => {
                 run_lines(&mut lines, who, outline(&d.instance), changes);
+            }
+            DependencyAction::Leave { reason } if reason.is_empty() => {
+                lines.push(format!("{who}: left as it is"));
             }
             DependencyAction::Leave { reason } => {
                 lines.push(format!("{who}: left as it is ({reason})"));
@@ -104,19 +115,43 @@ fn counts(changes: Option<&Changes>) -> String {
     }
 }
 
-/// A line per field the last refresh found changed outside Terraform (the run takes
-/// it back), with the line diff of a multi-line value below it.
-fn drift_lines(instance: &str, drifted_fields: &Value) -> Vec<String> {
+/// The keys of the objects a run creates or updates (applies).
+fn applied_keys(changes: &Changes) -> HashSet<String> {
+    changes
+        .create
+        .iter()
+        .chain(&changes.update)
+        .map(qualified_label)
+        .collect()
+}
+
+/// A line per field the last refresh found changed outside Terraform, saying whether
+/// this run takes it back (it applies the object again), with the line diff of a
+/// multi-line value below it.
+fn drift_lines(
+    instance: &str,
+    drifted_fields: &Value,
+    applies: &HashMap<&str, Option<HashSet<String>>>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     for f in drifted_fields.as_slice().unwrap_or_default() {
         let text = |name: &str| f.get(name).as_str().unwrap_or_default().to_string();
-        let owner = match text("instance") {
-            i if i.is_empty() || i == instance => String::new(),
-            i => format!(" (instance {i})"),
+        let owner_name = match text("instance") {
+            i if i.is_empty() => instance.to_string(),
+            i => i,
+        };
+        let owner = match owner_name == instance {
+            true => String::new(),
+            false => format!(" (instance {owner_name})"),
+        };
+        let object = text("object");
+        let fate = match applies.get(owner_name.as_str()) {
+            Some(Some(keys)) if !keys.contains(&object) => "left as it is by this plan",
+            Some(None) => "taken back if the plan applies it",
+            _ => "taken back",
         };
         let what = format!(
-            "  {} {}{owner} changed outside Terraform, taken back",
-            text("object"),
+            "  {object} {}{owner} changed outside Terraform, {fate}",
             text("field")
         );
         match f.get("diff").as_str() {

@@ -271,9 +271,10 @@ fn record(
             .iter()
             .map(|(r, uid, _)| (r, uid.as_deref())),
     ));
-    if applied.run.is_ok() {
-        keep_planned_uids(&mut state.objects, &planned_objects);
-    }
+    let actual_uids = match applied.run.is_ok() {
+        true => keep_planned_uids(&mut state.objects, &planned_objects),
+        false => Default::default(),
+    };
     if state.manifests == Value::Unknown {
         // Planned without the cluster: what the run applied, rendered again (the next
         // plan shows them after a failure).
@@ -289,6 +290,7 @@ fn record(
     let private = PrivateState {
         applied_fields: applied.objects.into_iter().map(|(_, _, f)| f).collect(),
         dependencies: applied.dependencies,
+        actual_uids,
         ..Default::default()
     };
     match applied.run {
@@ -317,15 +319,17 @@ fn record(
 /// The uids the plan showed, where the run wrote the same objects: an object that
 /// was deleted after the plan (someone, or a saved plan applied later) is created again
 /// by the run with a new uid, and Terraform holds a successful apply to every value it
-/// planned. The state then keeps the planned uid until the next refresh reads the new
-/// one; the private state's fingerprints already have it, so that refresh finds no
-/// drift. Any other difference from the plan is left for Terraform to report.
+/// planned. The state then keeps the planned uid until the next refresh; the uids read
+/// back are returned, by key, for the private state, so that this refresh compares the
+/// live objects with them (our own re-creation is no drift) and records them. Any other
+/// difference from the plan is left for Terraform to report.
 fn keep_planned_uids(
     objects: &mut Attr<std::collections::BTreeMap<String, ManagedObject>>,
     planned: &Attr<std::collections::BTreeMap<String, ManagedObject>>,
-) {
+) -> std::collections::BTreeMap<String, String> {
+    let mut actual = std::collections::BTreeMap::new();
     let (Attr::Known(objects), Attr::Known(planned)) = (objects, planned) else {
-        return;
+        return actual;
     };
     if objects.len() != planned.len() {
         tracing::warn!(
@@ -333,17 +337,21 @@ fn keep_planned_uids(
             applied = objects.len(),
             "the run left other objects than the plan predicted"
         );
-        return;
+        return actual;
     }
     for (key, object) in objects.iter_mut() {
         let Some(Attr::Known(planned_uid)) = planned.get(key).map(|p| &p.uid) else {
             continue;
         };
         if object.uid.known() != Some(planned_uid) {
-            tracing::warn!(object = %key, "created again after the plan; its new uid is read by the next refresh");
+            tracing::warn!(object = %key, "created again after the plan; its new uid is recorded by the next refresh");
+            if let Some(uid) = object.uid.known() {
+                actual.insert(key.clone(), uid.clone());
+            }
             object.uid = Attr::Known(planned_uid.clone());
         }
     }
+    actual
 }
 
 /// An apply that runs no plan: the planned state, with `manifests` filled in when the

@@ -433,8 +433,9 @@ impl Answer<'_> {
 
     /// `objects` after a successful run: the inventory the engine predicts
     /// ([`engine::InstancePlan::after`]), each object keeping the uid the state has
-    /// unless the run creates it (new, or deleted since the last apply). Unknown when
-    /// the engine cannot name the inventory.
+    /// unless the run creates it (new, deleted since the last apply, or deleted and
+    /// applied again by the run's own tasks). Unknown when the engine cannot name the
+    /// inventory.
     fn objects_after(&self, tree: &engine::TreePlan) -> Attr<BTreeMap<String, ManagedObject>> {
         let (Some(after), Some(changes)) = (&tree.instance.after, &tree.instance.changes) else {
             return Attr::Unknown;
@@ -445,9 +446,10 @@ impl Answer<'_> {
         Attr::Known(
             after
                 .iter()
-                .map(|r| {
+                .map(|remaining| {
+                    let r = &remaining.object;
                     let key = ManagedObject::key(r);
-                    let uid = match created.contains(&key) {
+                    let uid = match remaining.recreated || created.contains(&key) {
                         true => None,
                         false => prior
                             .and_then(|p| p.get(&key))

@@ -78,7 +78,16 @@ pub struct InstancePlan {
     /// The inventory the run leaves when it succeeds (what the state's `objects` then
     /// holds), by the run's own rule: `None` when a task of the plan writes objects the
     /// plan cannot name (Pipe, KudoOperator or Webhook tasks) or `changes` is unknown.
-    pub after: Option<Vec<ObjectRef>>,
+    pub after: Option<Vec<Remaining>>,
+}
+
+/// An object a successful run leaves ([`InstancePlan::after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remaining {
+    pub object: ObjectRef,
+    /// A Delete task of the run removes it before a later task applies it again: it is
+    /// a new object (a new uid) even when it existed before.
+    pub recreated: bool,
 }
 
 /// Why there is no plan.
@@ -436,6 +445,8 @@ struct LastActions {
     /// Webhook tasks) or names one that has no identity: the inventory is then not
     /// predicted.
     last: Option<HashMap<Identity, (ObjectRef, PreviewAction)>>,
+    /// Objects a Delete task removes and a later task applies again.
+    recreated: HashSet<Identity>,
 }
 
 impl LastActions {
@@ -450,6 +461,7 @@ impl LastActions {
         });
         LastActions {
             last: named_only.then(HashMap::new),
+            recreated: HashSet::new(),
         }
     }
 
@@ -459,7 +471,13 @@ impl LastActions {
 
     fn record(&mut self, r: &ObjectRef, action: PreviewAction) {
         if let Some(last) = &mut self.last {
-            last.insert(owned_identity(r), (r.clone(), action));
+            let id = owned_identity(r);
+            if action == PreviewAction::Apply
+                && matches!(last.get(&id), Some((_, PreviewAction::Delete)))
+            {
+                self.recreated.insert(id.clone());
+            }
+            last.insert(id, (r.clone(), action));
         }
     }
 
@@ -467,21 +485,26 @@ impl LastActions {
     /// every object whose last action applies it, less what pruning removes. An object
     /// applied again replaces the ref the earlier run recorded (another version of its
     /// group, as the run keeps it).
-    fn inventory_after(&self, prior: &[ObjectRef], pruned: &[ObjectRef]) -> Option<Vec<ObjectRef>> {
+    fn inventory_after(&self, prior: &[ObjectRef], pruned: &[ObjectRef]) -> Option<Vec<Remaining>> {
         let last = self.last.as_ref()?;
         let touched = |r: &ObjectRef| last.contains_key(&owned_identity(r));
         let pruned = ObjectIndex::new(pruned);
-        let mut after: BTreeSet<ObjectRef> = prior
+        let mut after: BTreeMap<ObjectRef, bool> = prior
             .iter()
             .filter(|r| !touched(r) && !pruned.contains(r))
-            .cloned()
+            .map(|r| (r.clone(), false))
             .collect();
         after.extend(
-            last.values()
-                .filter(|(_, action)| *action == PreviewAction::Apply)
-                .map(|(r, _)| r.clone()),
+            last.iter()
+                .filter(|(_, (_, action))| *action == PreviewAction::Apply)
+                .map(|(id, (r, _))| (r.clone(), self.recreated.contains(id))),
         );
-        Some(after.into_iter().collect())
+        Some(
+            after
+                .into_iter()
+                .map(|(object, recreated)| Remaining { object, recreated })
+                .collect(),
+        )
     }
 }
 
