@@ -100,28 +100,54 @@ pub fn drifted_field_type() -> Type {
         ("field", Type::String),
         ("applied", Type::String),
         ("live", Type::String),
+        ("diff", Type::String),
     ])
 }
 
 /// `drifted_fields` for `drift` (by instance: the resource's own, or a dependency
 /// instance below it). Values are JSON (strings unquoted); every value of a Secret, and
 /// every value that contains a sensitive parameter's value, is redacted. Objects are
-/// keyed as in `objects` and `preview`.
+/// keyed as in `objects` and `preview`. When both values are strings and either has
+/// several lines (a script in a ConfigMap), the entry holds their line diff in `diff`
+/// instead of the two values: a plan then shows the changed lines, once.
 pub fn drifted_fields(drift: &[(String, FieldDrift)], secret: &BTreeMap<String, String>) -> Value {
-    let show = |d: &FieldDrift, v: &Option<serde_json::Value>| -> Value {
-        let Some(v) = v else {
-            return Value::Null;
-        };
-        let text = match v {
+    let show = |d: &FieldDrift, v: &Option<serde_json::Value>| -> Option<String> {
+        let text = match v.as_ref()? {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
         match kudo_plan::change::object_reveals(&d.object.kind, &text, secret) {
-            true => Value::string(REDACTED),
-            false => Value::string(text),
+            true => Some(REDACTED.to_string()),
+            false => Some(text),
         }
     };
     Value::list(drift.iter().map(|(instance, d)| {
+        let (applied, live) = (show(d, &d.applied), show(d, &d.live));
+        let multi_line = |v: &Option<serde_json::Value>| {
+            matches!(v, Some(serde_json::Value::String(s)) if s.contains('\n'))
+        };
+        let strings = |v: &Option<serde_json::Value>| {
+            matches!(v, None | Some(serde_json::Value::String(_)))
+        };
+        let as_diff = (multi_line(&d.applied) || multi_line(&d.live))
+            && strings(&d.applied)
+            && strings(&d.live)
+            && applied.as_deref() != Some(REDACTED)
+            && live.as_deref() != Some(REDACTED);
+        let (applied, live, diff) = match as_diff {
+            true => {
+                let diff = super::line_diff::unified(
+                    applied.as_deref().unwrap_or_default(),
+                    live.as_deref().unwrap_or_default(),
+                );
+                (Value::Null, Value::Null, Value::string(diff))
+            }
+            false => (
+                Value::opt_string(applied),
+                Value::opt_string(live),
+                Value::Null,
+            ),
+        };
         Value::object([
             ("instance", Value::string(instance)),
             (
@@ -129,8 +155,9 @@ pub fn drifted_fields(drift: &[(String, FieldDrift)], secret: &BTreeMap<String, 
                 Value::string(super::preview::qualified_label(&d.object)),
             ),
             ("field", Value::string(d.path.clone())),
-            ("applied", show(d, &d.applied)),
-            ("live", show(d, &d.live)),
+            ("applied", applied),
+            ("live", live),
+            ("diff", diff),
         ])
     }))
 }
@@ -147,14 +174,21 @@ pub fn describe(fields: &Value) -> String {
                 Some(s) => format!("{s:?}"),
                 None => "(absent)".to_string(),
             };
-            format!(
-                "- {} (instance {}) {}: {} in the cluster, {} applied",
+            let what = format!(
+                "- {} (instance {}) {}",
                 f.get("object").as_str().unwrap_or_default(),
                 f.get("instance").as_str().unwrap_or_default(),
                 f.get("field").as_str().unwrap_or_default(),
-                text("live"),
-                text("applied"),
-            )
+            );
+            match f.get("diff").as_str() {
+                // Applied (`-`) -> in the cluster (`+`), the changed lines only.
+                Some(diff) => format!("{what}, applied (-) and in the cluster (+):\n{diff}"),
+                None => format!(
+                    "{what}: {} in the cluster, {} applied",
+                    text("live"),
+                    text("applied")
+                ),
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")

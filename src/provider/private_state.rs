@@ -41,6 +41,12 @@ pub struct PrivateState {
     /// `engine::TreePrior::every_object_checked`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every_object_checked: bool,
+    /// By `objects` key: the uid an apply read back where the state keeps the one the
+    /// plan showed (an object deleted after the plan and created again by the run, see
+    /// `instance::apply`). The next refresh compares the live objects with these, so
+    /// that our own re-creation is no drift, and then records them in the state.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub actual_uids: BTreeMap<String, String>,
 }
 
 impl PrivateState {

@@ -137,6 +137,7 @@ fn warn_mode_warns_and_plans_no_change() {
             "field": "data.greeting",
             "applied": "hi",
             "live": "changed out of band",
+            "diff": null,
         }]),
         "the state records what drifted"
     );

@@ -53,6 +53,7 @@ mod provider_config;
 mod query;
 mod quickstart;
 mod randomness;
+mod readable_plan;
 mod refresh;
 mod refusals;
 mod requests;

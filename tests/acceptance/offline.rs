@@ -167,8 +167,14 @@ fn a_cluster_known_only_after_apply_plans_then_applies_in_one_apply() {
     assert_eq!(web["change"]["after_unknown"]["manifests"], true, "{web:#}");
     // Known offline: the package was loaded, parameters checked, the plan chosen.
     assert_eq!(web["change"]["after"]["last_plan"], "deploy", "{web:#}");
+    // A create's parameters are what the configuration sets; every default comes with
+    // the apply (`effective_parameters`), so that the plan does not list them all.
     assert_eq!(
-        web["change"]["after"]["effective_parameters"]["REPLICAS"], "1",
+        web["change"]["after"]["parameters"]["REPLICAS"], "1",
+        "{web:#}"
+    );
+    assert_eq!(
+        web["change"]["after_unknown"]["effective_parameters"], true,
         "{web:#}"
     );
     let operator = change(&json, "kudo_operator.webapp");

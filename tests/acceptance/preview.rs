@@ -233,4 +233,23 @@ fn a_saved_plan_applies_after_the_cluster_changed_underneath() {
         .kube()
         .must_get("apps/v1", "Deployment", Some(ns), "web");
     assert_eq!(deploy["spec"]["replicas"], 3, "{deploy:#}");
+    // The plan showed the Service's uid, which its re-creation changed: the next
+    // refresh records the new one, and our own re-creation is no drift.
+    ctx.tf
+        .plan(&["-detailed-exitcode", "-var", "replicas=3"])
+        .assert_success()
+        .assert_output_contains("No changes");
+    ctx.tf
+        .apply(&["-refresh-only", "-var", "replicas=3"])
+        .assert_success();
+    let service = ctx.kube().must_get("v1", "Service", Some(ns), "web");
+    let state = ctx.tf.state();
+    let web = state
+        .resource("kudo_instance.web")
+        .expect("kudo_instance.web");
+    assert_eq!(
+        web["objects"][format!("Service {ns}/web")]["uid"],
+        service["metadata"]["uid"],
+        "{web:#}"
+    );
 }

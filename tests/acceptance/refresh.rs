@@ -151,11 +151,11 @@ fn a_large_instance_refreshes_by_listing_and_still_sees_every_change() {
             "the plan must show {needle:?}:\n{run}"
         );
     }
-    // `drifted_fields` entries name their object (`object = "ConfigMap ns/name"`);
-    // only the changed ConfigMap has one.
+    // `summary` names each drifted field's object (`ConfigMap ns/name data.greeting
+    // changed outside Terraform`); only the changed ConfigMap has one.
     let drifted: Vec<&str> = out
         .lines()
-        .filter(|l| l.contains("object") && l.contains("= \"ConfigMap"))
+        .filter(|l| l.contains("changed outside Terraform"))
         .collect();
     assert!(
         !drifted.is_empty() && drifted.iter().all(|l| l.contains("many-cm-05")),

@@ -120,6 +120,7 @@ fn version_1_labels_become_the_objects_keys() {
     );
     assert_eq!(
         new["drifted_fields"],
-        json!([{"instance": "app", "object": "StatefulSet.apps ns/db", "field": "spec.replicas", "applied": "1", "live": "2"}])
+        // `diff` (added without a new schema version) decodes as null.
+        json!([{"instance": "app", "object": "StatefulSet.apps ns/db", "field": "spec.replicas", "applied": "1", "live": "2", "diff": null}])
     );
 }

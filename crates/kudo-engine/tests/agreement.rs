@@ -95,6 +95,7 @@ async fn preview_and_run_agree_for_every_fixture_package() {
     let mut cases = Cases(0x5eed_cafe_f00d_0001);
     let mut checked = 0;
     let mut refused = 0;
+    let mut predictions = 0;
     for name in PACKAGES {
         let Some(pkg) = fixture_package(name) else {
             return;
@@ -119,6 +120,34 @@ async fn preview_and_run_agree_for_every_fixture_package() {
             let req = request(&pkg, &instance, &ns, &values, "deploy");
             let offline = engine::render_plan(&pkg, &instance, &ns, &values, "deploy");
             let preview = engine::preview_plan(&cluster, req).await;
+            // The inventory the planning call predicts for a successful run, when it can.
+            let predicted = match kudo_plan::Desired::new(kudo_plan::Inputs {
+                package: &pkg,
+                instance: &instance,
+                namespace: &ns,
+                parameters: &values,
+                seed: None,
+                dependencies: None,
+            }) {
+                Ok(desired) => {
+                    let prior = engine::Prior {
+                        objects: &[],
+                        parameters: None,
+                        drifted: &[],
+                    };
+                    let plan = engine::plan_instance(
+                        &cluster,
+                        &desired,
+                        "deploy",
+                        &prior,
+                        engine::CrdSafety::default(),
+                        engine::Contents::Skip,
+                    )
+                    .await;
+                    plan.ok().and_then(|p| p.after)
+                }
+                Err(_) => None,
+            };
             let run = bounded(engine::run_plan(&cluster, req, &CancellationToken::new())).await;
             match (&offline, &run) {
                 (Err(plan_error), Err(run_error)) => {
@@ -175,6 +204,14 @@ async fn preview_and_run_agree_for_every_fixture_package() {
                             "{what}: the run applied {r}, which the preview did not show"
                         );
                     }
+                    // The predicted inventory (packages whose tasks name their objects).
+                    if let Some(after) = &predicted {
+                        let after: Vec<&ObjectRef> = after.iter().map(|r| &r.object).collect();
+                        let mut ran: Vec<&ObjectRef> = outcome.inventory.iter().collect();
+                        ran.sort();
+                        assert_eq!(after, ran, "{what}: the predicted inventory");
+                        predictions += 1;
+                    }
                     // A Toggle switched off deletes: none of its objects is left.
                     let live = labelled(&cluster, &ns, &instance).await;
                     for gone in walked.iter().filter(|o| o.action == PreviewAction::Delete) {
@@ -194,6 +231,8 @@ async fn preview_and_run_agree_for_every_fixture_package() {
         }
     }
     assert!(checked >= PACKAGES.len(), "only {checked} runs compared");
+    // zookeeper, first-operator, redis, ...: every package without Pipe tasks.
+    assert!(predictions >= 3, "only {predictions} inventories predicted");
     assert!(
         refused >= 1,
         "no generated case was refused (expected a non-boolean toggle)"
@@ -363,6 +402,21 @@ async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
                 assert_eq!(
                     planned, applied,
                     "{what}: the plan's creates are not the apply's"
+                );
+                // The inventory the plan predicts (`kudo_instance.objects` in a plan) is
+                // the run's, ref for ref (the apiVersion included).
+                let after: Vec<ObjectRef> = plan
+                    .after
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{what}: no inventory predicted"))
+                    .iter()
+                    .map(|r| r.object.clone())
+                    .collect();
+                let mut ran = outcome.inventory.clone();
+                ran.sort();
+                assert_eq!(
+                    after, ran,
+                    "{what}: the predicted inventory is not the run's"
                 );
                 agreed_ok += 1;
             }

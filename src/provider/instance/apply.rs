@@ -261,14 +261,22 @@ fn record(
     if !state.plan_steps.is_known() {
         state.plan_steps = Value::Null;
     }
+    if !state.summary.is_known() {
+        state.summary = Value::Null;
+    }
     state.outputs = views::string_map(&applied.outputs);
     state.children = views::children(Some(&applied.children));
+    let planned_objects = state.objects.clone();
     state.objects = Attr::Known(ManagedObject::map(
         applied
             .objects
             .iter()
             .map(|(r, uid, _)| (r, uid.as_deref())),
     ));
+    let actual_uids = match applied.run.is_ok() {
+        true => keep_planned_uids(&mut state.objects, &planned_objects),
+        false => Default::default(),
+    };
     if state.manifests == Value::Unknown {
         // Planned without the cluster: what the run applied, rendered again (the next
         // plan shows them after a failure).
@@ -277,12 +285,14 @@ fn record(
             None => Value::Null,
         };
     }
-    if state.plan_status == Value::Unknown {
+    // Planned as a successful run leaves it but for its time (see `plan::Answer`).
+    if !state.plan_status.is_fully_known() {
         state.plan_status = super::plan_status::value(applied.plan_status.as_ref(), secret);
     }
     let private = PrivateState {
         applied_fields: applied.objects.into_iter().map(|(_, _, f)| f).collect(),
         dependencies: applied.dependencies,
+        actual_uids,
         ..Default::default()
     };
     match applied.run {
@@ -306,6 +316,44 @@ fn record(
             }
         }
     }
+}
+
+/// The uids the plan showed, where the run wrote the same objects: an object that
+/// was deleted after the plan (someone, or a saved plan applied later) is created again
+/// by the run with a new uid, and Terraform holds a successful apply to every value it
+/// planned. The state then keeps the planned uid until the next refresh; the uids read
+/// back are returned, by key, for the private state, so that this refresh compares the
+/// live objects with them (our own re-creation is no drift) and records them. Any other
+/// difference from the plan is left for Terraform to report.
+fn keep_planned_uids(
+    objects: &mut Attr<std::collections::BTreeMap<String, ManagedObject>>,
+    planned: &Attr<std::collections::BTreeMap<String, ManagedObject>>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut actual = std::collections::BTreeMap::new();
+    let (Attr::Known(objects), Attr::Known(planned)) = (objects, planned) else {
+        return actual;
+    };
+    if objects.len() != planned.len() {
+        tracing::warn!(
+            planned = planned.len(),
+            applied = objects.len(),
+            "the run left other objects than the plan predicted"
+        );
+        return actual;
+    }
+    for (key, object) in objects.iter_mut() {
+        let Some(Attr::Known(planned_uid)) = planned.get(key).map(|p| &p.uid) else {
+            continue;
+        };
+        if object.uid.known() != Some(planned_uid) {
+            tracing::warn!(object = %key, "created again after the plan; its new uid is recorded by the next refresh");
+            if let Some(uid) = object.uid.known() {
+                actual.insert(key.clone(), uid.clone());
+            }
+            object.uid = Attr::Known(planned_uid.clone());
+        }
+    }
+    actual
 }
 
 /// An apply that runs no plan: the planned state, with `manifests` filled in when the

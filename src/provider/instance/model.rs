@@ -37,6 +37,8 @@ tfplugin::model! {
         pub show_manifests: Attr<bool>,
         pub id: Attr<String>,
         pub status: Attr<String>,
+        /// Built for output; kept as a value (unknown while planning without the cluster).
+        pub summary: Value,
         pub last_plan: Attr<String>,
         pub effective_parameters: Attr<BTreeMap<String, String>>,
         /// Keyed by [`ManagedObject::key`]: a map, not a list, because Terraform's plan
@@ -61,14 +63,15 @@ tfplugin::model! {
 
 tfplugin::model! {
     /// An entry of `objects`. The fields may be null so that any stored entry decodes;
-    /// an entry without its identity is skipped, as before the model existed.
+    /// an entry without its identity is skipped, as before the model existed. A planned
+    /// entry's uid is unknown when the apply creates the object.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct ManagedObject {
         pub api_version: Option<String>,
         pub kind: Option<String>,
         pub namespace: Option<String>,
         pub name: Option<String>,
-        pub uid: Option<String>,
+        pub uid: Attr<String>,
     }
 }
 
@@ -89,7 +92,7 @@ impl ManagedObject {
             kind: Some(r.kind.clone()),
             namespace: Some(r.namespace.clone().unwrap_or_default()),
             name: Some(r.name.clone()),
-            uid: uid.map(str::to_string),
+            uid: uid.map_or(Attr::Null, |u| Attr::Known(u.to_string())),
         }
     }
 
@@ -121,7 +124,7 @@ impl ManagedObject {
             self.namespace.as_deref().filter(|s| !s.is_empty()),
             self.name.as_deref()?,
         );
-        Some((r, self.uid.clone()))
+        Some((r, self.uid.known().cloned()))
     }
 }
 

@@ -16,7 +16,7 @@ use crate::provider::sensitive;
 use crate::provider::{Session, decode, namespace_of, schema};
 
 use super::lookup::{find_package, resolution};
-use super::model::InstanceModel;
+use super::model::{InstanceModel, ManagedObject};
 use super::{refusal, views};
 
 pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
@@ -278,6 +278,7 @@ async fn plan_inner(
         inputs: &inputs,
         show_manifests,
         replacing,
+        fresh: prior.is_none(),
     };
     let resp = answer.encode(session, planned, &planned_change, &prior_state);
     (
@@ -293,6 +294,10 @@ struct Answer<'a> {
     inputs: &'a Inputs,
     show_manifests: Option<bool>,
     replacing: bool,
+    /// A create: a new resource or the create half of a replacement. (The two cannot
+    /// be told apart the same way when Terraform plans the create again during the
+    /// apply, in another provider process, and both plans must agree.)
+    fresh: bool,
 }
 
 impl Answer<'_> {
@@ -356,11 +361,35 @@ impl Answer<'_> {
             Some(tree) => crate::provider::plan_status::plan_steps(&tree.outlines),
             None => Value::Unknown,
         };
+        let name = self.inputs.name.as_deref().unwrap_or_default();
+        planned.summary = match &answer.tree {
+            Some(tree) => crate::provider::summary::of_tree(
+                name,
+                tree,
+                &self.recreated(),
+                &self.prior.drifted_fields,
+            ),
+            None => Value::Unknown,
+        };
         planned.manifests = self.manifests(answer, plan_to_run.is_none());
-        let effective = change
-            .effective
-            .clone()
-            .map(|e| sensitive::strip(e, &self.inputs.secret));
+        // A create's every parameter is the package's business, not the reviewer's:
+        // known at apply, so that the plan shows one line rather than every default
+        // (`parameters` shows what the configuration sets).
+        let effective = match self.fresh {
+            true => None,
+            false => change
+                .effective
+                .clone()
+                .map(|e| sensitive::strip(e, &self.inputs.secret)),
+        };
+        let plan_status = match &plan_to_run {
+            Some(Attr::Known(plan)) => self.completed_status(plan),
+            _ => Value::Unknown,
+        };
+        let objects = match (&answer.tree, self.replacing) {
+            (Some(tree), false) => self.objects_after(tree),
+            _ => Attr::Unknown,
+        };
         finish(
             &schema,
             prior_state,
@@ -370,9 +399,75 @@ impl Answer<'_> {
                 plan: plan_to_run,
                 effective,
                 digest: change.digest.clone(),
+                plan_status,
+                objects,
                 also_replace,
                 diagnostics,
             },
+        )
+    }
+
+    /// The prior state's objects a refresh found deleted (no uid), which the apply
+    /// creates again.
+    fn recreated(&self) -> Vec<kudo_engine::cluster::ObjectRef> {
+        self.prior
+            .object_entries()
+            .into_iter()
+            .filter(|(_, uid)| uid.is_none())
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    /// `plan_status` as a successful run of `plan` leaves it (the engine's
+    /// [`engine::PlanStatus::completed`]): only `last_updated`, the run's time, is
+    /// unknown. A run that fails returns an error, and Terraform then takes whatever
+    /// the apply recorded.
+    fn completed_status(&self, plan: &str) -> Value {
+        let Some(package_plan) = self
+            .inputs
+            .pkg
+            .as_ref()
+            .and_then(|p| p.operator.plans.get(plan))
+        else {
+            return Value::Unknown;
+        };
+        let status = engine::PlanStatus::completed(plan, package_plan);
+        let mut value = crate::provider::plan_status::value(Some(&status), &self.inputs.secret);
+        value.set_attr("last_updated", Value::Unknown);
+        value
+    }
+
+    /// `objects` after a successful run: the inventory the engine predicts
+    /// ([`engine::InstancePlan::after`]), each object keeping the uid the state has
+    /// unless the run creates it (new, deleted since the last apply, or deleted and
+    /// applied again by the run's own tasks). Unknown when the engine cannot name the
+    /// inventory.
+    fn objects_after(&self, tree: &engine::TreePlan) -> Attr<BTreeMap<String, ManagedObject>> {
+        let (Some(after), Some(changes)) = (&tree.instance.after, &tree.instance.changes) else {
+            return Attr::Unknown;
+        };
+        let prior = self.prior.objects.known();
+        let created: std::collections::HashSet<String> =
+            changes.create.iter().map(ManagedObject::key).collect();
+        Attr::Known(
+            after
+                .iter()
+                .map(|remaining| {
+                    let r = &remaining.object;
+                    let key = ManagedObject::key(r);
+                    let uid = match remaining.recreated || created.contains(&key) {
+                        true => None,
+                        false => prior
+                            .and_then(|p| p.get(&key))
+                            .and_then(|o| o.uid.known().cloned()),
+                    };
+                    let mut object = ManagedObject::new(r, uid.as_deref());
+                    if uid.is_none() {
+                        object.uid = Attr::Unknown;
+                    }
+                    (key, object)
+                })
+                .collect(),
         )
     }
 
@@ -407,6 +502,9 @@ struct Finished {
     plan: Option<Attr<String>>,
     effective: Option<BTreeMap<String, String>>,
     digest: Option<String>,
+    /// `plan_status` and `objects` when a plan runs, as far as they are known.
+    plan_status: Value,
+    objects: Attr<BTreeMap<String, ManagedObject>>,
     also_replace: Vec<AttributePath>,
     diagnostics: Vec<Diagnostic>,
 }
@@ -430,6 +528,7 @@ fn finish(
             planned.operator_digest = prior.operator_digest.clone();
             planned.outputs = prior.outputs.clone();
             planned.preview = prior.preview.clone();
+            planned.summary = prior.summary.clone();
             planned.plan_steps = prior.plan_steps.clone();
             planned.drifted_fields = prior.drifted_fields.clone();
             planned.plan_status = prior.plan_status.clone();
@@ -437,12 +536,14 @@ fn finish(
         Some(plan_name) => {
             planned.last_plan = plan_name;
             planned.status = Attr::Unknown;
-            planned.objects = Attr::Unknown;
+            planned.objects = f.objects;
             planned.effective_parameters = f.effective.map_or(Attr::Unknown, Attr::Known);
             planned.operator_digest = f.digest.map_or(Attr::Unknown, Attr::Known);
-            // The run applies every object again, taking drifted fields back.
-            planned.drifted_fields = Value::list([]);
-            planned.plan_status = Value::Unknown;
+            // What the last refresh found, until the next one: the run takes the fields
+            // back, and `summary` shows each (a plan that emptied this attribute would
+            // print every drifted value again, as removed).
+            planned.drifted_fields = prior.drifted_fields.clone();
+            planned.plan_status = f.plan_status;
         }
     }
     let planned = planned.into_value();

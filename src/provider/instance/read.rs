@@ -37,7 +37,17 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         Ok(c) => c,
         Err(d) => return keep(state, vec![d]),
     };
-    let entries = model.object_entries();
+    // An object the last apply created again after its plan: the uid it read back.
+    let entries: Vec<_> = model
+        .object_entries()
+        .into_iter()
+        .map(
+            |(r, uid)| match recorded.actual_uids.get(&ManagedObject::key(&r)) {
+                Some(actual) => (r, Some(actual.clone())),
+                None => (r, uid),
+            },
+        )
+        .collect();
     let settings = model.drift_settings(&session.config.drift);
     let parameters = model.parameters().unwrap_or_default();
     let status = model.status.as_deref().map(|s| RunStatus::parse(Some(s)));
@@ -69,6 +79,10 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         }
     };
     let mut fresh = model.clone();
+    // `summary` describes one apply: after it nothing is pending, so the next plan
+    // shows its own whole rather than a line diff against the last one's. (`preview`
+    // stays: configurations use it in outputs, which must not change on a refresh.)
+    fresh.summary = Value::Null;
     if let Some(status) = &found.status {
         fresh.status = status.as_str().into();
     }
@@ -90,6 +104,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     recorded.dependencies = found.dependencies;
     recorded.drifted = found.drifted;
     recorded.checked = false;
+    recorded.actual_uids.clear();
     ReadResponse {
         new_state: fresh.into_value(),
         private: recorded.to_bytes(),

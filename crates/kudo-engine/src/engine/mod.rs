@@ -80,8 +80,8 @@ pub use operator_tree::{
 };
 pub use ownership::{InstanceHolders, parent_instance};
 pub use planning::{
-    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, classify, current,
-    current_of, label, plan_instance, qualified_label, translation_notes,
+    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Remaining, Source, classify,
+    current, current_of, label, plan_instance, qualified_label, translation_notes,
 };
 pub use preview::{
     Answers, PlannedObject, PreviewAction, PreviewObject, desired_state, preview_objects,

@@ -75,6 +75,19 @@ pub struct InstancePlan {
     /// Every object the instance manages after the apply with where its content comes
     /// from; `None` when `changes` is, or when [`Contents::Skip`] was asked.
     pub managed: Option<Vec<(ObjectRef, Source)>>,
+    /// The inventory the run leaves when it succeeds (what the state's `objects` then
+    /// holds), by the run's own rule: `None` when a task of the plan writes objects the
+    /// plan cannot name (Pipe, KudoOperator or Webhook tasks) or `changes` is unknown.
+    pub after: Option<Vec<Remaining>>,
+}
+
+/// An object a successful run leaves ([`InstancePlan::after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remaining {
+    pub object: ObjectRef,
+    /// A Delete task of the run removes it before a later task applies it again: it is
+    /// a new object (a new uid) even when it existed before.
+    pub recreated: bool,
 }
 
 /// Why there is no plan.
@@ -223,11 +236,16 @@ pub(crate) async fn plan_instance_in(
     let namespace = inputs.namespace;
     let mut new_render: BTreeMap<ObjectRef, &Value> = BTreeMap::new();
     let mut deleted_by_tasks: BTreeSet<ObjectRef> = BTreeSet::new();
+    // Each object's last action in run order: the run's inventory keeps what it applied
+    // last and drops what it deleted last (`run::objects`).
+    let mut last_actions = LastActions::new(walk);
     for o in walk_objects(walk) {
         let Ok(r) = ObjectRef::from_object(o.object) else {
+            last_actions.unnamed();
             continue;
         };
         let r = with_namespace(cluster, r, namespace).await;
+        last_actions.record(&r, o.action);
         match o.action {
             PreviewAction::Apply => {
                 new_render.insert(r, o.object);
@@ -248,9 +266,16 @@ pub(crate) async fn plan_instance_in(
     let planned = preview_walk_in(cluster, &request, walk, Answers::Drop, others)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
-    notes.extend(translation_notes(&planned));
-    notes.extend(removed_field_notes(&planned));
-    notes.extend(unchecked_notes(&planned));
+    // Converted objects are announced after the CRD notes; where the changes are known,
+    // only those the conversion reaches in this apply (see `announced`).
+    let translations = translated_objects(&planned);
+    let mut later = removed_field_notes(&planned);
+    later.extend(unchecked_notes(&planned));
+    let every_note = |mut notes: Vec<PlanNote>, later: Vec<PlanNote>| {
+        notes.extend(translations.iter().map(|(_, n)| n.clone()));
+        notes.extend(later);
+        notes
+    };
     // A webhook is called by the apply only: what it answers cannot be shown.
     let calls: Vec<String> = walk
         .webhooks()
@@ -264,6 +289,7 @@ pub(crate) async fn plan_instance_in(
         })
         .collect();
     if !calls.is_empty() {
+        notes = every_note(notes, later);
         let from_templates: Vec<String> = planned.iter().map(|p| label(&p.object)).collect();
         notes.push(PlanNote {
             summary: "Preview unknown: webhook tasks run at apply time".to_string(),
@@ -282,6 +308,7 @@ pub(crate) async fn plan_instance_in(
             changes: None,
             notes,
             managed: None,
+            after: None,
         });
     }
 
@@ -311,12 +338,15 @@ pub(crate) async fn plan_instance_in(
     // What the run prunes: the same rule as the run's (nothing when some plan does not
     // walk, like the run).
     let mut gone: Vec<ObjectRef> = deleted_by_tasks.into_iter().collect();
+    let mut pruned: Vec<ObjectRef> = Vec::new();
     if let Some(wanted) = wanted_refs(cluster, desired).await {
         let unwanted = super::prune::unwanted(prior.objects, &applied, &wanted);
+        pruned.clone_from(&unwanted);
         // A webhook's earlier answer may hold them (the run then keeps them), which
         // only the objects in the cluster can tell: the plan does not guess.
         let webhook_tasks = desired.webhook_tasks();
         if !webhook_tasks.is_empty() && !unwanted.is_empty() {
+            notes = every_note(notes, later);
             let tasks: Vec<String> = webhook_tasks.iter().map(|t| format!("{t:?}")).collect();
             let objects: Vec<String> = unwanted.iter().map(label).collect();
             notes.push(PlanNote {
@@ -332,10 +362,30 @@ pub(crate) async fn plan_instance_in(
                 changes: None,
                 notes,
                 managed: None,
+                after: None,
             });
         }
         gone.extend(unwanted);
     }
+    // A translation is announced when it reaches the cluster in this apply: the object
+    // is created or its content changes, or the state records it under another version
+    // (a cluster upgrade). Every plan re-applies it converted, but saying so on every
+    // parameter change only buries the change.
+    let announced = |r: &ObjectRef| {
+        changes.create.contains(r)
+            || changes.update.contains(r)
+            || prior
+                .objects
+                .iter()
+                .any(|o| o.same_object(r) && o.api_version != r.api_version)
+    };
+    notes.extend(
+        translations
+            .iter()
+            .filter(|(r, _)| announced(r))
+            .map(|(_, n)| n.clone()),
+    );
+    notes.extend(later);
     let applied_ids = ObjectIndex::new(&applied);
     let mut deleted: Vec<ObjectRef> = Vec::new();
     let mut deleted_ids = HashSet::new();
@@ -365,12 +415,97 @@ pub(crate) async fn plan_instance_in(
             Some(managed)
         }
     };
+    let after = last_actions.inventory_after(prior.objects, &pruned);
     Ok(InstancePlan {
         planned,
         changes: Some(changes),
         notes,
         managed,
+        after,
     })
+}
+
+/// An object's identity ([`ObjectRef::identity`]), owned.
+type Identity = (String, String, Option<String>, String);
+
+fn owned_identity(r: &ObjectRef) -> Identity {
+    let (group, kind, namespace, name) = r.identity();
+    (
+        group.to_string(),
+        kind.to_string(),
+        namespace.map(str::to_string),
+        name.to_string(),
+    )
+}
+
+/// The last action of each object a plan's walk names, in run order, for the
+/// inventory a successful run leaves ([`InstancePlan::after`]).
+struct LastActions {
+    /// `None` when the walk writes objects it does not name (Pipe, KudoOperator and
+    /// Webhook tasks) or names one that has no identity: the inventory is then not
+    /// predicted.
+    last: Option<HashMap<Identity, (ObjectRef, PreviewAction)>>,
+    /// Objects a Delete task removes and a later task applies again.
+    recreated: HashSet<Identity>,
+}
+
+impl LastActions {
+    fn new(walk: &kudo_plan::PlanWalk<'_>) -> Self {
+        let named_only = walk.tasks().all(|t| {
+            matches!(
+                t.action,
+                kudo_plan::Action::Apply(_)
+                    | kudo_plan::Action::Delete(_)
+                    | kudo_plan::Action::Dummy { .. }
+            )
+        });
+        LastActions {
+            last: named_only.then(HashMap::new),
+            recreated: HashSet::new(),
+        }
+    }
+
+    fn unnamed(&mut self) {
+        self.last = None;
+    }
+
+    fn record(&mut self, r: &ObjectRef, action: PreviewAction) {
+        if let Some(last) = &mut self.last {
+            let id = owned_identity(r);
+            if action == PreviewAction::Apply
+                && matches!(last.get(&id), Some((_, PreviewAction::Delete)))
+            {
+                self.recreated.insert(id.clone());
+            }
+            last.insert(id, (r.clone(), action));
+        }
+    }
+
+    /// The run's rule (`run::pruning`): the earlier objects the run does not touch, and
+    /// every object whose last action applies it, less what pruning removes. An object
+    /// applied again replaces the ref the earlier run recorded (another version of its
+    /// group, as the run keeps it).
+    fn inventory_after(&self, prior: &[ObjectRef], pruned: &[ObjectRef]) -> Option<Vec<Remaining>> {
+        let last = self.last.as_ref()?;
+        let touched = |r: &ObjectRef| last.contains_key(&owned_identity(r));
+        let pruned = ObjectIndex::new(pruned);
+        let mut after: BTreeMap<ObjectRef, bool> = prior
+            .iter()
+            .filter(|r| !touched(r) && !pruned.contains(r))
+            .map(|r| (r.clone(), false))
+            .collect();
+        after.extend(
+            last.iter()
+                .filter(|(_, (_, action))| *action == PreviewAction::Apply)
+                .map(|(id, (r, _))| (r.clone(), self.recreated.contains(id))),
+        );
+        Some(
+            after
+                .into_iter()
+                .map(|(object, recreated)| Remaining { object, recreated })
+                .collect(),
+        )
+    }
 }
 
 /// Whether [`plan_instance`] gives the content of every object managed after the apply
@@ -532,6 +667,14 @@ async fn crd_safety_notes(
 /// One note per object a template writes for an API version the cluster no longer
 /// serves, naming the template, the object and both versions.
 pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
+    translated_objects(planned)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// [`translation_notes`] with the object each is about.
+fn translated_objects(planned: &[PlannedObject]) -> Vec<(ObjectRef, PlanNote)> {
     planned
         .iter()
         .filter_map(|p| {
@@ -550,7 +693,7 @@ pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
             detail.push_str("\nTo stop this warning, write the new apiVersion in the template; to fail instead, set `translate_api_versions = false` in the provider block.");
             // The object in the summary too: Terraform folds warnings with one summary
             // into "and N more similar warnings", and each object deserves its line.
-            Some(PlanNote {
+            let note = PlanNote {
                 summary: format!(
                     "{}: {} converted to {}",
                     label(&p.object),
@@ -558,7 +701,8 @@ pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
                     t.to_api_version
                 ),
                 detail,
-            })
+            };
+            Some((p.object.clone(), note))
         })
         .collect()
 }

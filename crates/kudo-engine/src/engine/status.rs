@@ -147,6 +147,22 @@ impl PlanStatus {
         }
     }
 
+    /// The status a successful run of `plan` leaves (the run's [`PlanStatus::starting`]
+    /// with every phase and step set COMPLETE without a message, and the plan too),
+    /// without its timestamp and uid, which only the run knows. A plan shows it before
+    /// the apply: Terraform holds the apply to every value planned.
+    pub fn completed(name: &str, plan: &kudo_package::Plan) -> Self {
+        let mut s = Self::never_run(name, plan);
+        s.status = ExecutionStatus::Complete;
+        for ph in &mut s.phases {
+            ph.status = ExecutionStatus::Complete;
+            for st in &mut ph.steps {
+                st.status = ExecutionStatus::Complete;
+            }
+        }
+        s
+    }
+
     /// The same plan about to run: everything PENDING, a fresh uid.
     pub fn starting(name: &str, plan: &kudo_package::Plan, uid: &str) -> Self {
         let mut s = Self::never_run(name, plan);

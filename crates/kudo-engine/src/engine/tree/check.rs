@@ -121,6 +121,7 @@ pub(crate) async fn check(
                         changes: None,
                         notes: vec![note],
                         managed: None,
+                        after: None,
                     })),
                 })
             }
@@ -199,6 +200,8 @@ fn removal(d: &super::DependencyDecision) -> Option<InstancePlan> {
             }),
             notes: Vec::new(),
             managed: None,
+            // A removed instance's objects are not in its parent's `objects`.
+            after: None,
         }
     })
 }
