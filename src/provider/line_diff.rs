@@ -2,8 +2,9 @@
 //! that shows a one-line edit inside a 330-line script should show that line and a
 //! little context, not both scripts whole.
 
-/// Lines of unchanged context shown around each change.
-const CONTEXT: usize = 2;
+/// Lines of unchanged context shown around each change: one, so that a one-line edit
+/// reads in its place in a few plan lines.
+const CONTEXT: usize = 1;
 
 /// Beyond this many lines on each side of the changed middle (what is left once the
 /// common beginning and end are set aside), the middle is shown as removed and added
@@ -153,14 +154,14 @@ mod tests {
     }
 
     #[test]
-    fn one_edited_line_shows_with_two_lines_of_context() {
+    fn one_edited_line_shows_with_one_line_of_context() {
         let before = numbered(330).join("\n");
         let mut lines = numbered(330);
         lines[119] = "line 120, edited".to_string();
         let after = lines.join("\n");
         assert_eq!(
             unified(&before, &after),
-            "@@ -118,5 +118,5 @@\n line 118\n line 119\n-line 120\n+line 120, edited\n line 121\n line 122"
+            "@@ -119,3 +119,3 @@\n line 119\n-line 120\n+line 120, edited\n line 121"
         );
     }
 
@@ -179,15 +180,15 @@ mod tests {
         assert_eq!(text.matches("@@ -").count(), 2, "{text}");
         let mut lines = numbered(20);
         lines[2] = "x".to_string();
-        lines[6] = "y".to_string();
+        lines[4] = "y".to_string();
         let text = unified(&before, &lines.join("\n"));
         assert_eq!(text.matches("@@ -").count(), 1, "{text}");
     }
 
     #[test]
     fn added_and_removed_lines_at_the_ends() {
-        assert_eq!(unified("a\nb", "a\nb\nc"), "@@ -1,2 +1,3 @@\n a\n b\n+c");
-        assert_eq!(unified("a\nb\nc", "b\nc"), "@@ -1,3 +1,2 @@\n-a\n b\n c");
+        assert_eq!(unified("a\nb", "a\nb\nc"), "@@ -2,1 +2,2 @@\n b\n+c");
+        assert_eq!(unified("a\nb\nc", "b\nc"), "@@ -1,2 +1,1 @@\n-a\n b");
         assert_eq!(unified("", "a"), "@@ -1,0 +1,1 @@\n+a");
     }
 }

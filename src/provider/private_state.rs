@@ -41,6 +41,12 @@ pub struct PrivateState {
     /// `engine::TreePrior::every_object_checked`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every_object_checked: bool,
+    /// How many applies of this instance ran a KUDO plan through this provider: its
+    /// `summary` names the next one's number, so the summary of every plan that runs
+    /// something differs from the last apply's and is shown whole, while a refresh
+    /// leaves it as it is (a refresh-only plan after an apply finds nothing changed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runs: u64,
     /// By `objects` key: the uid an apply read back where the state keeps the one the
     /// plan showed (an object deleted after the plan and created again by the run, see
     /// `instance::apply`). The next refresh compares the live objects with these, so
@@ -91,4 +97,8 @@ impl PrivateState {
             .map(|(name, objects)| (name.clone(), objects.clone()))
             .collect()
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -18,6 +18,7 @@ use super::preview::qualified_label;
 /// the dependency instances run is (as `plan_steps` is).
 pub fn of_tree(
     instance: &str,
+    run: u64,
     tree: &TreePlan,
     recreated: &[ObjectRef],
     drifted_fields: &Value,
@@ -30,6 +31,7 @@ pub fn of_tree(
     run_lines(
         &mut lines,
         instance.to_string(),
+        Some(run),
         outline(instance),
         tree.instance.changes.as_ref(),
     );
@@ -58,7 +60,7 @@ pub fn of_tree(
         let changes = d.plan.as_ref().and_then(|p| p.changes.as_ref());
         match &d.action {
             DependencyAction::Create { .. } | DependencyAction::Run { .. } => {
-                run_lines(&mut lines, who, outline(&d.instance), changes);
+                run_lines(&mut lines, who, None, outline(&d.instance), changes);
             }
             DependencyAction::Leave { reason } if reason.is_empty() => {
                 lines.push(format!("{who}: left as it is"));
@@ -77,18 +79,22 @@ pub fn of_tree(
 }
 
 /// `<who> runs plan <plan> (<strategy>): <counts>` and a line per phase.
+/// `run`: the top instance's run number (see `PrivateState::runs`), which makes every
+/// plan's summary differ from the last apply's, so Terraform shows it whole.
 fn run_lines(
     lines: &mut Vec<String>,
     who: String,
+    run: Option<u64>,
     outline: Option<&PlanOutline>,
     changes: Option<&Changes>,
 ) {
+    let number = run.map(|n| format!(", its run #{n}")).unwrap_or_default();
     let Some(o) = outline else {
-        lines.push(format!("{who}: {}", counts(changes)));
+        lines.push(format!("{who}{number}: {}", counts(changes)));
         return;
     };
     lines.push(format!(
-        "{who} runs plan {} ({}): {}",
+        "{who} runs plan {} ({}){number}: {}",
         o.plan,
         o.strategy.as_str(),
         counts(changes)

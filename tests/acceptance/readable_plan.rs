@@ -132,7 +132,7 @@ fn a_parameter_change_names_the_plan_in_a_short_plan() {
         &run,
         &[
             "\"NODE_COUNT\" = \"3\" -> \"5\"",
-            "zk runs plan deploy (serial): 1 to create, 1 to update, 0 to delete",
+            "zk runs plan deploy (serial), its run #2: 1 to create, 1 to update, 0 to delete",
             "phase zookeeper (parallel): deploy",
             "phase validation (serial): validation, cleanup",
             "\"StatefulSet.apps",
@@ -182,10 +182,14 @@ fn a_parameter_change_names_the_plan_in_a_short_plan() {
         .plan(&["-detailed-exitcode"])
         .assert_success()
         .assert_output_contains("No changes");
+    // A refresh changes nothing the apply recorded: drift detection by
+    // `-refresh-only -detailed-exitcode` sees no change right after an apply.
+    let refresh_only = ctx.tf.plan(&["-refresh-only", "-detailed-exitcode"]);
+    assert_eq!(refresh_only.code, Some(0), "{refresh_only}");
 }
 
 /// One line edited out of band inside the 330-line `bootstrap.sh` of zookeeper's
-/// ConfigMap: at most 50 lines, the edited line with two lines of context each side,
+/// ConfigMap: at most 50 lines, the edited line with one line of context each side,
 /// not the whole script, not twice; the apply takes it back.
 #[test]
 fn a_drifted_script_line_shows_as_a_line_diff() {
@@ -364,7 +368,7 @@ fn a_create_does_not_list_every_default_parameter() {
         &run,
         &[
             "+ effective_parameters = (known after apply)",
-            "kafka runs plan deploy (serial):",
+            "kafka runs plan deploy (serial), its run #1:",
         ],
     );
     assert!(

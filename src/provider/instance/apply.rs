@@ -74,6 +74,8 @@ pub(super) async fn apply(
             false => PrivateState::parse(&resp.private),
         };
         private.render_seed = seed;
+        // The planned count, which counts this apply when its summary said so.
+        private.runs = PrivateState::parse(&planned_private).runs;
         private.checked = false;
         private.every_object_checked = false;
         resp.private = private.to_bytes();

@@ -54,6 +54,13 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let mut planned_private = private.unwrap_or_default();
     planned_private.checked = checked;
     planned_private.every_object_checked = every_object_checked;
+    // A summary planned anew (it names run `runs + 1`) is this apply's run.
+    let summary = |state: &tfplugin::Value| state.get("summary").clone();
+    let new_summary = summary(&resp.planned_state);
+    if new_summary.is_known() && !new_summary.is_null() && new_summary != summary(&req.prior_state)
+    {
+        planned_private.runs += 1;
+    }
     resp.planned_private = planned_private.to_bytes();
     resp.planned_state = restore.state(resp.planned_state);
     restore.diagnostics(&mut resp.diagnostics);
@@ -365,6 +372,7 @@ impl Answer<'_> {
         planned.summary = match &answer.tree {
             Some(tree) => crate::provider::summary::of_tree(
                 name,
+                self.inputs.private.runs + 1,
                 tree,
                 &self.recreated(),
                 &self.prior.drifted_fields,

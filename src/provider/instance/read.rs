@@ -78,11 +78,10 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
             );
         }
     };
+    // `summary` stays as the last apply left it, as `preview` does: a refresh that
+    // changed it would make every `-refresh-only` plan after an apply report a change.
+    // The next plan that runs something shows its own whole (it names its run number).
     let mut fresh = model.clone();
-    // `summary` describes one apply: after it nothing is pending, so the next plan
-    // shows its own whole rather than a line diff against the last one's. (`preview`
-    // stays: configurations use it in outputs, which must not change on a refresh.)
-    fresh.summary = Value::Null;
     if let Some(status) = &found.status {
         fresh.status = status.as_str().into();
     }
