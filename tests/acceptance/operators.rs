@@ -5,32 +5,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{PREAMBLE, State, TestContext, fixture_operator};
+use crate::harness::{State, TestContext, fixture_operator};
 use crate::skip;
 
 /// A root module installing `package` as `kudo_instance.this` named `instance`.
 fn config(package: &Path, instance: &str, params: &[(&str, &str)]) -> String {
-    let params: String = params
-        .iter()
-        .map(|(k, v)| format!("    {k} = {v:?}\n"))
-        .collect();
-    format!(
-        r#"{PREAMBLE}
-resource "kudo_operator" "this" {{
-  package   = {package:?}
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" "this" {{
-  name      = {instance:?}
-  namespace = var.namespace
-  operator  = kudo_operator.this.id
-  parameters = {{
-{params}  }}
-}}
-"#,
-        package = package.display().to_string(),
-    )
+    crate::harness::package_config(package, "this", instance, params)
 }
 
 /// Apply, check state and the Instance object, then check that a second plan is

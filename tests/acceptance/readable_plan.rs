@@ -10,32 +10,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::harness::{PREAMBLE, TestContext, TfRun, fixture_operator};
+use crate::harness::{TestContext, TfRun, fixture_operator};
 use crate::skip;
 
 /// `kudo_operator.this` and `kudo_instance.<instance>` of `package` with `params`.
 fn config(package: &Path, instance: &str, params: &[(&str, &str)]) -> String {
-    let params: String = params
-        .iter()
-        .map(|(k, v)| format!("    {k} = {v:?}\n"))
-        .collect();
-    format!(
-        r#"{PREAMBLE}
-resource "kudo_operator" "this" {{
-  package   = {package:?}
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" {instance:?} {{
-  name      = {instance:?}
-  namespace = var.namespace
-  operator  = kudo_operator.this.id
-  parameters = {{
-{params}  }}
-}}
-"#,
-        package = package.display().to_string(),
-    )
+    crate::harness::package_config(package, instance, instance, params)
 }
 
 /// The lines of a command's output (stdout, then stderr), without Terraform's

@@ -75,6 +75,27 @@ fn serve_pipe_files(sim: &kube_sim::KubeSim, pkg: &Package, namespace: &str) {
 }
 
 /// Objects labelled with the instance, by stored-object identity.
+/// The plan of a new instance's `deploy`, as a create plans it.
+async fn first_deploy(
+    cluster: &Cluster,
+    desired: &kudo_plan::Desired<'_>,
+) -> Result<engine::InstancePlan, engine::PlanFailure> {
+    let prior = engine::Prior {
+        objects: &[],
+        parameters: None,
+        drifted: &[],
+    };
+    engine::plan_instance(
+        cluster,
+        desired,
+        "deploy",
+        &prior,
+        engine::CrdSafety::default(),
+        engine::Contents::Skip,
+    )
+    .await
+}
+
 async fn labelled(cluster: &Cluster, namespace: &str, instance: &str) -> Vec<ObjectRef> {
     cluster
         .list_labelled(namespace, &format!("{LABEL_INSTANCE}={instance}"))
@@ -129,23 +150,10 @@ async fn preview_and_run_agree_for_every_fixture_package() {
                 seed: None,
                 dependencies: None,
             }) {
-                Ok(desired) => {
-                    let prior = engine::Prior {
-                        objects: &[],
-                        parameters: None,
-                        drifted: &[],
-                    };
-                    let plan = engine::plan_instance(
-                        &cluster,
-                        &desired,
-                        "deploy",
-                        &prior,
-                        engine::CrdSafety::default(),
-                        engine::Contents::Skip,
-                    )
-                    .await;
-                    plan.ok().and_then(|p| p.after)
-                }
+                Ok(desired) => first_deploy(&cluster, &desired)
+                    .await
+                    .ok()
+                    .and_then(|p| p.after),
                 Err(_) => None,
             };
             let run = bounded(engine::run_plan(&cluster, req, &CancellationToken::new())).await;
@@ -362,20 +370,7 @@ async fn plan_succeeds_exactly_when_the_apply_does_for_generated_packages() {
             dependencies: None,
         })
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-        let prior = engine::Prior {
-            objects: &[],
-            parameters: None,
-            drifted: &[],
-        };
-        let plan = engine::plan_instance(
-            &cluster,
-            &desired,
-            "deploy",
-            &prior,
-            engine::CrdSafety::default(),
-            engine::Contents::Skip,
-        )
-        .await;
+        let plan = first_deploy(&cluster, &desired).await;
         let expected = pieces.iter().all(|p| p.accepted);
         let req = request(&pkg, &instance, &ns, &values, "deploy");
         let run = bounded(engine::run_plan(&cluster, req, &CancellationToken::new())).await;

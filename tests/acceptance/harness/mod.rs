@@ -129,6 +129,37 @@ resource "kudo_operator" "this" {{
     )
 }
 
+/// A root module installing `package` as `kudo_operator.this` and
+/// `kudo_instance.<label>` named `instance`, with `params` as its `parameters`.
+pub fn package_config(
+    package: &Path,
+    label: &str,
+    instance: &str,
+    params: &[(&str, &str)],
+) -> String {
+    let params: String = params
+        .iter()
+        .map(|(k, v)| format!("    {k} = {v:?}\n"))
+        .collect();
+    format!(
+        r#"{PREAMBLE}
+resource "kudo_operator" "this" {{
+  package   = {package:?}
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" {label:?} {{
+  name      = {instance:?}
+  namespace = var.namespace
+  operator  = kudo_operator.this.id
+  parameters = {{
+{params}  }}
+}}
+"#,
+        package = package.display().to_string(),
+    )
+}
+
 /// The `operator.yaml` of package `name` at `version` whose `deploy` plan applies each
 /// of `templates` (`templates/<t>.yaml`) in a step of its own, in order.
 pub fn serial_operator_yaml(name: &str, version: &str, templates: &[&str]) -> String {
