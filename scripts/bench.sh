@@ -19,7 +19,9 @@
 #   --kubectl-up-to N  time kubectl only beside configmaps runs of at most N objects
 #   configmaps<N> runs also plan and apply a change of every object; with two sizes a
 #   table shows how each command grows (create, no-change plan, changing plan, update,
-#   destroy) and each command's peak provider RSS
+#   destroy) and each command's peak provider RSS; each of their runs is followed by the
+#   same N objects server-side applied directly (kube-rs, 16 in flight, no Terraform) on
+#   the same kind of target, and a table gives terraform apply / that floor
 #   --micro          also run the in-process benches of kudo-resolve and kudo-template
 # Needs terraform on PATH (or TF_ACC_TERRAFORM_PATH).
 # KUDO_BENCH_REQUESTS=1 prints kube-sim's requests by verb and resource for each plan, apply and
@@ -38,7 +40,7 @@ for a in "$@"; do
   case "$a" in
     --micro) micro=true ;;
     -h | --help)
-      sed -n '2,31p' "$0"
+      sed -n '2,33p' "$0"
       exit 0
       ;;
     *) args+=("$a") ;;
