@@ -8,6 +8,7 @@ use tfplugin::{
 };
 use tokio_util::sync::CancellationToken;
 
+use kudo_engine::cluster::Cluster;
 use kudo_engine::engine;
 
 use kudo_package::Package;
@@ -181,22 +182,6 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             Err(d) => return PlanResponse::refused(vec![d]),
         };
     let namespace = namespace_of(&proposed.namespace);
-    // A namespace that is not there fails the plan, unless this resource creates it.
-    if let Some(cluster) = &cluster {
-        let user = super::namespace::user_for(&proposed.create_namespace, || {
-            engine::NamespaceUser::operator(&namespace, &pkg.operator.name)
-        });
-        if let Err(d) = super::namespace::plan(session, cluster, &namespace, user.as_ref()).await {
-            return PlanResponse::refused(vec![d]);
-        }
-    }
-    // What the apply would meet installing (KUDO's CRDs these credentials may not
-    // create, a refused Operator or OperatorVersion) fails the plan.
-    if let Some(cluster) = &cluster
-        && let Err(failure) = engine::check_install(cluster, &pkg, &namespace).await
-    {
-        return PlanResponse::refused(vec![check_failure(session, failure, &pkg)]);
-    }
     let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
         .map(|w| {
@@ -232,6 +217,17 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         planned.graph = Attr::Unknown;
     }
     let planned = planned.into_value();
+    // What the apply would meet installing fails the plan; a plan that changes nothing
+    // has no apply to check (the refresh just read the Operator and OperatorVersion),
+    // and asks nothing more of the cluster.
+    if let Some(cluster) = &cluster
+        && planned != req.prior_state
+    {
+        let create_namespace = &proposed.create_namespace;
+        if let Err(d) = check_apply(session, cluster, &pkg, &namespace, create_namespace).await {
+            return PlanResponse::refused(vec![d]);
+        }
+    }
     // What this plan resolved, for the apply (see kudo_resolve::planned).
     let record = PlannedTree::record(source, &pkg, known);
     PlanResponse {
@@ -240,6 +236,25 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         planned_private: record.map(|r| r.to_private()).unwrap_or_default(),
         diagnostics,
     }
+}
+
+/// What the apply of `pkg` in `namespace` would meet: a namespace that is not there
+/// (unless this resource creates it), KUDO's CRDs these credentials may not create, a
+/// refused Operator or OperatorVersion.
+async fn check_apply(
+    session: &Session,
+    cluster: &Cluster,
+    pkg: &kudo_package::Package,
+    namespace: &str,
+    create_namespace: &Attr<bool>,
+) -> Result<(), Diagnostic> {
+    let user = super::namespace::user_for(create_namespace, || {
+        engine::NamespaceUser::operator(namespace, &pkg.operator.name)
+    });
+    super::namespace::plan(session, cluster, namespace, user.as_ref()).await?;
+    engine::check_install(cluster, pkg, namespace)
+        .await
+        .map_err(|failure| check_failure(session, failure, pkg))
 }
 
 pub async fn apply(

@@ -375,8 +375,16 @@ fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
             .must_get("v1", "ConfigMap", Some(&ctx.namespace), name);
     }
     // What the writes were answered with is what a refresh reads: no drift.
+    let before = sim.request_counts();
     let again = ctx.tf.plan(&["-detailed-exitcode"]).assert_no_crash();
     assert_eq!(again.code, Some(0), "no changes after the apply:\n{again}");
+    // A plan that changes no kudo_operator asks nothing about installing it (#48): no
+    // dry-run of its Operator and OperatorVersion.
+    let after = sim.request_counts();
+    let made =
+        |key: &str| after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0);
+    assert_eq!(made("patch operators"), 0, "{after:?}");
+    assert_eq!(made("patch operatorversions"), 0, "{after:?}");
 }
 
 #[test]
