@@ -82,8 +82,26 @@ pub(crate) async fn listed_controllers(
         .collect()
 }
 
+/// The controlling Instance of the namespaced object `r`: as `listed` (from
+/// [`listed_controllers`]) says, else read. None when it does not exist or no Instance
+/// controls it.
+pub(crate) async fn controller_of(
+    cluster: &Cluster,
+    listed: &HashMap<ObjectRef, Option<String>>,
+    r: &ObjectRef,
+) -> Result<Option<String>, ClusterError> {
+    if let Some(controller) = listed.get(r) {
+        return Ok(controller.clone());
+    }
+    let live = cluster.get(r).await?;
+    Ok(live
+        .as_ref()
+        .and_then(controlling_instance)
+        .map(str::to_string))
+}
+
 /// The Instance named by the object's controller reference, if any.
-pub(crate) fn controlling_instance(obj: &Value) -> Option<&str> {
+fn controlling_instance(obj: &Value) -> Option<&str> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
         .into_iter()

@@ -297,13 +297,13 @@ async fn prepare_into<'w>(
     Ok(())
 }
 
-/// The server's verdict on one prepared object: the ownership check and a dry-run.
 /// The same ownership rule as the run (see `Run::apply_one`): a namespaced object the
 /// previous inventory does not record must not be another instance's.
 fn needs_owner_check(previous: &ObjectIndex<'_>, p: &Prepared<'_>) -> bool {
     !previous.contains(&p.object) && p.namespaced == Some(true)
 }
 
+/// The server's verdict on one prepared object: the ownership check and a dry-run.
 async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
@@ -323,15 +323,9 @@ async fn check(
         ));
     } else {
         if needs_owner_check(previous, &p) {
-            let controller = match listed.get(&p.object) {
-                Some(listed) => listed.clone(),
-                None => {
-                    let live = cluster.get(&p.object).await.map_err(|e| p.fail(e))?;
-                    live.as_ref()
-                        .and_then(super::ownership::controlling_instance)
-                        .map(str::to_string)
-                }
-            };
+            let controller = super::ownership::controller_of(cluster, listed, &p.object)
+                .await
+                .map_err(|e| p.fail(e))?;
             super::ownership::check_controller(&p.object, controller.as_deref(), req.instance)
                 .map_err(|e| {
                     e.at(p.location)

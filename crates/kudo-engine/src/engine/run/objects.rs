@@ -212,7 +212,9 @@ impl<'a> Run<'a> {
     /// Who controls the objects of `batch` that the ownership check reads, for kinds the
     /// batch has many of (see [`crate::engine::ownership::listed_controllers`]); the
     /// others are read one by one by [`Run::apply_one`]. An object that cannot be
-    /// prepared is left to `apply_one`, which reports it.
+    /// prepared is left to `apply_one`, which reports it. Only the references are kept:
+    /// `apply_one` prepares each object again (discovery is cached by then) rather than
+    /// this holding a decorated copy of every object of a large batch at once.
     async fn listed_controllers(
         &self,
         loc: &Location,
@@ -247,15 +249,12 @@ impl<'a> Run<'a> {
             // what KUDO's manager wrote); others only if we applied them before.
             let known = self.previous.contains(&r);
             if !known && r.namespace.is_some() {
-                let controller = match listed.get(&r) {
-                    Some(listed) => listed.clone(),
-                    None => {
-                        let live = or_cancel(cancel, &r, self.cluster.get(&r)).await?;
-                        live.as_ref()
-                            .and_then(crate::engine::ownership::controlling_instance)
-                            .map(str::to_string)
-                    }
-                };
+                let controller = or_cancel(
+                    cancel,
+                    &r,
+                    crate::engine::ownership::controller_of(self.cluster, listed, &r),
+                )
+                .await?;
                 crate::engine::ownership::check_controller(
                     &r,
                     controller.as_deref(),
