@@ -27,6 +27,8 @@ pub struct ProviderConfig {
     pub crd_upgrade_safety: kudo_engine::engine::CrdSafety,
     /// `show_manifests` (else `KUDO_SHOW_MANIFESTS`): the default of the instances'.
     pub show_manifests: bool,
+    /// `rollback_on_failure`: the default of the instances'.
+    pub rollback_on_failure: bool,
     /// Connection settings whose values Terraform does not know yet (they come from a
     /// resource the same apply creates, such as the cluster). Non-empty means the
     /// provider is offline: it plans without the cluster and never guesses another
@@ -69,6 +71,7 @@ tfplugin::model! {
         pub crd_upgrade_safety: Attr<String>,
         pub health: Attr<String>,
         pub show_manifests: Attr<bool>,
+        pub rollback_on_failure: Attr<bool>,
         pub repository: Attr<Vec<RepositoryBlock>>,
         pub drift_ignore: Attr<Vec<IgnoreBlock>>,
         pub health_rule: Attr<Vec<super::health::RuleBlock>>,
@@ -170,6 +173,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
     let show_manifests = config.show_manifests.known().copied().unwrap_or_else(|| {
         std::env::var(SHOW_MANIFESTS_ENV).is_ok_and(|v| matches!(v.trim(), "true" | "1"))
     });
+    let rollback_on_failure = config.rollback_on_failure.known().copied().unwrap_or(false);
     Ok(ProviderConfig {
         connection,
         repositories,
@@ -179,6 +183,7 @@ pub fn parse(config: &Value) -> Result<ProviderConfig, Vec<Diagnostic>> {
         crd_upgrade_safety,
         health,
         show_manifests,
+        rollback_on_failure,
         unknown_connection,
     })
 }

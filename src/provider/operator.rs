@@ -323,6 +323,9 @@ pub async fn apply(
         return fail(req.prior_state, vec![d]);
     }
     let previous = prior.as_ref().map(installed_tree);
+    if let Some(previous) = &previous {
+        keep_copies_of_stale(&cluster, previous, &pkg, &resolution).await;
+    }
     let request = engine::InstallRequest {
         namespace: &namespace,
         root: &pkg,
@@ -342,6 +345,32 @@ pub async fn apply(
             ..Default::default()
         },
         Err(failure) => fail(req.prior_state, install_failure(session, &pkg, failure)),
+    }
+}
+
+/// Keeps a plan-time copy of each version the install is about to remove: instances
+/// of this configuration move off them later in the same apply, and one that fails
+/// with `rollback_on_failure` goes back to its version (its plan, made right before its
+/// apply, reads the copy; a saved plan may be applied where no copy was made).
+async fn keep_copies_of_stale(
+    cluster: &Cluster,
+    previous: &engine::InstalledTree,
+    pkg: &Package,
+    resolution: &Resolution,
+) {
+    let stale = previous.stale_after(pkg, resolution);
+    let reads = stale
+        .iter()
+        .map(|v| engine::load_operator(cluster, &previous.namespace, &v.operator_version_name));
+    for read in futures::future::join_all(reads).await {
+        let kept = match read {
+            Ok(Some(old)) => packages::plan_cache().store(&previous.namespace, &old),
+            Ok(None) => Ok(()),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        };
+        if let Err(e) = kept {
+            tracing::warn!(error = %e, "could not keep a copy of a version being removed");
+        }
     }
 }
 

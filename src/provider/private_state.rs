@@ -53,6 +53,15 @@ pub struct PrivateState {
     /// that our own re-creation is no drift, and then records them in the state.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub actual_uids: BTreeMap<String, String>,
+    /// The `operator` whose plan last completed: kept through failed applies, so that a
+    /// plan going back to it after a failed upgrade can say so (see
+    /// `instance::refusal::back_after_failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<String>,
+    /// Planned only (never in the state): where the apply puts the instance back if it
+    /// fails, with `rollback_on_failure` (see `instance::rollback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<crate::provider::instance::RollbackTarget>,
 }
 
 impl PrivateState {

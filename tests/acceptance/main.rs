@@ -58,6 +58,7 @@ mod refresh;
 mod refusals;
 mod requests;
 mod resolve_data;
+mod rollback;
 mod saved_plans;
 mod semantics;
 mod sensitive;

@@ -306,6 +306,33 @@ static REBUILT: std::sync::Mutex<Option<std::collections::HashMap<Vec<u8>, Packa
     std::sync::Mutex::new(None);
 const REBUILT_LIMIT: usize = 64;
 
+/// `pkg` as one JSON document: its Operator spec and its OperatorVersion (name and
+/// spec), the objects the cluster would hold. Read back with [`package_from_document`];
+/// used for copies kept outside the cluster (plan-time copies, a rollback's target).
+pub fn package_document(pkg: &Package) -> Value {
+    serde_json::json!({
+        "operator": {"spec": operator_spec(pkg)},
+        "operatorVersion": {
+            "metadata": {"name": pkg.operator_version_name()},
+            "spec": operator_version_spec(pkg),
+        },
+    })
+}
+
+/// The package a [`package_document`] holds.
+pub fn package_from_document(doc: &Value) -> Result<Package, PackageError> {
+    let ov = doc
+        .get("operatorVersion")
+        .ok_or_else(|| PackageError::Invalid {
+            file: "package document".into(),
+            line: 0,
+            column: 0,
+            field: "operatorVersion".into(),
+            message: "missing".into(),
+        })?;
+    package_from_operator_version(doc.get("operator"), ov)
+}
+
 /// Rebuild a package from an OperatorVersion (object or its spec) and, optionally, its
 /// Operator (object or spec). Goes through the same parser as files so that the result
 /// is checked the same way (once per distinct object per process, see `REBUILT`).

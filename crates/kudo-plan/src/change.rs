@@ -347,6 +347,59 @@ pub fn decide_change<'a>(req: &ChangeRequest<'a>) -> Result<Change<'a>, Refusal>
     Ok(change)
 }
 
+/// Where a rollback puts an instance back: the version, values and plan triggers of
+/// its last completed apply.
+#[derive(Debug, Clone, Copy)]
+pub struct RollbackTo<'a> {
+    /// The OperatorVersion's name.
+    pub operator_version: &'a str,
+    pub package: &'a Package,
+    /// Every value, sensitive ones included.
+    pub parameters: &'a BTreeMap<String, String>,
+    pub plan_triggers: &'a BTreeMap<String, String>,
+}
+
+/// The plan that puts an instance back on `to` after the change `failed` asked for
+/// (running `failed_plan`) failed: the change from `failed` to `to`, decided by the
+/// same rule as every change with downgrades allowed, so a rollback runs what a
+/// configuration reverted to `to` with `allow_downgrade = true` would run. Decided at
+/// plan time, so the apply only executes it.
+pub fn rollback_plan(
+    failed: &ChangeRequest<'_>,
+    failed_plan: &str,
+    to: &RollbackTo<'_>,
+) -> Result<String, Refusal> {
+    let digest = failed.package.map(kudo_package::crd::content_digest);
+    let back = ChangeRequest {
+        name: failed.name,
+        namespace: failed.namespace,
+        operator_version: Some(to.operator_version),
+        package: Some(to.package),
+        parameters: Some(to.parameters),
+        sensitive: failed.sensitive,
+        plan_triggers: Some(to.plan_triggers),
+        seed: failed.seed,
+        resolution: None,
+        prior: Some(PriorInstance {
+            operator_version: failed.operator_version,
+            package: failed.package,
+            parameters: failed.parameters,
+            last_plan: Some(failed_plan),
+            // What a failed run leaves; a finished one is never rolled back.
+            status: Some(RunStatus::Unfinished("ERROR".into())),
+            digest: digest.as_deref(),
+            plan_triggers: failed.plan_triggers,
+            children: None,
+        }),
+        replacing: false,
+        allow_downgrade: true,
+    };
+    Ok(decide_change(&back)?
+        .plan()
+        .unwrap_or(DEFAULT_PLAN)
+        .to_string())
+}
+
 /// The plan the change runs, by [`crate::decide`]'s rule.
 fn choose_plan(
     req: &ChangeRequest<'_>,
@@ -759,6 +812,47 @@ mod tests {
         };
         let change = decide_change(&allowed).expect("allowed");
         assert_eq!(change.downgrades.len(), 1);
+    }
+
+    #[test]
+    fn a_rollback_runs_what_a_reverted_configuration_would_run() {
+        let (old, new) = (fixture("lifecycle-v1"), fixture("lifecycle-v2"));
+        let params = values(&[("DATABASE", "orders")]);
+        let triggers = BTreeMap::new();
+        let prior = PriorInstance {
+            operator_version: Some("lifecycle-0.1.0"),
+            package: Some(&old),
+            parameters: Some(&params),
+            status: Some(RunStatus::Complete),
+            plan_triggers: Some(&triggers),
+            ..Default::default()
+        };
+        let upgrade = ChangeRequest {
+            operator_version: Some("lifecycle-0.2.0"),
+            ..request(&new, &params, &triggers, Some(prior))
+        };
+        let to = RollbackTo {
+            operator_version: "lifecycle-0.1.0",
+            package: &old,
+            parameters: &params,
+            plan_triggers: &triggers,
+        };
+        // 0.1.0 has no `upgrade` plan: going back to it deploys it, downgrade or not.
+        assert_eq!(
+            rollback_plan(&upgrade, "upgrade", &to).expect("decided"),
+            DEFAULT_PLAN
+        );
+        // Values the old package does not declare cannot be put back: refused, with
+        // the words a reverted configuration would get.
+        let unknown = values(&[("NO_SUCH_PARAMETER", "x")]);
+        let bad = RollbackTo {
+            parameters: &unknown,
+            ..to
+        };
+        assert!(matches!(
+            rollback_plan(&upgrade, "upgrade", &bad),
+            Err(Refusal::Parameters(_))
+        ));
     }
 
     #[test]

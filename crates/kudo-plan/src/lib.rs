@@ -82,8 +82,8 @@ pub mod webhook;
 pub const DEFAULT_PLAN: &str = "deploy";
 
 pub use change::{
-    Change, ChangeRequest, ChildView, PlanChoice, PriorInstance, Refusal, RunStatus, Seed, Shown,
-    decide_change,
+    Change, ChangeRequest, ChildView, PlanChoice, PriorInstance, Refusal, RollbackTo, RunStatus,
+    Seed, Shown, decide_change, rollback_plan,
 };
 pub use decide::{
     Concern, DecideError, Decision, LastRun, Prior, Reason, Wanted as WantedChange, decide,

@@ -10,7 +10,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use kudo_package::Package;
-use serde_json::json;
 
 use crate::Resolution;
 
@@ -45,13 +44,7 @@ impl PlanCache {
     /// Keeps a copy of `pkg` as installed in `namespace`.
     pub fn store(&self, namespace: &str, pkg: &Package) -> io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let doc = json!({
-            "operator": {"spec": kudo_package::crd::operator_spec(pkg)},
-            "operatorVersion": {
-                "metadata": {"name": pkg.operator_version_name()},
-                "spec": kudo_package::crd::operator_version_spec(pkg),
-            },
-        });
+        let doc = kudo_package::crd::package_document(pkg);
         let bytes = serde_json::to_vec(&doc).map_err(io::Error::other)?;
         write_whole(&self.file(namespace, &pkg.operator_version_name()), &bytes)
     }
@@ -60,10 +53,7 @@ impl PlanCache {
     pub fn load(&self, namespace: &str, ov_name: &str) -> Option<Package> {
         let bytes = std::fs::read(self.file(namespace, ov_name)).ok()?;
         let doc: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-        match kudo_package::crd::package_from_operator_version(
-            doc.get("operator"),
-            doc.get("operatorVersion")?,
-        ) {
+        match kudo_package::crd::package_from_document(&doc) {
             Ok(pkg) => Some(pkg),
             Err(e) => {
                 tracing::warn!(error = %e, "ignoring an unreadable plan-time package copy");

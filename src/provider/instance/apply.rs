@@ -22,7 +22,7 @@ use super::deadline::*;
 use super::destroy::destroy;
 use super::lookup::{find_package, resolution};
 use super::model::{InstanceModel, ManagedObject};
-use super::views;
+use super::{rollback, views};
 
 pub(super) async fn apply(
     session: &Session,
@@ -74,13 +74,24 @@ pub(super) async fn apply(
             false => PrivateState::parse(&resp.private),
         };
         private.render_seed = seed;
+        let planned = PrivateState::parse(&planned_private);
         // The planned count, which counts this apply when its summary said so.
-        private.runs = PrivateState::parse(&planned_private).runs;
+        private.runs = planned.runs;
+        private.completed = completed(&resp.new_state).or(planned.completed);
         private.checked = false;
         private.every_object_checked = false;
+        private.rollback = None;
         resp.private = private.to_bytes();
     }
     resp
+}
+
+/// The `operator` of a state whose last plan completed.
+fn completed(state: &Value) -> Option<String> {
+    let complete = state.get("status").as_str() == Some(kudo_plan::RunStatus::COMPLETE);
+    complete
+        .then(|| state.get("operator").as_str().map(str::to_string))
+        .flatten()
 }
 
 /// The apply's starting point: the prior state (as Terraform sent it, handed back on
@@ -234,12 +245,35 @@ async fn run(
         }
     };
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);
-    record(session, planned, &pkg, &plan_name, &secret, applied)
+    let rolls_back = applied.run.is_err() && planned.rolls_back(session.config.rollback_on_failure);
+    if !rolls_back {
+        return record(session, planned, &pkg, &plan_name, &secret, applied);
+    }
+    let applied_objects = applied.objects.iter().map(|(r, _, _)| r.clone()).collect();
+    let failed = record(session, planned.clone(), &pkg, &plan_name, &secret, applied);
+    match (&change.prior, &change.private.rollback) {
+        (None, _) => rollback::after_failed_create(session, cluster, failed, seed).await,
+        (Some(prior), Some(target)) => {
+            let failure = rollback::Failure {
+                session,
+                cluster,
+                prior,
+                planned: &planned,
+                seed,
+                limit,
+                failed,
+                applied_objects,
+            };
+            rollback::after_failure(failure, target).await
+        }
+        // The plan warned why there is nothing to go back to.
+        (Some(_), None) => failed,
+    }
 }
 
 /// The state after a run, successful or not, and the private state with what it read
 /// back (fingerprints, the dependency instances' records).
-fn record(
+pub(super) fn record(
     session: &Session,
     mut state: InstanceModel,
     pkg: &kudo_package::Package,

@@ -13,6 +13,7 @@ mod model;
 mod plan;
 mod read;
 mod refusal;
+mod rollback;
 mod upgrade;
 mod validate;
 mod views;
@@ -30,6 +31,7 @@ use super::{diag, drift, existing, plan_status, volumes, write_only};
 
 use self::apply::apply;
 use self::import::import;
+pub use self::rollback::RollbackTarget;
 
 /// The state an import of the Instance `namespace/name` builds: what `terraform query`
 /// offers for generated configuration.

@@ -31,6 +31,7 @@ tfplugin::model! {
         pub crd_deletion: Attr<String>,
         pub plan_triggers: Value,
         pub allow_downgrade: Attr<bool>,
+        pub rollback_on_failure: Attr<bool>,
         pub crd_upgrade_safety: Attr<String>,
         pub health: Attr<String>,
         pub drift: Attr<String>,
@@ -202,6 +203,14 @@ impl InstanceModel {
     /// `allow_downgrade`, unset meaning false.
     pub fn allows_downgrade(&self) -> bool {
         self.allow_downgrade.known().copied().unwrap_or(false)
+    }
+
+    /// `rollback_on_failure`, unset meaning the provider's.
+    pub fn rolls_back(&self, provider: bool) -> bool {
+        self.rollback_on_failure
+            .known()
+            .copied()
+            .unwrap_or(provider)
     }
 
     /// `delete_volumes_on_destroy`, unset meaning false.

@@ -17,7 +17,7 @@ use crate::provider::{Session, decode, namespace_of, schema};
 
 use super::lookup::{find_package, resolution};
 use super::model::{InstanceModel, ManagedObject};
-use super::{refusal, views};
+use super::{refusal, rollback, views};
 
 pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     // Private state carries the render seed, records and drift; a plan hands it on
@@ -48,12 +48,12 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             Ok(r) => r,
             Err(diagnostics) => return PlanResponse::refused(diagnostics),
         };
-    let (mut resp, (checked, every_object_checked)) =
-        plan_inner(session, prior, proposed, private.as_ref()).await;
+    let (mut resp, for_apply) = plan_inner(session, prior, proposed, private.as_ref()).await;
     // What the apply right after this plan may skip (see `PrivateState::checked`).
     let mut planned_private = private.unwrap_or_default();
-    planned_private.checked = checked;
-    planned_private.every_object_checked = every_object_checked;
+    planned_private.checked = for_apply.checked;
+    planned_private.every_object_checked = for_apply.every_object_checked;
+    planned_private.rollback = for_apply.rollback;
     // A summary planned anew (it names run `runs + 1`) is this apply's run.
     let summary = |state: &tfplugin::Value| state.get("summary").clone();
     let new_summary = summary(&resp.planned_state);
@@ -176,8 +176,8 @@ async fn plan_inner(
     prior: Option<InstanceModel>,
     proposed: InstanceModel,
     private: Option<&PrivateState>,
-) -> (PlanResponse, (bool, bool)) {
-    let fail = |diagnostics| (PlanResponse::refused(diagnostics), (false, false));
+) -> (PlanResponse, ForApply) {
+    let fail = |diagnostics| (PlanResponse::refused(diagnostics), ForApply::default());
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
@@ -194,7 +194,7 @@ async fn plan_inner(
             planned_state: planned,
             ..Default::default()
         };
-        return (resp, (false, false));
+        return (resp, ForApply::default());
     }
     let inputs = match Inputs::read(session, prior.as_ref(), &proposed, private).await {
         Ok(i) => i,
@@ -267,6 +267,17 @@ async fn plan_inner(
         match engine::plan_change(cluster.as_ref(), &request, cluster_prior, options).await {
             Ok(p) => p,
             Err(r) => {
+                if let engine::PlanRefusal::Change(kudo_plan::Refusal::Downgrade(d)) = &r
+                    && let Some(prior) = &prior
+                    && let Some(back) = refusal::back_after_failure(
+                        d,
+                        prior,
+                        inputs.private.completed.as_deref(),
+                        inputs.operator.as_deref(),
+                    )
+                {
+                    return fail(vec![back]);
+                }
                 let params = inputs.params.clone().unwrap_or_default();
                 return fail(refusal::diagnostics(
                     session,
@@ -287,11 +298,68 @@ async fn plan_inner(
         replacing,
         fresh: prior.is_none(),
     };
-    let resp = answer.encode(session, planned, &planned_change, &prior_state);
-    (
-        resp,
-        (planned_change.checked, planned_change.every_object_checked),
-    )
+    let mut resp = answer.encode(session, planned, &planned_change, &prior_state);
+    let mut for_apply = ForApply {
+        checked: planned_change.checked,
+        every_object_checked: planned_change.every_object_checked,
+        rollback: None,
+    };
+    let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
+    if let (Some(prior), Some(plan), true) = (&prior, planned_change.change.plan(), rolls_back)
+        && !replacing
+        && !planned_change.change.replaces()
+        && !resp.diagnostics.iter().any(Diagnostic::is_error)
+    {
+        match rollback_target(session, &inputs, prior, &request, plan).await {
+            Ok(target) => for_apply.rollback = Some(target),
+            Err(warning) => resp.diagnostics.push(warning),
+        }
+        let crds = planned_change.tree.as_ref().and_then(rollback::crd_warning);
+        resp.diagnostics.extend(crds);
+    }
+    (resp, for_apply)
+}
+
+/// What a plan hands to the apply right after it, besides the planned state.
+#[derive(Default)]
+struct ForApply {
+    /// See `PrivateState::checked` and `PrivateState::every_object_checked`.
+    checked: bool,
+    every_object_checked: bool,
+    /// Where a failure puts the instance back (`rollback_on_failure`).
+    rollback: Option<rollback::RollbackTarget>,
+}
+
+/// The rollback target of an update planned to run `plan` (see [`rollback::target`]),
+/// with the package and dependency tree the instance last ran.
+async fn rollback_target(
+    session: &Session,
+    inputs: &Inputs,
+    prior: &InstanceModel,
+    change: &ChangeRequest<'_>,
+    plan: &str,
+) -> Result<rollback::RollbackTarget, Diagnostic> {
+    let old = prior.operator.known();
+    let same = old.is_some() && old == inputs.operator.as_ref();
+    let (package, tree) = match (same, old) {
+        (true, _) => (inputs.pkg.clone(), inputs.resolution.clone()),
+        (false, Some(old)) => {
+            let package = inputs.old_pkg.clone();
+            let tree = match &package {
+                Some(p) => resolution(session, old, p, true).await.ok().flatten(),
+                None => None,
+            };
+            (package, tree)
+        }
+        (false, None) => (None, None),
+    };
+    let before = rollback::Before {
+        prior,
+        parameters: inputs.prior_params.as_ref(),
+        package: package.as_ref(),
+        resolution: tree.as_ref(),
+    };
+    rollback::target(change, plan, &before)
 }
 
 /// What the planning call answered, read into the planned state.

@@ -168,6 +168,46 @@ pub(super) fn downgrade(d: &Downgrade) -> Diagnostic {
         .with_attribute(AttributePath::attribute(attribute))
 }
 
+/// The refusal of going back to an older version after the upgrade to the newer one
+/// failed (the state records the failed version, not COMPLETE): one diagnostic saying
+/// what happened and the ways forward, instead of a bare downgrade refusal. `None` for
+/// a downgrade from a version whose run completed. `completed` is the `operator` whose
+/// plan last completed, `asked` the one the configuration names.
+pub(super) fn back_after_failure(
+    d: &Downgrade,
+    prior: &InstanceModel,
+    completed: Option<&str>,
+    asked: Option<&str>,
+) -> Option<Diagnostic> {
+    let Downgrade::Operator { from, to, .. } = d else {
+        return None;
+    };
+    let status = prior.status.as_deref().unwrap_or("unknown");
+    if matches!(
+        status,
+        kudo_plan::RunStatus::COMPLETE | kudo_plan::RunStatus::DRIFTED
+    ) {
+        return None;
+    }
+    let (from, to) = (from.shown(), to.shown());
+    let last = match (completed, asked) {
+        (Some(c), Some(a)) if c == a => {
+            format!(" It last completed on {to}, which this configuration asks for again.")
+        }
+        (Some(c), _) => format!(" It last completed on {c}."),
+        (None, _) => String::new(),
+    };
+    Some(
+        Diagnostic::error(
+            format!("The upgrade to {from} did not complete"),
+            format!(
+                "The last apply moved this instance to {from} and failed there (status {status}).{last} Going back to {to} is a downgrade, which is refused by default because the failed version may already have changed the instance's data.\n\nEither set `allow_downgrade = true` on this kudo_instance to run {to} again now, or point `operator` at {from} or newer once the cause of the failure is fixed. To have a failed change put the instance back in the same apply next time, set `rollback_on_failure = true`."
+            ),
+        )
+        .with_attribute(AttributePath::attribute("operator")),
+    )
+}
+
 /// The warning when a downgrade goes ahead because `allow_downgrade` is set.
 pub(super) fn allowed(d: &Downgrade) -> Diagnostic {
     let refusal = downgrade(d);

@@ -29,6 +29,7 @@ mod prune;
 mod readiness;
 mod refresh;
 mod removal;
+mod rollback;
 mod run;
 mod sensitive;
 mod sharing;
@@ -92,6 +93,7 @@ pub use prune::unwanted;
 pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, RuleError, judge};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept, KeptReason};
+pub use rollback::{RollbackError, RolledBack, roll_back};
 pub use run::{
     AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan, run_plan_with_sensitive,
 };
