@@ -7,7 +7,7 @@
 //! `<name>-app` (image `ledger:1.0.0`). 2.0.0's `upgrade` plan deletes that ConfigMap,
 //! writes Secret `<name>-v2-secret` and the Deployment on image `ledger:2.0.0`, which
 //! kube-sim and fake-kubelet hold unready (`test.kudo/never-ready`), so the upgrade
-//! times out.
+//! times out; before it, a Job marked `rollback.kudo.dev/migrates-data` runs.
 
 use crate::harness::{PREAMBLE, TestContext, flat};
 
@@ -41,10 +41,14 @@ spec:
 }
 
 const CONFIG_V1: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-v1-config\ndata:\n  schema: \"1\"\n";
+/// 2.0.0's schema migration, marked as changing data a rollback cannot put back.
+const MIGRATE_V2: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Name }}-migrate\n  annotations:\n    rollback.kudo.dev/migrates-data: \"true\"\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: migrate\n          image: example.com/ledger-migrate:2.0.0\n";
 const SECRET_V2: &str = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Name }}-v2-secret\nstringData:\n  key: \"2\"\n";
 
 /// The ledger package at 1.0.0 in `dir` (a folder of the working directory).
 fn write_v1(ctx: &TestContext, dir: &str) {
+    // 2.0.0's templates must not stay behind: they would be part of the package.
+    let _ = std::fs::remove_dir_all(ctx.workdir.join(dir).join("templates"));
     ctx.write(
         &format!("{dir}/operator.yaml"),
         r#"apiVersion: kudo.dev/v1beta1
@@ -82,7 +86,6 @@ plans:
         &format!("{dir}/templates/app.yaml"),
         &deployment("1.0.0", false),
     );
-    let _ = std::fs::remove_file(ctx.workdir.join(dir).join("templates/secret.yaml"));
 }
 
 /// The ledger package at 2.0.0, whose upgrade never becomes ready.
@@ -102,6 +105,10 @@ tasks:
     kind: Apply
     spec:
       resources: [secret.yaml]
+  - name: migrate
+    kind: Apply
+    spec:
+      resources: [migrate.yaml]
   - name: app
     kind: Apply
     spec:
@@ -127,6 +134,8 @@ plans:
             tasks: [drop-config]
           - name: secret
             tasks: [secret]
+          - name: migrate
+            tasks: [migrate]
           - name: app
             tasks: [app]
 "#,
@@ -137,6 +146,7 @@ plans:
     );
     ctx.write(&format!("{dir}/templates/config.yaml"), CONFIG_V1);
     ctx.write(&format!("{dir}/templates/secret.yaml"), SECRET_V2);
+    ctx.write(&format!("{dir}/templates/migrate.yaml"), MIGRATE_V2);
     ctx.write(
         &format!("{dir}/templates/app.yaml"),
         &deployment("2.0.0", true),
@@ -213,6 +223,9 @@ fn a_failed_upgrade_rolls_back_to_the_version_that_last_completed() {
         "ledger-app",
         "rollback_on_failure put the instance and its dependency instances back to",
         "the next plan shows the change again",
+        "Not undone: the failed version's Job",
+        "ledger-migrate",
+        "rollback.kudo.dev/migrates-data",
     ] {
         assert!(
             out.contains(text),
@@ -230,6 +243,7 @@ fn a_failed_upgrade_rolls_back_to_the_version_that_last_completed() {
     assert_eq!(image(&ctx).as_deref(), Some("example.com/ledger:1.0.0"));
     assert!(exists(&ctx, "v1", "ConfigMap", "ledger-v1-config"));
     assert!(!exists(&ctx, "v1", "Secret", "ledger-v2-secret"));
+    assert!(!exists(&ctx, "batch/v1", "Job", "ledger-migrate"));
     let state = ctx.tf.state();
     assert_eq!(state.attr_str("kudo_instance.ledger", "status"), "COMPLETE");
     assert!(
@@ -472,5 +486,92 @@ resource "kudo_instance" "t" {{
         state
             .attr_str("kudo_instance.t", "operator")
             .ends_with("/top-1.0.0")
+    );
+}
+
+/// A CRD of the test's own group (so tests sharing a real cluster never meet) whose
+/// `storage` version is `storage`, serving v1 and, when `storage` is v2, v2.
+fn gadget_crd(storage: &str) -> String {
+    let version = |name: &str| {
+        format!(
+            "    - name: {name}\n      served: true\n      storage: {}\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n",
+            name == storage
+        )
+    };
+    let versions = match storage {
+        "v1" => version("v1"),
+        _ => format!("{}{}", version("v1"), version("v2")),
+    };
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.{{{{ .Namespace }}}}.example.com\nspec:\n  group: {{{{ .Namespace }}}}.example.com\n  scope: Namespaced\n  names:\n    kind: Gadget\n    plural: gadgets\n    singular: gadget\n    listKind: GadgetList\n  versions:\n{versions}"
+    )
+}
+
+fn write_gadgets(ctx: &TestContext, version: &str) {
+    ctx.write(
+        "operator/operator.yaml",
+        &crate::harness::serial_operator_yaml("gadgets", version, &["crd", "app"]),
+    );
+    ctx.write(
+        "operator/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters: []\n",
+    );
+    let (storage, unready) = match version {
+        "1.0.0" => ("v1", false),
+        _ => ("v2", true),
+    };
+    ctx.write("operator/templates/crd.yaml", &gadget_crd(storage));
+    ctx.write("operator/templates/app.yaml", &deployment(version, unready));
+}
+
+#[test]
+fn a_rollback_leaves_a_crd_whose_new_version_is_stored() {
+    let ctx = TestContext::new("rollback-crd");
+    write_gadgets(&ctx, "1.0.0");
+    write_config(&ctx, "rollback_on_failure = true");
+    ctx.tf.apply(&[]).assert_success();
+    write_gadgets(&ctx, "2.0.0");
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        flat(&plan.output()).contains("A rollback leaves CRDs as this apply makes them"),
+        "the plan warns that the CRD change stays:\n{plan}"
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let out = flat(&run.output());
+    for text in [
+        "rolled back to 1.0.0",
+        "CustomResourceDefinitions not rolled back",
+        "its templates crd.yaml were not applied again",
+    ] {
+        assert!(
+            out.contains(text),
+            "the apply does not say {text:?}:\n{run}"
+        );
+    }
+    let name = format!("gadgets.{}.example.com", ctx.namespace);
+    let crd = ctx.kube().must_get(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        &name,
+    );
+    let stored = crd.pointer("/status/storedVersions").cloned();
+    assert!(
+        stored
+            .as_ref()
+            .and_then(|v| v.as_array())
+            .is_some_and(|a| a.iter().any(|v| v == "v2")),
+        "2.0.0 made v2 a stored version: {stored:?}"
+    );
+    assert_eq!(
+        crd.pointer("/spec/versions/1/storage")
+            .and_then(|v| v.as_bool()),
+        Some(true),
+        "the CRD keeps the failed change's definition"
+    );
+    assert_eq!(image(&ctx).as_deref(), Some("example.com/ledger:1.0.0"));
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.ledger", "status"),
+        "COMPLETE"
     );
 }

@@ -249,7 +249,8 @@ async fn run(
     if !rolls_back {
         return record(session, planned, &pkg, &plan_name, &secret, applied);
     }
-    let applied_objects = applied.objects.iter().map(|(r, _, _)| r.clone()).collect();
+    let applied_objects: Vec<_> = applied.objects.iter().map(|(r, _, _)| r.clone()).collect();
+    let migrated = engine::migrating_objects(&request, &applied_objects);
     let failed = record(session, planned.clone(), &pkg, &plan_name, &secret, applied);
     match (&change.prior, &change.private.rollback) {
         (None, _) => rollback::after_failed_create(session, cluster, failed, seed).await,
@@ -263,6 +264,7 @@ async fn run(
                 limit,
                 failed,
                 applied_objects,
+                migrated,
             };
             rollback::after_failure(failure, target).await
         }

@@ -113,21 +113,22 @@ pub(super) fn target(
     })
 }
 
-/// The warning of a rolling-back plan that changes CustomResourceDefinitions: a CRD
-/// whose new version became a stored version cannot be put back.
+/// The warning of a rolling-back plan that changes CustomResourceDefinitions: a
+/// rollback leaves CRDs as the failed change made them (see `engine::roll_back`).
 pub(super) fn crd_warning(plan: &engine::TreePlan) -> Option<Diagnostic> {
     let changes = plan.instance.changes.as_ref()?;
     let crds: Vec<String> = changes
-        .update
+        .create
         .iter()
+        .chain(&changes.update)
         .filter(|r| r.kind == "CustomResourceDefinition")
         .map(|r| r.name.clone())
         .collect();
     (!crds.is_empty()).then(|| {
         Diagnostic::warning(
-            "A rollback cannot take back CRD changes",
+            "A rollback leaves CRDs as this apply makes them",
             format!(
-                "This apply changes the CustomResourceDefinition {}. If it fails, rollback_on_failure puts the rest of the instance back, but a CRD whose new version has become a stored version (status.storedVersions) cannot go back to a definition without it: the rollback then fails on that CRD, saying so.",
+                "This apply creates or changes the CustomResourceDefinition {}. If it fails, rollback_on_failure puts the rest of the instance back but leaves CRDs as the failed change made them: a new version that became a stored version (status.storedVersions) cannot be taken out of the definition again, and deleting a CRD deletes its objects.",
                 crds.join(", ")
             ),
         )
@@ -170,6 +171,9 @@ pub(super) struct Failure<'a> {
     /// The failed run's diagnostic and what it recorded.
     pub failed: ApplyResponse,
     pub applied_objects: Vec<kudo_engine::cluster::ObjectRef>,
+    /// Objects of the failed change marked as migrating data that it wrote
+    /// ([`engine::migrating_objects`]).
+    pub migrated: Vec<kudo_engine::cluster::ObjectRef>,
 }
 
 /// Puts the instance back on `target` after the failure `f`: the apply's answer, which
@@ -257,14 +261,28 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
         &secret,
         rolled.applied,
     );
-    let mut diagnostics = vec![rolled_back(
-        &failure,
-        &version,
-        &target.operator,
-        rollback_failed,
-        &resp,
-    )];
+    let mut rolled_error =
+        rolled_back(&failure, &version, &target.operator, rollback_failed, &resp);
+    if !f.migrated.is_empty() {
+        let named: Vec<String> = f.migrated.iter().map(ToString::to_string).collect();
+        rolled_error.detail.push_str(&format!(
+            "\n\nNot undone: the failed version's {} (marked {}) ran before the failure, and what it changed in the data stays.",
+            named.join(", "),
+            engine::ANNOTATION_MIGRATES_DATA
+        ));
+    }
+    let mut diagnostics = vec![rolled_error];
     diagnostics.extend(resp.diagnostics.drain(..).filter(|d| !d.is_error()));
+    if !rolled.crds_left.is_empty() {
+        diagnostics.push(Diagnostic::warning(
+            "CustomResourceDefinitions not rolled back",
+            format!(
+                "The rollback left the CRDs of {} as the failed change made them (a stored version cannot be taken back): its templates {} were not applied again.",
+                target.operator,
+                rolled.crds_left.join(", ")
+            ),
+        ));
+    }
     if let Some(ov) = rolled.reinstalled {
         diagnostics.push(Diagnostic::warning(
             "OperatorVersion installed again for the rollback",

@@ -93,7 +93,9 @@ pub use prune::unwanted;
 pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, RuleError, judge};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept, KeptReason};
-pub use rollback::{RollbackError, RolledBack, roll_back};
+pub use rollback::{
+    ANNOTATION_MIGRATES_DATA, RollbackError, RolledBack, migrating_objects, roll_back,
+};
 pub use run::{
     AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan, run_plan_with_sensitive,
 };

@@ -8,13 +8,21 @@
 //! (`operator_tree::remove_stale`). The rollback installs it again from the copy the
 //! plan kept; dependency OperatorVersions missing from the cluster are installed by the
 //! dependency runs, as for any tree (`run::children`).
+//!
+//! CustomResourceDefinitions are left as the failed change made them, as helm never
+//! rolls CRDs back: a new version the failed change made a stored version
+//! (`status.storedVersions`) cannot be taken out of the definition again, and deleting
+//! a CRD deletes every object of it. The instance's templates that hold only CRDs are
+//! not applied again, and no CRD is pruned.
 
+use kudo_package::{Package, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
 use super::apply::{Applied, ApplyRequest, apply_change};
 use super::operator::{install_operator, operator_version_ref};
-use crate::cluster::Cluster;
+use super::removal::CrdDeletion;
+use crate::cluster::{Cluster, ObjectRef};
 
 /// A rollback that ran (its own run may still have failed: see [`Applied::run`]).
 #[derive(Debug)]
@@ -22,6 +30,8 @@ pub struct RolledBack {
     pub applied: Applied,
     /// The instance's OperatorVersion, when the rollback had to install it again.
     pub reinstalled: Option<String>,
+    /// The templates holding CustomResourceDefinitions that were not applied again.
+    pub crds_left: Vec<String>,
 }
 
 /// Why a rollback could not start; nothing of it was written.
@@ -56,9 +66,124 @@ pub async fn roll_back(
                 error: Box::new(error),
             })?;
     }
-    let applied = apply_change(cluster, back, cancel).await?;
+    let (package, crds_left) = leaving_crds(back.package);
+    let back = ApplyRequest {
+        package: &package,
+        crd_deletion: CrdDeletion::Keep,
+        ..*back
+    };
+    let applied = apply_change(cluster, &back, cancel).await?;
     Ok(RolledBack {
         applied,
         reinstalled: missing.then_some(name),
+        crds_left,
     })
+}
+
+/// The annotation an object template carries when the object changes data in a way
+/// putting the objects back does not undo (a migration Job): a rollback names the
+/// objects of the failed change that have it and were written ([`migrating_objects`]).
+pub const ANNOTATION_MIGRATES_DATA: &str = "rollback.kudo.dev/migrates-data";
+
+/// The objects of `failed`'s plan (the change that failed) marked with
+/// [`ANNOTATION_MIGRATES_DATA`]` = "true"` that the failed run wrote (`written`: its
+/// inventory), in the plan's order. Rendered as the run rendered them; a render that
+/// fails now names nothing.
+pub fn migrating_objects(failed: &ApplyRequest<'_>, written: &[ObjectRef]) -> Vec<ObjectRef> {
+    let mut all = failed.public.clone();
+    all.extend(failed.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let inputs = kudo_plan::Inputs {
+        package: failed.package,
+        instance: failed.name,
+        namespace: failed.namespace,
+        parameters: &all,
+        seed: failed.seed,
+        dependencies: None,
+    };
+    let Ok(desired) = kudo_plan::Desired::new(inputs) else {
+        return Vec::new();
+    };
+    let Ok(walk) = desired.plan(failed.plan) else {
+        return Vec::new();
+    };
+    let marked = |o: &&kudo_plan::Rendered| {
+        o.object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(ANNOTATION_MIGRATES_DATA))
+            .and_then(serde_json::Value::as_str)
+            == Some("true")
+    };
+    let mut found: Vec<ObjectRef> = Vec::new();
+    for task in walk.tasks() {
+        let kudo_plan::Action::Apply(objects) = &task.action else {
+            continue;
+        };
+        for o in objects.iter().filter(marked) {
+            let Ok(r) = ObjectRef::from_object(&o.object) else {
+                continue;
+            };
+            // As written: in the instance's namespace when the template names none, at
+            // the version the run wrote (a translated one, perhaps).
+            let same = |w: &&ObjectRef| {
+                w.kind == r.kind
+                    && w.name == r.name
+                    && (r.namespace.is_none() || r.namespace == w.namespace)
+            };
+            if let Some(w) = written.iter().find(same)
+                && !found.contains(w)
+            {
+                found.push(w.clone());
+            }
+        }
+    }
+    found
+}
+
+/// `pkg` without the templates that hold only CustomResourceDefinitions in its Apply
+/// and Toggle tasks, and those templates' names (see the module comment). A template
+/// that mixes a CRD with other objects stays.
+fn leaving_crds(pkg: &Package) -> (Package, Vec<String>) {
+    let only_crds = |file: &String| pkg.templates.get(file).is_some_and(|t| holds_only_crds(t));
+    let mut left: Vec<String> = Vec::new();
+    let mut out = pkg.clone();
+    for task in &mut out.operator.tasks {
+        let resources = match &mut task.spec {
+            TaskSpec::Apply { resources, .. } | TaskSpec::Toggle { resources, .. } => resources,
+            _ => continue,
+        };
+        for file in resources.iter().filter(|f| only_crds(f)) {
+            if !left.contains(file) {
+                left.push(file.clone());
+            }
+        }
+        resources.retain(|f| !only_crds(f));
+    }
+    (out, left)
+}
+
+/// Whether every document of a template is a CustomResourceDefinition: its top-level
+/// `kind:` lines (a CRD's own `spec.names.kind` is indented) all name that kind.
+fn holds_only_crds(template: &str) -> bool {
+    let kinds: Vec<&str> = template
+        .lines()
+        .filter_map(|l| l.strip_prefix("kind:"))
+        .map(|k| k.trim().trim_matches(['"', '\'']))
+        .collect();
+    !kinds.is_empty() && kinds.iter().all(|k| *k == "CustomResourceDefinition")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_templates_of_crds_alone_are_left() {
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: w\nspec:\n  names:\n    kind: Widget\n";
+        assert!(holds_only_crds(crd));
+        assert!(holds_only_crds(&format!("{crd}---\n{crd}")));
+        let mixed = format!("{crd}---\napiVersion: v1\nkind: ConfigMap\n");
+        assert!(!holds_only_crds(&mixed));
+        assert!(!holds_only_crds("apiVersion: v1\nkind: \"ConfigMap\"\n"));
+        assert!(!holds_only_crds("{{ if .Params.X }}{{ end }}"));
+    }
 }
