@@ -575,3 +575,76 @@ fn a_rollback_leaves_a_crd_whose_new_version_is_stored() {
         "COMPLETE"
     );
 }
+
+#[test]
+fn an_interrupted_upgrade_rolls_back_too() {
+    let ctx = TestContext::new("rollback-interrupt");
+    write_v1(&ctx, "operator");
+    // Limits far longer than the test: only the interrupt stops the upgrade.
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{PREAMBLE}
+resource "kudo_operator" "op" {{
+  package   = "${{path.module}}/operator"
+  namespace = var.namespace
+}}
+
+resource "kudo_instance" "ledger" {{
+  name                = "ledger"
+  namespace           = var.namespace
+  operator            = kudo_operator.op.id
+  rollback_on_failure = true
+  timeouts {{
+    update = "10m"
+  }}
+}}
+"#
+        ),
+    );
+    ctx.tf.apply(&[]).assert_success();
+    write_v2(&ctx, "operator");
+    // Interrupted once the unready 2.0.0 Deployment is written.
+    let run = ctx.tf.run_interrupted_when(
+        &["apply", "-input=false", "-no-color", "-auto-approve"],
+        || image(&ctx).as_deref() == Some("example.com/ledger:2.0.0"),
+    );
+    assert!(!run.timed_out && run.code.is_some_and(|c| c != 0), "{run}");
+    let out = flat(&run.output());
+    for text in ["rolled back to 1.0.0", "cancelled"] {
+        assert!(
+            out.contains(text),
+            "the apply does not say {text:?}:\n{run}"
+        );
+    }
+    assert_eq!(running_version(&ctx).as_deref(), Some("ledger-1.0.0"));
+    assert_eq!(image(&ctx).as_deref(), Some("example.com/ledger:1.0.0"));
+    assert_eq!(
+        ctx.tf.state().attr_str("kudo_instance.ledger", "status"),
+        "COMPLETE"
+    );
+}
+
+#[test]
+fn a_saved_plan_applied_without_the_plan_time_copies_still_rolls_back() {
+    let ctx = TestContext::new("rollback-saved");
+    write_v1(&ctx, "operator");
+    write_config(&ctx, "rollback_on_failure = true");
+    ctx.tf.apply(&[]).assert_success();
+    write_v2(&ctx, "operator");
+    ctx.tf.plan(&["-out=upgrade.tfplan"]).assert_success();
+    // As in a pipeline whose apply job starts from a fresh checkout: none of the copies
+    // the plan job kept of the packages.
+    std::fs::remove_dir_all(ctx.workdir.join(".terraform/kudo/operators"))
+        .expect("the plan kept package copies");
+    let run = ctx
+        .tf
+        .run(&["apply", "-input=false", "-no-color", "upgrade.tfplan"])
+        .assert_clean_error();
+    assert!(
+        flat(&run.output()).contains("rolled back to 1.0.0"),
+        "the saved plan's apply does not roll back:\n{run}"
+    );
+    assert_eq!(running_version(&ctx).as_deref(), Some("ledger-1.0.0"));
+    assert_eq!(image(&ctx).as_deref(), Some("example.com/ledger:1.0.0"));
+}
