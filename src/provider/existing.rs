@@ -6,10 +6,9 @@
 use serde_json::Value as Json;
 use tfplugin::{AttributePath, Diagnostic};
 
-use kudo_engine::cluster::{Cluster, FIELD_MANAGER};
+use kudo_engine::cluster::FIELD_MANAGER;
 use kudo_engine::engine;
 
-use super::Session;
 
 /// Who holds an existing Instance, our own field manager named for what it means here.
 fn managers(instance: &Json) -> String {
@@ -29,18 +28,4 @@ pub fn already_exists(namespace: &str, name: &str, instance: &Json) -> Diagnosti
         ),
     )
     .with_attribute(AttributePath::attribute("name"))
-}
-
-/// Fails when the Instance exists. Cluster trouble is reported as such.
-pub async fn check_absent(
-    session: &Session,
-    cluster: &Cluster,
-    namespace: &str,
-    name: &str,
-) -> Result<(), Diagnostic> {
-    match cluster.get(&engine::instance_ref(namespace, name)).await {
-        Ok(None) => Ok(()),
-        Ok(Some(found)) => Err(already_exists(namespace, name, &found)),
-        Err(e) => Err(session.cluster_error("Cannot check whether the instance exists", &e)),
-    }
 }

@@ -129,11 +129,6 @@ async fn apply_inner(
     if let Err(d) = ensured.await {
         return ApplyResponse::failed(change.prior_state, vec![d]);
     }
-    if change.prior.is_none()
-        && let Err(d) = super::existing::check_absent(session, &cluster, &namespace, &name).await
-    {
-        return ApplyResponse::failed(change.prior_state, vec![d]);
-    }
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match installed_package(session, &operator).await {
         Ok(p) => p,
@@ -227,6 +222,7 @@ async fn run(
             false => engine::Contents::Skip,
         },
         progress: None,
+        must_not_exist: change.prior.is_none(),
     };
     let deadline = Deadline::new(cancel, limit);
     let applied = engine::apply_change(cluster, &request, &deadline.token).await;
@@ -240,7 +236,7 @@ async fn run(
                 .unwrap_or_default();
             return ApplyResponse::failed(
                 change.prior_state,
-                super::refusal::change(&pkg, &params, &secret, r),
+                super::refusal::diagnostics(session, Some(&pkg), &params, &secret, r),
             );
         }
     };

@@ -27,7 +27,7 @@ use tfplugin::{
 use super::{Call, schema};
 // The RPC files call into these provider modules as `super::write_only::…` and so on;
 // importing them here is what makes those paths resolve from inside `instance`.
-use super::{diag, drift, existing, plan_status, volumes, write_only};
+use super::{diag, drift, plan_status, volumes, write_only};
 
 use self::apply::apply;
 use self::import::import;

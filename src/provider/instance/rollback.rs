@@ -223,6 +223,7 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
             false => engine::Contents::Skip,
         },
         progress: None,
+        must_not_exist: false,
     };
     // A rollback of an interrupted apply must still run: its own limit, not the stop.
     let never = CancellationToken::new();

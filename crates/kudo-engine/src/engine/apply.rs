@@ -16,7 +16,7 @@ use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
 use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan_with_sensitive};
 use super::tree::{DependencyRecords, TreePrior};
-use super::{CrdSafety, EngineError, PlanStatus, instance_ref, plan_status_of};
+use super::{CrdSafety, EngineError, PlanRefusal, PlanStatus, instance_ref, plan_status_of};
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What an apply runs.
@@ -44,6 +44,8 @@ pub struct ApplyRequest<'a> {
     /// Whether the content of every managed object is wanted afterwards (`manifests`).
     pub contents: Contents,
     pub progress: Option<&'a Progress>,
+    /// A create: the Instance must not exist yet (see [`super::change::check_absent`]).
+    pub must_not_exist: bool,
 }
 
 /// What the state records after an apply, whether its run succeeded or not.
@@ -86,9 +88,22 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
 }
 
 /// Runs the change. Fails without writing anything when what the plan checked no longer
-/// holds (values, outputs, the dependency tree); a run that fails half-way is an
-/// [`Applied`] whose `run` says so.
+/// holds (values, outputs, the dependency tree, a create's Instance still absent); a
+/// run that fails half-way is an [`Applied`] whose `run` says so.
 pub async fn apply_change(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<Applied, PlanRefusal> {
+    if req.must_not_exist {
+        super::change::check_absent(cluster, req.namespace, req.name).await?;
+    }
+    apply_checked(cluster, req, cancel)
+        .await
+        .map_err(PlanRefusal::Change)
+}
+
+async fn apply_checked(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,

@@ -83,6 +83,28 @@ pub enum PlanRefusal {
     Unreachable(Box<EngineError>),
 }
 
+/// Fails when the Instance `namespace/name` exists: a new instance must not take over
+/// one someone else made (import adopts it). Asked by the plan of a create and again by
+/// its apply, which may come later (a saved plan).
+pub(crate) async fn check_absent(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<(), PlanRefusal> {
+    let r = instance_ref(namespace, name);
+    match cluster.get(&r).await {
+        Ok(None) => Ok(()),
+        Ok(Some(found)) => Err(PlanRefusal::Exists {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            instance: Box::new(found),
+        }),
+        Err(e) => Err(PlanRefusal::Unreachable(Box::new(
+            EngineError::from(e).with_object(&r),
+        ))),
+    }
+}
+
 /// Plans the change `req` asks for: `cluster` is `None` while the connection is not
 /// known yet (the views that need it stay unknown).
 pub async fn plan_change<'a>(
@@ -95,22 +117,7 @@ pub async fn plan_change<'a>(
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
     if let (Some(cluster), Some(name), true) = (cluster, req.name, options.must_not_exist) {
-        let r = instance_ref(req.namespace, name);
-        match cluster.get(&r).await {
-            Ok(None) => {}
-            Ok(Some(found)) => {
-                return Err(PlanRefusal::Exists {
-                    namespace: req.namespace.to_string(),
-                    name: name.to_string(),
-                    instance: Box::new(found),
-                });
-            }
-            Err(e) => {
-                return Err(PlanRefusal::Unreachable(Box::new(
-                    EngineError::from(e).with_object(&r),
-                )));
-            }
-        }
+        check_absent(cluster, req.namespace, name).await?;
     }
     let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
     let mut planned = Planned {

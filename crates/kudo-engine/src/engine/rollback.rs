@@ -38,7 +38,7 @@ pub struct RolledBack {
 #[derive(Debug, thiserror::Error)]
 pub enum RollbackError {
     #[error("{0}")]
-    Refused(#[from] kudo_plan::Refusal),
+    Refused(#[from] super::PlanRefusal),
     #[error("cannot install OperatorVersion {name} again: {error}")]
     Operator {
         name: String,
