@@ -9,7 +9,6 @@ use tfplugin::{AttributePath, Diagnostic};
 use kudo_engine::cluster::FIELD_MANAGER;
 use kudo_engine::engine;
 
-
 /// Who holds an existing Instance, our own field manager named for what it means here.
 fn managers(instance: &Json) -> String {
     engine::InstanceHolders::of(instance).describe(|m| match m {

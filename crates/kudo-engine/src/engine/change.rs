@@ -8,7 +8,7 @@
 use kudo_plan::{Change, ChangeRequest, Refusal};
 use serde_json::Value;
 
-use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, classify, current};
+use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, current};
 use super::tree::{TreePlan, TreePrior, TreeRequest, plan_tree};
 use super::{CrdSafety, EngineError, instance_ref};
 use crate::cluster::{Cluster, ObjectRef};
@@ -329,13 +329,4 @@ async fn current_objects(
         .and_then(|p| p.last_plan)
         .unwrap_or(kudo_plan::DEFAULT_PLAN);
     current(cluster, desired, last, objects).await
-}
-
-/// The classification a caller outside the planning call needs for an error met
-/// while planning (kudo_operator's install check).
-pub fn refusal_of(error: EngineError, plan: &str) -> Option<PlanRefusal> {
-    match classify(error, plan) {
-        PlanFailure::Refused { summary, error } => Some(PlanRefusal::Cluster { summary, error }),
-        PlanFailure::Unknown(_) => None,
-    }
 }

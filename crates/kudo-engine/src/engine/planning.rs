@@ -665,15 +665,8 @@ async fn crd_safety_notes(
 }
 
 /// One note per object a template writes for an API version the cluster no longer
-/// serves, naming the template, the object and both versions.
-pub fn translation_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
-    translated_objects(planned)
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect()
-}
-
-/// [`translation_notes`] with the object each is about.
+/// serves, naming the template, the object and both versions, with the object each is
+/// about.
 fn translated_objects(planned: &[PlannedObject]) -> Vec<(ObjectRef, PlanNote)> {
     planned
         .iter()

@@ -5,7 +5,7 @@
 
 mod rules;
 
-pub use rules::{Finding, Rule, compare};
+pub use rules::{Finding, compare};
 
 use serde_json::Value;
 
@@ -148,6 +148,7 @@ pub async fn check_crd(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::rules::Rule;
 
     #[test]
     fn the_message_names_crd_rule_version_field_and_count() {
