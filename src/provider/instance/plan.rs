@@ -54,6 +54,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     planned_private.checked = for_apply.checked;
     planned_private.every_object_checked = for_apply.every_object_checked;
     planned_private.rollback = for_apply.rollback;
+    planned_private.reads = for_apply.reads;
     // A summary planned anew (it names run `runs + 1`) is this apply's run.
     let summary = |state: &tfplugin::Value| state.get("summary").clone();
     let new_summary = summary(&resp.planned_state);
@@ -260,6 +261,7 @@ async fn plan_inner(
             fresh: prior.is_none(),
             checked: false,
             every_object_checked: false,
+            reads: None,
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
@@ -303,6 +305,10 @@ async fn plan_inner(
         checked: planned_change.checked,
         every_object_checked: planned_change.every_object_checked,
         rollback: None,
+        reads: match planned_change.checked {
+            true => planned_change.tree.as_ref().map(|t| t.reads.clone()),
+            false => None,
+        },
     };
     let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
     if let (Some(prior), Some(plan), true) = (&prior, planned_change.change.plan(), rolls_back)
@@ -328,6 +334,8 @@ struct ForApply {
     every_object_checked: bool,
     /// Where a failure puts the instance back (`rollback_on_failure`).
     rollback: Option<rollback::RollbackTarget>,
+    /// See `PrivateState::reads`.
+    reads: Option<engine::Reads>,
 }
 
 /// The rollback target of an update planned to run `plan` (see [`rollback::target`]),

@@ -13,7 +13,6 @@ mod exec;
 mod failure;
 mod forbidden;
 mod guarded;
-mod handoff;
 mod listing;
 mod object_ref;
 mod pod_log;
@@ -41,7 +40,6 @@ pub use error::{ClusterError, Trouble, rejects_content};
 pub use failure::Failure;
 pub use forbidden::Forbidden;
 pub use guarded::{BOOKKEEPING_MANAGER, Guarded, Propagation};
-pub use handoff::Reads;
 pub use object_ref::ObjectRef;
 pub use setting_problem::{
     MAX_IN_FLIGHT_LIMIT, SettingPath, SettingProblem, max_requests_in_flight, request_timeout,
@@ -77,8 +75,6 @@ pub struct Cluster {
     /// define). `None` outside a planning call: a miss always asks again there, because
     /// a run creates CRDs.
     misses: Option<Arc<Mutex<KindMisses>>>,
-    /// Reads a planning call keeps for the run right after it ([`Cluster::hand_over`]).
-    handoff: handoff::Handoff,
     /// How objects written for API versions the cluster no longer serves are moved to
     /// a served successor (provider settings `translate_api_versions`,
     /// `api_version_mapping`).
@@ -244,7 +240,6 @@ impl Cluster {
             discovering: Arc::new(Mutex::new(HashMap::new())),
             served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
             misses: None,
-            handoff: handoff::Handoff::default(),
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
             insecure_webhooks: false,

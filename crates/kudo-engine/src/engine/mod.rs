@@ -88,7 +88,9 @@ pub use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
 pub use sharing::ANNOTATION_USED_BY;
 pub(crate) use status::plan_status_of;
 pub use status::{ExecutionStatus, PlanStatus};
-pub use tree::{DependencyAction, DependencyRecords, TreePlan, TreePrior, TreeRequest, plan_tree};
+pub use tree::{
+    DependencyAction, DependencyRecords, Reads, TreePlan, TreePrior, TreeRequest, plan_tree,
+};
 pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };

@@ -29,10 +29,11 @@ use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condi
 use answers::AnswerLog;
 pub use answers::{AnsweredWrite, WriteAnswers};
 // Also reachable as `run::wait_healthy`, where it was defined before.
+use super::tree::Reads;
 use super::tree::{DependencyRecords, TreeDecisions, TreePrior};
 pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
 use super::{EngineError, instance_ref};
-use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Reads};
+use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -245,11 +246,12 @@ async fn before_writing(
         e.with_plan(req.plan)
             .with_inventory(req.previous_inventory.to_vec())
     };
-    // After a plan that checked the whole tree moments ago in this process, its reads
-    // of the child Instances decide again here; otherwise they are read now.
-    let known = match req.tree.checked {
-        true => cluster.take_over(&super::tree::handoff_key(desired)),
-        false => Reads::new(),
+    // After a plan that checked the whole tree moments ago, its reads of the child
+    // Instances (handed over by the caller) decide again here; otherwise they are read
+    // now.
+    let known = match (req.tree.checked, req.tree.reads) {
+        (true, Some(reads)) => reads.clone(),
+        _ => Reads::new(),
     };
     let (tree, _) = super::tree::decide(cluster, desired, walk, req.tree, known)
         .await

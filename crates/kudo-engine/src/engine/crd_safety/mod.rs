@@ -147,8 +147,8 @@ pub async fn check_crd(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::rules::Rule;
+    use super::*;
 
     #[test]
     fn the_message_names_crd_rule_version_field_and_count() {

@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use futures::future::join_all;
 use kudo_plan::{Desired, Inputs};
 
+use super::Reads;
 use super::decide::{Node, decide};
 use super::{DependencyAction, DependencyPlan, TreeDecisions, TreePlan, TreeRequest, in_parents};
-use crate::cluster::{Cluster, ObjectRef, Reads};
+use crate::cluster::{Cluster, ObjectRef};
 use crate::engine::EngineError;
 use crate::engine::planning::{
     Changes, InstancePlan, PlanFailure, Prior, classify, plan_instance_in,
@@ -33,19 +34,11 @@ pub async fn plan_tree(
     let (decisions, reads) = decide(cluster, req.desired, walk, req.tree, Reads::new())
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
-    let planned = check(cluster, req, &decisions).await?;
+    let mut planned = check(cluster, req, &decisions).await?;
     // The whole tree is checked: an apply right after decides it again
     // (`TreePrior::checked`) from these reads rather than asking again.
-    cluster.hand_over(handoff_key(req.desired), reads);
+    planned.reads = reads;
     Ok(planned)
-}
-
-/// Whose decision reads a plan hands to the run after it.
-pub(crate) fn handoff_key(desired: &Desired<'_>) -> String {
-    format!(
-        "dependency instances of {}/{}",
-        desired.inputs.namespace, desired.inputs.instance
-    )
 }
 
 /// Plans the instance and each dependency instance `decisions` runs or removes,
@@ -142,6 +135,7 @@ pub(crate) async fn check(
     }
     Ok(TreePlan {
         instance,
+        reads: Reads::new(),
         dependencies,
         outlines,
     })

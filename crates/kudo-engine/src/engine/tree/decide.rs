@@ -13,8 +13,9 @@ use kudo_package::Package;
 use kudo_plan::{Action, ChildPlan, Desired, Inputs, Location, PlanWalk};
 use serde_json::Value;
 
+use super::Reads;
 use super::{DependencyAction, DependencyDecision, TreeDecisions, TreePrior};
-use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef, Reads};
+use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 use crate::engine::dependency::{self, ChildAction, ExistingChild};
 use crate::engine::{EngineError, LABEL_INSTANCE, instance_ref};
 

@@ -22,8 +22,8 @@ use super::planning::{Contents, InstancePlan, Prior};
 use super::{CrdSafety, EngineError};
 use crate::cluster::ObjectRef;
 
+pub(crate) use check::check;
 pub use check::plan_tree;
-pub(crate) use check::{check, handoff_key};
 pub use decide::decide;
 
 /// What Terraform state records of one dependency instance: the objects its runs
@@ -73,7 +73,14 @@ pub struct TreePrior<'a> {
     /// namespace the apply creates): the steps write without rehearsing their objects
     /// first, since the server took each of them moments ago.
     pub every_object_checked: bool,
+    /// With `checked`: the reads of that plan ([`TreePlan::reads`]), handed by the caller
+    /// (Terraform's private state carries them from the final plan to the apply), so
+    /// the run decides the tree from what the plan saw rather than asking again.
+    pub reads: Option<&'a Reads>,
 }
+
+/// Objects as read (`None`: not found), by name.
+pub type Reads = std::collections::HashMap<String, Option<serde_json::Value>>;
 
 impl TreePrior<'_> {
     fn record(&self, instance: &str) -> Option<&DependencyRecord> {
@@ -195,6 +202,9 @@ pub struct DependencyPlan {
 #[derive(Debug, Clone)]
 pub struct TreePlan {
     pub instance: InstancePlan,
+    /// The child Instances the plan read, by name (`None`: not found): the apply right
+    /// after it decides the same tree from them ([`TreePrior::reads`]).
+    pub reads: Reads,
     pub dependencies: Vec<DependencyPlan>,
     /// The phases and steps each instance runs, in run order: the instance's first, then
     /// each dependency instance that runs a plan.
