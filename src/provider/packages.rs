@@ -1,6 +1,7 @@
 //! Finding the package behind an operator: from its source when `kudo_operator` plans
 //! and applies, and from a plan-time copy ([`PlanCache`]) or the cluster when
-//! `kudo_instance` does. The copies live under Terraform's data directory.
+//! `kudo_instance` does. The copies live under Terraform's data directory, as does the
+//! discovery the provider's processes share.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,13 @@ fn data_dir() -> PathBuf {
 /// The plan-time package copies of this configuration (`<data dir>/kudo/operators`).
 pub fn plan_cache() -> PlanCache {
     PlanCache::new(data_dir().join("kudo").join("operators"))
+}
+
+/// Where the provider processes of this configuration share discovery
+/// (`<data dir>/kudo/discovery`, one file per API server): Terraform starts the provider
+/// several times per command, and each would otherwise ask the API server again.
+pub fn discovery_cache_dir() -> PathBuf {
+    data_dir().join("kudo").join("discovery")
 }
 
 /// Where packages are read from: the repositories, with downloads kept by digest under

@@ -81,12 +81,16 @@ pub struct RequestStats {
 
 impl RequestInfo {
     /// `"<verb> <resource>"`, with `/<subresource>` when there is one (`"get
-    /// deployments"`, `"watch configmaps"`, `"patch instances/status"`, `"get
-    /// discovery"`): the key of [`crate::KubeSim::request_counts`].
+    /// deployments"`, `"watch configmaps"`, `"patch instances/status"`), and discovery
+    /// with its path (`"get discovery /apis/apps/v1"`), so that a test can tell the
+    /// version check from discovery proper: the key of [`crate::KubeSim::request_counts`].
     pub fn key(&self) -> String {
-        match &self.subresource {
-            Some(sub) => format!("{} {}/{sub}", self.verb, self.resource),
-            None => format!("{} {}", self.verb, self.resource),
+        match (&self.subresource, &self.name) {
+            (Some(sub), _) => format!("{} {}/{sub}", self.verb, self.resource),
+            (None, Some(path)) if self.resource == DISCOVERY => {
+                format!("{} {} {path}", self.verb, self.resource)
+            }
+            (None, _) => format!("{} {}", self.verb, self.resource),
         }
     }
 }
@@ -255,5 +259,7 @@ mod tests {
                 discovery_faulted: 1,
             }
         );
+        assert_eq!(discovery.key(), "get discovery /apis");
+        assert_eq!(cm.key(), "get configmaps");
     }
 }

@@ -278,8 +278,9 @@ impl KubeSim {
 
     /// Requests served so far by kind of request: `"<verb> <resource>"` (with
     /// `/<subresource>`), e.g. `"get deployments"`, `"list configmaps"`, `"watch
-    /// statefulsets"`, `"patch instances/status"`, `"get discovery"` (same as `GET
-    /// {admin_url}/stats/requests`). Faulted requests count too.
+    /// statefulsets"`, `"patch instances/status"`, and discovery by path, `"get discovery
+    /// /version"`, `"get discovery /apis"` (same as `GET {admin_url}/stats/requests`).
+    /// Faulted requests count too.
     pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
         self.shared.counts().clone()
     }

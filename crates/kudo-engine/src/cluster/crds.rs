@@ -118,6 +118,9 @@ pub(crate) async fn check(cluster: &Cluster) -> Result<(), ClusterError> {
 }
 
 pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
+    // Whether to create them is the server's word, not the discovery file's: someone
+    // may have deleted them since an earlier process wrote it.
+    cluster.confirm_group_version(KUDO_API_VERSION).await?;
     let mut pending = Vec::new();
     for manifest in missing(cluster).await? {
         let r = ObjectRef::from_object(&manifest)?;

@@ -4,19 +4,21 @@
 //! request per API group (about 30 on a real cluster) and fails as a whole on the first
 //! error, so under a few percent of transient faults it almost never completes, and
 //! retrying it as a whole does not help. Aggregated discovery (Kubernetes 1.26+) needs
-//! two requests; older servers get the per-group walk. The result is cached for the
-//! provider process (one Terraform command) by the caller.
+//! two requests; older servers get the per-group walk. The caller keeps the result for
+//! the provider process, and for the next processes in a file (`discovery_cache`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
 use kube::Client;
 use kube::core::discovery::v2::APIGroupDiscoveryList;
-use kube::discovery::ApiResource;
+use kube::discovery::{ApiResource, Scope};
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{RetryError, with_retry};
 
-/// One served kind at its group's preferred version.
-#[derive(Debug, Clone, PartialEq)]
+/// One served kind: at its group's preferred version in the list of every served kind,
+/// or of the group-version asked for when a kind is resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ServedKind {
     pub ar: ApiResource,
     pub namespaced: bool,
@@ -26,6 +28,13 @@ pub(crate) struct ServedKind {
 impl ServedKind {
     pub(crate) fn supports(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
+    }
+
+    pub(crate) fn scope(&self) -> Scope {
+        match self.namespaced {
+            true => Scope::Namespaced,
+            false => Scope::Cluster,
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! Talking to the Kubernetes API: a client from provider settings, a discovery cache,
-//! server-side apply, get, delete-and-wait, waiting by watching, and the KUDO CRDs.
+//! Talking to the Kubernetes API: a client from provider settings, a discovery cache
+//! (shared through a file by the processes of one Terraform run), server-side apply,
+//! get, delete-and-wait, waiting by watching, and the KUDO CRDs.
 
 mod apply_body;
 mod conflict;
@@ -8,6 +9,7 @@ mod credential_cache;
 mod credential_plugin;
 mod credentials;
 mod discovery;
+mod discovery_cache;
 mod error;
 mod exec;
 mod failure;
@@ -28,7 +30,6 @@ use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
-use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Scope};
 use kube_api_versions::{Translation, Translator};
 use serde_json::Value;
@@ -61,14 +62,19 @@ pub const FIELD_MANAGER: &str = "terraform-provider-kudo";
 pub struct Cluster {
     client: Client,
     url: String,
-    discovery: Arc<Mutex<DiscoveryCache>>,
+    /// The kinds of each group-version resolved, and every served kind for the label
+    /// sweep (discovered once and again after we create a CRD): from the server, or
+    /// from the discovery file of an earlier process ([`discovery_cache`]).
+    discovery: Arc<Mutex<discovery_cache::Known>>,
+    /// Where discovery is shared with the other processes of the Terraform run
+    /// ([`ConnectionSettings::discovery_cache_dir`]).
+    discovery_file: Option<Arc<discovery_cache::DiscoveryFile>>,
     /// One discovery at a time per group-version: the objects of a task resolve their
     /// kinds concurrently, and the first answer serves the others.
     discovering: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
-    /// Every served kind, for the label sweep: discovered once per provider process (one
-    /// Terraform command) and again after we create a CRD. The async lock makes
-    /// concurrent sweeps share one discovery instead of each making its own.
-    served_kinds: Arc<tokio::sync::Mutex<Option<Arc<Vec<ServedKind>>>>>,
+    /// One discovery of every served kind at a time: concurrent sweeps share one
+    /// instead of each making its own.
+    discovering_all: Arc<tokio::sync::Mutex<()>>,
     /// Kinds found unserved during one planning call ([`Cluster::remembering_misses`]):
     /// asked again, such a kind would cost a discovery request per object (a tree's
     /// child Instances before KUDO's CRDs exist, the custom kinds a plan's CRDs
@@ -101,9 +107,6 @@ pub struct ServedObject {
     /// [`kube_api_versions::strip_removed_fields`]); one note each.
     pub removed_fields: Vec<String>,
 }
-
-/// (apiVersion, kind) -> served resource and scope.
-type DiscoveryCache = HashMap<(String, String), (ApiResource, Scope)>;
 
 /// (apiVersion, kind) pairs a planning call found unserved.
 type KindMisses = HashSet<(String, String)>;
@@ -165,19 +168,15 @@ fn namespace_gone(status: &kube::core::Status) -> Option<String> {
     }
 }
 
-fn gvk_of(api_version: &str, kind: &str) -> GroupVersionKind {
-    match api_version.split_once('/') {
-        Some((group, version)) => GroupVersionKind::gvk(group, version, kind),
-        None => GroupVersionKind::gvk("", api_version, kind),
-    }
-}
-
 impl Cluster {
     /// Builds the client from `settings` and checks that the API server answers.
     pub async fn connect(settings: &ConnectionSettings) -> Result<Cluster, ClusterError> {
         let env = |k: &str| std::env::var(k).ok();
         let mut config = settings::build_config(settings, &env).await?;
         let url = config.cluster_url.to_string();
+        // Part of the discovery file's name: a cluster created again at the same
+        // address has a new CA, and must not take the old one's discovery.
+        let ca = config.root_cert.clone().unwrap_or_default();
         // A plugin or token file is the provider's to run and renew, not kube-rs'.
         let source = credential_cache::take_renewable(&mut config.auth_info);
         let exec_command = match &source {
@@ -236,9 +235,10 @@ impl Cluster {
         let cluster = Cluster {
             client,
             url: url.clone(),
-            discovery: Arc::new(Mutex::new(HashMap::new())),
+            discovery: Arc::default(),
+            discovery_file: None,
             discovering: Arc::new(Mutex::new(HashMap::new())),
-            served_kinds: Arc::new(tokio::sync::Mutex::new(None)),
+            discovering_all: Arc::default(),
             misses: None,
             translator: Arc::new(Translator::default()),
             server_version: Arc::from(""),
@@ -268,10 +268,21 @@ impl Cluster {
             }
         };
         tracing::info!(url = %url, version = %version.git_version, "connected to Kubernetes");
-        Ok(Cluster {
+        let discovery_file = settings.discovery_cache_dir.as_deref().map(|dir| {
+            Arc::new(discovery_cache::DiscoveryFile::new(
+                dir,
+                &url,
+                &ca,
+                &version.git_version,
+            ))
+        });
+        let cluster = Cluster {
             server_version: Arc::from(version.git_version.as_str()),
+            discovery_file,
             ..cluster
-        })
+        };
+        cluster.read_discovery_file();
+        Ok(cluster)
     }
 
     /// Uses `translator` for objects written for API versions the cluster does not serve.
@@ -453,18 +464,19 @@ impl Cluster {
     /// Resolves apiVersion + kind to the served resource (plural, scope) by asking the
     /// server. One request lists the whole group-version and caches every kind it
     /// serves (a package's Services, ConfigMaps and Secrets cost one request, not three);
-    /// hits are cached, and a miss asks again, so CRDs created a moment ago are found
-    /// (except within one planning call: [`Cluster::remembering_misses`]).
+    /// hits are cached, also for the next processes ([`discovery_cache`]), and a miss
+    /// asks again, so CRDs created a moment ago are found (except within one planning
+    /// call: [`Cluster::remembering_misses`]).
     pub async fn resolve(
         &self,
         api_version: &str,
         kind: &str,
     ) -> Result<(ApiResource, Scope), ClusterError> {
         let key = (api_version.to_string(), kind.to_string());
-        if let Some(hit) = self.cache_get(&key) {
+        if let Some(hit) = self.known_kind(api_version, kind) {
             return Ok(hit);
         }
-        if self.known_miss(&key) {
+        if self.known_miss(&key) || self.known_unserved(api_version) {
             return Err(self.unknown(api_version, kind));
         }
         let gate = self
@@ -477,35 +489,18 @@ impl Cluster {
             None => None,
         };
         // Whoever held the turn may have discovered it meanwhile.
-        if let Some(hit) = self.cache_get(&key) {
+        if let Some(hit) = self.known_kind(api_version, kind) {
             return Ok(hit);
         }
         if self.known_miss(&key) {
             return Err(self.unknown(api_version, kind));
         }
-        let gvk = gvk_of(api_version, kind);
-        let gv = kube::core::GroupVersion::gv(&gvk.group, &gvk.version);
-        let answer = with_retry("discovery", None, || {
-            kube::discovery::pinned_group(&self.client, &gv)
-        })
-        .await;
-        match answer {
-            Ok(group) => {
-                // What kube's `pinned_kind` answers for each kind: the first resource
-                // of the list with that kind (subresources are already left out).
-                let served = group.versioned_resources(&gvk.version);
-                let found = served
-                    .iter()
-                    .find(|(ar, _)| ar.kind == kind)
-                    .map(|(ar, caps)| (ar.clone(), caps.scope.clone()));
-                if let Ok(mut cache) = self.discovery.lock() {
-                    for (ar, caps) in served {
-                        cache
-                            .entry((api_version.to_string(), ar.kind.clone()))
-                            .or_insert((ar, caps.scope));
-                    }
-                }
-                found.ok_or_else(|| {
+        // Asked also when the discovery file lists the group-version without the kind:
+        // a CRD may have been created since, and then the file is forgotten.
+        match self.ask_group_version(api_version).await {
+            Ok(served) => {
+                self.learned_group_version(api_version, served);
+                self.known_kind(api_version, kind).ok_or_else(|| {
                     self.remember_miss(key);
                     self.unknown(api_version, kind)
                 })
@@ -516,15 +511,12 @@ impl Cluster {
             }
             Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => {
                 // Nothing of the group-version is served: no kind of it is.
+                self.group_version_gone(api_version);
                 self.remember_miss((api_version.to_string(), String::new()));
                 Err(self.unknown(api_version, kind))
             }
             Err(e) => Err(self.error("discover", &format!("{kind} in {api_version}"), e)),
         }
-    }
-
-    fn cache_get(&self, key: &(String, String)) -> Option<(ApiResource, Scope)> {
-        self.discovery.lock().ok().and_then(|c| c.get(key).cloned())
     }
 
     fn unknown(&self, api_version: &str, kind: &str) -> ClusterError {
@@ -707,6 +699,20 @@ impl Cluster {
         dry_run: bool,
         owned: bool,
     ) -> Result<Value, ClusterError> {
+        match self.apply_once(obj, dry_run, owned).await {
+            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+                self.apply_once(obj, dry_run, owned).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn apply_once(
+        &self,
+        obj: &Value,
+        dry_run: bool,
+        owned: bool,
+    ) -> Result<Value, ClusterError> {
         // Callers normally pass the served form already; converting here too keeps a
         // manifest for a removed version from ever reaching the server.
         let mut body = self.served_form(obj).await?.object;
@@ -737,7 +743,7 @@ impl Cluster {
             Ok(applied) => {
                 tracing::debug!(object = %r, dry_run, "applied");
                 if !dry_run && is_crd(&r) {
-                    self.forget_served_kinds().await;
+                    self.forget_served_kinds();
                 }
                 return to_json(&applied, &r);
             }
@@ -775,7 +781,7 @@ impl Cluster {
         .map_err(|e| self.error("apply", &r.to_string(), e))?;
         tracing::debug!(object = %r, dry_run, "applied (forced)");
         if !dry_run && is_crd(&r) {
-            self.forget_served_kinds().await;
+            self.forget_served_kinds();
         }
         to_json(&applied, &r)
     }
@@ -798,6 +804,15 @@ impl Cluster {
     /// which tells the caller someone else made it first. `dry_run` asks the server to
     /// judge the request (admission, RBAC) without storing anything.
     pub async fn create(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        match self.create_once(obj, dry_run).await {
+            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+                self.create_once(obj, dry_run).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn create_once(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
         let r = ObjectRef::from_object(obj)?;
         let api = self.api_for(&r).await?;
         let body: DynamicObject =
@@ -902,11 +917,16 @@ impl Cluster {
     }
 
     /// Every kind the server serves (see [`discovery`]), from the cache when this
-    /// process discovered them before and has created no CRD since.
+    /// process or an earlier one of the run discovered them before and no CRD was
+    /// created since.
     async fn served_kinds(&self) -> Result<Arc<Vec<ServedKind>>, ClusterError> {
-        let mut cached = self.served_kinds.lock().await;
-        if let Some(kinds) = cached.as_ref() {
-            return Ok(kinds.clone());
+        if let Some(kinds) = self.known_served_kinds() {
+            return Ok(kinds);
+        }
+        let _turn = self.discovering_all.lock().await;
+        // Whoever held the turn discovered them meanwhile.
+        if let Some(kinds) = self.known_served_kinds() {
+            return Ok(kinds);
         }
         let kinds = Arc::new(
             discovery::served_kinds(&self.client, None)
@@ -914,13 +934,8 @@ impl Cluster {
                 .map_err(|e| self.error("discover", "API groups", e))?,
         );
         tracing::debug!(kinds = kinds.len(), "discovered the served kinds");
-        *cached = Some(kinds.clone());
+        self.learned_served_kinds(kinds.clone());
         Ok(kinds)
-    }
-
-    /// A CRD we created adds a kind the cached discovery does not know yet.
-    async fn forget_served_kinds(&self) {
-        *self.served_kinds.lock().await = None;
     }
 
     /// Creates the Operator, OperatorVersion and Instance CRDs when missing and waits
@@ -937,6 +952,12 @@ impl Cluster {
     pub async fn check_kudo_crds(&self) -> Result<(), ClusterError> {
         crds::check(self).await
     }
+}
+
+/// A write answered 404 outside a missing namespace: the resource it went to is not
+/// served (any more). When the discovery file mapped it, the file is out of date.
+fn resource_not_served(e: &ClusterError) -> bool {
+    matches!(e, ClusterError::Api { code: 404, .. })
 }
 
 fn is_crd(r: &ObjectRef) -> bool {

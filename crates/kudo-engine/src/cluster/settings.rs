@@ -103,6 +103,11 @@ pub struct ConnectionSettings {
     /// How many requests may wait for the API server at once (the provider's
     /// `max_requests_in_flight`); `None`: [`DEFAULT_MAX_REQUESTS_IN_FLIGHT`].
     pub max_requests_in_flight: Option<usize>,
+    /// A directory where discovery (which resource serves each kind) is kept for other
+    /// processes talking to the same API server, one file per server; `None`: each
+    /// process discovers for itself. Not a provider setting: the provider names a
+    /// folder of Terraform's data directory, shared by the processes of one run.
+    pub discovery_cache_dir: Option<PathBuf>,
 }
 
 /// Requests in flight at once by default: enough that a cluster 50 ms away answers a
@@ -188,6 +193,7 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("exec", &self.exec)
             .field("request_timeout", &self.request_timeout)
             .field("max_requests_in_flight", &self.max_requests_in_flight)
+            .field("discovery_cache_dir", &self.discovery_cache_dir)
             .finish()
     }
 }
