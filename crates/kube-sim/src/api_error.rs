@@ -12,6 +12,9 @@ pub struct ApiError {
     pub details: Option<Value>,
     /// Seconds for a `Retry-After` header (throttling faults).
     pub retry_after: Option<u64>,
+    /// Answered as the real server answers a path no API group serves: the text
+    /// `404 page not found`, not a `Status` ([`ApiError::page_not_found`]).
+    pub plain_text: bool,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -24,6 +27,17 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after: None,
+            plain_text: false,
+        }
+    }
+
+    /// A path under a group-version the server does not serve (a CRD's group before
+    /// the CRD is served, or after it is deleted): the real API server's mux answers
+    /// it with the text `404 page not found` and no `Status`.
+    pub fn page_not_found() -> Self {
+        ApiError {
+            plain_text: true,
+            ..ApiError::new(404, "NotFound", "404 page not found")
         }
     }
 

@@ -73,6 +73,13 @@ pub fn json_response(status: StatusCode, v: &Value) -> Resp {
 
 pub fn error_response(e: &ApiError) -> Resp {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if e.plain_text {
+        return full(
+            status,
+            "text/plain; charset=utf-8",
+            format!("{}\n", e.message),
+        );
+    }
     let mut r = json_response(status, &e.to_status());
     if let Some(secs) = e.retry_after
         && let Ok(v) = HeaderValue::from_str(&secs.to_string())
@@ -531,11 +538,14 @@ fn resolve(ctx: &Ctx, p: &ResPath) -> ApiResult<ResourceType> {
         .with_details(json!({}))
     };
     let store = ctx.shared.store();
-    let rt = store
-        .registry
-        .find(&p.group, &p.version, &p.plural)
-        .cloned()
-        .ok_or_else(not_found)?;
+    let rt = match store.registry.find(&p.group, &p.version, &p.plural) {
+        Some(rt) => rt.clone(),
+        // A group-version nothing serves is not routed at all on a real server.
+        None if !store.registry.serves_group_version(&p.group, &p.version) => {
+            return Err(ApiError::page_not_found());
+        }
+        None => return Err(not_found()),
+    };
     if p.namespace.is_some() && !rt.namespaced {
         return Err(not_found());
     }

@@ -157,6 +157,13 @@ impl Registry {
         self.release = release;
     }
 
+    /// Whether any type is served at `group`/`version`.
+    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+        self.types
+            .iter()
+            .any(|t| t.group == group && t.version == version)
+    }
+
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
         self.types
             .iter()

@@ -842,6 +842,38 @@ mod tests {
         /// serving it as `gizmos`: the write answered 404 forgets the file and is sent
         /// again to the resource the server names.
         #[tokio::test]
+        async fn a_read_of_a_group_no_longer_served_asks_again_rather_than_failing() {
+            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
+            let dir = tempfile::tempdir().expect("temp dir");
+            let kubectl = Cluster::connect(&settings(&sim, None))
+                .await
+                .expect("connect");
+            let gadgets = crd("example.com", "Gadget", "gadgets");
+            kubectl.apply(&gadgets, false).await.expect("CRD");
+            let first = Cluster::connect(&settings(&sim, Some(dir.path())))
+                .await
+                .expect("connect");
+            let one = custom("Gadget", "one");
+            first.apply(&one, false).await.expect("Gadget");
+            // The CRD goes (as a destroy removes it): its group answers the real
+            // server's plain `404 page not found`, while the file still maps the kind.
+            let cancel = CancellationToken::new();
+            let crd_ref = ObjectRef::from_object(&gadgets).expect("ref");
+            kubectl
+                .delete_and_wait(&crd_ref, &cancel)
+                .await
+                .expect("deleted");
+            let second = Cluster::connect(&settings(&sim, Some(dir.path())))
+                .await
+                .expect("connect");
+            let found = second
+                .get(&ObjectRef::from_object(&one).expect("ref"))
+                .await
+                .expect("a read of an unserved kind is no error");
+            assert!(found.is_none());
+        }
+
+        #[tokio::test]
         async fn a_write_the_server_answers_404_forgets_the_file_and_is_sent_again() {
             let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
             let dir = tempfile::tempdir().expect("temp dir");

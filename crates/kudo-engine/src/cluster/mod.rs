@@ -845,6 +845,18 @@ impl Cluster {
 
     /// The object, or None when it does not exist or the server does not know its kind.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        match self.get_once(r).await {
+            // An absent object is `None`; a 404 left over is the server's "page not
+            // found": it does not serve the kind the discovery file mapped (a CRD
+            // deleted and created again, not established yet). Asked again without it.
+            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+                self.get_once(r).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn get_once(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         let api = match self.api_for(r).await {
             Ok(api) => api,
             Err(ClusterError::UnknownKind { .. }) => return Ok(None),
