@@ -540,8 +540,9 @@ fn resolve(ctx: &Ctx, p: &ResPath) -> ApiResult<ResourceType> {
     let store = ctx.shared.store();
     let rt = match store.registry.find(&p.group, &p.version, &p.plural) {
         Some(rt) => rt.clone(),
-        // A group-version nothing serves is not routed at all on a real server.
-        None if !store.registry.serves_group_version(&p.group, &p.version) => {
+        // A group nothing serves (a CRD's, once deleted) is not routed at all on a
+        // real server; a served group's unknown version or resource gets the Status.
+        None if !p.group.is_empty() && !store.registry.serves_group(&p.group) => {
             return Err(ApiError::page_not_found());
         }
         None => return Err(not_found()),

@@ -157,11 +157,9 @@ impl Registry {
         self.release = release;
     }
 
-    /// Whether any type is served at `group`/`version`.
-    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
-        self.types
-            .iter()
-            .any(|t| t.group == group && t.version == version)
+    /// Whether any type is served in `group`, at any version.
+    pub fn serves_group(&self, group: &str) -> bool {
+        self.types.iter().any(|t| t.group == group)
     }
 
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {

@@ -48,6 +48,15 @@ pub struct ApplyRequest<'a> {
     pub must_not_exist: bool,
 }
 
+impl ApplyRequest<'_> {
+    /// Every value, sensitive ones included: what the templates see.
+    pub(crate) fn all_values(&self) -> BTreeMap<String, String> {
+        let mut all = self.public.clone();
+        all.extend(self.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+        all
+    }
+}
+
 /// What the state records after an apply, whether its run succeeded or not.
 #[derive(Debug)]
 pub struct Applied {
@@ -109,8 +118,7 @@ async fn apply_checked(
     cancel: &CancellationToken,
 ) -> Result<Applied, Refusal> {
     let pkg = req.package;
-    let mut all = req.public.clone();
-    all.extend(req.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let all = req.all_values();
     let effective = pkg.effective_params(&all).map_err(Refusal::Parameters)?;
     // Computed before the run, so that a surprise here cannot lose the record of what
     // the run created.

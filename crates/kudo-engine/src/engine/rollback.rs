@@ -90,8 +90,7 @@ pub const ANNOTATION_MIGRATES_DATA: &str = "rollback.kudo.dev/migrates-data";
 /// inventory), in the plan's order. Rendered as the run rendered them; a render that
 /// fails now names nothing.
 pub fn migrating_objects(failed: &ApplyRequest<'_>, written: &[ObjectRef]) -> Vec<ObjectRef> {
-    let mut all = failed.public.clone();
-    all.extend(failed.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let all = failed.all_values();
     let inputs = kudo_plan::Inputs {
         package: failed.package,
         instance: failed.name,
