@@ -154,23 +154,34 @@ plans:
 }
 
 fn write_config(ctx: &TestContext, settings: &str) {
+    write_main(
+        ctx,
+        "operator",
+        "ledger",
+        settings,
+        "create = \"5s\"\n    update = \"5s\"",
+    );
+}
+
+/// `main.tf`: `kudo_operator.op` of the package in `package` and `kudo_instance.<name>`
+/// of it with `settings` and the `timeouts` lines `timeouts` (HCL).
+fn write_main(ctx: &TestContext, package: &str, name: &str, settings: &str, timeouts: &str) {
     ctx.write(
         "main.tf",
         &format!(
             r#"{PREAMBLE}
 resource "kudo_operator" "op" {{
-  package   = "${{path.module}}/operator"
+  package   = "${{path.module}}/{package}"
   namespace = var.namespace
 }}
 
-resource "kudo_instance" "ledger" {{
-  name      = "ledger"
+resource "kudo_instance" "{name}" {{
+  name      = "{name}"
   namespace = var.namespace
   operator  = kudo_operator.op.id
   {settings}
   timeouts {{
-    create = "5s"
-    update = "5s"
+    {timeouts}
   }}
 }}
 "#
@@ -418,26 +429,12 @@ fn instances(ctx: &TestContext) -> Vec<(String, String)> {
 fn a_dependency_failing_two_levels_down_rolls_the_whole_tree_back() {
     let ctx = TestContext::new("rollback-tree");
     write_tree(&ctx, "1.0.0");
-    ctx.write(
-        "main.tf",
-        &format!(
-            r#"{PREAMBLE}
-resource "kudo_operator" "top" {{
-  package   = "${{path.module}}/top"
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" "t" {{
-  name                = "t"
-  namespace           = var.namespace
-  operator            = kudo_operator.top.id
-  rollback_on_failure = true
-  timeouts {{
-    update = "5s"
-  }}
-}}
-"#
-        ),
+    write_main(
+        &ctx,
+        "top",
+        "t",
+        "rollback_on_failure = true",
+        "update = \"5s\"",
     );
     ctx.tf.apply(&[]).assert_success();
     let before = instances(&ctx);
@@ -581,26 +578,12 @@ fn an_interrupted_upgrade_rolls_back_too() {
     let ctx = TestContext::new("rollback-interrupt");
     write_v1(&ctx, "operator");
     // Limits far longer than the test: only the interrupt stops the upgrade.
-    ctx.write(
-        "main.tf",
-        &format!(
-            r#"{PREAMBLE}
-resource "kudo_operator" "op" {{
-  package   = "${{path.module}}/operator"
-  namespace = var.namespace
-}}
-
-resource "kudo_instance" "ledger" {{
-  name                = "ledger"
-  namespace           = var.namespace
-  operator            = kudo_operator.op.id
-  rollback_on_failure = true
-  timeouts {{
-    update = "10m"
-  }}
-}}
-"#
-        ),
+    write_main(
+        &ctx,
+        "operator",
+        "ledger",
+        "rollback_on_failure = true",
+        "update = \"10m\"",
     );
     ctx.tf.apply(&[]).assert_success();
     write_v2(&ctx, "operator");

@@ -838,61 +838,55 @@ mod tests {
             assert_eq!(discovered_since(&sim, &before), Vec::<String>::new());
         }
 
-        /// The file maps kind Gadget to `gadgets`, but its CRD was replaced by one
-        /// serving it as `gizmos`: the write answered 404 forgets the file and is sent
-        /// again to the resource the server names.
-        #[tokio::test]
-        async fn a_read_of_a_group_no_longer_served_asks_again_rather_than_failing() {
-            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
-            let dir = tempfile::tempdir().expect("temp dir");
-            let kubectl = Cluster::connect(&settings(&sim, None))
+        /// kubectl installs the Gadget CRD (`gadgets`), a first process with `dir` writes
+        /// Gadget `one` (so the file maps the kind), then kubectl deletes the CRD, as a
+        /// destroy does. Returns kubectl's connection.
+        async fn gadget_mapped_then_crd_deleted(sim: &KubeSim, dir: &std::path::Path) -> Cluster {
+            let kubectl = Cluster::connect(&settings(sim, None))
                 .await
                 .expect("connect");
             let gadgets = crd("example.com", "Gadget", "gadgets");
             kubectl.apply(&gadgets, false).await.expect("CRD");
-            let first = Cluster::connect(&settings(&sim, Some(dir.path())))
-                .await
-                .expect("connect");
-            let one = custom("Gadget", "one");
-            first.apply(&one, false).await.expect("Gadget");
-            // The CRD goes (as a destroy removes it): its group answers the real
-            // server's plain `404 page not found`, while the file still maps the kind.
-            let cancel = CancellationToken::new();
-            let crd_ref = ObjectRef::from_object(&gadgets).expect("ref");
-            kubectl
-                .delete_and_wait(&crd_ref, &cancel)
-                .await
-                .expect("deleted");
-            let second = Cluster::connect(&settings(&sim, Some(dir.path())))
-                .await
-                .expect("connect");
-            let found = second
-                .get(&ObjectRef::from_object(&one).expect("ref"))
-                .await
-                .expect("a read of an unserved kind is no error");
-            assert!(found.is_none());
-        }
-
-        #[tokio::test]
-        async fn a_write_the_server_answers_404_forgets_the_file_and_is_sent_again() {
-            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
-            let dir = tempfile::tempdir().expect("temp dir");
-            let kubectl = Cluster::connect(&settings(&sim, None))
-                .await
-                .expect("connect");
-            let gadgets = crd("example.com", "Gadget", "gadgets");
-            kubectl.apply(&gadgets, false).await.expect("CRD");
-            let first = Cluster::connect(&settings(&sim, Some(dir.path())))
+            let first = Cluster::connect(&settings(sim, Some(dir)))
                 .await
                 .expect("connect");
             first
                 .apply(&custom("Gadget", "one"), false)
                 .await
                 .expect("Gadget");
-
             let cancel = CancellationToken::new();
             let r = ObjectRef::from_object(&gadgets).expect("ref");
             kubectl.delete_and_wait(&r, &cancel).await.expect("deleted");
+            kubectl
+        }
+
+        /// The CRD is gone: its group answers the real server's plain `404 page not
+        /// found`, while the file still maps the kind. The read forgets the file and
+        /// finds the object absent rather than failing.
+        #[tokio::test]
+        async fn a_read_of_a_group_no_longer_served_asks_again_rather_than_failing() {
+            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
+            let dir = tempfile::tempdir().expect("temp dir");
+            gadget_mapped_then_crd_deleted(&sim, dir.path()).await;
+            let second = Cluster::connect(&settings(&sim, Some(dir.path())))
+                .await
+                .expect("connect");
+            let one = ObjectRef::from_object(&custom("Gadget", "one")).expect("ref");
+            let found = second
+                .get(&one)
+                .await
+                .expect("a read of an unserved kind is no error");
+            assert!(found.is_none());
+        }
+
+        /// The file maps kind Gadget to `gadgets`, but its CRD was replaced by one
+        /// serving it as `gizmos`: the write answered 404 forgets the file and is sent
+        /// again to the resource the server names.
+        #[tokio::test]
+        async fn a_write_the_server_answers_404_forgets_the_file_and_is_sent_again() {
+            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
+            let dir = tempfile::tempdir().expect("temp dir");
+            let kubectl = gadget_mapped_then_crd_deleted(&sim, dir.path()).await;
             kubectl
                 .apply(&crd("example.com", "Gadget", "gizmos"), false)
                 .await
