@@ -62,11 +62,11 @@ pub struct PrivateState {
     /// fails, with `rollback_on_failure` (see `instance::rollback`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<crate::provider::instance::RollbackTarget>,
-    /// Planned only (never in the state), with `checked`: the child Instances that
-    /// plan read, so that the apply right after it decides the tree from them
-    /// (`engine::TreePrior::reads`).
+    /// Planned only (never in the state), with `checked`: what that plan decided for
+    /// every dependency instance, which the apply runs as it is
+    /// (`engine::TreePrior::decided`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reads: Option<kudo_engine::engine::Reads>,
+    pub decided: Option<kudo_engine::engine::TreeDecisions>,
 }
 
 impl PrivateState {

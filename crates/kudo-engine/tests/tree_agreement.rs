@@ -341,7 +341,7 @@ async fn plan_and_apply(
         .map(|(n, o)| (n.clone(), o.clone()))
         .collect();
     let tree_prior = TreePrior {
-        reads: None,
+        decided: None,
         records: Some(records),
         drifted: Some(&below),
         fresh: previous.is_empty(),

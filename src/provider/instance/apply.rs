@@ -81,7 +81,7 @@ pub(super) async fn apply(
         private.checked = false;
         private.every_object_checked = false;
         private.rollback = None;
-        private.reads = None;
+        private.decided = None;
         resp.private = private.to_bytes();
     }
     resp
@@ -214,7 +214,7 @@ async fn run(
             fresh: change.prior.is_none(),
             checked: change.private.checked,
             every_object_checked: change.private.checked && change.private.every_object_checked,
-            reads: change.private.reads.as_ref(),
+            decided: change.private.decided.as_ref(),
         },
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),

@@ -54,7 +54,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     planned_private.checked = for_apply.checked;
     planned_private.every_object_checked = for_apply.every_object_checked;
     planned_private.rollback = for_apply.rollback;
-    planned_private.reads = for_apply.reads;
+    planned_private.decided = for_apply.decided;
     // A summary planned anew (it names run `runs + 1`) is this apply's run.
     let summary = |state: &tfplugin::Value| state.get("summary").clone();
     let new_summary = summary(&resp.planned_state);
@@ -261,7 +261,7 @@ async fn plan_inner(
             fresh: prior.is_none(),
             checked: false,
             every_object_checked: false,
-            reads: None,
+            decided: None,
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
@@ -305,8 +305,8 @@ async fn plan_inner(
         checked: planned_change.checked,
         every_object_checked: planned_change.every_object_checked,
         rollback: None,
-        reads: match planned_change.checked {
-            true => planned_change.tree.as_ref().map(|t| t.reads.clone()),
+        decided: match planned_change.checked {
+            true => planned_change.tree.as_ref().map(|t| t.decisions.clone()),
             false => None,
         },
     };
@@ -334,8 +334,8 @@ struct ForApply {
     every_object_checked: bool,
     /// Where a failure puts the instance back (`rollback_on_failure`).
     rollback: Option<rollback::RollbackTarget>,
-    /// See `PrivateState::reads`.
-    reads: Option<engine::Reads>,
+    /// See `PrivateState::decided`.
+    decided: Option<engine::TreeDecisions>,
 }
 
 /// The rollback target of an update planned to run `plan` (see [`rollback::target`]),

@@ -214,7 +214,7 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
             fresh: false,
             checked: false,
             every_object_checked: false,
-            reads: None,
+            decided: None,
         },
         crd_deletion: f.planned.crd_deletion(),
         crd_safety: f.planned.crd_safety(f.session.config.crd_upgrade_safety),

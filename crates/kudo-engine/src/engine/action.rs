@@ -21,9 +21,10 @@ use kudo_plan::{Desired, Inputs};
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::plan_run::{run_plan, run_plan_with_sensitive};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
-use super::run::{RunRequest, run_plan, run_plan_with_sensitive};
+use super::run::RunRequest;
 use super::{CrdDeletion, CrdSafety, EngineError, InstanceObject, PlanStatus, instance_ref};
 use crate::cluster::Cluster;
 

@@ -10,11 +10,12 @@ use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::plan_run::run_plan_with_sensitive;
 use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
-use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers, run_plan_with_sensitive};
+use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers};
 use super::tree::{DependencyRecords, TreePrior};
 use super::{CrdSafety, EngineError, PlanRefusal, PlanStatus, instance_ref, plan_status_of};
 use crate::cluster::{Cluster, ObjectRef};

@@ -281,7 +281,7 @@ async fn dry_run_alone(
             let notes = instance.notes.clone();
             let tree = TreePlan {
                 instance,
-                reads: Default::default(),
+                decisions: Default::default(),
                 dependencies: Vec::new(),
                 // What the dependency instances run is not known yet.
                 outlines: Vec::new(),

@@ -21,6 +21,7 @@ mod operator;
 mod operator_tree;
 mod ownership;
 mod pipe;
+mod plan_run;
 mod planning;
 mod pod_trouble;
 mod preview;
@@ -70,6 +71,7 @@ pub use operator_tree::{
     dependency_install_sequence, install_tree, uninstall_tree,
 };
 pub use ownership::InstanceHolders;
+pub use plan_run::{run_plan, run_plan_with_sensitive};
 pub(crate) use planning::classify;
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current, current_of,
@@ -83,13 +85,13 @@ pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, judge};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept};
 pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
-pub use run::{RunOutcome, RunRequest, run_plan, run_plan_with_sensitive};
+pub use run::{RunOutcome, RunRequest};
 pub use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
 pub use sharing::ANNOTATION_USED_BY;
 pub(crate) use status::plan_status_of;
 pub use status::{ExecutionStatus, PlanStatus};
 pub use tree::{
-    DependencyAction, DependencyRecords, Reads, TreePlan, TreePrior, TreeRequest, plan_tree,
+    DependencyAction, DependencyRecords, TreeDecisions, TreePlan, TreePrior, TreeRequest, plan_tree,
 };
 pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,

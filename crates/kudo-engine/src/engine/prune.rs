@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::cluster::ObjectRef;
+use kudo_plan::Desired;
+
+use crate::cluster::{Cluster, ObjectRef};
 
 /// Objects of `previous` (the inventory the run started from, less what it deleted)
 /// that the run did not apply and that no plan of the package wants any more
@@ -23,6 +25,52 @@ pub fn unwanted(
         .filter(|r| !applied.contains(r) && !wanted.contains(r))
         .cloned()
         .collect()
+}
+
+/// The references of everything the package wants after any of its plans (the run's
+/// pruning rule, [`kudo_plan::Desired::wanted`]): rendered objects under the version the
+/// cluster serves them as, pipe artifacts, child Instances. None when some plan cannot
+/// be walked or an object cannot be named: then nothing is pruned.
+pub(crate) async fn wanted_refs(
+    cluster: &Cluster,
+    desired: &Desired<'_>,
+) -> Option<BTreeSet<ObjectRef>> {
+    let wanted = desired.wanted()?;
+    let namespace = desired.inputs.namespace;
+    let mut out = BTreeSet::new();
+    for rendered in wanted.objects {
+        let r = match ObjectRef::from_object(&rendered.object) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "not pruning: cannot identify a rendered object");
+                return None;
+            }
+        };
+        out.insert(with_namespace(cluster, r, namespace).await);
+    }
+    for (kind, name) in wanted.pipe_artifacts {
+        out.insert(ObjectRef::new("v1", &kind, Some(namespace), &name));
+    }
+    for child in wanted.children {
+        out.insert(super::instance_ref(namespace, &child));
+    }
+    Some(out)
+}
+
+/// Rendered objects without a namespace land in the instance's, unless their kind is
+/// cluster-scoped (the inventory records those without one).
+pub(crate) async fn with_namespace(cluster: &Cluster, r: ObjectRef, namespace: &str) -> ObjectRef {
+    // Under the version the run applies it as (see Cluster::served_form).
+    let mut r = cluster.served_ref(&r).await.unwrap_or(r);
+    if r.namespace.is_none()
+        && cluster
+            .is_namespaced(&r.api_version, &r.kind)
+            .await
+            .unwrap_or(true)
+    {
+        r.namespace = Some(namespace.to_string());
+    }
+    r
 }
 
 /// The stored objects a set of refs names (under any version of their group), for

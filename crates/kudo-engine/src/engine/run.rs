@@ -29,7 +29,6 @@ use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condi
 use answers::AnswerLog;
 pub use answers::{AnsweredWrite, WriteAnswers};
 // Also reachable as `run::wait_healthy`, where it was defined before.
-use super::tree::Reads;
 use super::tree::{DependencyRecords, TreeDecisions, TreePrior};
 pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
 use super::{EngineError, instance_ref};
@@ -94,26 +93,21 @@ pub struct RunOutcome {
 }
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
-/// fires. The Instance object is created or updated first (spec.operatorVersion,
+/// fires, doing with the dependency instances what `decisions` say (the final plan's,
+/// handed over, or made by [`super::plan_run`] just before): the run decides nothing.
+/// The Instance object is created or updated first (spec.operatorVersion,
 /// spec.parameters, spec.planExecution) and its `status.planStatus` follows progress.
-pub async fn run_plan(
+/// `sensitive`: the values of sensitive parameters, stored in the instance's Secret
+/// (see [`super::sensitive`]) instead of `spec.parameters`, an empty map removing it;
+/// `None` keeps and reads whatever Secret exists.
+pub(crate) async fn run_decided(
     cluster: &Cluster,
     req: RunRequest<'_>,
+    sensitive: Option<&BTreeMap<String, String>>,
+    decisions: &TreeDecisions,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    run_plan_impl(cluster, req, None, None, cancel).await
-}
-
-/// `run_plan` with the values of sensitive parameters, which are stored in the
-/// instance's Secret (see [`super::sensitive`]) instead of `spec.parameters`. An empty
-/// map removes the Secret; `run_plan` instead keeps and reads whatever Secret exists.
-pub async fn run_plan_with_sensitive(
-    cluster: &Cluster,
-    req: RunRequest<'_>,
-    sensitive: &BTreeMap<String, String>,
-    cancel: &CancellationToken,
-) -> Result<RunOutcome, EngineError> {
-    run_plan_impl(cluster, req, None, Some(sensitive), cancel).await
+    run_plan_impl(cluster, req, sensitive, decisions, cancel).await
 }
 
 /// `run_plan` for a dependency instance owned by `parent`, executing the decisions its
@@ -166,7 +160,7 @@ struct Sensitive<'a> {
 }
 
 /// Templates see every value; the Instance spec only the non-sensitive ones.
-fn all_parameters(
+pub(crate) fn all_parameters(
     req: &RunRequest<'_>,
     stored: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
@@ -177,7 +171,7 @@ fn all_parameters(
 
 /// The whole desired state first: whatever needs no cluster to fail fails here, with
 /// the words the plan used (kudo-plan is what the plan consulted too).
-fn desired_of<'p>(
+pub(crate) fn desired_of<'p>(
     req: &RunRequest<'p>,
     parameters: &'p BTreeMap<String, String>,
 ) -> Result<Desired<'p>, EngineError> {
@@ -192,14 +186,12 @@ fn desired_of<'p>(
     .map_err(|e| EngineError::from(e).with_plan(req.plan))
 }
 
-/// The top instance's run: the whole tree is decided and checked (server-side dry-run
-/// of every object, dependency instances' included) before anything is written, so
-/// whatever the plan could have refused, the apply refuses before its first write.
+/// The top instance's run.
 async fn run_plan_impl(
     cluster: &Cluster,
     req: RunRequest<'_>,
-    _parent: Option<Owner>,
     sensitive: Option<&BTreeMap<String, String>>,
+    tree: &TreeDecisions,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
     let stored = match sensitive {
@@ -210,75 +202,13 @@ async fn run_plan_impl(
     };
     let parameters = all_parameters(&req, &stored);
     let desired = desired_of(&req, &parameters)?;
-    let tree = match desired.plan(req.plan) {
-        Ok(walk) => tokio::select! {
-            checked = before_writing(cluster, &req, &desired, walk) => checked?,
-            _ = cancel.cancelled() => {
-                return Err(EngineError::from(ClusterError::Cancelled {
-                    what: format!("checking the objects of plan {:?} before the run", req.plan),
-                })
-                .with_plan(req.plan)
-                .with_inventory(req.previous_inventory.to_vec()));
-            }
-        },
-        // Recorded in the Instance by the run below.
-        Err(_) => TreeDecisions::default(),
-    };
     let sensitive = Sensitive {
         stored: &stored,
         write: sensitive.is_some(),
     };
-    let mut outcome = execute(cluster, req, &desired, None, sensitive, &tree, cancel).await?;
+    let mut outcome = execute(cluster, req, &desired, None, sensitive, tree, cancel).await?;
     outcome.dependencies = tree.records_after(&outcome.ran);
     Ok(outcome)
-}
-
-/// The tree's decisions, after checking everything they apply as the plan did: a
-/// refusal fails the run with nothing written. What the server cannot judge yet is
-/// left to each step's own check.
-async fn before_writing(
-    cluster: &Cluster,
-    req: &RunRequest<'_>,
-    desired: &Desired<'_>,
-    walk: &PlanWalk<'_>,
-) -> Result<TreeDecisions, EngineError> {
-    let nothing_written = |e: EngineError| {
-        e.with_plan(req.plan)
-            .with_inventory(req.previous_inventory.to_vec())
-    };
-    // After a plan that checked the whole tree moments ago, its reads of the child
-    // Instances (handed over by the caller) decide again here; otherwise they are read
-    // now.
-    let known = match (req.tree.checked, req.tree.reads) {
-        (true, Some(reads)) => reads.clone(),
-        _ => Reads::new(),
-    };
-    let (tree, _) = super::tree::decide(cluster, desired, walk, req.tree, known)
-        .await
-        .map_err(nothing_written)?;
-    if req.tree.checked {
-        return Ok(tree);
-    }
-    let check = super::tree::TreeRequest {
-        desired,
-        plan: req.plan,
-        prior: super::planning::Prior {
-            objects: req.previous_inventory,
-            parameters: None,
-            drifted: &[],
-        },
-        tree: req.tree,
-        crd_safety: req.crd_safety,
-        contents: super::planning::Contents::Skip,
-    };
-    match super::tree::check(cluster, &check, &tree).await {
-        Ok(_) => Ok(tree),
-        Err(super::planning::PlanFailure::Refused { error, .. }) => Err(nothing_written(*error)),
-        Err(super::planning::PlanFailure::Unknown(note)) => {
-            tracing::info!(instance = %req.instance, detail = %note.detail, "not every object could be checked before the run; each step checks its own");
-            Ok(tree)
-        }
-    }
 }
 
 async fn execute<'a>(

@@ -8,8 +8,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::metadata::LABEL_INSTANCE;
+use super::plan_run::run_plan;
 use super::removal::{CrdDeletion, Kept, Remover};
-use super::run::{RunRequest, run_plan};
+use super::run::RunRequest;
 use super::{DependencyPackages, EngineError, instance_ref};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 

@@ -6,7 +6,8 @@ use crate::engine::tree::DependencyAction;
 
 impl<'a> Run<'a> {
     /// KudoOperator: does what the tree's decisions say for this dependency instance
-    /// ([`crate::engine::tree::decide`], made before the run wrote anything): installs
+    /// (the final plan's, or made by [`crate::engine::plan_run`] before the run wrote
+    /// anything): installs
     /// its operator and runs its plan as an instance owned by ours, leaves a settled
     /// one alone, or removes one whose enabling parameter is off.
     pub(super) async fn dependency(

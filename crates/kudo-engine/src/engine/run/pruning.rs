@@ -90,7 +90,7 @@ impl<'a> Run<'a> {
         };
         if !stale.is_empty()
             && let Some(wanted) =
-                crate::engine::planning::wanted_refs(self.cluster, self.desired).await
+                crate::engine::prune::wanted_refs(self.cluster, self.desired).await
         {
             let unwanted = crate::engine::prune::unwanted(&stale, &applied, &wanted);
             let unwanted = self.not_held_by_webhooks(unwanted, cancel).await;

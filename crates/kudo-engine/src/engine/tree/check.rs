@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use futures::future::join_all;
 use kudo_plan::{Desired, Inputs};
 
-use super::Reads;
 use super::decide::{Node, decide};
 use super::{DependencyAction, DependencyPlan, TreeDecisions, TreePlan, TreeRequest, in_parents};
 use crate::cluster::{Cluster, ObjectRef};
@@ -31,13 +30,13 @@ pub async fn plan_tree(
         .desired
         .plan(plan)
         .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?;
-    let (decisions, reads) = decide(cluster, req.desired, walk, req.tree, Reads::new())
+    let decisions = decide(cluster, req.desired, walk, req.tree)
         .await
         .map_err(|e| classify(e.with_plan(plan), plan))?;
     let mut planned = check(cluster, req, &decisions).await?;
-    // The whole tree is checked: an apply right after decides it again
-    // (`TreePrior::checked`) from these reads rather than asking again.
-    planned.reads = reads;
+    // The whole tree is checked: an apply right after runs these decisions
+    // (`TreePrior::decided`) rather than deciding again.
+    planned.decisions = decisions;
     Ok(planned)
 }
 
@@ -55,7 +54,8 @@ pub(crate) async fn check(
         .iter()
         .map(|d| {
             d.action.plan()?;
-            Desired::new(node_inputs(&d.node, &d.instance, namespace, packages)).ok()
+            let node = decisions.nodes.get(&d.instance)?;
+            Desired::new(node_inputs(node, &d.instance, namespace, packages)).ok()
         })
         .collect();
     let others = defined_in_tree(req, decisions, &desired);
@@ -86,7 +86,10 @@ pub(crate) async fn check(
                 };
                 let prior = Prior {
                     objects: &d.prior,
-                    parameters: d.node.prior_parameters.as_ref(),
+                    parameters: decisions
+                        .nodes
+                        .get(&d.instance)
+                        .and_then(|n| n.prior_parameters.as_ref()),
                     drifted: req.tree.drifted_objects(&d.instance),
                 };
                 plan_instance_in(
@@ -135,7 +138,7 @@ pub(crate) async fn check(
     }
     Ok(TreePlan {
         instance,
-        reads: Reads::new(),
+        decisions: TreeDecisions::default(),
         dependencies,
         outlines,
     })

@@ -104,25 +104,22 @@ impl Pass<'_> {
 }
 
 /// What the apply does with every dependency instance of `desired` running `plan`
-/// (whose walk is `walk`), at every depth. Reads the child Instances `known` does not
-/// hold (and, for instances `tree` has no record of, their labelled objects); writes
-/// nothing. Returns the decisions with every child Instance as read, `known`'s
-/// included, by instance name. Errors are the run's: a child's package that cannot be
-/// had, invalid child parameters, an Instance of the child's name that is not ours;
-/// each names the chain of instances.
-pub async fn decide(
+/// (whose walk is `walk`), at every depth. Reads the child Instances (and, for
+/// instances `tree` has no record of, their labelled objects); writes nothing. Errors
+/// are the run's: a child's package that cannot be had, invalid child parameters, an
+/// Instance of the child's name that is not ours; each names the chain of instances.
+pub(crate) async fn decide(
     cluster: &Cluster,
     desired: &Desired<'_>,
     walk: &PlanWalk<'_>,
     tree: TreePrior<'_>,
-    known: Reads,
-) -> Result<(TreeDecisions, Reads), EngineError> {
+) -> Result<TreeDecisions, EngineError> {
     let pass = Pass {
         cluster,
         namespace: desired.inputs.namespace,
         dependencies: desired.inputs.dependencies,
         prior: tree,
-        instances: Mutex::new(known),
+        instances: Mutex::new(Reads::new()),
     };
     let mut decisions = TreeDecisions::default();
     decide_below(&pass, desired.inputs.instance, walk, &mut decisions)
@@ -134,8 +131,7 @@ pub async fn decide(
             }
             e
         })?;
-    let reads = pass.instances.into_inner().unwrap_or_default();
-    Ok((decisions, reads))
+    Ok(decisions)
 }
 
 /// A failure below, with the chain of (instance, node) from the top down to it.
@@ -305,8 +301,8 @@ fn push(
         operator_version: node.package.operator_version_name(),
         action,
         prior,
-        node: node.clone(),
     });
+    out.nodes.insert(name.to_string(), node.clone());
 }
 
 /// The recorded dependency instances below a removed one go with it (the uninstall
@@ -325,8 +321,8 @@ fn remove_below(pass: &Pass<'_>, name: &str, node: &Node, out: &mut TreeDecision
                 operator_version: record.operator_version.clone(),
                 action: DependencyAction::Remove,
                 prior: record.inventory.clone(),
-                node: node.clone(),
             });
+            out.nodes.insert(child.clone(), node.clone());
             queue.push(child.clone());
         }
     }

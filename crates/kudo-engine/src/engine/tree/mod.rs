@@ -24,7 +24,7 @@ use crate::cluster::ObjectRef;
 
 pub(crate) use check::check;
 pub use check::plan_tree;
-pub use decide::decide;
+pub(crate) use decide::decide;
 
 /// What Terraform state records of one dependency instance: the objects its runs
 /// applied and their fingerprints (see [`super::applied_fields_fingerprint`]), and the
@@ -73,14 +73,14 @@ pub struct TreePrior<'a> {
     /// namespace the apply creates): the steps write without rehearsing their objects
     /// first, since the server took each of them moments ago.
     pub every_object_checked: bool,
-    /// With `checked`: the reads of that plan ([`TreePlan::reads`]), handed by the caller
-    /// (Terraform's private state carries them from the final plan to the apply), so
-    /// the run decides the tree from what the plan saw rather than asking again.
-    pub reads: Option<&'a Reads>,
+    /// With `checked`: that plan's decisions for the whole tree ([`TreePlan::decisions`]),
+    /// handed by the caller (Terraform's private state carries them from the final plan
+    /// to the apply), so the apply runs what the plan decided without deciding again.
+    pub decided: Option<&'a TreeDecisions>,
 }
 
 /// Objects as read (`None`: not found), by name.
-pub type Reads = std::collections::HashMap<String, Option<serde_json::Value>>;
+pub(crate) type Reads = std::collections::HashMap<String, Option<serde_json::Value>>;
 
 impl TreePrior<'_> {
     fn record(&self, instance: &str) -> Option<&DependencyRecord> {
@@ -99,7 +99,8 @@ impl TreePrior<'_> {
 }
 
 /// What the apply does with one dependency instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
 pub enum DependencyAction {
     /// It does not exist: its operator is installed and `plan` (deploy) runs.
     Create { plan: String },
@@ -121,8 +122,8 @@ impl DependencyAction {
     }
 }
 
-/// The apply's decision about one dependency instance, with what planning it needs.
-#[derive(Debug, Clone)]
+/// The apply's decision about one dependency instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DependencyDecision {
     pub instance: String,
     /// The instance whose KudoOperator task makes it.
@@ -133,14 +134,25 @@ pub struct DependencyDecision {
     pub action: DependencyAction,
     /// What it owns before the apply: its record, else what carries its instance label.
     pub prior: Vec<ObjectRef>,
-    pub(crate) node: decide::Node,
 }
 
 /// Every dependency instance of one instance, parents before their children, in the
-/// order a run meets them.
-#[derive(Debug, Clone, Default)]
+/// order a run meets them: what the final plan decided and the apply executes, a value
+/// that travels from one to the other (Terraform's private state) as it is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TreeDecisions {
     pub dependencies: Vec<DependencyDecision>,
+    /// What planning each of them needs, by instance name: only the planning call's
+    /// (the packages come with the request), so never handed over.
+    #[serde(skip)]
+    pub(crate) nodes: BTreeMap<String, decide::Node>,
+}
+
+impl PartialEq for TreeDecisions {
+    /// The decisions, not the planning call's working data.
+    fn eq(&self, other: &Self) -> bool {
+        self.dependencies == other.dependencies
+    }
 }
 
 impl TreeDecisions {
@@ -202,9 +214,9 @@ pub struct DependencyPlan {
 #[derive(Debug, Clone)]
 pub struct TreePlan {
     pub instance: InstancePlan,
-    /// The child Instances the plan read, by name (`None`: not found): the apply right
-    /// after it decides the same tree from them ([`TreePrior::reads`]).
-    pub reads: Reads,
+    /// What the apply does with each dependency instance: the apply right after this
+    /// plan runs them as they are ([`TreePrior::decided`]).
+    pub decisions: TreeDecisions,
     pub dependencies: Vec<DependencyPlan>,
     /// The phases and steps each instance runs, in run order: the instance's first, then
     /// each dependency instance that runs a plan.
@@ -221,7 +233,9 @@ pub(crate) fn in_parents(
 ) -> EngineError {
     let mut current = decisions.get(instance);
     while let Some(d) = current {
-        error = d.node.wrap(error, &d.instance);
+        if let Some(node) = decisions.nodes.get(&d.instance) {
+            error = node.wrap(error, &d.instance);
+        }
         current = decisions.get(&d.parent);
     }
     error
