@@ -13,12 +13,11 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::SystemTime;
 
-use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
 use kube::config::ExecConfig;
 use serde::{Deserialize, Serialize};
 
-use super::credential_cache::{Credential, Fetch, FetchError};
+use super::credential::Credential;
 
 /// A plugin as it will be run.
 #[derive(Clone)]
@@ -211,24 +210,6 @@ fn parse(stdout: &[u8], now: SystemTime) -> Result<Credential, PluginError> {
         })
         .transpose()?;
     Ok(Credential::new(token, certificate, expires, now))
-}
-
-/// A [`Fetch`] that runs the plugin.
-impl Fetch for CredentialPlugin {
-    fn fetch<'a>(
-        &'a self,
-        _previous: Option<&'a Credential>,
-    ) -> BoxFuture<'a, Result<Credential, FetchError>> {
-        Box::pin(async move { self.run().await.map_err(FetchError::from) })
-    }
-
-    fn describe(&self) -> String {
-        format!("the credential plugin `{}`", self.command_line())
-    }
-
-    fn plugin(&self) -> Option<String> {
-        Some(self.command_line())
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod apply_body;
 mod conflict;
 mod crds;
+mod credential;
 mod credential_cache;
 mod credential_plugin;
 mod credentials;

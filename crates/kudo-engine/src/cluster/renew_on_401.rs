@@ -18,7 +18,8 @@ use http::{Request, Response, StatusCode};
 use kube::client::Body;
 use tower::{BoxError, Layer, Service, ServiceExt as _};
 
-use super::credential_cache::{Credential, CredentialCache};
+use super::credential::Credential;
+use super::credential_cache::CredentialCache;
 
 /// Adds [`RenewOn401`] around a service. The service must be cheap to clone (a
 /// `Buffer`): the retry is sent through a clone once the first answer is in.

@@ -21,11 +21,16 @@ use kudo_plan::{Desired, Inputs};
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::crd_safety::CrdSafety;
+use super::error::EngineError;
+use super::instance_object::InstanceObject;
+use super::instance_object::instance_ref;
 use super::plan_run::{run_plan, run_plan_with_sensitive};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
+use super::removal::CrdDeletion;
 use super::run::RunRequest;
-use super::{CrdDeletion, CrdSafety, EngineError, InstanceObject, PlanStatus, instance_ref};
+use super::status::PlanStatus;
 use crate::cluster::Cluster;
 
 /// An existing Instance as the cluster holds it, with the package of the OperatorVersion
@@ -76,7 +81,7 @@ pub async fn running(
     let record = InstanceObject::from_value(&instance);
     let (ov_namespace, ov_name) = record.operator_version(namespace);
     let operator_version = (ov_namespace.to_string(), ov_name.to_string());
-    let package = super::load_operator(cluster, ov_namespace, ov_name)
+    let package = super::operator::load_operator(cluster, ov_namespace, ov_name)
         .await
         .map_err(RunningError::Operator)?
         .ok_or_else(|| RunningError::OperatorMissing {
@@ -85,7 +90,7 @@ pub async fn running(
             ov_namespace: operator_version.0.clone(),
             ov_name: operator_version.1.clone(),
         })?;
-    let sensitive = super::read_sensitive(cluster, namespace, name)
+    let sensitive = super::sensitive::read_sensitive(cluster, namespace, name)
         .await
         .map_err(RunningError::Sensitive)?;
     Ok(Some(Running {
@@ -371,7 +376,7 @@ pub async fn run_action(
         Ok(_) => Ok(()),
         Err(e) => {
             let status = match cluster.get(&instance_ref(run.namespace, run.name)).await {
-                Ok(Some(instance)) => super::plan_status_of(&instance, run.plan),
+                Ok(Some(instance)) => super::status::plan_status_of(&instance, run.plan),
                 _ => None,
             };
             Err((e, status))

@@ -10,14 +10,19 @@ use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::change::PlanRefusal;
+use super::crd_safety::CrdSafety;
+use super::decisions::{DependencyRecords, TreePrior};
+use super::error::EngineError;
+use super::instance_object::instance_ref;
 use super::plan_run::run_plan_with_sensitive;
 use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
 use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers};
-use super::tree::{DependencyRecords, TreePrior};
-use super::{CrdSafety, EngineError, PlanRefusal, PlanStatus, instance_ref, plan_status_of};
+use super::status::PlanStatus;
+use super::status::plan_status_of;
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What an apply runs.
@@ -92,8 +97,8 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
             .get("status")
             .and_then(serde_json::Value::as_str)
             .unwrap_or(kudo_plan::RunStatus::COMPLETE),
-        Err(e) if e.fatal => super::ExecutionStatus::FatalError.as_str(),
-        Err(_) => super::ExecutionStatus::Error.as_str(),
+        Err(e) if e.fatal => super::status::ExecutionStatus::FatalError.as_str(),
+        Err(_) => super::status::ExecutionStatus::Error.as_str(),
     }
 }
 
@@ -202,9 +207,12 @@ async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resoluti
     let mut resolution = req.resolution?.clone();
     // All at once: each read waits on the network, none depends on another.
     let reads = resolution.nodes.iter().skip(1).map(|node| async move {
-        let read =
-            super::load_operator(cluster, req.operator_namespace, &node.operator_version_name)
-                .await;
+        let read = super::operator::load_operator(
+            cluster,
+            req.operator_namespace,
+            &node.operator_version_name,
+        )
+        .await;
         (node, read)
     });
     let read: Vec<_> = futures::future::join_all(reads).await;
@@ -235,7 +243,7 @@ async fn read_back(
     // group) the later, as the state's map keeps it.
     let by_key: BTreeMap<String, &ObjectRef> = inventory
         .iter()
-        .map(|r| (super::qualified_label(r), r))
+        .map(|r| (super::object_names::qualified_label(r), r))
         .collect();
     let entries: Vec<(&ObjectRef, Option<AnsweredWrite>)> = by_key
         .into_iter()
@@ -246,7 +254,7 @@ async fn read_back(
         .filter(|(_, answer)| answer.is_none())
         .map(|(r, _)| (*r).clone())
         .collect();
-    let mut read = super::live_objects(cluster, &unanswered, instance, AnsweredWrite::of)
+    let mut read = super::observe::live_objects(cluster, &unanswered, instance, AnsweredWrite::of)
         .await
         .unwrap_or_else(|e| {
             tracing::warn!(error = %e, "cannot read the uids of the managed objects");

@@ -8,9 +8,12 @@
 use kudo_plan::{Change, ChangeRequest, Refusal};
 use serde_json::Value;
 
+use super::crd_safety::CrdSafety;
+use super::decisions::TreePrior;
+use super::error::EngineError;
+use super::instance_object::instance_ref;
 use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, current};
-use super::tree::{TreePlan, TreePrior, TreeRequest, plan_tree};
-use super::{CrdSafety, EngineError, instance_ref};
+use super::tree::{TreePlan, TreeRequest, plan_tree};
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What the state records that only a cluster plan reads.
@@ -267,7 +270,7 @@ async fn dry_run_alone(
     prior: Prior<'_>,
     options: ChangeOptions,
 ) -> Result<DryRun, PlanRefusal> {
-    let alone = super::plan_instance(
+    let alone = super::planning::plan_instance(
         cluster,
         desired,
         plan,

@@ -8,7 +8,7 @@ use kudo_package::Package;
 use kudo_plan::{Decision, LastRun, Prior, WantedChange, decide as decide_plan};
 use serde_json::Value;
 
-use super::EngineError;
+use super::error::EngineError;
 
 /// What an existing child Instance records about its last run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl ExistingChild {
     /// Reads an Instance object (see [`super::InstanceObject`]: missing fields stay
     /// empty so that the child counts as changed or unfinished, never silently skipped).
     pub(crate) fn from_instance(obj: &Value) -> ExistingChild {
-        let instance = super::InstanceObject::from_value(obj);
+        let instance = super::instance_object::InstanceObject::from_value(obj);
         let last_plan = instance.last_plan();
         let last_status = last_plan.as_deref().and_then(|p| instance.plan_status(p));
         ExistingChild {

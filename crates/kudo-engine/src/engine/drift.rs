@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use super::EngineError;
 use super::concurrent::each_until_failure;
+use super::error::EngineError;
 use super::preview::PlannedObject;
 use crate::cluster::{Cluster, ObjectRef};
 

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use kudo_package::Package;
 
-use super::{EngineError, InstanceObject, LABEL_INSTANCE, instance_ref};
+use super::error::EngineError;
+use super::instance_object::InstanceObject;
+use super::instance_object::instance_ref;
+use super::metadata::LABEL_INSTANCE;
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
 
 /// What an import reads.
@@ -76,11 +79,11 @@ pub async fn find_instance(
         .await
         .map_err(ImportError::Objects)?;
     objects.sort();
-    let package = super::load_operator(cluster, ov_namespace, ov_name)
+    let package = super::operator::load_operator(cluster, ov_namespace, ov_name)
         .await
         .ok()
         .flatten();
-    let sensitive = super::read_sensitive(cluster, namespace, name)
+    let sensitive = super::sensitive::read_sensitive(cluster, namespace, name)
         .await
         .map_err(ImportError::Sensitive)?;
     Ok(Found {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::cluster::{KUDO_API_VERSION, ObjectRef};
+
 /// The fields of a `kudo.dev/v1beta1` Instance anyone here reads. Missing or malformed
 /// fields read as empty, so that an Instance nobody finished writing counts as changed
 /// or unfinished, never as settled.
@@ -155,6 +157,11 @@ impl InstanceObject {
                     .and_then(|a| named(&a.status))
             })
     }
+}
+
+/// The Instance object of `name` in `namespace`.
+pub fn instance_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::new(KUDO_API_VERSION, "Instance", Some(namespace), name)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::operator_version_ref;
+use super::operator::operator_version_ref;
 use super::ownership::parent_instance;
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION};
 

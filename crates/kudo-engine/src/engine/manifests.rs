@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use kudo_plan::change::{REDACTED, object_reveals};
 use serde_json::Value;
 
-use super::planning::{Source, qualified_label};
+use super::object_names::qualified_label;
+use super::planning::Source;
 use crate::cluster::ObjectRef;
 
 /// One object's entry: its YAML, or [`REDACTED`].

@@ -6,6 +6,7 @@ mod apply;
 mod change;
 mod concurrent;
 mod crd_safety;
+mod decisions;
 mod dependency;
 mod drift;
 mod error;
@@ -16,6 +17,7 @@ mod kudo_objects;
 mod manifests;
 mod metadata;
 mod namespace;
+mod object_names;
 mod observe;
 mod operator;
 mod operator_tree;
@@ -49,11 +51,12 @@ pub use action::{
 pub use apply::{Applied, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
+pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
 pub use drift::{FieldDrift, IgnoredPath, field_drift};
 pub use error::EngineError;
 pub use health::{Health, health};
 pub use import::{Found, ImportError, find_instance};
-pub(crate) use instance_object::InstanceObject;
+pub use instance_object::instance_ref;
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
 pub use kudo_plan::DependencyPackages;
 pub use manifests::manifest_entries;
@@ -62,9 +65,8 @@ pub use namespace::{
     NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
     release_namespace,
 };
-pub(crate) use observe::live_objects;
+pub use object_names::{label, qualified_label};
 pub use observe::{LIST_FROM, applied_fields_fingerprint};
-pub(crate) use operator::{check_operator, operator_version_ref, uninstall_operator};
 pub use operator::{install_operator, load_operator};
 pub use operator_tree::{
     InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,
@@ -72,12 +74,10 @@ pub use operator_tree::{
 };
 pub use ownership::InstanceHolders;
 pub use plan_run::{run_plan, run_plan_with_sensitive};
-pub(crate) use planning::classify;
 pub use planning::{
     Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current, current_of,
-    label, plan_instance, qualified_label,
+    plan_instance,
 };
-pub(crate) use preview::preview_plan_only;
 pub use preview::{Answers, PreviewAction, desired_state, preview_plan, preview_walk, render_plan};
 pub use progress::Progress;
 pub use prune::unwanted;
@@ -88,28 +88,17 @@ pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
 pub use run::{RunOutcome, RunRequest};
 pub use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
 pub use sharing::ANNOTATION_USED_BY;
-pub(crate) use status::plan_status_of;
 pub use status::{ExecutionStatus, PlanStatus};
-pub use tree::{
-    DependencyAction, DependencyRecords, TreeDecisions, TreePlan, TreePrior, TreeRequest, plan_tree,
-};
+pub use tree::{TreePlan, TreeRequest, plan_tree};
 pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };
-pub(crate) use uninstall::descendant_objects;
 pub use uninstall::{Cleanup, uninstall_instance, uninstall_instance_keeping};
 pub use volumes::{InstanceVolumes, SettleError, claims};
 pub use write_only::{
     AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, read_write_only,
     write_only_source,
 };
-
-use crate::cluster::{KUDO_API_VERSION, ObjectRef};
-
-/// The Instance object of `name` in `namespace`.
-pub fn instance_ref(namespace: &str, name: &str) -> ObjectRef {
-    ObjectRef::new(KUDO_API_VERSION, "Instance", Some(namespace), name)
-}
 
 /// A string map from literal pairs, for tests of parameter maps.
 #[cfg(test)]

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{Cluster, ClusterError, FIELD_MANAGER, ObjectRef};
 
-use super::EngineError;
+use super::error::EngineError;
 
 /// The label that marks a namespace this provider created.
 pub const NAMESPACE_MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
@@ -67,7 +67,7 @@ pub enum NamespacePlan {
 impl NamespacePlan {
     /// Shows a namespace the apply creates first among the instance's `preview.create`
     /// (the dry-run of what goes into it cannot be judged until it exists).
-    pub fn show_in(self, planned: &mut super::Planned<'_>, namespace: &str) {
+    pub fn show_in(self, planned: &mut super::change::Planned<'_>, namespace: &str) {
         if self != NamespacePlan::Create {
             return;
         }
@@ -435,7 +435,7 @@ pub async fn release_namespace(
         .list_labelled_map(namespace, "", |obj| {
             (!is_default(&obj) && !is_going(&obj)).then(|| {
                 ObjectRef::from_object(&obj)
-                    .map(|o| super::label(&o))
+                    .map(|o| super::object_names::label(&o))
                     .unwrap_or_default()
             })
         })

@@ -6,7 +6,7 @@ use kudo_package::crd::OperatorVersionSpec;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
+use super::error::EngineError;
 use super::instance_object::InstanceObject;
 use super::removal::{Kept, KeptReason};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};

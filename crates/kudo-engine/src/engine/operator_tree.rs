@@ -8,8 +8,11 @@ use kudo_package::Package;
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::error::EngineError;
+use super::operator::install_operator;
+use super::operator::operator_version_ref;
+use super::operator::uninstall_operator;
 use super::removal::Kept;
-use super::{EngineError, install_operator, operator_version_ref, uninstall_operator};
 use crate::cluster::{Cluster, ClusterError};
 
 /// One OperatorVersion of an operator.
@@ -232,12 +235,12 @@ pub async fn check_install(
         .check_kudo_crds()
         .await
         .map_err(InstallFailure::Crds)?;
-    match super::check_operator(cluster, root, namespace).await {
+    match super::operator::check_operator(cluster, root, namespace).await {
         Err(error)
             if !error.is_cancelled()
                 && matches!(
-                    super::classify(error.clone(), "install"),
-                    super::PlanFailure::Refused { .. }
+                    super::planning::classify(error.clone(), "install"),
+                    super::planning::PlanFailure::Refused { .. }
                 ) =>
         {
             Err(InstallFailure::Package {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::EngineError;
+use super::error::EngineError;
 use super::observe::LIST_FROM;
 use super::prune::ObjectIndex;
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef, Trouble};

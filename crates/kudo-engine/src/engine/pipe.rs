@@ -8,7 +8,7 @@ use base64::Engine as _;
 use kudo_package::PipeSpec;
 use serde_json::{Map, Value, json};
 
-use super::EngineError;
+use super::error::EngineError;
 
 pub(crate) use kudo_plan::pipe::PIPE_CONTAINER;
 

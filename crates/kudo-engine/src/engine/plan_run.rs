@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
+use super::decisions::TreeDecisions;
+use super::error::EngineError;
 use super::planning::{Contents, PlanFailure, Prior};
 use super::run::{RunOutcome, RunRequest, all_parameters, desired_of, run_decided};
-use super::tree::{TreeDecisions, TreeRequest, check, decide};
+use super::tree::{TreeRequest, check, decide};
 use crate::cluster::{Cluster, ClusterError};
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`

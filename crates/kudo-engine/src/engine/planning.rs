@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
+use super::object_names::label;
 use super::preview::{
     Answers, OtherKinds, PlannedObject, PreviewAction, preview_walk_in, walk_objects,
 };
@@ -154,29 +155,6 @@ fn unknown(plan: &str, error: &EngineError) -> PlanFailure {
     })
 }
 
-/// How objects are named in plans, like `kubectl` prints them.
-pub fn label(r: &ObjectRef) -> String {
-    named(&r.kind, r)
-}
-
-/// [`label`] with the kind qualified by its group outside the core group, as
-/// `kubectl` names a resource (`StatefulSet.apps ns/name`): unique per stored object,
-/// whatever version it is addressed under.
-pub fn qualified_label(r: &ObjectRef) -> String {
-    match r.group() {
-        "" => label(r),
-        group => named(&format!("{}.{group}", r.kind), r),
-    }
-}
-
-/// `kind ns/name`, or `kind name` for a cluster-scoped object.
-fn named(kind: &str, r: &ObjectRef) -> String {
-    match &r.namespace {
-        Some(ns) => format!("{kind} {ns}/{}", r.name),
-        None => format!("{kind} {}", r.name),
-    }
-}
-
 /// What running `plan` of the desired state (sensitive parameters included; only object
 /// names come out) would create, update and delete. The server-side dry-run checks the
 /// objects and names them; which of them change is decided from the prior run and the
@@ -220,11 +198,11 @@ pub(crate) async fn plan_instance_in(
         dependencies: None,
         render_seed: inputs.seed,
         // A plan deletes nothing.
-        crd_deletion: super::CrdDeletion::default(),
+        crd_deletion: super::removal::CrdDeletion::default(),
         // Checked below, before the dry-run, with notes for `warn`.
         crd_safety,
         // A plan waits for nothing.
-        health: &super::HealthPolicy::Kudo,
+        health: &super::readiness::HealthPolicy::Kudo,
         progress: None,
         tree: Default::default(),
     };

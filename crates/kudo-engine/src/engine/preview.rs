@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use kudo_plan::{Action, Desired, Inputs, PlanWalk, Rendered};
 use serde_json::Value;
 
-use super::EngineError;
 use super::concurrent::each_until_failure;
+use super::error::EngineError;
 use super::error::Location;
 use super::metadata::{Owner, decorate};
 use super::prune::ObjectIndex;

@@ -52,7 +52,7 @@ pub(crate) async fn wanted_refs(
         out.insert(ObjectRef::new("v1", &kind, Some(namespace), &name));
     }
     for child in wanted.children {
-        out.insert(super::instance_ref(namespace, &child));
+        out.insert(super::instance_object::instance_ref(namespace, &child));
     }
     Some(out)
 }

@@ -13,11 +13,15 @@ use futures::future::join_all;
 use kudo_package::Package;
 use kudo_plan::RunStatus;
 
+use super::decisions::{DependencyRecord, DependencyRecords};
 use super::drift::{FieldDrift, IgnoredPath, field_drift};
-use super::planning::qualified_label;
+use super::error::EngineError;
+use super::instance_object::InstanceObject;
+use super::instance_object::instance_ref;
+use super::object_names::qualified_label;
 use super::run::RunRequest;
-use super::tree::{DependencyRecord, DependencyRecords};
-use super::{EngineError, InstanceObject, PlanStatus, instance_ref, plan_status_of};
+use super::status::PlanStatus;
+use super::status::plan_status_of;
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
 
 /// What a refresh does with fields changed outside Terraform.
@@ -200,7 +204,7 @@ pub async fn refresh(
         out.dependencies = req.dependencies.clone();
     }
     if looks && suspects.values().any(|s| !s.refs.is_empty()) {
-        out.sensitive = super::read_sensitive(cluster, req.namespace, req.name)
+        out.sensitive = super::sensitive::read_sensitive(cluster, req.namespace, req.name)
             .await
             .unwrap_or_default();
         compare(cluster, req, &suspects, &mut out).await;
@@ -235,7 +239,7 @@ pub async fn refresh(
             .as_ref()
             .is_some_and(PlanStatus::has_messages)
     {
-        out.sensitive = super::read_sensitive(cluster, req.namespace, req.name)
+        out.sensitive = super::sensitive::read_sensitive(cluster, req.namespace, req.name)
             .await
             .unwrap_or_default();
     }
@@ -255,13 +259,13 @@ impl Observed {
         refs: &[ObjectRef],
         instance: &str,
     ) -> Result<Vec<Observed>, ClusterError> {
-        let live = super::live_objects(cluster, refs, instance, |obj| Observed {
+        let live = super::observe::live_objects(cluster, refs, instance, |obj| Observed {
             uid: obj
                 .pointer("/metadata/uid")
                 .and_then(serde_json::Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
-            applied_fields: super::applied_fields_fingerprint(obj),
+            applied_fields: super::observe::applied_fields_fingerprint(obj),
         })
         .await?;
         Ok(live.into_iter().map(Option::unwrap_or_default).collect())
@@ -391,11 +395,11 @@ async fn own_drift(
         return Ok(Vec::new());
     };
     // Not in the cluster any more: there is nothing to compare with.
-    let Some(pkg) = super::load_operator(cluster, ov_namespace, ov_name).await? else {
+    let Some(pkg) = super::operator::load_operator(cluster, ov_namespace, ov_name).await? else {
         return Ok(Vec::new());
     };
     let mut parameters = req.parameters.clone();
-    parameters.extend(super::read_sensitive(cluster, req.namespace, req.name).await?);
+    parameters.extend(super::sensitive::read_sensitive(cluster, req.namespace, req.name).await?);
     let previous: Vec<ObjectRef> = req.objects.iter().map(|(r, _)| r.clone()).collect();
     let instance = Instance {
         name: req.name,
@@ -420,7 +424,7 @@ async fn dependency_drift(
     };
     let record = InstanceObject::from_value(&live);
     let ov_name = record.spec.operator_version.name.clone();
-    let Some(pkg) = super::load_operator(cluster, req.namespace, &ov_name).await? else {
+    let Some(pkg) = super::operator::load_operator(cluster, req.namespace, &ov_name).await? else {
         return Ok(Vec::new());
     };
     let parameters = record.parameters();
@@ -496,15 +500,17 @@ impl Instance<'_> {
             // Only this instance's own objects are compared here.
             dependencies: None,
             render_seed: self.seed,
-            crd_deletion: super::CrdDeletion::default(),
+            crd_deletion: super::removal::CrdDeletion::default(),
             // A dry-run for drift: nothing is written.
-            crd_safety: super::CrdSafety::Off,
-            health: &super::HealthPolicy::Kudo,
+            crd_safety: super::crd_safety::CrdSafety::Off,
+            health: &super::readiness::HealthPolicy::Kudo,
             progress: None,
             tree: Default::default(),
         };
-        let planned =
-            super::preview_plan_only(cluster, request, &|r| wanted.contains(&r.identity())).await?;
+        let planned = super::preview::preview_plan_only(cluster, request, &|r| {
+            wanted.contains(&r.identity())
+        })
+        .await?;
         field_drift(cluster, &planned, req.ignore).await
     }
 }

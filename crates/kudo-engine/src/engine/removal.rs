@@ -12,8 +12,8 @@ use std::fmt;
 
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
 use super::concurrent::each_until_failure;
+use super::error::EngineError;
 use super::sharing::{self, ATTEMPTS};
 use crate::cluster::{Cluster, ClusterError, Guarded, ObjectRef, Propagation};
 

@@ -18,8 +18,8 @@
 use kudo_package::{Package, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
 use super::apply::{Applied, ApplyRequest, apply_change};
+use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
 use super::removal::CrdDeletion;
 use crate::cluster::{Cluster, ObjectRef};
@@ -38,7 +38,7 @@ pub struct RolledBack {
 #[derive(Debug, thiserror::Error)]
 pub enum RollbackError {
     #[error("{0}")]
-    Refused(#[from] super::PlanRefusal),
+    Refused(#[from] super::change::PlanRefusal),
     #[error("cannot install OperatorVersion {name} again: {error}")]
     Operator {
         name: String,

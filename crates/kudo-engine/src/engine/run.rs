@@ -29,9 +29,10 @@ use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condi
 use answers::AnswerLog;
 pub use answers::{AnsweredWrite, WriteAnswers};
 // Also reachable as `run::wait_healthy`, where it was defined before.
-use super::tree::{DependencyRecords, TreeDecisions, TreePrior};
+use super::decisions::{DependencyRecords, TreeDecisions, TreePrior};
+use super::error::EngineError;
+use super::instance_object::instance_ref;
 pub(crate) use super::wait::{healthy_as_applied, wait_healthy};
-use super::{EngineError, instance_ref};
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION, ObjectRef};
 
 /// What to run.

@@ -9,7 +9,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
+use super::error::EngineError;
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
 
 /// On the Instance: the name of the Secret holding its sensitive parameter values.

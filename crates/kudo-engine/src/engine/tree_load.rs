@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use kudo_package::{LoadContext, Package};
 use kudo_resolve::{LoadError, LoadRequest, PlannedTree, Resolution};
 
-use super::{EngineError, load_operator};
+use super::error::EngineError;
+use super::operator::load_operator;
 use crate::cluster::Cluster;
 
 /// How a package source names an OperatorVersion already in the cluster:

@@ -7,12 +7,14 @@ use kudo_package::Package;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::error::EngineError;
+use super::instance_object::instance_ref;
 use super::metadata::LABEL_INSTANCE;
 use super::plan_run::run_plan;
 use super::removal::{CrdDeletion, Kept, Remover};
 use super::run::RunRequest;
-use super::{DependencyPackages, EngineError, instance_ref};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
+use kudo_plan::DependencyPackages;
 
 /// What the cleanup plan needs, when the caller wants it run before removal.
 #[derive(Debug, Clone, Copy)]
@@ -87,9 +89,9 @@ pub async fn uninstall_instance_keeping(
                 render_seed: c.render_seed,
                 crd_deletion,
                 // The cleanup plan must never stop a destroy over a CRD's next version.
-                crd_safety: super::CrdSafety::Off,
+                crd_safety: super::crd_safety::CrdSafety::Off,
                 // `Cleanup` carries no policy (yet): the cleanup plan waits by KUDO's rules.
-                health: &super::HealthPolicy::Kudo,
+                health: &super::readiness::HealthPolicy::Kudo,
                 progress: None,
                 tree: Default::default(),
             },

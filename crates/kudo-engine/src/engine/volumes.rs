@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
+use super::error::EngineError;
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What a StatefulSet's claims look like; read before the StatefulSet is deleted.
@@ -203,7 +203,7 @@ impl InstanceVolumes {
     ) -> (InstanceVolumes, Vec<NotChecked>) {
         let mut with_children = inventory.to_vec();
         let mut not_checked = Vec::new();
-        match super::descendant_objects(cluster, namespace, name).await {
+        match super::uninstall::descendant_objects(cluster, namespace, name).await {
             Ok(objects) => with_children.extend(objects),
             Err(error) => not_checked.push(NotChecked::Dependencies {
                 name: name.to_string(),

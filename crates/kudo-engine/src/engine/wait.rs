@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 
 use serde_json::Value;
 
-use super::EngineError;
+use super::error::EngineError;
 use super::health::Health;
 use super::readiness::{HealthPolicy, judge};
 use crate::cluster::{Cluster, ObjectRef, Waited};

@@ -14,7 +14,7 @@ use kudo_plan::webhook::{self, MAX_ANSWER_BYTES, WebhookCall, WebhookError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::EngineError;
+use super::error::EngineError;
 use crate::cluster::{Cluster, ClusterError, ObjectRef, Trouble};
 
 /// Why a webhook call produced no objects.

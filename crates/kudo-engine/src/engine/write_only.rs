@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use super::EngineError;
+use super::error::EngineError;
 use super::sensitive::read_sensitive;
 use crate::cluster::Cluster;
 

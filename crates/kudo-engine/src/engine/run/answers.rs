@@ -13,7 +13,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::cluster::ObjectRef;
-use crate::engine::{applied_fields_fingerprint, qualified_label};
+use crate::engine::object_names::qualified_label;
+use crate::engine::observe::applied_fields_fingerprint;
 
 /// An object's uid and fingerprint as the server answered the run's write of it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! keeping or removing a switched-off subtree, and what the children add to the inventory.
 
 use super::*;
-use crate::engine::tree::DependencyAction;
+use crate::engine::decisions::DependencyAction;
 
 impl<'a> Run<'a> {
     /// KudoOperator: does what the tree's decisions say for this dependency instance
@@ -21,7 +21,7 @@ impl<'a> Run<'a> {
             .map_err(|e| EngineError::from(e.clone()))?;
         let child_pkg: &Package = &target.package;
         let child = &target.instance;
-        let child_ref = crate::engine::instance_ref(self.req.namespace, child);
+        let child_ref = crate::engine::instance_object::instance_ref(self.req.namespace, child);
         let decision = self.tree.get(child).map(|d| &d.action);
         if !plan.enabled {
             if decision == Some(&DependencyAction::Remove) {
@@ -75,7 +75,8 @@ impl<'a> Run<'a> {
         // installed OperatorVersion, so writing it again would only cost two requests
         // on the critical path; an operator not found there is installed first.
         if !installed_here(child_pkg, self.req.namespace) {
-            crate::engine::install_operator(self.cluster, child_pkg, self.req.namespace).await?;
+            crate::engine::operator::install_operator(self.cluster, child_pkg, self.req.namespace)
+                .await?;
         }
         tracing::info!(instance = %child, operator = %child_pkg.operator.name, plan = %plan_name, "running dependency plan");
         let request = RunRequest {

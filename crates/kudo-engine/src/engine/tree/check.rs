@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use futures::future::join_all;
 use kudo_plan::{Desired, Inputs};
 
-use super::decide::{Node, decide};
-use super::{DependencyAction, DependencyPlan, TreeDecisions, TreePlan, TreeRequest, in_parents};
+use super::decide;
+use super::{DependencyPlan, TreePlan, TreeRequest, in_parents};
 use crate::cluster::{Cluster, ObjectRef};
-use crate::engine::EngineError;
+use crate::engine::decisions::{DependencyAction, DependencyDecision, Node, TreeDecisions};
+use crate::engine::error::EngineError;
 use crate::engine::planning::{
     Changes, InstancePlan, PlanFailure, Prior, classify, plan_instance_in,
 };
@@ -184,7 +185,7 @@ fn node_inputs<'a>(
 }
 
 /// A removed dependency instance's plan: everything it owns goes.
-fn removal(d: &super::DependencyDecision) -> Option<InstancePlan> {
+fn removal(d: &DependencyDecision) -> Option<InstancePlan> {
     (d.action == DependencyAction::Remove).then(|| {
         let mut delete: Vec<ObjectRef> = d.prior.clone();
         delete.sort();

@@ -5,51 +5,21 @@
 //! drifted, plus every settled child whose own dependencies change below it (it runs
 //! `deploy` again, as KUDO re-ran a parent's deploy for a changed dependency).
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use futures::future::{BoxFuture, FutureExt};
-use kudo_package::Package;
-use kudo_plan::{Action, ChildPlan, Desired, Inputs, Location, PlanWalk};
+use kudo_plan::{Action, ChildPlan, Desired, Inputs, PlanWalk};
 use serde_json::Value;
 
 use super::Reads;
-use super::{DependencyAction, DependencyDecision, TreeDecisions, TreePrior};
 use crate::cluster::{Cluster, KUDO_API_VERSION, ObjectRef};
+use crate::engine::decisions::{
+    DependencyAction, DependencyDecision, Node, TreeDecisions, TreePrior,
+};
 use crate::engine::dependency::{self, ChildAction, ExistingChild};
-use crate::engine::{EngineError, LABEL_INSTANCE, instance_ref};
-
-/// What planning and running a dependency instance need, owned (the walk it comes
-/// from borrows its parent's values).
-#[derive(Debug, Clone)]
-pub(crate) struct Node {
-    pub package: Package,
-    pub parameters: BTreeMap<String, String>,
-    pub seed: Option<String>,
-    /// The parameters its Instance records, when it runs the same OperatorVersion:
-    /// what the last run rendered with.
-    pub prior_parameters: Option<BTreeMap<String, String>>,
-    /// Where its parent's KudoOperator task sits.
-    location: Location,
-    task: String,
-}
-
-impl Node {
-    /// `error`, met planning or running the dependency instance `instance`, as its
-    /// parent's task reports it (the words of the run's KudoOperator step).
-    pub(crate) fn wrap(&self, error: EngineError, instance: &str) -> EngineError {
-        let mut wrapped = EngineError::new(format!("dependency instance {instance}"), error.fatal)
-            .at(&self.location)
-            .with_task(&self.task);
-        wrapped.object = error
-            .object
-            .as_ref()
-            .filter(|o| o.kind == "Instance" && o.name == instance)
-            .cloned();
-        wrapped.trouble = error.trouble;
-        wrapped.caused_by(error)
-    }
-}
+use crate::engine::error::EngineError;
+use crate::engine::instance_object::instance_ref;
+use crate::engine::metadata::LABEL_INSTANCE;
 
 /// Everything a decision pass reads, shared by the recursion.
 struct Pass<'a> {
