@@ -356,7 +356,7 @@ fn the_apply_does_not_dry_run_again_what_its_final_plan_checked() {
     assert_eq!(
         made("get configmaps"),
         9,
-        "3 ConfigMaps, each checked for another owner by the plan, the final plan and the run"
+        "3 ConfigMaps, each checked for another owner by the plan and the final plan, and read once by the apply before its first write to see that nobody took it since"
     );
     // The first plan runs before KUDO's CRDs exist: no Instance to read then.
     assert_eq!(

@@ -342,6 +342,7 @@ async fn plan_and_apply(
         .collect();
     let tree_prior = TreePrior {
         decided: None,
+        confirmed: false,
         records: Some(records),
         drifted: Some(&below),
         fresh: previous.is_empty(),

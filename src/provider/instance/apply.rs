@@ -215,6 +215,7 @@ async fn run(
             checked: change.private.checked,
             every_object_checked: change.private.checked && change.private.every_object_checked,
             decided: change.private.decided.as_ref(),
+            confirmed: false,
         },
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),

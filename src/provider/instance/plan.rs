@@ -262,6 +262,7 @@ async fn plan_inner(
             checked: false,
             every_object_checked: false,
             decided: None,
+            confirmed: false,
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);

@@ -215,6 +215,7 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
             checked: false,
             every_object_checked: false,
             decided: None,
+            confirmed: false,
         },
         crd_deletion: f.planned.crd_deletion(),
         crd_safety: f.planned.crd_safety(f.session.config.crd_upgrade_safety),

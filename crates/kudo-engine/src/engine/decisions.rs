@@ -63,6 +63,10 @@ pub struct TreePrior<'a> {
     /// handed by the caller (Terraform's private state carries them from the final plan
     /// to the apply), so the apply runs what the plan decided without deciding again.
     pub decided: Option<&'a TreeDecisions>,
+    /// Set by the run's caller once it found every object of `decided` as that plan
+    /// did: nobody took, created or deleted one since, so the ownership check the plan
+    /// made of each new object still holds and the run does not read them again.
+    pub confirmed: bool,
 }
 
 impl TreePrior<'_> {
@@ -129,6 +133,41 @@ pub struct TreeDecisions {
     /// (the packages come with the request), so never handed over.
     #[serde(skip)]
     pub(crate) nodes: BTreeMap<String, Node>,
+    /// Every object the plan's dry-run judged, as it found it: the apply looks at them
+    /// before its first write, and a change (someone took, created or deleted one)
+    /// makes it check the tree again rather than run what no longer holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<Expected>,
+}
+
+/// An object of the plan ([`TreeDecisions::expected`]) as its dry-run found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    /// The instance of the tree that applies it.
+    pub instance: String,
+    pub object: ObjectRef,
+    pub found: Found,
+}
+
+/// What a plan's dry-run found of one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Found {
+    /// It did not exist: the apply creates it.
+    Absent,
+    /// It existed, held as the digest says (its uid and the other field managers'
+    /// entries, see `observe::holders`).
+    Held(String),
+}
+
+impl Found {
+    /// How `obj` (a dry-run answer or a live object) is found.
+    pub(crate) fn of(obj: Option<&serde_json::Value>) -> Found {
+        match obj.and_then(super::observe::holders) {
+            Some(digest) => Found::Held(digest),
+            None => Found::Absent,
+        }
+    }
 }
 
 impl PartialEq for TreeDecisions {

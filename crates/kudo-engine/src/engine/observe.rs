@@ -96,6 +96,59 @@ fn is_label_value(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Who holds `obj` besides us: a digest of its uid and of every other field manager's
+/// entry on the main resource (status writers left out, as controllers write status all
+/// the time). What the apply compares with the plan's dry-run answer to see that nobody
+/// took an object in between ([`super::decisions::Found`]). None for an object that
+/// does not exist yet: a dry-run create answers without a resourceVersion.
+pub(crate) fn holders(obj: &Value) -> Option<String> {
+    let version = obj
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str);
+    if version.is_none_or(str::is_empty) {
+        return None;
+    }
+    let mut hash = Sha256::new();
+    hash.update(
+        obj.pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    let entries = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.get("manager").and_then(Value::as_str) != Some(FIELD_MANAGER))
+        .filter(|e| {
+            e.get("subresource")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        });
+    let mut seen: Vec<String> = entries
+        .map(|e| {
+            ["manager", "operation", "apiVersion", "fieldsV1"]
+                .iter()
+                .map(|key| e.get(*key).map(Value::to_string).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\0")
+        })
+        .collect();
+    // The server keeps entries in no promised order.
+    seen.sort();
+    for entry in seen {
+        hash.update(b"\n");
+        hash.update(entry.as_bytes());
+    }
+    Some(
+        hash.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
 /// A short digest of the fields this provider's field manager holds in `obj`
 /// (`metadata.managedFields`), and of the object's uid. None when our manager holds
 /// nothing: then nothing can be compared and the object is checked in full.

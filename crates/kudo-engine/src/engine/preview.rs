@@ -37,6 +37,9 @@ pub struct PlannedObject {
     /// with the server's defaults and normalisation, `metadata.managedFields` left out
     /// (None when not `checked`, or when the preview was asked to drop answers).
     pub dry_run: Option<Value>,
+    /// Whether the dry-run found it existing, and held by whom (None when not
+    /// `checked`): what the apply expects to find ([`super::decisions::Expected`]).
+    pub found: Option<super::decisions::Found>,
 }
 
 /// [`preview_walk`] of `req.plan`, walking the package for it.
@@ -314,6 +317,7 @@ async fn check(
 ) -> Result<PlannedObject, EngineError> {
     let mut checked = false;
     let mut dry_run = None;
+    let mut found = None;
     let mut unchecked = None;
     if p.namespaced.is_none() {
         unchecked = Some(format!(
@@ -338,6 +342,7 @@ async fn check(
         match checked_apply.await {
             Ok(mut answer) => {
                 checked = true;
+                found = Some(super::decisions::Found::of(Some(&answer)));
                 if answers == Answers::Keep {
                     // Nothing reads them (drift compares fields, labels and annotations),
                     // and they are most of an answer.
@@ -370,6 +375,7 @@ async fn check(
         translation: p.translation,
         removed_fields: p.removed_fields,
         dry_run,
+        found,
     })
 }
 

@@ -220,7 +220,7 @@ impl<'a> Run<'a> {
         loc: &Location,
         batch: &[Rendered],
     ) -> HashMap<ObjectRef, Option<String>> {
-        if batch.len() < crate::engine::observe::LIST_FROM {
+        if batch.len() < crate::engine::observe::LIST_FROM || self.req.tree.confirmed {
             return HashMap::new();
         }
         let mut new = Vec::new();
@@ -247,7 +247,8 @@ impl<'a> Run<'a> {
             let (r, obj) = self.prepare(loc, obj).await?;
             // Objects in the inventory are ours by Terraform's record (an import adopts
             // what KUDO's manager wrote); others only if we applied them before.
-            let known = self.previous.contains(&r);
+            // After a plan whose objects were found as it left them, its check holds.
+            let known = self.previous.contains(&r) || self.req.tree.confirmed;
             if !known && r.namespace.is_some() {
                 let controller = or_cancel(
                     cancel,

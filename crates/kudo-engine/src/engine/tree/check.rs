@@ -11,7 +11,9 @@ use kudo_plan::{Desired, Inputs};
 use super::decide;
 use super::{DependencyPlan, TreePlan, TreeRequest, in_parents};
 use crate::cluster::{Cluster, ObjectRef};
-use crate::engine::decisions::{DependencyAction, DependencyDecision, Node, TreeDecisions};
+use crate::engine::decisions::{
+    DependencyAction, DependencyDecision, Expected, Node, TreeDecisions,
+};
 use crate::engine::error::EngineError;
 use crate::engine::planning::{
     Changes, InstancePlan, PlanFailure, Prior, classify, plan_instance_in,
@@ -36,9 +38,31 @@ pub async fn plan_tree(
         .map_err(|e| classify(e.with_plan(plan), plan))?;
     let mut planned = check(cluster, req, &decisions).await?;
     // The whole tree is checked: an apply right after runs these decisions
-    // (`TreePrior::decided`) rather than deciding again.
+    // (`TreePrior::decided`) rather than deciding again, once it has seen that the
+    // objects are as this plan found them.
     planned.decisions = decisions;
+    planned.decisions.expected = expected(req.desired.inputs.instance, &planned);
     Ok(planned)
+}
+
+/// Every object of `planned` its dry-run judged, as it found it.
+fn expected(top: &str, planned: &TreePlan) -> Vec<Expected> {
+    let below = planned
+        .dependencies
+        .iter()
+        .filter_map(|d| Some((d.instance.as_str(), d.plan.as_ref()?)));
+    std::iter::once((top, &planned.instance))
+        .chain(below)
+        .flat_map(|(instance, plan)| {
+            plan.planned.iter().filter_map(move |p| {
+                Some(Expected {
+                    instance: instance.to_string(),
+                    object: p.object.clone(),
+                    found: p.found.clone()?,
+                })
+            })
+        })
+        .collect()
 }
 
 /// Plans the instance and each dependency instance `decisions` runs or removes,
