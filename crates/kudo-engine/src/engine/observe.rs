@@ -247,4 +247,46 @@ mod tests {
         assert!(!is_label_value(&"a".repeat(64)));
         assert!(!is_label_value("a,b"));
     }
+
+    fn held(entries: Value) -> Value {
+        json!({"metadata": {"uid": "u-1", "resourceVersion": "7", "managedFields": entries}})
+    }
+
+    #[test]
+    fn holders_change_when_another_manager_takes_fields_not_when_we_or_status_writers_do() {
+        let ours = json!({"manager": FIELD_MANAGER, "operation": "Apply", "apiVersion": "v1",
+            "fieldsV1": {"f:data": {"f:a": {}}}});
+        let status = json!({"manager": "kube-controller-manager", "operation": "Update",
+            "apiVersion": "apps/v1", "subresource": "status", "fieldsV1": {"f:status": {}}});
+        let kubectl = json!({"manager": "kubectl", "operation": "Apply", "apiVersion": "v1",
+            "fieldsV1": {"f:data": {"f:b": {}}}});
+        let planned = holders(&held(json!([ours, status]))).expect("held");
+        // Our own entry and status writers come and go with every apply and every sync.
+        let mut ours_later = ours.clone();
+        ours_later["fieldsV1"] = json!({"f:data": {"f:a": {}, "f:c": {}}});
+        assert_eq!(holders(&held(json!([ours_later]))), Some(planned.clone()));
+        // Someone else taking a field, or another uid, is a change.
+        assert_ne!(
+            holders(&held(json!([ours, status, kubectl]))),
+            Some(planned.clone())
+        );
+        let mut recreated = held(json!([ours, status]));
+        recreated["metadata"]["uid"] = json!("u-2");
+        assert_ne!(holders(&recreated), Some(planned));
+        // Entries in another order are the same holders.
+        let other = json!({"manager": "helm", "operation": "Update", "apiVersion": "v1",
+            "fieldsV1": {"f:metadata": {}}});
+        assert_eq!(
+            holders(&held(json!([kubectl, other]))),
+            holders(&held(json!([other, kubectl])))
+        );
+    }
+
+    #[test]
+    fn a_dry_run_create_has_no_holders() {
+        let created = json!({"metadata": {"uid": "generated", "managedFields": []}});
+        assert_eq!(holders(&created), None);
+        let empty = json!({"metadata": {"uid": "generated", "resourceVersion": ""}});
+        assert_eq!(holders(&empty), None);
+    }
 }
