@@ -7,6 +7,7 @@ mod change;
 mod concurrent;
 mod crd_safety;
 mod dependency;
+mod destroy;
 mod drift;
 mod error;
 mod health;
@@ -48,6 +49,7 @@ pub use action::{
 pub use apply::{Applied, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
+pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath, field_drift};
 pub use error::EngineError;
 pub use health::{Health, health};
@@ -95,8 +97,8 @@ pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };
 pub(crate) use uninstall::descendant_objects;
-pub use uninstall::{Cleanup, uninstall_instance, uninstall_instance_keeping};
-pub use volumes::{InstanceVolumes, SettleError, claims};
+pub use uninstall::{Cleanup, uninstall_instance};
+pub use volumes::{NotChecked, SettleError};
 pub use write_only::{
     AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, read_write_only,
     write_only_source,
