@@ -53,7 +53,7 @@ pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath, field_drift};
 pub use error::EngineError;
 pub use health::{Health, health};
-pub use import::{Found, ImportError, find_instance};
+pub use import::{ImportError, ImportRequest, Imported, import_instance};
 pub(crate) use instance_object::InstanceObject;
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
 pub use kudo_plan::DependencyPackages;
@@ -74,8 +74,8 @@ pub use operator_tree::{
 pub use ownership::InstanceHolders;
 pub(crate) use planning::classify;
 pub use planning::{
-    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current, current_of,
-    label, plan_instance, qualified_label,
+    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current_of, label,
+    plan_instance, qualified_label,
 };
 pub(crate) use preview::preview_plan_only;
 pub use preview::{Answers, PreviewAction, desired_state, preview_plan, preview_walk, render_plan};
