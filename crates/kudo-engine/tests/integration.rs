@@ -6,6 +6,7 @@ mod common;
 
 mod agreement;
 mod cluster;
+mod destroy;
 mod operator_tree;
 mod plans;
 mod sensitive;
