@@ -1,13 +1,16 @@
 //! `create_namespace` on both resources, and the check that their namespace exists:
 //! Terraform values into the engine's namespace calls ([`engine::plan_namespace`],
-//! [`engine::ensure_namespace`], [`engine::release_namespace`]) and their answers into
-//! diagnostics. The decisions are the engine's.
+//! [`engine::ensure_namespace`], [`engine::release_namespace`], and the destroy
+//! action's [`engine::Destroyed::namespace`]) and their answers into diagnostics. The
+//! decisions are the engine's.
 
 use tfplugin::{Attr, AttributePath, Diagnostic};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, NamespacePlan, NamespaceProblem, NamespaceUser, Released};
+use kudo_engine::engine::{
+    self, EngineError, NamespacePlan, NamespaceProblem, NamespaceUser, Released,
+};
 
 use super::Session;
 
@@ -68,8 +71,8 @@ pub async fn ensure(
 }
 
 /// After a destroy removed the resource's objects: removes the namespace it created
-/// when nothing else needs it. The resource is gone either way, so what stops that is
-/// a warning, never a failed destroy.
+/// when nothing else needs it (the `kudo_operator` destroy; `kudo_instance`'s destroy
+/// action releases it itself, and its answer goes through [`released`]).
 pub async fn release(
     cluster: &Cluster,
     namespace: &str,
@@ -79,7 +82,16 @@ pub async fn release(
     let Some(user) = create else {
         return Vec::new();
     };
-    match engine::release_namespace(cluster, namespace, user, cancel).await {
+    released(
+        namespace,
+        &engine::release_namespace(cluster, namespace, user, cancel).await,
+    )
+}
+
+/// What releasing the namespace came to, as diagnostics. The resource is gone either
+/// way, so what stops the namespace's removal is a warning, never a failed destroy.
+pub fn released(namespace: &str, answer: &Result<Released, EngineError>) -> Vec<Diagnostic> {
+    match answer {
         Ok(Released::Deleted) => Vec::new(),
         Ok(Released::Kept(kept)) => vec![Diagnostic::warning(
             format!("Namespace {} kept", kept.namespace()),

@@ -1,33 +1,31 @@
 //! `kudo_instance.delete_volumes_on_destroy`: what destroy does with the
 //! PersistentVolumeClaims the instance's StatefulSets created from
-//! `volumeClaimTemplates` (the engine's [`InstanceVolumes`]). They hold the data, so
-//! the default keeps them, as Kubernetes does, and says which ones stayed.
+//! `volumeClaimTemplates` (the engine's destroy action settles them, see
+//! [`kudo_engine::engine::Destroyed::volumes`]). They hold the data, so the default
+//! keeps them, as Kubernetes does, and says which ones stayed.
 
 use tfplugin::{AttributePath, Diagnostic};
-use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{InstanceVolumes, SettleError};
+use kudo_engine::cluster::ObjectRef;
+use kudo_engine::engine::SettleError;
 
 pub const ATTR: &str = "delete_volumes_on_destroy";
 
-/// After the uninstall ([`InstanceVolumes::settle`]): a warning names each claim kept.
-pub async fn settle(
+/// The claims as the destroy settled them: a warning names each claim kept; a failure
+/// to list or delete them is the destroy's error.
+pub fn settled(
     session: &super::Session,
-    cluster: &Cluster,
     instance: &str,
-    volumes: &InstanceVolumes,
-    delete: bool,
-    cancel: &CancellationToken,
+    settled: &Result<Vec<ObjectRef>, SettleError>,
 ) -> Result<Vec<Diagnostic>, Diagnostic> {
-    let kept = match volumes.settle(cluster, delete, cancel).await {
+    let kept = match settled {
         Ok(kept) => kept,
         Err(SettleError::List(e)) => {
-            return Err(session.destroy_error("Cannot list the instance's volume claims", &e));
+            return Err(session.destroy_error("Cannot list the instance's volume claims", e));
         }
         Err(SettleError::Delete(e)) => {
             return Err(session
-                .destroy_error("Cannot delete the instance's volume claims", &e)
+                .destroy_error("Cannot delete the instance's volume claims", e)
                 .with_attribute(AttributePath::attribute(ATTR)));
         }
     };

@@ -6,6 +6,7 @@ mod common;
 
 mod agreement;
 mod cluster;
+mod destroy;
 mod handed_plan;
 mod operator_tree;
 mod plans;

@@ -81,10 +81,21 @@ impl Deadline {
             && e.is_cancelled()
             && !stop.is_cancelled()
         {
-            *e = e.clone().context(format!(
-                "{what} did not finish within the {}s allowed by {setting} (raise the timeout or fix what is not becoming ready)",
-                self.limit.as_secs(),
-            ));
+            *e = timed_out(e.clone(), what, setting, self.limit);
         }
     }
+}
+
+/// `e` said to have run out of the `limit` that `setting` allows `what` (for an engine
+/// action that keeps its own time limit and reports running out of it).
+pub(super) fn timed_out(
+    e: engine::EngineError,
+    what: &str,
+    setting: &str,
+    limit: Duration,
+) -> engine::EngineError {
+    e.context(format!(
+        "{what} did not finish within the {}s allowed by {setting} (raise the timeout or fix what is not becoming ready)",
+        limit.as_secs(),
+    ))
 }

@@ -1,13 +1,12 @@
 //! The import RPC: builds a whole state for an Instance already in the cluster from its
-//! `<namespace>/<name>` id, reading the OperatorVersion, parameters, Secret and labelled
-//! objects so that the first plan after the import has nothing to change.
+//! `<namespace>/<name>` id. The engine's [`engine::import_instance`] reads the
+//! OperatorVersion, parameters, Secret and labelled objects and decides the values as a
+//! plan would, so that the first plan after the import has nothing to change; this file
+//! parses the id and encodes the answer as an `InstanceModel`.
 
 use tfplugin::{Attr, Diagnostic, ImportResponse, ImportedResource, IntoValue, Value};
 
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self, Found, ImportError};
-
-use kudo_plan::{ChangeRequest, Seed};
+use kudo_engine::engine::{self, ImportError, ImportRequest, Imported};
 
 use crate::provider::packages::{self};
 use crate::provider::sensitive::{self};
@@ -31,8 +30,20 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         Ok(c) => c,
         Err(d) => return fail(d),
     };
-    let found = match engine::find_instance(&cluster, namespace, name).await {
-        Ok(f) => f,
+    let request = ImportRequest {
+        namespace,
+        name,
+        // Only the tree `kudo_operator` recorded: an import resolves nothing again.
+        resolution: &|ov_namespace, ov_name, pkg| {
+            super::lookup::recorded_resolution(&format!("{ov_namespace}/{ov_name}"), pkg)
+        },
+        // With the provider's default on, the configuration most likely leaves
+        // `show_manifests` unset: the objects as the package renders them, so that the
+        // first plan after the import is empty.
+        manifests: session.config.show_manifests,
+    };
+    let imported = match engine::import_instance(&cluster, request).await {
+        Ok(i) => i,
         Err(e @ ImportError::Missing { .. }) => {
             return fail(Diagnostic::error("Nothing to import", e.to_string()));
         }
@@ -46,7 +57,7 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
             return fail(session.engine_error("Cannot read the sensitive parameters", &e));
         }
     };
-    let state = imported(session, &cluster, (namespace, name), found).await;
+    let state = imported_model((namespace, name), &imported);
     ImportResponse {
         imported: vec![ImportedResource {
             type_name: schema::INSTANCE.to_string(),
@@ -57,63 +68,19 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     }
 }
 
-/// The state the import records: what the planning call decides for the Instance's
-/// values without a render seed (an imported instance has none, see `render_seed`), so
-/// that the first plan after the import has nothing to change.
-async fn imported(
-    session: &Session,
-    cluster: &Cluster,
-    (namespace, name): (&str, &str),
-    found: Found,
-) -> InstanceModel {
-    let (ov_namespace, ov_name) = &found.operator_version;
+/// The state the import records: the Instance as found, with what the planning call
+/// decides for its values without a render seed (an imported instance has none, see
+/// `render_seed`).
+fn imported_model((namespace, name): (&str, &str), imported: &Imported) -> InstanceModel {
+    let (ov_namespace, ov_name) = &imported.operator_version;
     let operator = format!("{ov_namespace}/{ov_name}");
-    let secret = &found.sensitive;
-    let mut all_params = found.parameters.clone();
-    all_params.extend(secret.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let pkg = found.package.as_ref();
-    let resolution = match pkg {
-        Some(p) => super::lookup::resolution(session, &operator, p, true)
-            .await
-            .ok()
-            .flatten(),
-        None => None,
-    };
-    let request = ChangeRequest {
-        name: Some(name),
-        namespace,
-        operator_version: Some(ov_name),
-        package: pkg,
-        parameters: Some(&all_params),
-        sensitive: secret,
-        plan_triggers: None,
-        seed: Seed::Known(None),
-        resolution: resolution.as_ref(),
-        prior: None,
-        replacing: false,
-        allow_downgrade: false,
-    };
-    let change = kudo_plan::decide_change(&request).ok();
+    let secret = &imported.sensitive;
     let known = |v: Value| if v.is_known() { v } else { Value::Null };
-    let children = known(views::children(
-        change.as_ref().and_then(|c| c.children.as_deref()),
-    ));
-    let outputs = known(views::outputs(
-        change.as_ref().and_then(|c| c.outputs.as_ref()),
-    ));
-    // With the provider's default on, the configuration most likely leaves
-    // `show_manifests` unset: the objects as the package renders them, so that the
-    // first plan after the import is empty.
-    let refs: Vec<ObjectRef> = found.objects.iter().map(|(r, _)| r.clone()).collect();
-    let desired = change.as_ref().and_then(|c| c.desired.as_ref());
-    let manifests = match (desired, session.config.show_manifests) {
-        (Some(desired), true) => {
-            match engine::current(cluster, desired, &found.last_plan, &refs).await {
-                Some(managed) => crate::provider::manifests::value(&managed, &Value::Null, secret),
-                None => Value::Null,
-            }
-        }
-        _ => Value::Null,
+    let children = known(views::children(imported.children.as_deref()));
+    let outputs = known(views::outputs(imported.outputs.as_ref()));
+    let manifests = match &imported.managed {
+        Some(managed) => crate::provider::manifests::value(managed, &Value::Null, secret),
+        None => Value::Null,
     };
     let map_or_null = |m: &std::collections::BTreeMap<String, String>| match m.is_empty() {
         true => Value::Null,
@@ -124,21 +91,21 @@ async fn imported(
         namespace: namespace.into(),
         operator: operator.into(),
         manifests,
-        parameters: map_or_null(&found.parameters),
+        parameters: map_or_null(&imported.parameters),
         sensitive_parameters: map_or_null(secret),
         id: format!("{namespace}/{name}").into(),
-        status: found.status.clone().into(),
+        status: imported.status.clone().into(),
         outputs,
-        last_plan: found.last_plan.clone().into(),
-        effective_parameters: change
-            .as_ref()
-            .and_then(|c| c.effective.clone())
+        last_plan: imported.last_plan.clone().into(),
+        effective_parameters: imported
+            .effective
+            .clone()
             .map(|e| sensitive::strip(e, secret))
             .into(),
         objects: Attr::Known(ManagedObject::map(
-            found.objects.iter().map(|(r, uid)| (r, uid.as_deref())),
+            imported.objects.iter().map(|(r, uid)| (r, uid.as_deref())),
         )),
-        operator_digest: pkg.map(packages::digest).into(),
+        operator_digest: imported.package.as_ref().map(packages::digest).into(),
         children,
         // Write-only values are never in state; an imported instance's Secret shows
         // as `sensitive_parameters` above. Preview, timeouts and the settings are

@@ -49,6 +49,16 @@ fn tree_error(detail: String) -> Diagnostic {
         .with_attribute(AttributePath::attribute("operator"))
 }
 
+/// The dependency tree of `pkg` as `kudo_operator` recorded it in the plan cache (an
+/// empty one for a package without dependencies), without resolving again.
+pub(super) fn recorded_resolution(operator_id: &str, pkg: &Package) -> Option<Resolution> {
+    if !kudo_plan::has_dependency_tasks(pkg) {
+        return Some(Resolution::default());
+    }
+    parse_operator_id(operator_id)
+        .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov))
+}
+
 /// The dependency tree of `pkg` as `kudo_operator` resolved it. While planning, only
 /// the plan-time copy counts (`None` without it: the tree is not known yet). An apply
 /// without the copy (state made elsewhere) resolves again from the provider's
@@ -59,12 +69,7 @@ pub(super) async fn resolution(
     pkg: &Package,
     planning: bool,
 ) -> Result<Option<Resolution>, Diagnostic> {
-    if !kudo_plan::has_dependency_tasks(pkg) {
-        return Ok(Some(Resolution::default()));
-    }
-    let cached = parse_operator_id(operator_id)
-        .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov));
-    if let Some(r) = cached {
+    if let Some(r) = recorded_resolution(operator_id, pkg) {
         return Ok(Some(r));
     }
     if planning {

@@ -1,20 +1,142 @@
 //! An Instance already in the cluster (made by KUDO, `kubectl`, or another
 //! configuration), read as a `kudo_instance` import records it: what it runs, its
 //! values, how its last plan ended, and the objects labelled with it.
+//!
+//! [`import_instance`] is the import as one action: the caller hands it the id and
+//! gets back everything the imported state holds. Reading the Instance, deciding its
+//! values as a plan would (so that the first plan after the import has nothing to
+//! change) and reading its objects' manifests are one sequence the engine owns; the
+//! caller only translates the answer into its state.
 
 use std::collections::BTreeMap;
 
 use kudo_package::Package;
+use kudo_plan::{ChangeRequest, ChildView, Seed, Shown};
+use kudo_resolve::Resolution;
 
 use super::error::EngineError;
 use super::instance_object::InstanceObject;
 use super::instance_object::instance_ref;
 use super::metadata::LABEL_INSTANCE;
+use super::planning::{Source, current};
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
 
-/// What an import reads.
+/// What [`import_instance`] imports.
+pub struct ImportRequest<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The dependency tree recorded for the package the Instance runs (given the
+    /// OperatorVersion's namespace and name), asked once that package has been read from
+    /// the cluster; `None` when it is not known, which leaves `children` unknown.
+    pub resolution: &'a (dyn Fn(&str, &str, &Package) -> Option<Resolution> + Send + Sync),
+    /// Read the objects as the package renders them ([`Imported::managed`]).
+    pub manifests: bool,
+}
+
+/// What an import records: the Instance as read, and what a plan of its values decides.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct Imported {
+    /// Namespace and name of the OperatorVersion it runs.
+    pub operator_version: (String, String),
+    /// `spec.parameters`.
+    pub parameters: BTreeMap<String, String>,
+    /// The values in its `<name>-kudo-sensitive` Secret.
+    pub sensitive: BTreeMap<String, String>,
+    pub last_plan: String,
+    /// That plan's status, `NEVER_RUN` when the Instance records none.
+    pub status: String,
+    /// Its objects (by instance label, sorted) with their uids.
+    pub objects: Vec<(ObjectRef, Option<String>)>,
+    /// The package of its OperatorVersion, when that is in the cluster.
+    pub package: Option<Package>,
+    /// The values over the package's defaults, as a plan of the found values decides
+    /// them (without a render seed: an imported instance has none); `None` when not
+    /// known (no package, or values the package refuses).
+    pub effective: Option<BTreeMap<String, String>>,
+    /// Its `outputs:` rendered; `None` when not known.
+    pub outputs: Option<BTreeMap<String, Shown>>,
+    /// Its dependency instances; `None` when not known.
+    pub children: Option<Vec<ChildView>>,
+    /// Its objects with the content the package renders for them, when the request
+    /// asked and the package and values are known.
+    pub managed: Option<Vec<(ObjectRef, Source)>>,
+}
+
+/// Reads the Instance `req` names, and decides what its imported state holds as the
+/// planning call would for the same values, so that the first plan after the import
+/// has nothing to change.
+pub async fn import_instance(
+    cluster: &Cluster,
+    req: ImportRequest<'_>,
+) -> Result<Imported, ImportError> {
+    let ImportRequest {
+        namespace,
+        name,
+        resolution,
+        manifests,
+    } = req;
+    let found = find_instance(cluster, namespace, name).await?;
+    let (ov_namespace, ov_name) = &found.operator_version;
+    let mut all_params = found.parameters.clone();
+    all_params.extend(found.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let pkg = found.package.as_ref();
+    let resolved = pkg.and_then(|p| resolution(ov_namespace, ov_name, p));
+    let request = ChangeRequest {
+        name: Some(name),
+        namespace,
+        operator_version: Some(ov_name),
+        package: pkg,
+        parameters: Some(&all_params),
+        sensitive: &found.sensitive,
+        plan_triggers: None,
+        seed: Seed::Known(None),
+        resolution: resolved.as_ref(),
+        prior: None,
+        replacing: false,
+        allow_downgrade: false,
+    };
+    // A refusal's text may quote the values, sensitive ones included: not logged.
+    let change = kudo_plan::decide_change(&request)
+        .map_err(|_| tracing::debug!("the package refuses the imported values: left unknown"))
+        .ok();
+    let managed = match change.as_ref().and_then(|c| c.desired.as_ref()) {
+        Some(desired) if manifests => {
+            let refs: Vec<ObjectRef> = found.objects.iter().map(|(r, _)| r.clone()).collect();
+            current(cluster, desired, &found.last_plan, &refs).await
+        }
+        _ => None,
+    };
+    let (effective, outputs, children) = match change {
+        Some(c) => (c.effective, c.outputs, c.children),
+        None => (None, None, None),
+    };
+    let Found {
+        operator_version,
+        parameters,
+        sensitive,
+        last_plan,
+        status,
+        objects,
+        package,
+    } = found;
+    Ok(Imported {
+        operator_version,
+        parameters,
+        sensitive,
+        last_plan,
+        status,
+        objects,
+        package,
+        effective,
+        outputs,
+        children,
+        managed,
+    })
+}
+
+/// What an import reads (see [`Imported`], which passes it on).
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
     /// Namespace and name of the OperatorVersion it runs.
     pub operator_version: (String, String),
     /// `spec.parameters`.
@@ -44,7 +166,7 @@ pub enum ImportError {
 }
 
 /// Reads the Instance `namespace/name` and what it owns.
-pub async fn find_instance(
+pub(crate) async fn find_instance(
     cluster: &Cluster,
     namespace: &str,
     name: &str,

@@ -8,6 +8,7 @@ mod concurrent;
 mod crd_safety;
 mod decisions;
 mod dependency;
+mod destroy;
 mod drift;
 mod error;
 mod health;
@@ -52,10 +53,11 @@ pub use apply::{Applied, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
+pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath, field_drift};
 pub use error::EngineError;
 pub use health::{Health, health};
-pub use import::{Found, ImportError, find_instance};
+pub use import::{ImportError, ImportRequest, Imported, import_instance};
 pub use instance_object::instance_ref;
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
 pub use kudo_plan::DependencyPackages;
@@ -75,7 +77,7 @@ pub use operator_tree::{
 pub use ownership::InstanceHolders;
 pub use plan_run::{run_plan, run_plan_with_sensitive};
 pub use planning::{
-    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current, current_of,
+    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current_of,
     plan_instance,
 };
 pub use preview::{Answers, PreviewAction, desired_state, preview_plan, preview_walk, render_plan};
@@ -93,8 +95,8 @@ pub use tree::{TreePlan, TreeRequest, plan_tree};
 pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };
-pub use uninstall::{Cleanup, uninstall_instance, uninstall_instance_keeping};
-pub use volumes::{InstanceVolumes, SettleError, claims};
+pub use uninstall::{Cleanup, uninstall_instance};
+pub use volumes::{NotChecked, SettleError};
 pub use write_only::{
     AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, read_write_only,
     write_only_source,

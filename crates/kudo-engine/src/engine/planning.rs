@@ -559,7 +559,7 @@ pub async fn current_of(
 /// The content of each of `objects` as `desired` renders it, `plan`'s render winning
 /// (see [`renders`]); objects no plan renders get `Kept(None)`. What the managed objects
 /// hold when no plan runs, or after an apply that was planned without the cluster.
-pub async fn current(
+pub(crate) async fn current(
     cluster: &Cluster,
     desired: &Desired<'_>,
     plan: &str,

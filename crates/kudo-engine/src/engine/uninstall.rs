@@ -60,7 +60,7 @@ pub async fn uninstall_instance(
 /// which hold data the user asked to keep. Only the sweep for labelled objects the
 /// inventory does not know consults it.
 #[allow(clippy::too_many_arguments)]
-pub async fn uninstall_instance_keeping(
+pub(crate) async fn uninstall_instance_keeping(
     cluster: &Cluster,
     namespace: &str,
     name: &str,

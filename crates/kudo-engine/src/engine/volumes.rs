@@ -99,7 +99,7 @@ pub async fn claim_sources(
 
 /// The claims of `sources` that exist now and would outlive their StatefulSet: a
 /// claim the StatefulSet owns (retention policy `Delete`) goes with it.
-pub async fn claims(
+pub(crate) async fn claims(
     cluster: &Cluster,
     sources: &[ClaimSource],
 ) -> Result<Vec<ObjectRef>, EngineError> {
@@ -153,7 +153,7 @@ pub async fn delete_claims(
 /// carry the instance label, and the uninstall's sweep for labelled leftovers would
 /// take them), and settled after it ([`InstanceVolumes::settle`]).
 #[derive(Debug, Clone, Default)]
-pub struct InstanceVolumes {
+pub(crate) struct InstanceVolumes {
     sources: Vec<ClaimSource>,
     claims: Vec<ObjectRef>,
 }

@@ -1,0 +1,197 @@
+//! The destroy of a `kudo_instance`, as one action: the caller decodes its state into a
+//! [`DestroyRequest`] and gets one [`Destroyed`] answer (or a [`DestroyError`]) back.
+//!
+//! A destroy is a sequence whose order matters, and every step of it is a decision of
+//! the engine's, not of the caller's: the `cleanup` plan runs only when the package has
+//! one (and only then is the dependency tree worth resolving); the volume claims of the
+//! StatefulSets are read while the StatefulSets still exist; the uninstall leaves the
+//! claims to keep alone; the claims are settled once the instance is gone; and the
+//! namespace `create_namespace` made is released last, because kept claims keep it.
+//! Keeping the whole sequence here leaves the provider to translate values only.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use kudo_package::Package;
+use kudo_resolve::Resolution;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::error::EngineError;
+use super::namespace::{NamespaceUser, Released, release_namespace};
+use super::removal::{CrdDeletion, Kept};
+use super::uninstall::{Cleanup, uninstall_instance_keeping};
+use super::volumes::{InstanceVolumes, NotChecked, SettleError};
+use crate::cluster::{Cluster, ObjectRef};
+
+/// What [`destroy_instance`] removes, and how.
+pub struct DestroyRequest<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The objects the instance's state records: the cleanup run's previous
+    /// inventory, and what the uninstall deletes before it sweeps for labelled leftovers.
+    pub inventory: &'a [ObjectRef],
+    /// The package the instance runs, when it can be found. Only its `cleanup` plan
+    /// needs it: without it the objects still go.
+    pub package: Option<&'a Package>,
+    /// `spec.parameters`, as the cleanup run takes them (it reads the sensitive ones
+    /// from the instance's Secret).
+    pub parameters: &'a BTreeMap<String, String>,
+    /// The sensitive parameters; with `parameters` they decide the dependency tree.
+    pub sensitive: &'a BTreeMap<String, String>,
+    /// The instance's render seed, so that cleanup renders what deploy did.
+    pub render_seed: Option<&'a str>,
+    /// The resolved dependency tree of `package`, awaited only when the package has a
+    /// `cleanup` plan (resolving may reach repositories); its error says why there is
+    /// none. KudoOperator tasks of the cleanup plan take their packages from it, as the
+    /// apply's plans do. Without one only folder dependencies run, which is no reason to
+    /// keep the instance: the cleanup run says which task it could not load.
+    pub resolution: BoxFuture<'a, Result<Resolution, String>>,
+    pub crd_deletion: CrdDeletion,
+    /// Delete the volume claims the instance's StatefulSets leave behind, rather than
+    /// keep them as Kubernetes does.
+    pub delete_volumes: bool,
+    /// The user `create_namespace` created the namespace for: the namespace is
+    /// released last. `None`: the instance did not create it.
+    pub namespace_user: Option<NamespaceUser>,
+    /// How long the uninstall may take, and then how long settling the claims may.
+    pub timeout: Duration,
+}
+
+/// What a destroy did: the instance is gone. What it left behind, and the steps after
+/// the uninstall that did not work out, are for the caller to report as warnings (or,
+/// for [`Destroyed::volumes`], as an error on a resource that is gone anyway).
+#[derive(Debug)]
+pub struct Destroyed {
+    /// Volume claims that could not be looked for before the uninstall.
+    pub not_checked: Vec<NotChecked>,
+    /// Objects the uninstall left for other instances or their data.
+    pub kept: Vec<Kept>,
+    /// The volume claims the instance's StatefulSets left behind and that stay (none
+    /// with `delete_volumes`), or why they could not be listed or deleted.
+    pub volumes: Result<Vec<ObjectRef>, SettleError>,
+    /// What became of the namespace `create_namespace` created; `None` when the request
+    /// named no [`DestroyRequest::namespace_user`].
+    pub namespace: Option<Result<Released, EngineError>>,
+}
+
+/// Why a destroy stopped with the instance (or part of it) still there.
+#[derive(Debug, thiserror::Error)]
+pub enum DestroyError {
+    /// The cleanup plan or the removal of the instance's objects failed. Nothing after
+    /// it ran: a second destroy resumes it.
+    #[error("cannot remove the instance: {error}")]
+    Uninstall {
+        #[source]
+        error: EngineError,
+        /// The request's timeout, when running out of it is what stopped the uninstall
+        /// (rather than the caller's cancellation).
+        timed_out: Option<Duration>,
+    },
+}
+
+/// Destroys the instance `req` names: the `cleanup` plan when the package has one, the
+/// instance with every object it and its dependency instances own (the volume claims
+/// it keeps excepted), then its volume claims and its namespace, in that order.
+/// `cancel` stops it; the request's timeout limits the uninstall and the claims each.
+pub async fn destroy_instance(
+    cluster: &Cluster,
+    req: DestroyRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<Destroyed, DestroyError> {
+    let DestroyRequest {
+        namespace,
+        name,
+        inventory,
+        package,
+        parameters,
+        sensitive,
+        render_seed,
+        resolution,
+        crd_deletion,
+        delete_volumes,
+        namespace_user,
+        timeout,
+    } = req;
+    let tree = match package {
+        Some(p) if p.operator.plans.contains_key("cleanup") => {
+            let mut all = parameters.clone();
+            all.extend(sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let tree = match resolution.await {
+                Ok(r) => {
+                    kudo_plan::change::tree_of(&r, p, name, namespace, &all, render_seed, None)
+                        .map_err(|e| e.to_string())
+                }
+                Err(why) => Err(why),
+            };
+            tree.map_err(|why| tracing::warn!(%why, "cleanup runs without the dependency tree"))
+                .ok()
+        }
+        _ => None,
+    };
+    let (volumes, not_checked) =
+        InstanceVolumes::of_instance(cluster, namespace, name, inventory).await;
+    let limit = Limit::new(cancel, timeout);
+    let kept = uninstall_instance_keeping(
+        cluster,
+        namespace,
+        name,
+        inventory,
+        package.map(|package| Cleanup {
+            package,
+            parameters,
+            render_seed,
+            dependencies: tree.as_ref().map(|t| &t.packages),
+        }),
+        crd_deletion,
+        volumes.keep(delete_volumes),
+        &limit.token,
+    )
+    .await
+    .map_err(|error| DestroyError::Uninstall {
+        timed_out: (error.is_cancelled() && !cancel.is_cancelled()).then_some(timeout),
+        error,
+    })?;
+    drop(limit);
+    // The instance is gone; the claims are what its StatefulSets leave behind.
+    let limit = Limit::new(cancel, timeout);
+    let volumes = volumes.settle(cluster, delete_volumes, &limit.token).await;
+    drop(limit);
+    // Last: kept volume claims keep a namespace this instance created.
+    let namespace = match &namespace_user {
+        Some(user) => Some(release_namespace(cluster, namespace, user, cancel).await),
+        None => None,
+    };
+    Ok(Destroyed {
+        not_checked,
+        kept,
+        volumes,
+        namespace,
+    })
+}
+
+/// A child of the caller's token that also fires after a time limit, so that the
+/// engine can say which object it was still waiting for rather than being dropped.
+struct Limit {
+    token: CancellationToken,
+    timer: JoinHandle<()>,
+}
+
+impl Limit {
+    fn new(cancel: &CancellationToken, limit: Duration) -> Limit {
+        let token = cancel.child_token();
+        let fire = token.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            fire.cancel();
+        });
+        Limit { token, timer }
+    }
+}
+
+impl Drop for Limit {
+    fn drop(&mut self) {
+        self.timer.abort();
+    }
+}
