@@ -303,8 +303,7 @@ async fn execute<'a>(
         webhooks_answered: Mutex::new(BTreeSet::new()),
         answers: AnswerLog::default(),
     };
-    run.update(|s| s.set_plan(ExecutionStatus::InProgress, ""))
-        .await;
+    run.note(|s| s.set_plan(ExecutionStatus::InProgress, ""));
 
     let result = match &walk {
         Ok(walk) => run.plan(walk, cancel).await,
@@ -463,6 +462,11 @@ async fn run_children(
     }
 }
 
+/// Whether children run in `strategy` have siblings running beside them.
+fn running_beside(strategy: Strategy, children: usize) -> bool {
+    matches!(strategy, Strategy::Parallel) && children > 1
+}
+
 fn status_of(e: &EngineError) -> ExecutionStatus {
     if e.fatal {
         ExecutionStatus::FatalError
@@ -472,13 +476,23 @@ fn status_of(e: &EngineError) -> ExecutionStatus {
 }
 
 impl<'a> Run<'a> {
+    /// Changes the plan status and writes it to the Instance.
     async fn update(&self, change: impl FnOnce(&mut PlanStatus)) {
+        self.note(change);
+        self.publish().await;
+    }
+
+    /// Changes the plan status without writing it: the next write carries it. The
+    /// status is written when a step starts (beside its work, see `step`) and when the
+    /// plan ends, so a step's end, its phase's end and the next phase's start go out
+    /// with the next step's start: one write instead of four, and none on the critical
+    /// path but the last.
+    fn note(&self, change: impl FnOnce(&mut PlanStatus)) {
         if let Ok(mut all) = self.statuses.lock()
             && let Some(s) = all.get_mut(self.req.plan)
         {
             change(s);
         }
-        self.publish().await;
     }
 
     fn report(&self, phase: &str, step: Option<&str>, change: ProgressChange) {
@@ -529,10 +543,8 @@ impl<'a> Run<'a> {
     async fn record_unwalkable(&self, e: EngineError) -> EngineError {
         if let (Some(phase), Some(step)) = (&e.phase, &e.step) {
             let text = e.to_string();
-            self.update(|s| s.set_step(phase, step, ExecutionStatus::FatalError, &text))
-                .await;
-            self.update(|s| s.set_phase(phase, ExecutionStatus::FatalError, &e.message))
-                .await;
+            self.note(|s| s.set_step(phase, step, ExecutionStatus::FatalError, &text));
+            self.note(|s| s.set_phase(phase, ExecutionStatus::FatalError, &e.message));
         }
         e
     }
@@ -542,79 +554,90 @@ impl<'a> Run<'a> {
         plan: &'s PlanWalk<'a>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
+        let siblings = running_beside(plan.strategy, plan.phases.len());
         let children = plan
             .phases
             .iter()
             .map(|phase| {
                 Box::new(move |c: CancellationToken| {
-                    async move { self.phase(phase, &c).await }.boxed()
+                    async move { self.phase(phase, siblings, &c).await }.boxed()
                 }) as Child<'s>
             })
             .collect();
         run_children(plan.strategy, cancel, children).await
     }
 
+    /// `siblings`: other phases run beside this one, so its end is written when it
+    /// comes rather than with the next write.
     async fn phase<'s>(
         &'s self,
         phase: &'s PhaseWalk<'a>,
+        siblings: bool,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
+        let step_siblings = running_beside(phase.strategy, phase.steps.len());
         tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase started");
-        self.update(|s| s.set_phase(&phase.name, ExecutionStatus::InProgress, ""))
-            .await;
+        self.note(|s| s.set_phase(&phase.name, ExecutionStatus::InProgress, ""));
         self.report(&phase.name, None, ProgressChange::Started);
         let children = phase
             .steps
             .iter()
             .map(|step| {
                 Box::new(move |c: CancellationToken| {
-                    async move { self.step(step, &c).await }.boxed()
+                    async move { self.step(step, step_siblings, &c).await }.boxed()
                 }) as Child<'s>
             })
             .collect();
         let result = run_children(phase.strategy, cancel, children).await;
-        match &result {
-            Ok(()) => {
-                self.update(|s| s.set_phase(&phase.name, ExecutionStatus::Complete, ""))
-                    .await;
-                self.report(&phase.name, None, ProgressChange::Complete);
-                tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase complete");
-            }
-            Err(e) => {
-                self.update(|s| s.set_phase(&phase.name, status_of(e), &e.message))
-                    .await;
-                self.report(&phase.name, None, ProgressChange::Failed(e.message.clone()));
-                tracing::info!(plan = %self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
-            }
+        self.phase_end(phase, &result);
+        if siblings {
+            self.publish().await;
         }
         result
     }
 
+    /// Notes how `phase` ended.
+    fn phase_end(&self, phase: &PhaseWalk<'a>, result: &Result<(), EngineError>) {
+        match result {
+            Ok(()) => {
+                self.note(|s| s.set_phase(&phase.name, ExecutionStatus::Complete, ""));
+                self.report(&phase.name, None, ProgressChange::Complete);
+                tracing::info!(plan = %self.req.plan, phase = %phase.name, "phase complete");
+            }
+            Err(e) => {
+                self.note(|s| s.set_phase(&phase.name, status_of(e), &e.message));
+                self.report(&phase.name, None, ProgressChange::Failed(e.message.clone()));
+                tracing::info!(plan = %self.req.plan, phase = %phase.name, error = %e.message, "phase failed");
+            }
+        }
+    }
+
+    /// `siblings`: other steps run beside this one, so its end is written when it
+    /// comes rather than with the next write.
     async fn step(
         &self,
         step: &StepWalk<'a>,
+        siblings: bool,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         let loc = &step.location;
         tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step started");
-        self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::InProgress, ""))
-            .await;
+        self.note(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::InProgress, ""));
         self.report(&loc.phase, Some(&loc.step), ProgressChange::Started);
-        let result = self
-            .step_tasks(loc, step, cancel)
-            .await
-            .map_err(|e| e.at(loc));
+        // The status goes out beside the step's first writes rather than before them:
+        // nothing the step does waits for it, and writes are one at a time, the newest
+        // last (`publish`).
+        let (_, result) = futures::join!(self.publish(), self.step_tasks(loc, step, cancel));
+        let result = result.map_err(|e| e.at(loc));
         match &result {
             Ok(()) => {
-                self.update(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::Complete, ""))
-                    .await;
+                self.note(|s| s.set_step(&loc.phase, &loc.step, ExecutionStatus::Complete, ""));
                 self.report(&loc.phase, Some(&loc.step), ProgressChange::Complete);
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, "step complete");
             }
             Err(e) => {
                 let text = e.to_string();
-                self.update(|s| s.set_step(&loc.phase, &loc.step, status_of(e), &text))
-                    .await;
+                self.note(|s| s.set_step(&loc.phase, &loc.step, status_of(e), &text));
                 self.report(
                     &loc.phase,
                     Some(&loc.step),
@@ -622,6 +645,9 @@ impl<'a> Run<'a> {
                 );
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, error = %text, "step failed");
             }
+        }
+        if siblings {
+            self.publish().await;
         }
         result
     }
