@@ -77,8 +77,9 @@ async fn write_operator(
         "spec": kudo_package::crd::operator_version_spec(pkg),
     });
     // These objects are what `kudo_operator` stands for, so they are ours whoever wrote
-    // them last (KUDO's manager, before a migration by import).
-    for obj in [operator, ov] {
+    // them last (KUDO's manager, before a migration by import). The OperatorVersion
+    // names its Operator only by name, so both go out at once.
+    let write = |obj: Value| async move {
         let r = ObjectRef::from_object(&obj)?;
         cluster.apply_owned(&obj, dry_run).await.map_err(|e| {
             let text = e.to_string();
@@ -94,8 +95,11 @@ async fn write_operator(
                 )),
                 false => err,
             }
-        })?;
-    }
+        })
+    };
+    let (operator, ov) = futures::join!(write(operator), write(ov));
+    operator?;
+    ov?;
     if !dry_run {
         tracing::info!(operator = %name, operator_version = %ov_name, namespace = %namespace, "operator installed");
     }

@@ -271,11 +271,25 @@ pub async fn install_tree(
     // create, so nothing else would remove it).
     let mut written: Vec<InstalledVersion> = Vec::new();
     let sequence = dependency_install_sequence(req.resolution, req.root);
-    let all = sequence.into_iter().map(|d| (d, false));
-    for (pkg, root) in all.chain(std::iter::once((req.root, true))) {
+    let all: Vec<(&Package, bool)> = sequence
+        .into_iter()
+        .map(|d| (d, false))
+        .chain(std::iter::once((req.root, true)))
+        .collect();
+    // Which versions a create finds already there, asked all at once before the
+    // first write.
+    let existed: Vec<bool> = match creating {
+        false => vec![true; all.len()],
+        true => {
+            futures::future::join_all(all.iter().map(|(pkg, _)| {
+                let r = operator_version_ref(req.namespace, &pkg.operator_version_name());
+                async move { matches!(cluster.get(&r).await, Ok(Some(_))) }
+            }))
+            .await
+        }
+    };
+    for ((pkg, root), existed) in all.into_iter().zip(existed) {
         let version = InstalledVersion::of(pkg);
-        let r = operator_version_ref(req.namespace, &version.operator_version_name);
-        let existed = !creating || matches!(cluster.get(&r).await, Ok(Some(_)));
         let installed = install_operator(cluster, pkg, req.namespace).await;
         if !existed {
             written.push(version);

@@ -114,14 +114,16 @@ pub(crate) async fn run_decided(
 /// `run_plan` for a dependency instance owned by `parent`, executing the decisions its
 /// top instance's run made for the whole tree. Boxed because a KudoOperator task runs a
 /// plan from inside a plan (the future type would otherwise be infinite).
+/// `created`: the decisions create it, so it has no Secret of sensitive values to read.
 pub(crate) fn run_plan_boxed<'a>(
     cluster: &'a Cluster,
     req: RunRequest<'a>,
     parent: Owner,
     tree: &'a TreeDecisions,
+    created: bool,
     cancel: &'a CancellationToken,
 ) -> BoxFuture<'a, Result<RunOutcome, EngineError>> {
-    Box::pin(run_dependency(cluster, req, parent, tree, cancel))
+    Box::pin(run_dependency(cluster, req, parent, tree, created, cancel))
 }
 
 async fn run_dependency(
@@ -129,11 +131,17 @@ async fn run_dependency(
     req: RunRequest<'_>,
     parent: Owner,
     tree: &TreeDecisions,
+    created: bool,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    let stored = super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
-        .await
-        .map_err(|e| e.with_plan(req.plan))?;
+    // A new dependency instance has no Secret yet (one a replaced instance left is its
+    // predecessor's, on its way out with it).
+    let stored = match created {
+        true => BTreeMap::new(),
+        false => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
+            .await
+            .map_err(|e| e.with_plan(req.plan))?,
+    };
     let parameters = all_parameters(&req, &stored);
     let desired = desired_of(&req, &parameters)?;
     let sensitive = Sensitive {

@@ -95,16 +95,24 @@ impl<'a> Run<'a> {
             progress: self.req.progress,
             tree: self.req.tree,
         };
-        let outcome = run_plan_boxed(self.cluster, request, self.owner.clone(), self.tree, cancel)
-            .await
-            .map_err(|e| {
-                // The trouble carries over, so a stop (timeout, interrupt) stays one in
-                // the parent for the timeout explanation and sibling handling.
-                let mut wrapped = EngineError::new(format!("dependency instance {child}"), e.fatal)
-                    .with_object(&child_ref);
-                wrapped.trouble = e.trouble;
-                wrapped.caused_by(e)
-            })?;
+        let created = matches!(decided.action, DependencyAction::Create { .. });
+        let outcome = run_plan_boxed(
+            self.cluster,
+            request,
+            self.owner.clone(),
+            self.tree,
+            created,
+            cancel,
+        )
+        .await
+        .map_err(|e| {
+            // The trouble carries over, so a stop (timeout, interrupt) stays one in
+            // the parent for the timeout explanation and sibling handling.
+            let mut wrapped = EngineError::new(format!("dependency instance {child}"), e.fatal)
+                .with_object(&child_ref);
+            wrapped.trouble = e.trouble;
+            wrapped.caused_by(e)
+        })?;
         self.note_kept(outcome.kept);
         self.answers.merge(outcome.answers);
         if let Ok(mut ran) = self.ran.lock() {
