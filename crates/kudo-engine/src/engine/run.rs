@@ -108,7 +108,21 @@ pub(crate) async fn run_decided(
     decisions: &TreeDecisions,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    run_plan_impl(cluster, req, sensitive, decisions, cancel).await
+    let stored = match sensitive {
+        Some(values) => values.clone(),
+        None => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
+            .await
+            .map_err(|e| e.with_plan(req.plan))?,
+    };
+    let parameters = all_parameters(&req, &stored);
+    let desired = desired_of(&req, &parameters)?;
+    let sensitive = Sensitive {
+        stored: &stored,
+        write: sensitive.is_some(),
+    };
+    let mut outcome = execute(cluster, req, &desired, None, sensitive, decisions, cancel).await?;
+    outcome.dependencies = decisions.records_after(&outcome.ran);
+    Ok(outcome)
 }
 
 /// `run_plan` for a dependency instance owned by `parent`, executing the decisions its
@@ -193,31 +207,6 @@ pub(crate) fn desired_of<'p>(
         dependencies: req.dependencies,
     })
     .map_err(|e| EngineError::from(e).with_plan(req.plan))
-}
-
-/// The top instance's run.
-async fn run_plan_impl(
-    cluster: &Cluster,
-    req: RunRequest<'_>,
-    sensitive: Option<&BTreeMap<String, String>>,
-    tree: &TreeDecisions,
-    cancel: &CancellationToken,
-) -> Result<RunOutcome, EngineError> {
-    let stored = match sensitive {
-        Some(values) => values.clone(),
-        None => super::sensitive::read_sensitive(cluster, req.namespace, req.instance)
-            .await
-            .map_err(|e| e.with_plan(req.plan))?,
-    };
-    let parameters = all_parameters(&req, &stored);
-    let desired = desired_of(&req, &parameters)?;
-    let sensitive = Sensitive {
-        stored: &stored,
-        write: sensitive.is_some(),
-    };
-    let mut outcome = execute(cluster, req, &desired, None, sensitive, tree, cancel).await?;
-    outcome.dependencies = tree.records_after(&outcome.ran);
-    Ok(outcome)
 }
 
 async fn execute<'a>(
