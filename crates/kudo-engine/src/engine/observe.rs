@@ -141,12 +141,7 @@ pub(crate) fn holders(obj: &Value) -> Option<String> {
         hash.update(b"\n");
         hash.update(entry.as_bytes());
     }
-    Some(
-        hash.finalize()[..8]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    Some(short_digest(hash))
 }
 
 /// A short digest of the fields this provider's field manager holds in `obj`
@@ -176,13 +171,16 @@ pub fn applied_fields_fingerprint(obj: &Value) -> Option<String> {
             hash.update(entry.get(key).map(Value::to_string).unwrap_or_default());
         }
     }
-    // 64 bits: a change goes unnoticed only if two field sets collide.
-    Some(
-        hash.finalize()[..8]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    Some(short_digest(hash))
+}
+
+/// The first 64 bits of `hash`, in hex: a change goes unnoticed only if two field sets
+/// collide.
+fn short_digest(hash: Sha256) -> String {
+    hash.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
