@@ -9,9 +9,11 @@
 //!
 //! - [`cluster`]: the Kubernetes API (client from provider settings, discovery,
 //!   server-side apply, delete-and-wait, the KUDO CRDs).
-//! - [`engine`]: the plan-time view of a run ([`engine::plan_instance`]), running a
-//!   plan ([`engine::run_plan`]) with health checks and plan status, the inventory and
-//!   pruning, Operator/OperatorVersion install, and uninstall.
+//! - [`engine`]: one action per verb the provider serves: plan and apply a change of an
+//!   instance ([`engine::plan_change`], [`engine::apply_change`]), refresh, import and
+//!   destroy it, run a `kudo_plan` action, install and remove operators. Underneath, the
+//!   decisions (planning, preview, the dependency tree) and their execution (the run,
+//!   waits, pruning, uninstall) are separate layers the actions call.
 //!
 //! A failed run or install is an [`engine::EngineError`]: plain fields saying where,
 //! what kind of trouble and whether retrying can help, which the provider turns into
@@ -19,16 +21,17 @@
 //!
 //! # Example
 //!
-//! Preview an instance's `deploy` plan as `terraform plan` does, then run it:
+//! Plan a new instance's change as `terraform plan` does, then apply what was planned
+//! (its OperatorVersion installed first, as the `kudo_operator` resource does):
 //!
 //! ```rust,no_run
 //! use std::collections::BTreeMap;
 //! use std::path::Path;
 //!
 //! use kudo_engine::cluster::{Cluster, ConnectionSettings};
-//! use kudo_engine::engine::{self, CrdDeletion, HealthPolicy, PlanFailure, Prior, RunRequest};
+//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthPolicy, TreePrior};
 //! use kudo_package::Package;
-//! use kudo_plan::{Desired, Inputs};
+//! use kudo_plan::{ChangeRequest, Seed};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -40,67 +43,73 @@
 //! let cluster = Cluster::connect(&settings).await?;
 //!
 //! let package = Package::load_dir(Path::new("operators/zookeeper"))?;
+//! let ov_name = package.operator_version_name();
 //! let parameters = BTreeMap::from([("NODE_COUNT".to_string(), "3".to_string())]);
-//! let desired = Desired::new(Inputs {
-//!     package: &package,
-//!     instance: "zk",
+//! let no_secrets = BTreeMap::new();
+//! let request = ChangeRequest {
+//!     name: Some("zk"),
 //!     namespace: "default",
-//!     parameters: &parameters,
-//!     seed: None,
-//!     dependencies: None,
-//! })?;
-//!
-//! // A new instance: no objects from an earlier run, no earlier parameters.
-//! let prior = Prior { objects: &[], parameters: None, drifted: &[] };
-//! let plan = engine::plan_instance(
-//!     &cluster,
-//!     &desired,
-//!     "deploy",
-//!     &prior,
-//!     engine::CrdSafety::default(),
-//!     engine::Contents::Skip,
-//! );
-//! match plan.await {
-//!     Ok(plan) => match &plan.changes {
-//!         Some(changes) => {
-//!             for object in &changes.create {
-//!                 println!("create {}", engine::label(object));
-//!             }
-//!         }
-//!         None => println!("the changes are known only after the apply"),
-//!     },
-//!     // The apply would fail the same way: stop before writing anything.
-//!     Err(PlanFailure::Refused { summary, error }) => {
-//!         return Err(format!("{summary}: {error}").into());
-//!     }
-//!     // Not knowable now (say, the cluster is unreachable); the run checks again.
-//!     Err(PlanFailure::Unknown(note)) => println!("{}: {}", note.summary, note.detail),
+//!     operator_version: Some(&ov_name),
+//!     package: Some(&package),
+//!     parameters: Some(&parameters),
+//!     sensitive: &no_secrets,
+//!     plan_triggers: None,
+//!     // A new instance draws its render seed when it is applied.
+//!     seed: Seed::AtApply,
+//!     resolution: None,
+//!     prior: None,
+//!     replacing: false,
+//!     allow_downgrade: false,
+//! };
+//! let options = ChangeOptions {
+//!     crd_safety: engine::CrdSafety::default(),
+//!     contents: engine::Contents::Skip,
+//!     // A create: an Instance of that name must not exist yet.
+//!     must_not_exist: true,
+//! };
+//! // Refused (`Err`) exactly when the apply would fail the same way.
+//! let planned = engine::plan_change(Some(&cluster), &request, ClusterPrior::default(), options)
+//!     .await?;
+//! let Some(plan) = planned.change.plan() else {
+//!     return Ok(()); // nothing to run, or not known before the apply
+//! };
+//! let changes = planned.tree.as_ref().and_then(|t| t.instance.changes.as_ref());
+//! for object in changes.iter().flat_map(|c| &c.create) {
+//!     println!("create {}", engine::label(object));
 //! }
 //!
-//! // The Instance the run writes names its OperatorVersion, so that goes in first
-//! // (what a `kudo_operator` resource does).
-//! engine::install_operator(&cluster, &package, "default").await?;
-//! let outcome = engine::run_plan(
+//! let applied = engine::apply_change(
 //!     &cluster,
-//!     RunRequest {
-//!         package: &package,
-//!         instance: "zk",
+//!     &engine::ApplyRequest {
+//!         name: "zk",
 //!         namespace: "default",
-//!         parameters: &parameters,
-//!         plan: "deploy",
-//!         previous_inventory: &[],
-//!         render_seed: None,
-//!         dependencies: None,
-//!         crd_deletion: CrdDeletion::default(),
+//!         package: &package,
+//!         public: &parameters,
+//!         sensitive: &no_secrets,
+//!         plan,
+//!         seed: None,
+//!         resolution: None,
+//!         operator_namespace: "default",
+//!         previous: &[],
+//!         // The decisions the plan made for the whole tree, handed to the apply.
+//!         tree: TreePrior {
+//!             fresh: true,
+//!             checked: planned.checked,
+//!             decided: planned.tree.as_ref().map(|t| &t.decisions),
+//!             ..Default::default()
+//!         },
+//!         crd_deletion: engine::CrdDeletion::default(),
 //!         crd_safety: engine::CrdSafety::default(),
 //!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
 //!         health: &HealthPolicy::Kudo,
+//!         contents: engine::Contents::Skip,
 //!         progress: None,
-//!      tree: Default::default() },
+//!         must_not_exist: true,
+//!     },
 //!     &CancellationToken::new(),
 //! )
 //! .await?;
-//! println!("{} objects managed", outcome.inventory.len());
+//! println!("{} objects managed", applied.objects.len());
 //! # Ok(())
 //! # }
 //! ```
@@ -112,3 +121,6 @@
 
 pub mod cluster;
 pub mod engine;
+
+#[cfg(test)]
+mod scenarios;

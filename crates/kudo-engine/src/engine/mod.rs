@@ -54,53 +54,74 @@ pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change}
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
 pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
-pub use drift::{FieldDrift, IgnoredPath, field_drift};
+pub use drift::{FieldDrift, IgnoredPath};
 pub use error::EngineError;
-pub use health::{Health, health};
 pub use import::{ImportError, ImportRequest, Imported, import_instance};
-pub use instance_object::instance_ref;
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
-pub use kudo_plan::DependencyPackages;
 pub use manifests::manifest_entries;
-pub use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
 pub use namespace::{
     NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
     release_namespace,
 };
 pub use object_names::{label, qualified_label};
 pub use observe::{LIST_FROM, applied_fields_fingerprint};
-pub use operator::{install_operator, load_operator};
+pub use operator::load_operator;
 pub use operator_tree::{
     InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,
-    dependency_install_sequence, install_tree, uninstall_tree,
+    install_tree, uninstall_tree,
 };
 pub use ownership::InstanceHolders;
-pub use plan_run::{run_plan, run_plan_with_sensitive};
-pub use planning::{
-    Changes, Contents, InstancePlan, PlanFailure, PlanNote, Prior, Source, current_of,
-    plan_instance,
-};
-pub use preview::{Answers, PreviewAction, desired_state, preview_plan, preview_walk, render_plan};
+pub use planning::{Changes, Contents, InstancePlan, PlanNote, Source, current_of};
+pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
-pub use prune::unwanted;
-pub use readiness::{HealthPolicy, HealthSettings, ReadyRules, judge};
+pub use readiness::{HealthPolicy, HealthSettings};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept};
 pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
-pub use run::{RunOutcome, RunRequest};
-pub use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
-pub use sharing::ANNOTATION_USED_BY;
 pub use status::{ExecutionStatus, PlanStatus};
-pub use tree::{TreePlan, TreeRequest, plan_tree};
+pub use tree::TreePlan;
 pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };
-pub use uninstall::{Cleanup, uninstall_instance};
-pub use volumes::{NotChecked, SettleError};
+pub use volumes::SettleError;
 pub use write_only::{
     AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, read_write_only,
     write_only_source,
 };
+
+// The layers under the actions, for the crate's kube-sim scenarios (`crate::scenarios`).
+#[cfg(test)]
+pub(crate) use drift::field_drift;
+#[cfg(test)]
+pub(crate) use health::{Health, health};
+#[cfg(test)]
+pub(crate) use instance_object::instance_ref;
+#[cfg(test)]
+pub(crate) use kudo_plan::DependencyPackages;
+#[cfg(test)]
+pub(crate) use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
+#[cfg(test)]
+pub(crate) use operator::install_operator;
+#[cfg(test)]
+pub(crate) use operator_tree::dependency_install_sequence;
+#[cfg(test)]
+pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
+#[cfg(test)]
+pub(crate) use planning::{PlanFailure, Prior, plan_instance};
+#[cfg(test)]
+pub(crate) use preview::{Answers, desired_state, preview_plan, preview_walk};
+#[cfg(test)]
+pub(crate) use readiness::ReadyRules;
+#[cfg(test)]
+pub(crate) use run::{RunOutcome, RunRequest};
+#[cfg(test)]
+pub(crate) use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
+#[cfg(test)]
+pub(crate) use sharing::ANNOTATION_USED_BY;
+#[cfg(test)]
+pub(crate) use tree::{TreeRequest, plan_tree};
+#[cfg(test)]
+pub(crate) use uninstall::{Cleanup, uninstall_instance};
 
 /// A string map from literal pairs, for tests of parameter maps.
 #[cfg(test)]

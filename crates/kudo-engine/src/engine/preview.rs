@@ -43,6 +43,7 @@ pub struct PlannedObject {
 }
 
 /// [`preview_walk`] of `req.plan`, walking the package for it.
+#[cfg(test)] // the crate's scenarios; the actions go through the `_only`/`_keeping` forms
 pub async fn preview_plan(
     cluster: &Cluster,
     req: RunRequest<'_>,
@@ -86,6 +87,7 @@ pub enum Answers {
 /// Dry-runs against the server, in plan order, every object the walk of `req.plan`
 /// applies. Kinds nobody serves and objects the server rejects fail like the real run
 /// would; what needs no cluster already failed in the walk.
+#[cfg(test)] // the crate's scenarios; the actions go through the `_only`/`_keeping` forms
 pub async fn preview_walk(
     cluster: &Cluster,
     req: &RunRequest<'_>,

@@ -33,6 +33,7 @@ pub struct Cleanup<'a> {
 /// [`super::removal`]). When `cleanup` is given and the operator has a `cleanup` plan,
 /// it runs first; its failure stops the uninstall (nothing is deleted) so the user can
 /// fix or skip it.
+#[cfg(test)] // the crate's scenarios; the actions go through the `_only`/`_keeping` forms
 pub async fn uninstall_instance(
     cluster: &Cluster,
     namespace: &str,

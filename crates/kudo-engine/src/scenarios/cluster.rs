@@ -1,9 +1,9 @@
 //! The cluster layer against kube-sim: transient failures, cluster-scoped objects.
 
-use crate::common::*;
+use crate::cluster::{ClusterError, Trouble};
+use crate::engine::{self, LABEL_INSTANCE, instance_ref};
+use crate::scenarios::common::*;
 use kube_sim::FaultRule;
-use kudo_engine::cluster::{ClusterError, Trouble};
-use kudo_engine::engine::{self, LABEL_INSTANCE, instance_ref};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -94,14 +94,11 @@ async fn dropped_connections_and_a_deleted_namespace_are_told_apart() {
         other => panic!("{other:?}"),
     }
     assert_eq!(err.trouble(), Trouble::Namespace);
-    let engine_err = kudo_engine::engine::EngineError::from(err);
+    let engine_err = crate::engine::EngineError::from(err);
     // Not the package's fault, but running again will not help until someone creates
     // the namespace (issue #51): never called retryable.
     assert!(engine_err.fatal, "{engine_err}");
-    assert_eq!(
-        engine_err.failure(),
-        kudo_engine::cluster::Failure::Namespace
-    );
+    assert_eq!(engine_err.failure(), crate::cluster::Failure::Namespace);
     assert!(
         engine_err
             .to_string()
@@ -360,7 +357,7 @@ async fn cluster_scoped_objects_are_labelled_unowned_and_uninstalled() {
 
 /// Server-side apply as another field manager would (`kubectl apply --server-side
 /// --force-conflicts`).
-async fn apply_as(cluster: &kudo_engine::cluster::Cluster, manager: &str, obj: &serde_json::Value) {
+async fn apply_as(cluster: &crate::cluster::Cluster, manager: &str, obj: &serde_json::Value) {
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
     let (ar, _) = cluster.resolve("v1", "ConfigMap").await.expect("resolve");
     let api: Api<DynamicObject> = Api::namespaced_with(cluster.client().clone(), "default", &ar);
@@ -413,7 +410,7 @@ async fn apply_keeps_other_managers_fields_but_takes_back_its_own() {
             text.contains("ConfigMap default/settings") && text.contains("delete the object"),
             "{text}"
         );
-        assert!(kudo_engine::engine::EngineError::from(err).fatal);
+        assert!(crate::engine::EngineError::from(err).fatal);
     }
     let live = cluster.get(&r).await.expect("get").expect("exists");
     assert_eq!(live["data"], json!({"key": "theirs"}));

@@ -6,8 +6,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::common::*;
-use kudo_engine::engine::{self, RunRequest};
+use crate::engine::{self, RunRequest};
+use crate::scenarios::common::*;
 use serde_json::{Value, json};
 
 /// A webhook on 127.0.0.1 answering ConfigMaps `<instance>-<n>` for each letter of
@@ -89,7 +89,7 @@ fn operator(with_webhook: bool) -> String {
 const PARAMS: &str = "parameters:\n  - name: URL\n  - name: ITEMS\n    default: ab\n";
 const LOCAL: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-local\ndata:\n  items: {{ .Params.ITEMS | quote }}\n";
 
-fn cm(name: &str) -> kudo_engine::cluster::ObjectRef {
+fn cm(name: &str) -> crate::cluster::ObjectRef {
     oref("v1", "ConfigMap", Some("default"), name)
 }
 

@@ -2,9 +2,9 @@
 //! controls is refused, and a cluster-scoped object records every instance using it,
 //! even when they apply at the same moment.
 
-use crate::common::*;
-use kudo_engine::cluster::Trouble;
-use kudo_engine::engine::{self, ANNOTATION_USED_BY};
+use crate::cluster::Trouble;
+use crate::engine::{self, ANNOTATION_USED_BY};
+use crate::scenarios::common::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

@@ -1,7 +1,7 @@
 //! Failing and never-ready steps: FATAL_ERROR, where it happened, and the status written.
 
-use crate::common::*;
-use kudo_engine::engine::instance_ref;
+use crate::engine::instance_ref;
+use crate::scenarios::common::*;
 use serde_json::Value;
 
 const ONE_STEP: &str = r#"

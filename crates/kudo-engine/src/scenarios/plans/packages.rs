@@ -1,10 +1,10 @@
 //! The fixture packages (first-operator, zookeeper, cowsay, kafka) deployed, previewed and rendered.
 
-use crate::common::*;
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{
+use crate::cluster::Cluster;
+use crate::engine::{
     self, LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR, RunRequest, instance_ref,
 };
+use crate::scenarios::common::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

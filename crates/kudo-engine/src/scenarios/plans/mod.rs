@@ -12,8 +12,8 @@ mod strategies;
 mod webhooks;
 mod workloads;
 
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::instance_ref;
+use crate::cluster::Cluster;
+use crate::engine::instance_ref;
 use serde_json::Value;
 
 pub(super) const NEVER_READY: &str = r#"

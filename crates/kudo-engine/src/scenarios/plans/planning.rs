@@ -1,8 +1,8 @@
 //! The one planning call after a run: which objects a changed parameter updates, and
 //! what the plan keeps of object contents (only what `manifests` will show).
 
-use crate::common::*;
-use kudo_engine::engine::{self, Contents, RunRequest, Source};
+use crate::engine::{self, Contents, RunRequest, Source};
+use crate::scenarios::common::*;
 use kudo_plan::{Desired, Inputs};
 use tokio_util::sync::CancellationToken;
 

@@ -2,9 +2,9 @@
 //! edit`) shows field by field; what the server defaults or another manager adds does
 //! not.
 
-use crate::common::*;
+use crate::engine::{self, IgnoredPath};
+use crate::scenarios::common::*;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kudo_engine::engine::{self, IgnoredPath};
 use serde_json::json;
 
 const OPERATOR: &str = r#"
@@ -53,7 +53,7 @@ spec:
 "#;
 
 /// `kubectl scale` as kubectl does it: a merge patch under its own field manager.
-async fn scale(cluster: &kudo_engine::cluster::Cluster, name: &str, replicas: i64) {
+async fn scale(cluster: &crate::cluster::Cluster, name: &str, replicas: i64) {
     let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
     let api: kube::Api<DynamicObject> = kube::Api::namespaced_with(
         cluster.client().clone(),

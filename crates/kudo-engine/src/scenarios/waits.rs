@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kudo_engine::engine;
+use crate::engine;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::*;
+use crate::scenarios::common::*;
 
 /// Requests made between two snapshots of `sim.request_counts()`, by kind.
 fn counts_between(
@@ -285,12 +285,12 @@ fn held_config_map(name: &str) -> serde_json::Value {
     })
 }
 
-fn config_maps(cluster: &kudo_engine::cluster::Cluster) -> kube::Api<kube::api::DynamicObject> {
+fn config_maps(cluster: &crate::cluster::Cluster) -> kube::Api<kube::api::DynamicObject> {
     let ar = kube::discovery::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
     kube::Api::namespaced_with(cluster.client().clone(), "default", &ar)
 }
 
-async fn release(cluster: &kudo_engine::cluster::Cluster, name: &str) {
+async fn release(cluster: &crate::cluster::Cluster, name: &str) {
     let patch = serde_json::json!({"metadata": {"finalizers": null}});
     config_maps(cluster)
         .patch(

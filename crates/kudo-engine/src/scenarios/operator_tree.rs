@@ -4,14 +4,14 @@
 
 use std::path::Path;
 
+use crate::cluster::{Cluster, KUDO_API_VERSION};
+use crate::engine::{self, InstallFailure, InstallRequest, InstalledTree, InstalledVersion};
 use kube_sim::FaultRule;
-use kudo_engine::cluster::{Cluster, KUDO_API_VERSION};
-use kudo_engine::engine::{self, InstallFailure, InstallRequest, InstalledTree, InstalledVersion};
 use kudo_package::Package;
 use kudo_resolve::{RepositoryCatalog, Resolution, Resolver};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::*;
+use crate::scenarios::common::*;
 
 const KEP29: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -1,7 +1,7 @@
 //! Serial and parallel phases and steps.
 
 use super::*;
-use crate::common::*;
+use crate::scenarios::common::*;
 use tokio_util::sync::CancellationToken;
 
 /// A never-ready first step does not hold back the second one when the phase is parallel:

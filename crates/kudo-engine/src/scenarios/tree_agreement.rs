@@ -9,11 +9,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::common::*;
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{
+use crate::cluster::{Cluster, ObjectRef};
+use crate::engine::{
     self, Changes, DependencyRecords, LABEL_INSTANCE, PlanFailure, TreePlan, TreePrior, TreeRequest,
 };
+use crate::scenarios::common::*;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

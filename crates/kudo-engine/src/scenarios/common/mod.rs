@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::cluster::{Cluster, ConnectionSettings, ObjectRef};
+use crate::engine::{self, EngineError, RunOutcome, RunRequest};
 use kube_sim::{KubeSim, SimConfig};
-use kudo_engine::cluster::{Cluster, ConnectionSettings, ObjectRef};
-use kudo_engine::engine::{self, EngineError, RunOutcome, RunRequest};
 use kudo_package::Package;
 use serde_json::{Value, json};
 

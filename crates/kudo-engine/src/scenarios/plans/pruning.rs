@@ -1,8 +1,8 @@
 //! Pruning objects no longer rendered, Toggle tasks, and cleanup on uninstall.
 
 use super::*;
-use crate::common::*;
-use kudo_engine::engine::{self, Cleanup, RunRequest, instance_ref};
+use crate::engine::{self, Cleanup, RunRequest, instance_ref};
+use crate::scenarios::common::*;
 use tokio_util::sync::CancellationToken;
 
 const PRUNE_OPERATOR: &str = r#"

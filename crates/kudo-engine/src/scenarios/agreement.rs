@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::common::*;
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self, LABEL_INSTANCE, PreviewAction};
+use crate::cluster::{Cluster, ObjectRef};
+use crate::engine::{self, LABEL_INSTANCE, PreviewAction};
+use crate::scenarios::common::*;
 use kudo_package::{Package, TaskSpec};
 use tokio_util::sync::CancellationToken;
 

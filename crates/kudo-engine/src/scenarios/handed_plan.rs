@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::cluster::Cluster;
+use crate::engine::{self, PlanFailure, TreePlan, TreePrior, TreeRequest};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, PlanFailure, TreePlan, TreePrior, TreeRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::*;
+use crate::scenarios::common::*;
 
 const OPERATOR: &str = r#"
 apiVersion: kudo.dev/v1beta1
@@ -112,7 +112,7 @@ async fn plan(
     cluster: &Cluster,
     pkg: &kudo_package::Package,
     values: &BTreeMap<String, String>,
-    previous: &[kudo_engine::cluster::ObjectRef],
+    previous: &[crate::cluster::ObjectRef],
 ) -> Result<TreePlan, PlanFailure> {
     let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
         package: pkg,
@@ -145,7 +145,7 @@ async fn plan(
 /// blue and a third one created.
 struct Planned {
     pkg: kudo_package::Package,
-    inventory: Vec<kudo_engine::cluster::ObjectRef>,
+    inventory: Vec<crate::cluster::ObjectRef>,
     values: BTreeMap<String, String>,
     tree: TreePlan,
 }

@@ -1,8 +1,8 @@
 //! Connecting, the KUDO CRDs, and cancellation against a hanging API server.
 
 use super::*;
-use crate::common::*;
-use kudo_engine::cluster::{Cluster, ClusterError, ConnectionSettings};
+use crate::cluster::{Cluster, ClusterError, ConnectionSettings};
+use crate::scenarios::common::*;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

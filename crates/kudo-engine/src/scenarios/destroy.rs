@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::common::*;
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{
+use crate::cluster::{Cluster, ObjectRef};
+use crate::engine::{
     self, DestroyError, DestroyRequest, Destroyed, NamespaceUser, Released, instance_ref,
 };
+use crate::scenarios::common::*;
 use kudo_package::Package;
 use tokio_util::sync::CancellationToken;
 

@@ -2,8 +2,8 @@
 //! than the Instance spec, read back by runs that were not given them, removed with
 //! the instance.
 
-use crate::common::*;
-use kudo_engine::engine::{self, ANNOTATION_SENSITIVE, instance_ref, sensitive_secret_ref};
+use crate::engine::{self, ANNOTATION_SENSITIVE, instance_ref, sensitive_secret_ref};
+use crate::scenarios::common::*;
 use tokio_util::sync::CancellationToken;
 
 const OPERATOR: &str = r#"

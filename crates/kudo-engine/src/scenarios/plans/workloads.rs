@@ -1,7 +1,7 @@
 //! Workload health rules: OnDelete StatefulSets and progress deadlines.
 
-use crate::common::*;
-use kudo_engine::engine::{self, RunRequest};
+use crate::engine::{self, RunRequest};
+use crate::scenarios::common::*;
 use tokio_util::sync::CancellationToken;
 
 const WORKLOAD_OPERATOR: &str = r#"

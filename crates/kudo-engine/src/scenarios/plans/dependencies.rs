@@ -1,7 +1,7 @@
 //! KudoOperator dependencies: installed, owned, disabled, resolved trees, cleanup.
 
-use crate::common::*;
-use kudo_engine::engine::{self, Cleanup, RunRequest, instance_ref};
+use crate::engine::{self, Cleanup, RunRequest, instance_ref};
+use crate::scenarios::common::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

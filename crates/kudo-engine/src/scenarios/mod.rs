@@ -1,0 +1,17 @@
+//! Scenarios against kube-sim: plans planned, run, drifted, pruned and removed the way
+//! the provider's actions do, one file per subject. They live inside the crate (not in
+//! `tests/`) because they build on the engine's layers (planning, the run, the tree)
+//! that the crate's public face, its actions, does not export.
+
+mod common;
+
+mod agreement;
+mod cluster;
+mod destroy;
+mod handed_plan;
+mod operator_tree;
+mod plans;
+mod sensitive;
+mod sharing;
+mod tree_agreement;
+mod waits;
