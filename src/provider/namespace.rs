@@ -24,7 +24,7 @@ pub fn user_for(
 
 /// The same diagnostic at plan and at apply, on `namespace` (or `create_namespace`
 /// when creating it is what fails).
-fn diagnostic(session: &Session, namespace: &str, problem: &NamespaceProblem) -> Diagnostic {
+pub fn diagnostic(session: &Session, namespace: &str, problem: &NamespaceProblem) -> Diagnostic {
     match problem {
         NamespaceProblem::Missing { .. } => Diagnostic::error(
             "Namespace does not exist",

@@ -67,6 +67,10 @@ pub struct PrivateState {
     /// (`engine::TreePrior::decided`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided: Option<kudo_engine::engine::TreeDecisions>,
+    /// Planned only (never in the state): the plan decided that no KUDO plan runs
+    /// (only settings changed), so the apply writes nothing (`engine::ApplyRequest::settled`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
 }
 
 impl PrivateState {

@@ -7,8 +7,8 @@
 use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IntoValue, Value};
 use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, Applied, TreePrior};
+use kudo_engine::cluster::{Cluster, ObjectRef};
+use kudo_engine::engine::{self, Applied, ApplyAnswer, Source, TreePrior};
 use kudo_package::Package;
 
 use crate::provider::manifests;
@@ -122,26 +122,11 @@ async fn apply_inner(
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     session.remember_render_seed(&namespace, &name, seed);
-    // Before anything is written: a missing namespace is created, or fails for good.
-    let user = crate::provider::namespace::user_for(&planned.create_namespace, || {
-        engine::NamespaceUser::instance(&namespace, &name)
-    });
-    let ensured = crate::provider::namespace::ensure(session, &cluster, &namespace, user.as_ref());
-    if let Err(d) = ensured.await {
-        return ApplyResponse::failed(change.prior_state, vec![d]);
-    }
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let pkg = match installed_package(session, &operator).await {
         Ok(p) => p,
         Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
-    // The plan runs no KUDO plan when it keeps the status (see `plan::finish`): only
-    // settings changed (`show_manifests`, `timeouts`, `drift`, ...), so nothing is
-    // applied again.
-    if change.prior.is_some() && planned.status.is_known() {
-        let secret = planned.sensitive().unwrap_or_default();
-        return settled(&cluster, planned, &pkg, seed, &secret).await;
-    }
     run(session, &cluster, change, planned, pkg, cancel).await
 }
 
@@ -157,7 +142,8 @@ async fn installed_package(session: &Session, operator: &str) -> Result<Package,
     }
 }
 
-/// Runs the planned KUDO plan through the engine and records what it did.
+/// Applies the planned change through the engine (the namespace, then the KUDO plan,
+/// or nothing when the plan decided none runs) and records what it did.
 async fn run(
     session: &Session,
     cluster: &Cluster,
@@ -180,7 +166,13 @@ async fn run(
         Ok(l) => l,
         Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
-    let resolution = match resolution(session, &operator, &pkg, false).await {
+    // The plan decided no KUDO plan runs: no dependency tree is needed.
+    let settled = change.private.settled;
+    let resolution = match settled {
+        true => Ok(None),
+        false => resolution(session, &operator, &pkg, false).await,
+    };
+    let resolution = match resolution {
         Ok(r) => r,
         Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
     };
@@ -226,11 +218,17 @@ async fn run(
         },
         progress: None,
         must_not_exist: change.prior.is_none(),
+        create_namespace: planned.create_namespace.known() == Some(&true),
+        settled,
     };
     let deadline = Deadline::new(cancel, limit);
     let applied = engine::apply_change(cluster, &request, &deadline.token).await;
     let mut applied = match applied {
-        Ok(a) => a,
+        Ok(ApplyAnswer::Ran(a)) => *a,
+        Ok(ApplyAnswer::Settled { managed }) => {
+            deadline.timer.abort();
+            return settled_state(planned, managed.as_deref(), &secret);
+        }
         Err(r) => {
             deadline.timer.abort();
             let params = sensitive::merge(Some(&public), Some(&secret))
@@ -393,34 +391,16 @@ fn keep_planned_uids(
     actual
 }
 
-/// An apply that runs no plan: the planned state, with `manifests` filled in when the
-/// plan could not know them.
-async fn settled(
-    cluster: &Cluster,
+/// An apply that ran no plan: the planned state, with `manifests` filled in when the
+/// plan could not know them (from what the engine read).
+fn settled_state(
     mut state: InstanceModel,
-    pkg: &kudo_package::Package,
-    seed: Option<&str>,
+    managed: Option<&[(ObjectRef, Source)]>,
     secret: &std::collections::BTreeMap<String, String>,
 ) -> ApplyResponse {
     if state.manifests == Value::Unknown {
-        let objects = state.object_refs();
-        let params = state.all_parameters().ok().flatten().unwrap_or_default();
-        let plan = state
-            .last_plan
-            .as_deref()
-            .unwrap_or(kudo_plan::DEFAULT_PLAN);
-        let namespace = namespace_of(&state.namespace);
-        let name = state.name.as_deref().unwrap_or_default();
-        let inputs = kudo_plan::Inputs {
-            package: pkg,
-            instance: name,
-            namespace: &namespace,
-            parameters: &params,
-            seed,
-            dependencies: None,
-        };
-        state.manifests = match engine::current_of(cluster, inputs, plan, &objects).await {
-            Some(managed) => manifests::value(&managed, &Value::Null, secret),
+        state.manifests = match managed {
+            Some(managed) => manifests::value(managed, &Value::Null, secret),
             None => Value::Null,
         };
     }

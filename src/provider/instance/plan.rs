@@ -55,6 +55,7 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     planned_private.every_object_checked = for_apply.every_object_checked;
     planned_private.rollback = for_apply.rollback;
     planned_private.decided = for_apply.decided;
+    planned_private.settled = for_apply.settled;
     // A summary planned anew (it names run `runs + 1`) is this apply's run.
     let summary = |state: &tfplugin::Value| state.get("summary").clone();
     let new_summary = summary(&resp.planned_state);
@@ -201,26 +202,6 @@ async fn plan_inner(
         Ok(i) => i,
         Err(d) => return fail(d),
     };
-    // A namespace that is not there fails the plan, unless this resource creates it.
-    let namespace_plan = match &cluster {
-        Some(cluster) => {
-            let name = inputs.name.as_deref().unwrap_or("(known at apply)");
-            let user = crate::provider::namespace::user_for(&proposed.create_namespace, || {
-                engine::NamespaceUser::instance(&inputs.namespace, name)
-            });
-            let check = crate::provider::namespace::plan(
-                session,
-                cluster,
-                &inputs.namespace,
-                user.as_ref(),
-            );
-            match check.await {
-                Ok(p) => p,
-                Err(d) => return fail(vec![d]),
-            }
-        }
-        None => engine::NamespacePlan::Exists,
-    };
     let mut planned = proposed.clone();
     planned.namespace = inputs.namespace.as_str().into();
     planned.id = inputs.name.as_ref().map_or(Attr::Unknown, |n| {
@@ -249,6 +230,7 @@ async fn plan_inner(
                 .name
                 .as_ref()
                 .is_some_and(|n| !session.knows_instance(&inputs.namespace, n)),
+        create_namespace: proposed.create_namespace.known() == Some(&true),
     };
     let name = inputs.name.clone().unwrap_or_default();
     let below = inputs.private.drifted_below(&name);
@@ -266,7 +248,7 @@ async fn plan_inner(
         },
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
-    let mut planned_change =
+    let planned_change =
         match engine::plan_change(cluster.as_ref(), &request, cluster_prior, options).await {
             Ok(p) => p,
             Err(r) => {
@@ -291,7 +273,6 @@ async fn plan_inner(
                 ));
             }
         };
-    namespace_plan.show_in(&mut planned_change, &inputs.namespace);
     let none = InstanceModel::default();
     let answer = Answer {
         prior: prior.as_ref().unwrap_or(&none),
@@ -310,6 +291,7 @@ async fn plan_inner(
             true => planned_change.tree.as_ref().map(|t| t.decisions.clone()),
             false => None,
         },
+        settled: planned_change.change.run == Some(PlanChoice::Settled),
     };
     let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
     if let (Some(prior), Some(plan), true) = (&prior, planned_change.change.plan(), rolls_back)
@@ -337,6 +319,8 @@ struct ForApply {
     rollback: Option<rollback::RollbackTarget>,
     /// See `PrivateState::decided`.
     decided: Option<engine::TreeDecisions>,
+    /// See `PrivateState::settled`.
+    settled: bool,
 }
 
 /// The rollback target of an update planned to run `plan` (see [`rollback::target`]),

@@ -43,6 +43,11 @@ pub(super) fn diagnostics(
         PlanRefusal::Unreachable(e) => {
             vec![session.engine_error("Cannot check whether the instance exists", &e)]
         }
+        PlanRefusal::Namespace { namespace, problem } => {
+            vec![crate::provider::namespace::diagnostic(
+                session, &namespace, &problem,
+            )]
+        }
     }
 }
 

@@ -226,6 +226,9 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
         },
         progress: None,
         must_not_exist: false,
+        // Back where the failed change started: its namespace is there.
+        create_namespace: false,
+        settled: false,
     };
     // A rollback of an interrupted apply must still run: its own limit, not the stop.
     let never = CancellationToken::new();

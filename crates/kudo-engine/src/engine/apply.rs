@@ -15,6 +15,7 @@ use super::crd_safety::CrdSafety;
 use super::decisions::{DependencyRecords, TreePrior};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
+use super::namespace::{NamespaceUser, ensure_namespace};
 use super::plan_run::run_plan_with_sensitive;
 use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
@@ -52,6 +53,12 @@ pub struct ApplyRequest<'a> {
     pub progress: Option<&'a Progress>,
     /// A create: the Instance must not exist yet (see [`super::change::check_absent`]).
     pub must_not_exist: bool,
+    /// `create_namespace`: a missing namespace is created before anything else is
+    /// written (else it fails the apply as it failed the plan).
+    pub create_namespace: bool,
+    /// The plan decided that no KUDO plan runs (`kudo_plan::PlanChoice::Settled`: only
+    /// settings changed); `plan` is then the last plan that ran, and nothing is written.
+    pub settled: bool,
 }
 
 impl ApplyRequest<'_> {
@@ -102,10 +109,60 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
     }
 }
 
-/// Runs the change. Fails without writing anything when what the plan checked no longer
-/// holds (values, outputs, the dependency tree, a create's Instance still absent); a
-/// run that fails half-way is an [`Applied`] whose `run` says so.
+/// What an apply did.
+#[derive(Debug)]
+pub enum ApplyAnswer {
+    /// The plan ran, for the instance and its tree.
+    Ran(Box<Applied>),
+    /// No KUDO plan ran, as planned ([`ApplyRequest::settled`]); with
+    /// [`Contents::Keep`], what the managed objects hold (`None` when their values no
+    /// longer render, or without it).
+    Settled {
+        managed: Option<Vec<(ObjectRef, Source)>>,
+    },
+}
+
+/// Applies the change the plan decided: its namespace first, then the plan run for the
+/// instance and its tree, or nothing when the plan decided no plan runs. Fails without
+/// writing anything when what the plan checked no longer holds (the namespace, values,
+/// outputs, the dependency tree, a create's Instance still absent); a run that fails
+/// half-way is an [`Applied`] whose `run` says so.
 pub async fn apply_change(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<ApplyAnswer, PlanRefusal> {
+    let user = req
+        .create_namespace
+        .then(|| NamespaceUser::instance(req.namespace, req.name));
+    ensure_namespace(cluster, req.namespace, user.as_ref())
+        .await
+        .map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
+    if !req.settled {
+        return run_change(cluster, req, cancel)
+            .await
+            .map(|applied| ApplyAnswer::Ran(Box::new(applied)));
+    }
+    let managed = match req.contents {
+        Contents::Keep => {
+            let all = req.all_values();
+            let inputs = kudo_plan::Inputs {
+                package: req.package,
+                instance: req.name,
+                namespace: req.namespace,
+                parameters: &all,
+                seed: req.seed,
+                dependencies: None,
+            };
+            current_of(cluster, inputs, req.plan, req.previous).await
+        }
+        Contents::Skip => None,
+    };
+    Ok(ApplyAnswer::Settled { managed })
+}
+
+/// The run of [`apply_change`] once the namespace is there (a rollback's run too).
+pub(crate) async fn run_change(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,

@@ -12,6 +12,7 @@ use super::crd_safety::CrdSafety;
 use super::decisions::TreePrior;
 use super::error::EngineError;
 use super::instance_object::instance_ref;
+use super::namespace::{NamespacePlan, NamespaceProblem, NamespaceUser, plan_namespace};
 use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, current};
 use super::tree::{TreePlan, TreeRequest, plan_tree};
 use crate::cluster::{Cluster, ObjectRef};
@@ -37,6 +38,9 @@ pub struct ChangeOptions {
     /// else's). Off for the create half of a replacement, whose old Instance still
     /// stands.
     pub must_not_exist: bool,
+    /// `create_namespace`: a missing namespace is created by the apply rather than
+    /// failing the plan.
+    pub create_namespace: bool,
 }
 
 /// The whole plan of a change.
@@ -84,6 +88,22 @@ pub enum PlanRefusal {
     /// The cluster could not be asked whether the Instance exists.
     #[error("{0}")]
     Unreachable(Box<EngineError>),
+    /// The instance's namespace is not there (and it is not to be created), is being
+    /// deleted, or creating it is refused: the same at plan and at apply.
+    #[error("{problem}")]
+    Namespace {
+        namespace: String,
+        problem: NamespaceProblem,
+    },
+}
+
+impl PlanRefusal {
+    pub(crate) fn namespace(namespace: &str, problem: NamespaceProblem) -> Self {
+        PlanRefusal::Namespace {
+            namespace: namespace.to_string(),
+            problem,
+        }
+    }
 }
 
 /// Fails when the Instance `namespace/name` exists: a new instance must not take over
@@ -119,6 +139,19 @@ pub async fn plan_change<'a>(
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
+    // A namespace that is not there fails the plan, unless this resource creates it.
+    let namespace = match cluster {
+        Some(cluster) => {
+            let name = req.name.unwrap_or("(known at apply)");
+            let user = options
+                .create_namespace
+                .then(|| NamespaceUser::instance(req.namespace, name));
+            plan_namespace(cluster, req.namespace, user.as_ref())
+                .await
+                .map_err(|p| PlanRefusal::namespace(req.namespace, p))?
+        }
+        None => NamespacePlan::Exists,
+    };
     if let (Some(cluster), Some(name), true) = (cluster, req.name, options.must_not_exist) {
         check_absent(cluster, req.namespace, name).await?;
     }
@@ -147,6 +180,14 @@ pub async fn plan_change<'a>(
             planned.current = current_objects(cluster, req, &planned.change, prior.objects).await;
         }
         None => {}
+    }
+    if let Some(created) = namespace.created(req.namespace)
+        && let Some(changes) = planned
+            .tree
+            .as_mut()
+            .and_then(|t| t.instance.changes.as_mut())
+    {
+        changes.create.insert(0, created);
     }
     Ok(planned)
 }

@@ -49,7 +49,7 @@ pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
     RunningError, prepare_action, run_action, running,
 };
-pub use apply::{Applied, ApplyRequest, apply_change};
+pub use apply::{Applied, ApplyAnswer, ApplyRequest, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
@@ -71,7 +71,7 @@ pub use operator_tree::{
     install_tree, uninstall_tree,
 };
 pub use ownership::InstanceHolders;
-pub use planning::{Changes, Contents, InstancePlan, PlanNote, Source, current_of};
+pub use planning::{Changes, Contents, InstancePlan, PlanNote, Source};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
 pub use readiness::{HealthPolicy, HealthSettings};

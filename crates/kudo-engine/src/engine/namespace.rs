@@ -65,19 +65,11 @@ pub enum NamespacePlan {
 }
 
 impl NamespacePlan {
-    /// Shows a namespace the apply creates first among the instance's `preview.create`
-    /// (the dry-run of what goes into it cannot be judged until it exists).
-    pub fn show_in(self, planned: &mut super::change::Planned<'_>, namespace: &str) {
-        if self != NamespacePlan::Create {
-            return;
-        }
-        if let Some(changes) = planned
-            .tree
-            .as_mut()
-            .and_then(|t| t.instance.changes.as_mut())
-        {
-            changes.create.insert(0, namespace_ref(namespace));
-        }
+    /// The Namespace the apply creates first, when it does: the plan shows it first among
+    /// the instance's creates (the dry-run of what goes into it cannot be judged until it
+    /// exists).
+    pub fn created(self, namespace: &str) -> Option<ObjectRef> {
+        (self == NamespacePlan::Create).then(|| namespace_ref(namespace))
     }
 }
 

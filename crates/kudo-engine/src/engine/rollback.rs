@@ -18,7 +18,7 @@
 use kudo_package::{Package, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
-use super::apply::{Applied, ApplyRequest, apply_change};
+use super::apply::{Applied, ApplyRequest, run_change};
 use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
 use super::removal::CrdDeletion;
@@ -72,7 +72,7 @@ pub async fn roll_back(
         crd_deletion: CrdDeletion::Keep,
         ..*back
     };
-    let applied = apply_change(cluster, &back, cancel).await?;
+    let applied = run_change(cluster, &back, cancel).await?;
     Ok(RolledBack {
         applied,
         reinstalled: missing.then_some(name),
