@@ -2,8 +2,9 @@
 //! sends to the provider but never stores (write-only attributes, protocol 6.9).
 //!
 //! Which values a change uses (the version decides: configured or stored in the
-//! instance's Secret) is the engine's (`kudo_engine::engine::write_only_source`,
-//! `plan_write_only`, `read_write_only`, `join_write_only`). This module decodes the two
+//! instance's Secret) is decided in `kudo_plan::write_only` (`write_only_source`,
+//! `plan_write_only`, `join_write_only`); the engine reads the stored ones
+//! (`kudo_engine::engine::read_write_only`). This module decodes the two
 //! attributes, checks the client can keep them out of its state, and translates: the
 //! values travel the `sensitive_parameters` path inside the provider (added to the map
 //! `instance/` plans and applies with, never to what goes back to Terraform), and
@@ -12,7 +13,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kudo_engine::engine::{self, AlsoIn, SetTwice, Unsent, WriteOnlySource};
+use kudo_engine::engine;
+use kudo_plan::write_only::{
+    AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, write_only_source,
+};
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
 use super::instance::InstanceModel;
@@ -32,7 +36,7 @@ fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
 
 /// Where this change's values come from: `parameters_wo_version` decides.
 fn source(prior: Option<&InstanceModel>, planned: &InstanceModel) -> WriteOnlySource {
-    engine::write_only_source(
+    write_only_source(
         prior.map(|p| &p.parameters_wo_version),
         &planned.parameters_wo_version,
     )
@@ -57,7 +61,7 @@ fn with_values(
         return Ok(out);
     };
     let public = state.parameters().unwrap_or_default();
-    let joined = engine::join_write_only(values, &public, &secret)
+    let joined = join_write_only(values, &public, &secret)
         .map_err(|twice| twice.iter().map(set_twice).collect::<Vec<_>>())?;
     out.sensitive_parameters = Value::string_map(joined);
     Ok(out)
@@ -215,7 +219,7 @@ async fn read_stored(
 
 /// The prior and proposed states `instance/` plans with: write-only values added to
 /// the sensitive ones of the proposed state and of the prior state, as
-/// `engine::plan_write_only` chooses them, so that a new version with new values selects
+/// `plan_write_only` chooses them, so that a new version with new values selects
 /// the plan those parameters call for, like any parameter change.
 pub async fn for_plan(
     session: &super::Session,
@@ -239,7 +243,7 @@ pub async fn for_plan(
             }
         },
     };
-    let chosen = engine::plan_write_only(source(prior.as_ref(), &proposed), stored, configured);
+    let chosen = plan_write_only(source(prior.as_ref(), &proposed), stored, configured);
     let warnings = chosen.unsent.iter().map(unsent_names).collect();
     let keys = chosen.planned.clone().unwrap_or_default();
     let prior_keys = chosen

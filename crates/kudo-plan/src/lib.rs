@@ -76,6 +76,7 @@ pub mod tree;
 pub mod verify;
 mod walk;
 pub mod webhook;
+pub mod write_only;
 
 /// The plan a new instance runs, and the one a change runs when nothing else fits
 /// (KUDO's `deploy`, which every package must have).

@@ -84,10 +84,7 @@ pub use tree_load::{
     CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
 };
 pub use volumes::SettleError;
-pub use write_only::{
-    AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, read_write_only,
-    write_only_source,
-};
+pub use write_only::read_write_only;
 
 // The layers under the actions, for the crate's kube-sim scenarios (`crate::scenarios`).
 #[cfg(test)]
