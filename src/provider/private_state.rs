@@ -1,7 +1,7 @@
 //! What a `kudo_instance` keeps in Terraform's private state (stored with the state,
 //! never shown in plans): the secret seed of its template randomness (see
 //! [`super::render_seed`]) and, per managed object, a fingerprint of the fields this
-//! provider applied (see `kudo_engine::engine::applied_fields_fingerprint`), so that a
+//! provider applied (the engine's `observe::applied_fields_fingerprint`), so that a
 //! refresh compares field by field only the objects someone else wrote to.
 //!
 //! JSON, each part optional: state written before fingerprints existed (`{"render_seed":

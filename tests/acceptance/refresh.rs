@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::harness::{PREAMBLE, TestContext, TfRun, one_task_operator_yaml};
 
-/// ConfigMaps the package renders: more than `kudo_engine::engine::LIST_FROM`, so the
+/// ConfigMaps the package renders: more than the engine's `LIST_FROM` (8), so the
 /// refresh lists them.
 const COUNT: usize = 12;
 

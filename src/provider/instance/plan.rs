@@ -507,7 +507,7 @@ impl Answer<'_> {
     }
 
     /// `objects` after a successful run: the inventory the engine predicts
-    /// ([`engine::InstancePlan::after`]), each object keeping the uid the state has
+    /// (`InstancePlan::after` of the engine's tree plan), each object keeping the uid the state has
     /// unless the run creates it (new, deleted since the last apply, or deleted and
     /// applied again by the run's own tasks). Unknown when the engine cannot name the
     /// inventory.

@@ -64,14 +64,13 @@ pub use namespace::{
     release_namespace,
 };
 pub use object_names::{label, qualified_label};
-pub use observe::{LIST_FROM, applied_fields_fingerprint};
 pub use operator::load_operator;
 pub use operator_tree::{
     InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,
     install_tree, uninstall_tree,
 };
 pub use ownership::InstanceHolders;
-pub use planning::{Changes, Contents, InstancePlan, PlanNote, Source};
+pub use planning::{Changes, Contents, PlanNote, Source};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
 pub use readiness::{HealthPolicy, HealthSettings};
@@ -104,7 +103,7 @@ pub(crate) use operator_tree::dependency_install_sequence;
 #[cfg(test)]
 pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]
-pub(crate) use planning::{PlanFailure, Prior, plan_instance};
+pub(crate) use planning::{InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
 pub(crate) use preview::{Answers, desired_state, preview_plan, preview_walk};
 #[cfg(test)]
