@@ -152,7 +152,7 @@ pub fn drifted_fields(drift: &[(String, FieldDrift)], secret: &BTreeMap<String, 
             ("instance", Value::string(instance)),
             (
                 "object",
-                Value::string(super::preview::qualified_label(&d.object)),
+                Value::string(d.object.qualified_label()),
             ),
             ("field", Value::string(d.path.clone())),
             ("applied", applied),

@@ -7,8 +7,6 @@ use tfplugin::{Diagnostic, Type, Value};
 use kudo_engine::cluster::ObjectRef;
 use kudo_engine::engine::{Changes, DependencyAction, PlanNote, TreePlan};
 
-pub use kudo_engine::engine::qualified_label;
-
 /// `create`, `update` and `delete` are maps keyed by object, not lists: Terraform's
 /// plan renderer matches list elements pairwise, which is quadratic in their number
 /// (seconds and a gigabyte at 10,000 objects on every no-change plan, which keeps the
@@ -86,7 +84,7 @@ fn change_fields(changes: Option<&Changes>) -> Vec<(&'static str, Value)> {
 fn entries(refs: &[ObjectRef]) -> Value {
     Value::map(
         refs.iter()
-            .map(|r| (qualified_label(r), Value::string(r.api_version.clone()))),
+            .map(|r| (r.qualified_label(), Value::string(r.api_version.clone()))),
     )
 }
 

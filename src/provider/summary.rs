@@ -11,8 +11,6 @@ use kudo_engine::engine::{Changes, DependencyAction, TreePlan};
 use kudo_plan::PlanOutline;
 use tfplugin::Value;
 
-use super::preview::qualified_label;
-
 /// The attribute's value for `instance`'s plan `tree`; `recreated` are its own managed
 /// objects a refresh found deleted, which the apply creates again. Unknown while what
 /// the dependency instances run is (as `plan_steps` is).
@@ -37,7 +35,7 @@ pub fn of_tree(
     );
     // Which objects each instance's run applies (`None`: not known before the apply).
     let own = tree.instance.changes.as_ref().map(applied_keys);
-    for key in recreated.iter().map(qualified_label) {
+    for key in recreated.iter().map(ObjectRef::qualified_label) {
         if own.as_ref().is_some_and(|applied| applied.contains(&key)) {
             lines.push(format!("  {key}: deleted, will be re-created"));
         }
@@ -127,7 +125,7 @@ fn applied_keys(changes: &Changes) -> HashSet<String> {
         .create
         .iter()
         .chain(&changes.update)
-        .map(qualified_label)
+        .map(ObjectRef::qualified_label)
         .collect()
 }
 

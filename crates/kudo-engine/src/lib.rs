@@ -75,7 +75,7 @@
 //! };
 //! let changes = planned.tree.as_ref().and_then(|t| t.instance.changes.as_ref());
 //! for object in changes.iter().flat_map(|c| &c.create) {
-//!     println!("create {}", engine::label(object));
+//!     println!("create {}", object.label());
 //! }
 //!
 //! let applied = engine::apply_change(

@@ -102,7 +102,7 @@ impl ManagedObject {
     /// (`StatefulSet.apps zk/zk-zookeeper`), as `kubectl` names a resource. It leaves
     /// out the version, like [`ObjectRef::same_object`]: one stored object, one key.
     pub fn key(r: &ObjectRef) -> String {
-        engine::qualified_label(r)
+        r.qualified_label()
     }
 
     /// The `objects` value of these objects and uids.

@@ -19,7 +19,6 @@
 use std::collections::HashMap;
 
 use kudo_engine::cluster::ObjectRef;
-use kudo_engine::engine;
 use serde_json::{Map, Value as Json};
 
 use super::model::ManagedObject;
@@ -44,7 +43,7 @@ fn to_version_2(mut raw: Json) -> Json {
     if let Some(Json::Object(objects)) = raw.get("objects") {
         for entry in objects.values() {
             if let Some(r) = identity(entry) {
-                keys.entry(engine::label(&r))
+                keys.entry(r.label())
                     .or_insert_with(|| ManagedObject::key(&r));
             }
         }
@@ -108,7 +107,7 @@ fn to_version_1(mut raw: Json) -> Json {
     let mut versions: HashMap<String, String> = HashMap::new();
     if let Some(Json::Array(list)) = raw.get("objects") {
         for r in list.iter().filter_map(identity) {
-            versions.entry(engine::label(&r)).or_insert(r.api_version);
+            versions.entry(r.label()).or_insert(r.api_version);
         }
     }
     if let Some(objects) = raw.get_mut("objects")

@@ -13,6 +13,29 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// How the object is named in plans and diagnostics, as `kubectl` prints it:
+    /// `Kind namespace/name`, or `Kind name` for a cluster-scoped object.
+    pub fn label(&self) -> String {
+        self.named(&self.kind)
+    }
+
+    /// [`ObjectRef::label`] with the kind qualified by its group outside the core group,
+    /// as `kubectl` names a resource (`StatefulSet.apps ns/name`): unique per stored
+    /// object, whatever version it is addressed under (the state's `objects` keys).
+    pub fn qualified_label(&self) -> String {
+        match self.group() {
+            "" => self.label(),
+            group => self.named(&format!("{}.{group}", self.kind)),
+        }
+    }
+
+    fn named(&self, kind: &str) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{kind} {ns}/{}", self.name),
+            None => format!("{kind} {}", self.name),
+        }
+    }
+
     pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
         ObjectRef {
             api_version: api_version.to_string(),

@@ -298,10 +298,8 @@ async fn read_back(
 ) -> Vec<(ObjectRef, Option<String>, String)> {
     // One entry per stored object; of two refs of one object (two versions of its
     // group) the later, as the state's map keeps it.
-    let by_key: BTreeMap<String, &ObjectRef> = inventory
-        .iter()
-        .map(|r| (super::object_names::qualified_label(r), r))
-        .collect();
+    let by_key: BTreeMap<String, &ObjectRef> =
+        inventory.iter().map(|r| (r.qualified_label(), r)).collect();
     let entries: Vec<(&ObjectRef, Option<AnsweredWrite>)> = by_key
         .into_iter()
         .map(|(key, r)| (r, answers.get(&key).cloned().flatten()))

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use kudo_plan::change::{REDACTED, object_reveals};
 use serde_json::Value;
 
-use super::object_names::qualified_label;
 use super::planning::Source;
 use crate::cluster::ObjectRef;
 
@@ -40,7 +39,7 @@ pub fn manifest_entries(
     managed
         .iter()
         .filter_map(|(r, source)| {
-            let key = qualified_label(r);
+            let key = r.qualified_label();
             let text = match source {
                 Source::Applied(object) => Some(manifest_entry(object, sensitive)),
                 Source::Kept(render) => prior

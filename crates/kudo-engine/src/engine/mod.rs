@@ -18,7 +18,6 @@ mod kudo_objects;
 mod manifests;
 mod metadata;
 mod namespace;
-mod object_names;
 mod observe;
 mod operator;
 mod operator_tree;
@@ -63,7 +62,6 @@ pub use namespace::{
     NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
     release_namespace,
 };
-pub use object_names::{label, qualified_label};
 pub use operator::load_operator;
 pub use operator_tree::{
     InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,

@@ -427,7 +427,7 @@ pub async fn release_namespace(
         .list_labelled_map(namespace, "", |obj| {
             (!is_default(&obj) && !is_going(&obj)).then(|| {
                 ObjectRef::from_object(&obj)
-                    .map(|o| super::object_names::label(&o))
+                    .map(|o| o.label())
                     .unwrap_or_default()
             })
         })

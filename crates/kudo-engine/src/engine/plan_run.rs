@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::decisions::{Expected, Found, TreeDecisions};
 use super::error::EngineError;
-use super::object_names::label;
 use super::observe::LIST_FROM;
 use super::planning::{Contents, PlanFailure, Prior};
 use super::run::{RunOutcome, RunRequest, all_parameters, desired_of, run_decided};
@@ -174,7 +173,7 @@ async fn changed_since_plan(cluster: &Cluster, handed: &TreeDecisions) -> Vec<(S
                         Change::Other
                     }
                 };
-                Some((label(&e.object), change))
+                Some((e.object.label(), change))
             })
             .collect::<Vec<_>>()
     });

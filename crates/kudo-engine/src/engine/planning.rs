@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
-use super::object_names::label;
 use super::preview::{
     Answers, OtherKinds, PlannedObject, PreviewAction, preview_walk_in, walk_objects,
 };
@@ -269,7 +268,7 @@ pub(crate) async fn plan_instance_in(
         .collect();
     if !calls.is_empty() {
         notes = every_note(notes, later);
-        let from_templates: Vec<String> = planned.iter().map(|p| label(&p.object)).collect();
+        let from_templates: Vec<String> = planned.iter().map(|p| p.object.label()).collect();
         notes.push(PlanNote {
             summary: "Preview unknown: webhook tasks run at apply time".to_string(),
             detail: format!(
@@ -327,7 +326,7 @@ pub(crate) async fn plan_instance_in(
         if !webhook_tasks.is_empty() && !unwanted.is_empty() {
             notes = every_note(notes, later);
             let tasks: Vec<String> = webhook_tasks.iter().map(|t| format!("{t:?}")).collect();
-            let objects: Vec<String> = unwanted.iter().map(label).collect();
+            let objects: Vec<String> = unwanted.iter().map(ObjectRef::label).collect();
             notes.push(PlanNote {
                 summary: "Preview unknown: objects a webhook may hold".to_string(),
                 detail: format!(
@@ -654,7 +653,7 @@ fn translated_objects(planned: &[PlannedObject]) -> Vec<(ObjectRef, PlanNote)> {
             let mut detail = format!(
                 "{} renders {} with apiVersion {}, which this cluster no longer serves. It will be applied as {}, converted field by field.",
                 p.template,
-                label(&p.object),
+                p.object.label(),
                 t.from_api_version,
                 t.to_api_version
             );
@@ -668,7 +667,7 @@ fn translated_objects(planned: &[PlannedObject]) -> Vec<(ObjectRef, PlanNote)> {
             let note = PlanNote {
                 summary: format!(
                     "{}: {} converted to {}",
-                    label(&p.object),
+                    p.object.label(),
                     t.from_api_version,
                     t.to_api_version
                 ),
@@ -685,11 +684,11 @@ fn removed_field_notes(planned: &[PlannedObject]) -> Vec<PlanNote> {
         .iter()
         .filter(|p| !p.removed_fields.is_empty())
         .map(|p| PlanNote {
-            summary: format!("{}: removed fields left out", label(&p.object)),
+            summary: format!("{}: removed fields left out", p.object.label()),
             detail: format!(
                 "{} renders {} with fields no Kubernetes release since 1.14 knows:\n- {}\nTo stop this warning, remove them from the template.",
                 p.template,
-                label(&p.object),
+                p.object.label(),
                 p.removed_fields.join("\n- ")
             ),
         })
@@ -702,7 +701,7 @@ fn unchecked_notes(planned: &[PlannedObject]) -> Option<PlanNote> {
         .iter()
         .filter_map(|p| {
             let why = p.unchecked.as_ref()?;
-            Some(format!("- {} ({}): {why}", label(&p.object), p.template))
+            Some(format!("- {} ({}): {why}", p.object.label(), p.template))
         })
         .collect();
     if lines.is_empty() {

@@ -18,7 +18,6 @@ use super::drift::{FieldDrift, IgnoredPath, field_drift};
 use super::error::EngineError;
 use super::instance_object::InstanceObject;
 use super::instance_object::instance_ref;
-use super::object_names::qualified_label;
 use super::run::RunRequest;
 use super::status::PlanStatus;
 use super::status::plan_status_of;
@@ -324,15 +323,18 @@ async fn compare(
         match found {
             Ok(drift) => {
                 let drifted: HashSet<String> =
-                    drift.iter().map(|d| qualified_label(&d.object)).collect();
+                    drift.iter().map(|d| d.object.qualified_label()).collect();
                 keep_recorded(req, &name, &drifted, out);
                 out.drift
                     .extend(drift.into_iter().map(|d| (name.clone(), d)));
             }
             Err(e) => {
                 // Compared next time: the recorded fingerprints stay.
-                let all: HashSet<String> =
-                    suspects[&name].refs.iter().map(qualified_label).collect();
+                let all: HashSet<String> = suspects[&name]
+                    .refs
+                    .iter()
+                    .map(ObjectRef::qualified_label)
+                    .collect();
                 keep_recorded(req, &name, &all, out);
                 out.unchecked.push(format!(
                     "instance {name}: {}",
@@ -372,7 +374,7 @@ fn keep_recorded(
         };
     let known = recorded.len() == refs.len();
     for (i, r) in refs.iter().enumerate() {
-        if drifted.contains(&qualified_label(r))
+        if drifted.contains(&r.qualified_label())
             && let Some(slot) = now.get_mut(i)
         {
             *slot = recorded

@@ -13,7 +13,6 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::cluster::ObjectRef;
-use crate::engine::object_names::qualified_label;
 use crate::engine::observe::applied_fields_fingerprint;
 
 /// An object's uid and fingerprint as the server answered the run's write of it.
@@ -47,12 +46,12 @@ pub(super) struct AnswerLog(Mutex<WriteAnswers>);
 impl AnswerLog {
     /// `live`, the server's answer to writing `r`.
     pub(super) fn written(&self, r: &ObjectRef, live: &Value) {
-        self.note(qualified_label(r), Some(AnsweredWrite::of(live)));
+        self.note(r.qualified_label(), Some(AnsweredWrite::of(live)));
     }
 
     /// `r` was deleted: whatever was answered before no longer stands.
     pub(super) fn deleted(&self, r: &ObjectRef) {
-        self.note(qualified_label(r), None);
+        self.note(r.qualified_label(), None);
     }
 
     /// What a dependency instance's run was answered, taken into this run's.
@@ -104,19 +103,19 @@ mod tests {
         log.written(&once, &once_live);
         log.written(&twice, &twice_live);
         log.merge(WriteAnswers::from([(
-            qualified_label(&twice),
+            twice.qualified_label(),
             Some(AnsweredWrite::of(&twice_live)),
         )]));
         log.written(&gone, &gone_live);
         log.deleted(&gone);
         let answers = log.take();
-        let answered = answers[&qualified_label(&once)].as_ref().expect("answered");
+        let answered = answers[&once.qualified_label()].as_ref().expect("answered");
         assert_eq!(answered.uid.as_deref(), Some("u-1"));
         assert_eq!(
             Some(answered.fingerprint.clone()),
             applied_fields_fingerprint(&once_live)
         );
-        assert_eq!(answers[&qualified_label(&twice)], None);
-        assert_eq!(answers[&qualified_label(&gone)], None);
+        assert_eq!(answers[&twice.qualified_label()], None);
+        assert_eq!(answers[&gone.qualified_label()], None);
     }
 }
