@@ -66,6 +66,8 @@
 //!     contents: engine::Contents::Skip,
 //!     // A create: an Instance of that name must not exist yet.
 //!     must_not_exist: true,
+//!     // The namespace must exist (`true`: the apply creates it).
+//!     create_namespace: false,
 //! };
 //! // Refused (`Err`) exactly when the apply would fail the same way.
 //! let planned = engine::plan_change(Some(&cluster), &request, ClusterPrior::default(), options)
@@ -105,11 +107,15 @@
 //!         contents: engine::Contents::Skip,
 //!         progress: None,
 //!         must_not_exist: true,
+//!         create_namespace: false,
+//!         settled: false,
 //!     },
 //!     &CancellationToken::new(),
 //! )
 //! .await?;
-//! println!("{} objects managed", applied.objects.len());
+//! if let engine::ApplyAnswer::Ran(applied) = applied {
+//!     println!("{} objects managed", applied.objects.len());
+//! }
 //! # Ok(())
 //! # }
 //! ```
