@@ -1,11 +1,11 @@
 //! `create_namespace` on both resources, and the check that their namespace exists:
-//! Terraform values into the engine's namespace calls ([`engine::plan_namespace`],
-//! [`engine::ensure_namespace`], [`engine::release_namespace`], and the destroy
-//! action's [`engine::Destroyed::namespace`]) and their answers into diagnostics. The
-//! decisions are the engine's.
+//! Terraform values into the engine's namespace calls of `kudo_instance`
+//! ([`engine::plan_namespace`], [`engine::ensure_namespace`], and the destroy action's
+//! [`engine::Destroyed::namespace`]) and the answers of both resources' actions (the
+//! `kudo_operator` actions check, create and release its namespace themselves) into
+//! diagnostics. The decisions are the engine's.
 
 use tfplugin::{Attr, AttributePath, Diagnostic};
-use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{
@@ -24,7 +24,7 @@ pub fn user_for(
 
 /// The same diagnostic at plan and at apply, on `namespace` (or `create_namespace`
 /// when creating it is what fails).
-fn diagnostic(session: &Session, namespace: &str, problem: &NamespaceProblem) -> Diagnostic {
+pub fn diagnostic(session: &Session, namespace: &str, problem: &NamespaceProblem) -> Diagnostic {
     match problem {
         NamespaceProblem::Missing { .. } => Diagnostic::error(
             "Namespace does not exist",
@@ -68,24 +68,6 @@ pub async fn ensure(
         .await
         .map(|_| ())
         .map_err(|p| diagnostic(session, namespace, &p))
-}
-
-/// After a destroy removed the resource's objects: removes the namespace it created
-/// when nothing else needs it (the `kudo_operator` destroy; `kudo_instance`'s destroy
-/// action releases it itself, and its answer goes through [`released`]).
-pub async fn release(
-    cluster: &Cluster,
-    namespace: &str,
-    create: Option<&NamespaceUser>,
-    cancel: &CancellationToken,
-) -> Vec<Diagnostic> {
-    let Some(user) = create else {
-        return Vec::new();
-    };
-    released(
-        namespace,
-        &engine::release_namespace(cluster, namespace, user, cancel).await,
-    )
 }
 
 /// What releasing the namespace came to, as diagnostics. The resource is gone either

@@ -21,6 +21,7 @@ mod namespace;
 mod object_names;
 mod observe;
 mod operator;
+mod operator_action;
 mod operator_tree;
 mod ownership;
 mod pipe;
@@ -65,15 +66,15 @@ pub use manifests::manifest_entries;
 pub use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
 pub use namespace::{
     NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
-    release_namespace,
 };
 pub use object_names::{label, qualified_label};
 pub use observe::{LIST_FROM, applied_fields_fingerprint};
 pub use operator::{install_operator, load_operator};
-pub use operator_tree::{
-    InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,
-    dependency_install_sequence, install_tree, uninstall_tree,
+pub use operator_action::{
+    OperatorApplied, OperatorDestroyed, OperatorFailure, OperatorRequest, apply_operator,
+    destroy_operator, plan_operator,
 };
+pub use operator_tree::{InstallFailure, InstalledTree, InstalledVersion};
 pub use ownership::InstanceHolders;
 pub use plan_run::{run_plan, run_plan_with_sensitive};
 pub use planning::{
@@ -92,9 +93,7 @@ pub use sensitive::{ANNOTATION_SENSITIVE, read_sensitive, sensitive_secret_ref};
 pub use sharing::ANNOTATION_USED_BY;
 pub use status::{ExecutionStatus, PlanStatus};
 pub use tree::{TreePlan, TreeRequest, plan_tree};
-pub use tree_load::{
-    CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
-};
+pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, load_operator_tree, parse_operator_id};
 pub use uninstall::{Cleanup, uninstall_instance};
 pub use volumes::{NotChecked, SettleError};
 pub use write_only::{
