@@ -231,7 +231,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
             previous: None,
         };
         if let Err(failure) = engine::plan_operator(cluster, &request).await {
-            let d = check_failure(session, failure, &namespace, &pkg);
+            let d = plan_failure(session, failure, &namespace, &pkg);
             return PlanResponse::refused(vec![d]);
         }
     }
@@ -380,7 +380,7 @@ fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
 
 /// The plan's error for what the apply would meet ([`engine::plan_operator`]): on
 /// `namespace` (or `create_namespace`) for the namespace, else on `package`.
-fn check_failure(
+fn plan_failure(
     session: &Session,
     failure: OperatorFailure,
     namespace: &str,
