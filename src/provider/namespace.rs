@@ -1,26 +1,13 @@
-//! `create_namespace` on both resources, and the check that their namespace exists:
-//! Terraform values into the engine's namespace calls ([`engine::plan_namespace`],
-//! [`engine::ensure_namespace`], [`engine::release_namespace`], and the destroy
-//! action's [`engine::Destroyed::namespace`]) and their answers into diagnostics. The
-//! decisions are the engine's.
+//! `create_namespace` on both resources, and the check that their namespace exists: the
+//! engine's actions check, create and release the namespace themselves
+//! ([`engine::PlanRefusal::Namespace`], [`engine::OperatorFailure::Namespace`],
+//! [`engine::Destroyed::namespace`]); this module words their answers as diagnostics.
 
-use tfplugin::{Attr, AttributePath, Diagnostic};
-use tokio_util::sync::CancellationToken;
+use tfplugin::{AttributePath, Diagnostic};
 
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{
-    self, EngineError, NamespacePlan, NamespaceProblem, NamespaceUser, Released,
-};
+use kudo_engine::engine::{EngineError, NamespaceProblem, Released};
 
 use super::Session;
-
-/// The user to create the namespace for, when `create_namespace` is true.
-pub fn user_for(
-    create: &Attr<bool>,
-    user: impl FnOnce() -> NamespaceUser,
-) -> Option<NamespaceUser> {
-    (create.known() == Some(&true)).then(user)
-}
 
 /// The same diagnostic at plan and at apply, on `namespace` (or `create_namespace`
 /// when creating it is what fails).
@@ -43,49 +30,6 @@ pub fn diagnostic(session: &Session, namespace: &str, problem: &NamespaceProblem
             .engine_error(&format!("Cannot create namespace {namespace}"), e)
             .with_attribute(AttributePath::attribute("create_namespace")),
     }
-}
-
-/// The plan's check of a known namespace.
-pub async fn plan(
-    session: &Session,
-    cluster: &Cluster,
-    namespace: &str,
-    create: Option<&NamespaceUser>,
-) -> Result<NamespacePlan, Diagnostic> {
-    engine::plan_namespace(cluster, namespace, create)
-        .await
-        .map_err(|p| diagnostic(session, namespace, &p))
-}
-
-/// The apply's check, before anything is written; creates the namespace for `create`.
-pub async fn ensure(
-    session: &Session,
-    cluster: &Cluster,
-    namespace: &str,
-    create: Option<&NamespaceUser>,
-) -> Result<(), Diagnostic> {
-    engine::ensure_namespace(cluster, namespace, create)
-        .await
-        .map(|_| ())
-        .map_err(|p| diagnostic(session, namespace, &p))
-}
-
-/// After a destroy removed the resource's objects: removes the namespace it created
-/// when nothing else needs it (the `kudo_operator` destroy; `kudo_instance`'s destroy
-/// action releases it itself, and its answer goes through [`released`]).
-pub async fn release(
-    cluster: &Cluster,
-    namespace: &str,
-    create: Option<&NamespaceUser>,
-    cancel: &CancellationToken,
-) -> Vec<Diagnostic> {
-    let Some(user) = create else {
-        return Vec::new();
-    };
-    released(
-        namespace,
-        &engine::release_namespace(cluster, namespace, user, cancel).await,
-    )
 }
 
 /// What releasing the namespace came to, as diagnostics. The resource is gone either

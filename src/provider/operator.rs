@@ -9,13 +9,15 @@ use tfplugin::{
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine;
+use kudo_engine::engine::{self, InstallFailure, OperatorFailure, OperatorRequest};
 
 use kudo_package::Package;
 use kudo_resolve::{PlannedTree, Resolution};
 
 use super::packages::{self, parse_operator_id};
-use super::resolve::{Dependency, load_tree, overrides_of, resolution_graph, resolution_values};
+use super::resolve::{
+    Dependency, load_tree, overrides_of, plan_tree, resolution_graph, resolution_values,
+};
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
 tfplugin::model! {
@@ -168,17 +170,15 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         Ok(c) => c,
         Err(d) => return PlanResponse::refused(vec![d]),
     };
-    if cluster.is_none() && engine::cluster_source(source).is_some() {
-        // Read from a cluster the plan cannot reach yet (offline): known at apply.
-        return plan_unknown(&req, &proposed);
-    }
     let overrides = overrides_of(&proposed.dependency_overrides);
     // The second plan of a change (Terraform 1.16+ hands back what the first planned):
     // exactly the packages the first plan resolved, or the provider's refusal.
     let planned = PlannedTree::from_private(&req.planned_private, source);
     let (pkg, resolution) =
-        match load_tree(session, cluster.as_ref(), source, overrides, planned).await {
-            Ok(r) => r,
+        match plan_tree(session, cluster.as_ref(), source, overrides, planned).await {
+            Ok(Some(r)) => r,
+            // Read from a cluster the plan cannot reach yet (offline): known at apply.
+            Ok(None) => return plan_unknown(&req, &proposed),
             Err(d) => return PlanResponse::refused(vec![d]),
         };
     let namespace = namespace_of(&proposed.namespace);
@@ -223,8 +223,15 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     if let Some(cluster) = &cluster
         && planned != req.prior_state
     {
-        let create_namespace = &proposed.create_namespace;
-        if let Err(d) = check_apply(session, cluster, &pkg, &namespace, create_namespace).await {
+        let request = OperatorRequest {
+            namespace: &namespace,
+            root: &pkg,
+            resolution: &resolution,
+            create_namespace: creates_namespace(&proposed.create_namespace),
+            previous: None,
+        };
+        if let Err(failure) = engine::plan_operator(cluster, &request).await {
+            let d = plan_failure(session, failure, &namespace, &pkg);
             return PlanResponse::refused(vec![d]);
         }
     }
@@ -236,25 +243,6 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         planned_private: record.map(|r| r.to_private()).unwrap_or_default(),
         diagnostics,
     }
-}
-
-/// What the apply of `pkg` in `namespace` would meet: a namespace that is not there
-/// (unless this resource creates it), KUDO's CRDs these credentials may not create, a
-/// refused Operator or OperatorVersion.
-async fn check_apply(
-    session: &Session,
-    cluster: &Cluster,
-    pkg: &kudo_package::Package,
-    namespace: &str,
-    create_namespace: &Attr<bool>,
-) -> Result<(), Diagnostic> {
-    let user = super::namespace::user_for(create_namespace, || {
-        engine::NamespaceUser::operator(namespace, &pkg.operator.name)
-    });
-    super::namespace::plan(session, cluster, namespace, user.as_ref()).await?;
-    engine::check_install(cluster, pkg, namespace)
-        .await
-        .map_err(|failure| check_failure(session, failure, pkg))
 }
 
 pub async fn apply(
@@ -315,63 +303,51 @@ pub async fn apply(
     if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
         tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
     }
-    // Before anything is written: a missing namespace is created, or fails for good.
-    let user = super::namespace::user_for(&planned.create_namespace, || {
-        engine::NamespaceUser::operator(&namespace, &pkg.operator.name)
-    });
-    if let Err(d) = super::namespace::ensure(session, &cluster, &namespace, user.as_ref()).await {
-        return fail(req.prior_state, vec![d]);
-    }
     let previous = prior.as_ref().map(installed_tree);
-    if let Some(previous) = &previous {
-        keep_copies_of_stale(&cluster, previous, &pkg, &resolution).await;
-    }
-    let request = engine::InstallRequest {
+    let request = OperatorRequest {
         namespace: &namespace,
         root: &pkg,
         resolution: &resolution,
+        create_namespace: creates_namespace(&planned.create_namespace),
         previous: previous.as_ref(),
     };
-    match engine::install_tree(&cluster, &request, cancel).await {
-        Ok(installed) => ApplyResponse {
-            new_state: state.into_value(),
-            diagnostics: installed
-                .stale_left
-                .iter()
-                .map(|left| {
-                    Diagnostic::warning(engine::NotRemoved::STALE_SUMMARY, left.stale_detail())
-                })
-                .collect(),
-            ..Default::default()
-        },
-        Err(failure) => fail(req.prior_state, install_failure(session, &pkg, failure)),
+    match engine::apply_operator(&cluster, &request, cancel).await {
+        Ok(applied) => {
+            if let Some(previous) = &previous {
+                keep_copies(&previous.namespace, &applied.stale);
+            }
+            ApplyResponse {
+                new_state: state.into_value(),
+                diagnostics: applied
+                    .stale_left
+                    .iter()
+                    .map(|left| Diagnostic::warning(left.stale_summary(), left.stale_detail()))
+                    .collect(),
+                ..Default::default()
+            }
+        }
+        Err(failure) => fail(
+            req.prior_state,
+            apply_failure(session, &namespace, &pkg, failure),
+        ),
     }
 }
 
-/// Keeps a plan-time copy of each version the install is about to remove: instances
-/// of this configuration move off them later in the same apply, and one that fails
-/// with `rollback_on_failure` goes back to its version (its plan, made right before its
+/// Keeps a plan-time copy of each version the install removed: instances of this
+/// configuration move off them later in the same apply, and one that fails with
+/// `rollback_on_failure` goes back to its version (its plan, made right before its
 /// apply, reads the copy; a saved plan may be applied where no copy was made).
-async fn keep_copies_of_stale(
-    cluster: &Cluster,
-    previous: &engine::InstalledTree,
-    pkg: &Package,
-    resolution: &Resolution,
-) {
-    let stale = previous.stale_after(pkg, resolution);
-    let reads = stale
-        .iter()
-        .map(|v| engine::load_operator(cluster, &previous.namespace, &v.operator_version_name));
-    for read in futures::future::join_all(reads).await {
-        let kept = match read {
-            Ok(Some(old)) => packages::plan_cache().store(&previous.namespace, &old),
-            Ok(None) => Ok(()),
-            Err(e) => Err(std::io::Error::other(e.to_string())),
-        };
-        if let Err(e) = kept {
+fn keep_copies(namespace: &str, removed: &[Package]) {
+    for old in removed {
+        if let Err(e) = packages::plan_cache().store(namespace, old) {
             tracing::warn!(error = %e, "could not keep a copy of a version being removed");
         }
     }
+}
+
+/// Whether `create_namespace` asks for the namespace (null and unknown do not).
+fn creates_namespace(create_namespace: &Attr<bool>) -> bool {
+    create_namespace.known() == Some(&true)
 }
 
 /// What a state installed, for the engine.
@@ -398,15 +374,27 @@ fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
             })
             .collect(),
         install_order: state.install_order.known().cloned().unwrap_or_default(),
+        create_namespace: creates_namespace(&state.create_namespace),
     }
 }
 
-/// The plan's error for what the apply would meet installing
-/// ([`engine::check_install`]), on `package`.
-fn check_failure(session: &Session, failure: engine::InstallFailure, root: &Package) -> Diagnostic {
+/// The plan's error for what the apply would meet ([`engine::plan_operator`]): on
+/// `namespace` (or `create_namespace`) for the namespace, else on `package`.
+fn plan_failure(
+    session: &Session,
+    failure: OperatorFailure,
+    namespace: &str,
+    root: &Package,
+) -> Diagnostic {
+    let failure = match failure {
+        OperatorFailure::Namespace(problem) => {
+            return super::namespace::diagnostic(session, namespace, &problem);
+        }
+        OperatorFailure::Install(failure) => failure,
+    };
     let summary = failure.summary(&root.operator.name);
     match failure {
-        engine::InstallFailure::Crds(e) => {
+        InstallFailure::Crds(e) => {
             let mut d = session.cluster_error(&summary, &e);
             d.detail = format!(
                 "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
@@ -414,22 +402,29 @@ fn check_failure(session: &Session, failure: engine::InstallFailure, root: &Pack
             );
             d
         }
-        engine::InstallFailure::Package { error, .. } => session.engine_error(&summary, &error),
+        InstallFailure::Package { error, .. } => session.engine_error(&summary, &error),
     }
     .with_attribute(AttributePath::attribute("package"))
 }
 
-/// The apply's diagnostics for a failed install of `root`'s tree: the error, and a
-/// warning for each OperatorVersion the failed create could not take back.
-fn install_failure(
+/// The apply's diagnostics for a failed apply of `root`'s tree in `namespace`: the
+/// error, and a warning for each OperatorVersion the failed create could not take back.
+fn apply_failure(
     session: &Session,
+    namespace: &str,
     root: &Package,
-    failure: engine::InstallFailure,
+    failure: OperatorFailure,
 ) -> Vec<Diagnostic> {
+    let failure = match failure {
+        OperatorFailure::Namespace(problem) => {
+            return vec![super::namespace::diagnostic(session, namespace, &problem)];
+        }
+        OperatorFailure::Install(failure) => failure,
+    };
     let summary = failure.summary(&root.operator.name);
     match failure {
-        engine::InstallFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
-        engine::InstallFailure::Package {
+        InstallFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
+        InstallFailure::Package {
             error, left_behind, ..
         } => std::iter::once(session.engine_error(&summary, &error))
             .chain(left_behind.iter().map(|left| {
@@ -443,7 +438,7 @@ fn install_failure(
 /// it, handed back unchanged when the destroy fails.
 async fn destroy(
     session: &Session,
-    cluster: &kudo_engine::cluster::Cluster,
+    cluster: &Cluster,
     prior_state: Value,
     prior: &OperatorModel,
     cancel: &CancellationToken,
@@ -451,15 +446,12 @@ async fn destroy(
     // This configuration's instances are gone by now (they depend on this resource);
     // versions other instances still run stay, with a warning.
     let tree = installed_tree(prior);
-    match engine::uninstall_tree(cluster, &tree, cancel).await {
-        Ok(kept) => {
-            let mut diagnostics = super::diag::kept_warnings(&kept);
-            let user = super::namespace::user_for(&prior.create_namespace, || {
-                engine::NamespaceUser::operator(&tree.namespace, &tree.root.operator)
-            });
-            diagnostics.extend(
-                super::namespace::release(cluster, &tree.namespace, user.as_ref(), cancel).await,
-            );
+    match engine::destroy_operator(cluster, &tree, cancel).await {
+        Ok(destroyed) => {
+            let mut diagnostics = super::diag::kept_warnings(&destroyed.kept);
+            if let Some(released) = &destroyed.namespace {
+                diagnostics.extend(super::namespace::released(&tree.namespace, released));
+            }
             ApplyResponse {
                 diagnostics,
                 ..Default::default()

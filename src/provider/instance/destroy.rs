@@ -8,7 +8,7 @@ use tfplugin::{ApplyResponse, Diagnostic, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, DestroyError, DestroyRequest, Destroyed, NamespaceUser};
+use kudo_engine::engine::{self, DestroyError, DestroyRequest, Destroyed};
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 
@@ -54,9 +54,7 @@ pub(super) async fn destroy(
         resolution: Box::pin(dependency_tree(session, &operator, pkg.as_ref())),
         crd_deletion: prior.crd_deletion(),
         delete_volumes: prior.delete_volumes(),
-        namespace_user: crate::provider::namespace::user_for(&prior.create_namespace, || {
-            NamespaceUser::instance(&namespace, &name)
-        }),
+        create_namespace: prior.create_namespace.known() == Some(&true),
         timeout: limit,
     };
     match engine::destroy_instance(cluster, request, cancel).await {

@@ -52,9 +52,9 @@ pub struct DestroyRequest<'a> {
     /// Delete the volume claims the instance's StatefulSets leave behind, rather than
     /// keep them as Kubernetes does.
     pub delete_volumes: bool,
-    /// The user `create_namespace` created the namespace for: the namespace is
-    /// released last. `None`: the instance did not create it.
-    pub namespace_user: Option<NamespaceUser>,
+    /// `create_namespace`: the instance created its namespace, which is released last
+    /// (deleted when nothing else is left in it).
+    pub create_namespace: bool,
     /// How long the uninstall may take, and then how long settling the claims may.
     pub timeout: Duration,
 }
@@ -72,7 +72,7 @@ pub struct Destroyed {
     /// with `delete_volumes`), or why they could not be listed or deleted.
     pub volumes: Result<Vec<ObjectRef>, SettleError>,
     /// What became of the namespace `create_namespace` created; `None` when the request
-    /// named no [`DestroyRequest::namespace_user`].
+    /// did not set [`DestroyRequest::create_namespace`].
     pub namespace: Option<Result<Released, EngineError>>,
 }
 
@@ -111,7 +111,7 @@ pub async fn destroy_instance(
         resolution,
         crd_deletion,
         delete_volumes,
-        namespace_user,
+        create_namespace,
         timeout,
     } = req;
     let tree = match package {
@@ -159,9 +159,12 @@ pub async fn destroy_instance(
     let volumes = volumes.settle(cluster, delete_volumes, &limit.token).await;
     drop(limit);
     // Last: kept volume claims keep a namespace this instance created.
-    let namespace = match &namespace_user {
-        Some(user) => Some(release_namespace(cluster, namespace, user, cancel).await),
-        None => None,
+    let namespace = match create_namespace {
+        true => {
+            let user = NamespaceUser::instance(namespace, name);
+            Some(release_namespace(cluster, namespace, &user, cancel).await)
+        }
+        false => None,
     };
     Ok(Destroyed {
         not_checked,

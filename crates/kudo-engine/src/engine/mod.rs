@@ -20,6 +20,7 @@ mod metadata;
 mod namespace;
 mod observe;
 mod operator;
+mod operator_action;
 mod operator_tree;
 mod ownership;
 mod pipe;
@@ -58,15 +59,13 @@ pub use error::EngineError;
 pub use import::{ImportError, ImportRequest, Imported, import_instance};
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
 pub use manifests::manifest_entries;
-pub use namespace::{
-    NamespacePlan, NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace,
-    release_namespace,
-};
+pub use namespace::{NamespaceProblem, Released};
 pub use operator::load_operator;
-pub use operator_tree::{
-    InstallFailure, InstallRequest, InstalledTree, InstalledVersion, NotRemoved, check_install,
-    install_tree, uninstall_tree,
+pub use operator_action::{
+    OperatorApplied, OperatorDestroyed, OperatorFailure, OperatorRequest, apply_operator,
+    destroy_operator, plan_operator,
 };
+pub use operator_tree::{InstallFailure, InstalledTree, InstalledVersion};
 pub use ownership::InstanceHolders;
 pub use planning::{Changes, Contents, PlanNote, Source};
 pub use preview::{PreviewAction, render_plan};
@@ -77,9 +76,7 @@ pub use removal::{CrdDeletion, Kept};
 pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
 pub use status::{ExecutionStatus, PlanStatus};
 pub use tree::TreePlan;
-pub use tree_load::{
-    CLUSTER_SOURCE, TreeLoadError, cluster_source, load_operator_tree, parse_operator_id,
-};
+pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, load_operator_tree, parse_operator_id};
 pub use volumes::SettleError;
 pub use write_only::read_write_only;
 
@@ -95,9 +92,9 @@ pub(crate) use kudo_plan::DependencyPackages;
 #[cfg(test)]
 pub(crate) use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
 #[cfg(test)]
-pub(crate) use operator::install_operator;
+pub(crate) use namespace::{NamespaceUser, ensure_namespace};
 #[cfg(test)]
-pub(crate) use operator_tree::dependency_install_sequence;
+pub(crate) use operator::install_operator;
 #[cfg(test)]
 pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]

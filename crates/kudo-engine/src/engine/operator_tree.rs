@@ -53,6 +53,9 @@ pub struct InstalledTree {
     pub dependencies: Vec<InstalledVersion>,
     /// OperatorVersion names in install order; empty in a record made before it had one.
     pub install_order: Vec<String>,
+    /// The record's `create_namespace`: the install asked for its namespace to be
+    /// created, so its destroy releases it. An update goes by its own request's.
+    pub create_namespace: bool,
 }
 
 impl InstalledTree {
@@ -167,7 +170,9 @@ impl NotRemoved {
 
     /// The title of a warning about a version an install no longer uses
     /// ([`Installed::stale_left`]).
-    pub const STALE_SUMMARY: &'static str = "Previous OperatorVersion not removed";
+    pub fn stale_summary(&self) -> &'static str {
+        "Previous OperatorVersion not removed"
+    }
 
     /// Why the unused version is still there, and what to do about it.
     pub fn stale_detail(&self) -> String {
@@ -469,6 +474,7 @@ mod tests {
             install_order: ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"]
                 .map(String::from)
                 .to_vec(),
+            create_namespace: false,
         };
         assert_eq!(
             operators(&tree.removal_order()),
@@ -483,6 +489,7 @@ mod tests {
             root: version("aa", "aa-0.1.0"),
             dependencies: vec![version("bb", "bb-0.1.0"), version("cc", "cc-0.1.0")],
             install_order: Vec::new(),
+            create_namespace: false,
         };
         assert_eq!(operators(&tree.removal_order()), ["aa", "cc", "bb"]);
     }
@@ -495,6 +502,7 @@ mod tests {
             root: version("aa", "aa-0.0.9"),
             dependencies: vec![version("bb", "bb-0.1.0"), version("old", "old-1.0.0")],
             install_order: Vec::new(),
+            create_namespace: false,
         };
         assert_eq!(
             previous.stale_after(&root, &resolution),
@@ -529,6 +537,7 @@ mod tests {
                 left.error
             )
         );
+        assert_eq!(left.stale_summary(), "Previous OperatorVersion not removed");
         assert_eq!(
             left.stale_detail(),
             format!(

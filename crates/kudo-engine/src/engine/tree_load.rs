@@ -18,7 +18,7 @@ use crate::cluster::Cluster;
 pub const CLUSTER_SOURCE: &str = "cluster:";
 
 /// The namespace and OperatorVersion name of a `cluster:` package source.
-pub fn cluster_source(source: &str) -> Option<(&str, &str)> {
+fn cluster_source(source: &str) -> Option<(&str, &str)> {
     parse_operator_id(source.strip_prefix(CLUSTER_SOURCE)?)
 }
 

@@ -113,7 +113,7 @@ async fn destroy(
     (namespace, name): (&str, &str),
     pkg: &Package,
     inventory: &[ObjectRef],
-    namespace_user: Option<NamespaceUser>,
+    create_namespace: bool,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> (Result<Destroyed, DestroyError>, bool) {
@@ -136,7 +136,7 @@ async fn destroy(
             }),
             crd_deletion: engine::CrdDeletion::default(),
             delete_volumes: false,
-            namespace_user,
+            create_namespace,
             timeout,
         },
         cancel,
@@ -163,7 +163,7 @@ async fn without_a_cleanup_plan_the_tree_is_not_asked_for_and_the_namespace_goes
         ("team", "p"),
         &pkg,
         &inventory,
-        Some(user),
+        true,
         Duration::from_secs(60),
         &cancel,
     ))
@@ -213,7 +213,7 @@ async fn a_cleanup_plan_asks_for_the_tree_and_runs_without_one() {
         ("default", "t"),
         &pkg,
         &inventory,
-        None,
+        false,
         Duration::from_secs(60),
         &cancel,
     ))
@@ -225,7 +225,7 @@ async fn a_cleanup_plan_asks_for_the_tree_and_runs_without_one() {
     );
     assert!(
         destroyed.namespace.is_none(),
-        "no namespace_user: nothing released"
+        "no create_namespace: nothing released"
     );
     for gone in [
         instance_ref("default", "t"),
@@ -251,7 +251,7 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
         ("default", "h"),
         &pkg,
         &inventory,
-        None,
+        false,
         limit,
         &cancel,
     ))
@@ -282,7 +282,7 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
         ("default", "h"),
         &pkg,
         &inventory,
-        None,
+        false,
         Duration::from_secs(60),
         &stopped,
     ))

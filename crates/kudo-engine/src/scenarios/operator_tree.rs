@@ -1,11 +1,15 @@
 //! Installing an operator with its dependency operators (the KEP-29 fixture tree): a
 //! failed create takes back what it wrote, an update removes the versions the new tree
-//! no longer uses, and an uninstall removes the whole tree.
+//! no longer uses, and a destroy removes the whole tree (and the namespace
+//! `create_namespace` made).
 
 use std::path::Path;
 
 use crate::cluster::{Cluster, KUDO_API_VERSION};
-use crate::engine::{self, InstallFailure, InstallRequest, InstalledTree, InstalledVersion};
+use crate::engine::{
+    self, InstallFailure, InstalledTree, InstalledVersion, NamespaceProblem, OperatorFailure,
+    OperatorRequest, Released,
+};
 use kube_sim::FaultRule;
 use kudo_package::Package;
 use kudo_resolve::{RepositoryCatalog, Resolution, Resolver};
@@ -49,11 +53,29 @@ fn installed(root: &Package, resolution: &Resolution, namespace: &str) -> Instal
     InstalledTree {
         namespace: namespace.to_string(),
         root: version(root),
-        dependencies: engine::dependency_install_sequence(resolution, root)
-            .into_iter()
+        dependencies: resolution
+            .packages
+            .values()
+            .filter(|p| p.operator.name != root.operator.name)
             .map(version)
             .collect(),
         install_order: resolution.install_order_versions(),
+        create_namespace: false,
+    }
+}
+
+fn request<'a>(
+    namespace: &'a str,
+    root: &'a Package,
+    resolution: &'a Resolution,
+    previous: Option<&'a InstalledTree>,
+) -> OperatorRequest<'a> {
+    OperatorRequest {
+        namespace,
+        root,
+        resolution,
+        create_namespace: false,
+        previous,
     }
 }
 
@@ -71,20 +93,15 @@ async fn a_failed_create_takes_back_what_it_wrote() {
         message: Some("refused by the test".into()),
         ..Default::default()
     }]);
-    let request = InstallRequest {
-        namespace: "tree",
-        root: &root,
-        resolution: &resolution,
-        previous: None,
-    };
+    let request = request("tree", &root, &resolution, None);
     let cancel = CancellationToken::new();
-    match engine::install_tree(&cluster, &request, &cancel).await {
-        Err(InstallFailure::Package {
+    match engine::apply_operator(&cluster, &request, &cancel).await {
+        Err(OperatorFailure::Install(InstallFailure::Package {
             operator,
             root,
             error,
             left_behind,
-        }) => {
+        })) => {
             assert_eq!((operator.as_str(), root), ("cc", false));
             assert!(error.to_string().contains("refused by the test"), "{error}");
             assert!(left_behind.is_empty(), "{left_behind:?}");
@@ -96,7 +113,7 @@ async fn a_failed_create_takes_back_what_it_wrote() {
 }
 
 #[tokio::test]
-async fn an_update_removes_unused_versions_and_an_uninstall_removes_the_tree() {
+async fn an_update_removes_unused_versions_and_a_destroy_removes_the_tree() {
     let (_sim, cluster) = sim().await;
     namespace(&cluster, "tree").await;
     let (root, resolution) = kep29();
@@ -122,27 +139,84 @@ async fn an_update_removes_unused_versions_and_an_uninstall_removes_the_tree() {
             operator_version_name: dropped.operator_version_name(),
         }],
         install_order: Vec::new(),
+        create_namespace: false,
     };
-    let request = InstallRequest {
-        namespace: "tree",
-        root: &root,
-        resolution: &resolution,
-        previous: Some(&previous),
-    };
-    let done = engine::install_tree(&cluster, &request, &cancel)
+    let request = request("tree", &root, &resolution, Some(&previous));
+    let done = engine::apply_operator(&cluster, &request, &cancel)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert!(done.stale_left.is_empty(), "{:?}", done.stale_left);
+    // Read before they went, for the caller's copies.
+    let mut stale: Vec<String> = done
+        .stale
+        .iter()
+        .map(|p| p.operator_version_name())
+        .collect();
+    stale.sort();
+    assert_eq!(
+        stale,
+        [
+            old_root.operator_version_name(),
+            dropped.operator_version_name()
+        ]
+    );
     assert_eq!(
         names(&cluster, "OperatorVersion", "tree").await,
         ["aa-0.1.0", "bb-0.1.0", "cc-0.1.0", "ee-0.1.0", "gg-0.1.0"]
     );
 
-    let kept = engine::uninstall_tree(&cluster, &installed(&root, &resolution, "tree"), &cancel)
-        .await
-        .expect("uninstall");
-    assert!(kept.is_empty(), "{kept:?}");
+    let destroyed =
+        engine::destroy_operator(&cluster, &installed(&root, &resolution, "tree"), &cancel)
+            .await
+            .expect("destroy");
+    assert!(destroyed.kept.is_empty(), "{:?}", destroyed.kept);
+    assert!(destroyed.namespace.is_none(), "{:?}", destroyed.namespace);
     assert!(names(&cluster, "OperatorVersion", "tree").await.is_empty());
     // The dropped operator's Operator stayed with the update (only versions go then).
     assert_eq!(names(&cluster, "Operator", "tree").await, ["dropped"]);
+}
+
+#[tokio::test]
+async fn create_namespace_is_planned_created_and_released_with_the_tree() {
+    let (_sim, cluster) = sim().await;
+    let (root, resolution) = kep29();
+    let cancel = CancellationToken::new();
+    let mut request = request("made", &root, &resolution, None);
+    // Without `create_namespace` a missing namespace fails the plan and the apply.
+    match engine::plan_operator(&cluster, &request).await {
+        Err(OperatorFailure::Namespace(NamespaceProblem::Missing { namespace })) => {
+            assert_eq!(namespace, "made");
+        }
+        other => panic!("expected a missing namespace, got {other:?}"),
+    }
+    assert!(matches!(
+        engine::apply_operator(&cluster, &request, &cancel).await,
+        Err(OperatorFailure::Namespace(NamespaceProblem::Missing { .. }))
+    ));
+    request.create_namespace = true;
+    engine::plan_operator(&cluster, &request)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    engine::apply_operator(&cluster, &request, &cancel)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        names(&cluster, "OperatorVersion", "made").await,
+        ["aa-0.1.0", "bb-0.1.0", "cc-0.1.0", "ee-0.1.0", "gg-0.1.0"]
+    );
+
+    let tree = InstalledTree {
+        create_namespace: true,
+        ..installed(&root, &resolution, "made")
+    };
+    let destroyed = engine::destroy_operator(&cluster, &tree, &cancel)
+        .await
+        .expect("destroy");
+    assert!(
+        matches!(destroyed.namespace, Some(Ok(Released::Deleted))),
+        "{:?}",
+        destroyed.namespace
+    );
+    let namespace = crate::cluster::ObjectRef::new("v1", "Namespace", None, "made");
+    assert!(cluster.get(&namespace).await.expect("get").is_none());
 }

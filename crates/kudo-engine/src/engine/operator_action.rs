@@ -1,0 +1,176 @@
+//! The plan, apply and destroy of a `kudo_operator`, as one action each: the caller
+//! decodes its values into an [`OperatorRequest`] (or, to destroy, the
+//! [`InstalledTree`] its state records) and gets one answer back.
+//!
+//! Each is a sequence whose order is the engine's decision, not the caller's: the
+//! namespace is checked (and, for `create_namespace`, created) before anything is
+//! written into it; the versions an update is about to remove are read before they
+//! go, so the caller can keep copies for the instances that still move off them; and
+//! on destroy the namespace is released only once the tree is gone.
+
+use kudo_package::Package;
+use kudo_resolve::Resolution;
+use tokio_util::sync::CancellationToken;
+
+use super::error::EngineError;
+use super::namespace::{
+    NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace, release_namespace,
+};
+use super::operator::load_operator;
+use super::operator_tree::{
+    InstallFailure, InstallRequest, InstalledTree, NotRemoved, check_install, install_tree,
+    uninstall_tree,
+};
+use super::removal::Kept;
+use crate::cluster::Cluster;
+
+/// What [`plan_operator`] checks and [`apply_operator`] installs: a package tree in a
+/// namespace. The plan checks the namespace and the root; `resolution` and `previous`
+/// are the apply's.
+#[derive(Debug, Clone, Copy)]
+pub struct OperatorRequest<'a> {
+    pub namespace: &'a str,
+    pub root: &'a Package,
+    pub resolution: &'a Resolution,
+    /// Create the namespace when it is missing (`create_namespace`), for this operator.
+    pub create_namespace: bool,
+    /// What the previous install left (an update): versions the new tree no longer
+    /// uses are removed. `None`: a create, which removes what it wrote when it fails.
+    pub previous: Option<&'a InstalledTree>,
+}
+
+impl OperatorRequest<'_> {
+    /// The user the namespace is created for, when it is to be created.
+    fn namespace_user(&self) -> Option<NamespaceUser> {
+        self.create_namespace
+            .then(|| NamespaceUser::operator(self.namespace, &self.root.operator.name))
+    }
+}
+
+/// Why [`plan_operator`] refuses, or [`apply_operator`] stopped.
+#[derive(Debug)]
+pub enum OperatorFailure {
+    /// The namespace is missing (and not to be created), being deleted, or could not
+    /// be created: nothing was written.
+    Namespace(NamespaceProblem),
+    /// KUDO's CRDs, the Operator or an OperatorVersion.
+    Install(InstallFailure),
+}
+
+/// A completed [`apply_operator`].
+#[derive(Debug, Clone, Default)]
+pub struct OperatorApplied {
+    /// The versions the previous install left that the new tree no longer uses, as read
+    /// just before the install removed them: instances move off them later in the same
+    /// apply, and one that fails with `rollback_on_failure` goes back to its version, so
+    /// the caller keeps copies. A version that could not be read is missing (and logged).
+    pub stale: Vec<Package>,
+    /// Those of them the install could not remove (a warning each:
+    /// `stale_summary()`, `stale_detail()`).
+    pub stale_left: Vec<NotRemoved>,
+}
+
+/// A completed [`destroy_operator`].
+#[derive(Debug)]
+pub struct OperatorDestroyed {
+    /// OperatorVersions that stayed because Instances still run them.
+    pub kept: Vec<Kept>,
+    /// What releasing the namespace `create_namespace` asked for came to; `None` when
+    /// the record did not ask for it. The operator is gone either way.
+    pub namespace: Option<Result<Released, EngineError>>,
+}
+
+/// The plan's check of what [`apply_operator`] would meet, without writing anything: a
+/// namespace that is not there (unless the request creates it, and these credentials
+/// may), KUDO's CRDs these credentials may not create, a refused Operator or
+/// OperatorVersion of the root.
+pub async fn plan_operator(
+    cluster: &Cluster,
+    req: &OperatorRequest<'_>,
+) -> Result<(), OperatorFailure> {
+    let user = req.namespace_user();
+    plan_namespace(cluster, req.namespace, user.as_ref())
+        .await
+        .map_err(OperatorFailure::Namespace)?;
+    check_install(cluster, req.root, req.namespace)
+        .await
+        .map_err(OperatorFailure::Install)
+}
+
+/// Installs the request's tree: the namespace first (created for `create_namespace`,
+/// or a failure for good when missing), then the tree, removing what the previous
+/// install left unused.
+pub async fn apply_operator(
+    cluster: &Cluster,
+    req: &OperatorRequest<'_>,
+    cancel: &CancellationToken,
+) -> Result<OperatorApplied, OperatorFailure> {
+    let user = req.namespace_user();
+    ensure_namespace(cluster, req.namespace, user.as_ref())
+        .await
+        .map_err(OperatorFailure::Namespace)?;
+    let stale = match req.previous {
+        Some(previous) => read_stale(cluster, previous, req.root, req.resolution).await,
+        None => Vec::new(),
+    };
+    let install = InstallRequest {
+        namespace: req.namespace,
+        root: req.root,
+        resolution: req.resolution,
+        previous: req.previous,
+    };
+    let installed = install_tree(cluster, &install, cancel)
+        .await
+        .map_err(OperatorFailure::Install)?;
+    Ok(OperatorApplied {
+        stale,
+        stale_left: installed.stale_left,
+    })
+}
+
+/// The packages of the versions `previous` installed that the tree of `root` no longer
+/// uses, read all at once. One that cannot be read is left out: only the caller's
+/// copies depend on it, and the install goes ahead either way.
+async fn read_stale(
+    cluster: &Cluster,
+    previous: &InstalledTree,
+    root: &Package,
+    resolution: &Resolution,
+) -> Vec<Package> {
+    let stale = previous.stale_after(root, resolution);
+    let reads = stale
+        .iter()
+        .map(|v| load_operator(cluster, &previous.namespace, &v.operator_version_name));
+    let mut packages = Vec::new();
+    for (version, read) in stale.iter().zip(futures::future::join_all(reads).await) {
+        match read {
+            Ok(Some(pkg)) => packages.push(pkg),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(
+                error = %e,
+                operator_version = %version.operator_version_name,
+                "could not read a version about to be removed"
+            ),
+        }
+    }
+    packages
+}
+
+/// Removes everything `tree` installed (OperatorVersions Instances still run stay, and
+/// are answered), then releases the namespace when the record asked for it to be
+/// created. A failed removal stops before the namespace is touched.
+pub async fn destroy_operator(
+    cluster: &Cluster,
+    tree: &InstalledTree,
+    cancel: &CancellationToken,
+) -> Result<OperatorDestroyed, EngineError> {
+    let kept = uninstall_tree(cluster, tree, cancel).await?;
+    let namespace = match tree.create_namespace {
+        true => {
+            let user = NamespaceUser::operator(&tree.namespace, &tree.root.operator);
+            Some(release_namespace(cluster, &tree.namespace, &user, cancel).await)
+        }
+        false => None,
+    };
+    Ok(OperatorDestroyed { kept, namespace })
+}
