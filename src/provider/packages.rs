@@ -62,7 +62,7 @@ pub fn digest(pkg: &Package) -> String {
 
 /// How a `package` names an OperatorVersion already in the cluster (`terraform
 /// query` generates it).
-pub use kudo_engine::engine::CLUSTER_SOURCE;
+pub use kudo_resolve::CLUSTER_SOURCE;
 
 /// Splits a `kudo_operator` id into namespace and OperatorVersion name.
-pub use kudo_engine::engine::parse_operator_id;
+pub use kudo_resolve::parse_operator_id;

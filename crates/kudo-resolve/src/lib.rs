@@ -71,7 +71,9 @@ pub use kubernetes::{
     ClusterVersion, KubernetesRequirement, check_cluster, kubernetes_minimum,
     needs_cluster_version, runs_on,
 };
-pub use load::{LoadError, LoadRequest, load_and_resolve};
+pub use load::{
+    CLUSTER_SOURCE, LoadError, LoadRequest, cluster_source, load_and_resolve, parse_operator_id,
+};
 pub use plan_cache::PlanCache;
 pub use planned::{PinnedPackage, PinnedSource, PlannedDependencies, PlannedError, PlannedTree};
 pub use range::{LenientVersion, RangeError, VersionRange, VersionReq, parse_range};

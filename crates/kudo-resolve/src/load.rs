@@ -10,6 +10,23 @@ use crate::kubernetes::{ClusterVersion, KubernetesRequirement, check_cluster};
 use crate::planned::{PlannedError, PlannedTree};
 use crate::{Resolution, ResolveError, resolve_from_repositories};
 
+/// How a package source names an OperatorVersion already in the cluster:
+/// `cluster:<namespace>/<operatorversion-name>`. KUDO records no package source, so
+/// this is the source of operators found in a cluster (`terraform query`).
+pub const CLUSTER_SOURCE: &str = "cluster:";
+
+/// The namespace and OperatorVersion name of a `cluster:` package source.
+pub fn cluster_source(source: &str) -> Option<(&str, &str)> {
+    parse_operator_id(source.strip_prefix(CLUSTER_SOURCE)?)
+}
+
+/// The namespace and OperatorVersion name of `<namespace>/<operatorversion-name>`: a
+/// `kudo_operator`'s id, and what a `cluster:` source names.
+pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
+    let (namespace, name) = id.split_once('/')?;
+    (!namespace.is_empty() && !name.is_empty() && !name.contains('/')).then_some((namespace, name))
+}
+
 /// What to load and resolve. Owned, so that the blocking work (file reads, downloads)
 /// can move to another thread.
 #[derive(Debug, Clone)]
@@ -127,4 +144,26 @@ pub fn load_and_resolve(req: LoadRequest) -> Result<(Package, Resolution), LoadE
         req.cluster,
     )?;
     Ok((pkg, resolution))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_source_names_a_namespace_and_an_operator_version() {
+        assert_eq!(
+            cluster_source("cluster:ns/aa-0.1.0"),
+            Some(("ns", "aa-0.1.0"))
+        );
+        for bad in [
+            "cluster:ns",
+            "cluster:/aa",
+            "cluster:ns/",
+            "cluster:a/b/c",
+            "ns/aa",
+        ] {
+            assert_eq!(cluster_source(bad), None, "{bad}");
+        }
+    }
 }

@@ -76,7 +76,7 @@ pub use removal::{CrdDeletion, Kept};
 pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
 pub use status::{ExecutionStatus, PlanStatus};
 pub use tree::TreePlan;
-pub use tree_load::{CLUSTER_SOURCE, TreeLoadError, load_operator_tree, parse_operator_id};
+pub use tree_load::{TreeLoadError, load_operator_tree};
 pub use volumes::SettleError;
 pub use write_only::read_write_only;
 

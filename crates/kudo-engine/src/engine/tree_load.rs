@@ -6,28 +6,13 @@
 use std::collections::BTreeMap;
 
 use kudo_package::{LoadContext, Package};
-use kudo_resolve::{LoadError, LoadRequest, PlannedTree, Resolution};
+use kudo_resolve::{
+    CLUSTER_SOURCE, LoadError, LoadRequest, PlannedTree, Resolution, cluster_source,
+};
 
 use super::error::EngineError;
 use super::operator::load_operator;
 use crate::cluster::Cluster;
-
-/// How a package source names an OperatorVersion already in the cluster:
-/// `cluster:<namespace>/<operatorversion-name>`. KUDO records no package source, so
-/// this is the source of operators found in a cluster (`terraform query`).
-pub const CLUSTER_SOURCE: &str = "cluster:";
-
-/// The namespace and OperatorVersion name of a `cluster:` package source.
-fn cluster_source(source: &str) -> Option<(&str, &str)> {
-    parse_operator_id(source.strip_prefix(CLUSTER_SOURCE)?)
-}
-
-/// The namespace and OperatorVersion name of `<namespace>/<operatorversion-name>`: a
-/// `kudo_operator`'s id, and what a `cluster:` source names.
-pub fn parse_operator_id(id: &str) -> Option<(&str, &str)> {
-    let (namespace, name) = id.split_once('/')?;
-    (!namespace.is_empty() && !name.is_empty() && !name.contains('/')).then_some((namespace, name))
-}
 
 /// Why [`load_operator_tree`] failed. `Display` is the whole explanation, naming the
 /// source as written (`package`); [`TreeLoadError::summary`] its title.
@@ -159,23 +144,6 @@ mod tests {
 
     async fn load(source: &str) -> Result<(Package, Resolution), TreeLoadError> {
         load_operator_tree(None, source, LoadContext::default(), BTreeMap::new(), None).await
-    }
-
-    #[test]
-    fn a_cluster_source_names_a_namespace_and_an_operator_version() {
-        assert_eq!(
-            cluster_source("cluster:ns/aa-0.1.0"),
-            Some(("ns", "aa-0.1.0"))
-        );
-        for bad in [
-            "cluster:ns",
-            "cluster:/aa",
-            "cluster:ns/",
-            "cluster:a/b/c",
-            "ns/aa",
-        ] {
-            assert_eq!(cluster_source(bad), None, "{bad}");
-        }
     }
 
     #[tokio::test]
