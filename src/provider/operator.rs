@@ -485,7 +485,9 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         Ok(c) => c,
         Err(d) => return keep(state, vec![d]),
     };
-    match engine::load_operator(&cluster, namespace, ov_name).await {
+    // The state names the Operator: it is read beside its OperatorVersion.
+    let operator = model.name.as_deref();
+    match engine::load_operator(&cluster, namespace, ov_name, operator).await {
         // Deleted out of band: Terraform plans to create it again.
         Ok(None) => keep(Value::Null, Vec::new()),
         Ok(Some(pkg)) => {
@@ -515,7 +517,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         Ok(c) => c,
         Err(d) => return fail(d),
     };
-    match engine::load_operator(&cluster, namespace, ov_name).await {
+    match engine::load_operator(&cluster, namespace, ov_name, None).await {
         Ok(Some(pkg)) => {
             // The package source is not recorded in the cluster; the next plan
             // takes it from the configuration.

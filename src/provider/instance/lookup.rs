@@ -26,9 +26,11 @@ pub(super) async fn find_package(
     if planning && let Some(pkg) = cache.load(ns, ov_name) {
         return Ok(Some(pkg));
     }
+    // The plan-time copy names the Operator, so the cluster is asked for both at once.
+    let operator = cache.load(ns, ov_name).map(|p| p.operator.name);
     let from_cluster = async {
         let cluster = session.cluster().await?;
-        engine::load_operator(&cluster, ns, ov_name)
+        engine::load_operator(&cluster, ns, ov_name, operator.as_deref())
             .await
             .map_err(|e| session.engine_error("Cannot read the operator", &e))
     };

@@ -74,6 +74,9 @@ pub(crate) fn is_established(crd: &Value) -> bool {
 /// serves all three, nothing about the CRDs needs reading, so credentials without
 /// rights on cluster-scoped objects (a namespace's tenant) get on.
 async fn missing(cluster: &Cluster) -> Result<Vec<Value>, ClusterError> {
+    // One discovery request for the three: a group-version found unserved is not asked
+    // for again by the next kind (each would ask, one after another).
+    let cluster = &cluster.remembering_misses();
     let mut missing = Vec::new();
     for manifest in kudo_crds() {
         let kind = manifest
@@ -103,37 +106,54 @@ async fn stored(cluster: &Cluster, r: &ObjectRef) -> Result<Option<Value>, Clust
 /// install KUDO's CRDs fail the plan with the API server's refusal. Only refusals of
 /// the credentials are returned; anything else the apply meets and reports itself.
 pub(crate) async fn check(cluster: &Cluster) -> Result<(), ClusterError> {
-    for manifest in missing(cluster).await? {
-        let r = ObjectRef::from_object(&manifest)?;
-        if stored(cluster, &r).await?.is_some() {
-            continue;
-        }
-        match cluster.apply(&manifest, true).await {
-            Err(e) if e.trouble() == super::Trouble::Denied => return Err(e),
-            Err(e) => tracing::debug!(crd = %r.name, error = %e, "dry-run of a KUDO CRD failed"),
-            Ok(_) => {}
-        }
-    }
-    Ok(())
+    // The three at once: each waits on the network, none depends on another.
+    let checks = missing(cluster)
+        .await?
+        .into_iter()
+        .map(|manifest| async move {
+            let r = ObjectRef::from_object(&manifest)?;
+            if stored(cluster, &r).await?.is_some() {
+                return Ok(());
+            }
+            match cluster.apply(&manifest, true).await {
+                Err(e) if e.trouble() == super::Trouble::Denied => Err(e),
+                Err(e) => {
+                    tracing::debug!(crd = %r.name, error = %e, "dry-run of a KUDO CRD failed");
+                    Ok(())
+                }
+                Ok(_) => Ok(()),
+            }
+        });
+    futures::future::join_all(checks)
+        .await
+        .into_iter()
+        .collect::<Result<(), ClusterError>>()
 }
 
 pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
     // Whether to create them is the server's word, not the discovery file's: someone
     // may have deleted them since an earlier process wrote it.
     cluster.confirm_group_version(KUDO_API_VERSION).await?;
-    let mut pending = Vec::new();
-    for manifest in missing(cluster).await? {
-        let r = ObjectRef::from_object(&manifest)?;
-        match stored(cluster, &r).await? {
-            // Already there and served: nothing to wait for.
-            Some(existing) if is_established(&existing) => continue,
-            Some(_) => {}
-            None => {
-                tracing::info!(crd = %r.name, "creating KUDO CRD");
-                cluster.apply(&manifest, false).await?;
+    // The three at once: none depends on another.
+    let creates = missing(cluster)
+        .await?
+        .into_iter()
+        .map(|manifest| async move {
+            let r = ObjectRef::from_object(&manifest)?;
+            match stored(cluster, &r).await? {
+                // Already there and served: nothing to wait for.
+                Some(existing) if is_established(&existing) => return Ok(None),
+                Some(_) => {}
+                None => {
+                    tracing::info!(crd = %r.name, "creating KUDO CRD");
+                    cluster.apply(&manifest, false).await?;
+                }
             }
-        }
-        pending.push(r);
+            Ok(Some(r))
+        });
+    let mut pending = Vec::new();
+    for created in futures::future::join_all(creates).await {
+        pending.extend(created?);
     }
     if pending.is_empty() {
         return Ok(());
@@ -158,13 +178,15 @@ async fn wait_established(
     crds: &[ObjectRef],
     cancel: &CancellationToken,
 ) -> Result<(), ClusterError> {
-    for r in crds {
-        let waited = cluster
-            .watch_until(r, cancel, |seen| {
-                seen.is_some_and(is_established).then_some(())
-            })
-            .await?;
-        if waited == Waited::Cancelled {
+    // Watched all at once: the server establishes them side by side.
+    let watches = crds.iter().map(|r| {
+        cluster.watch_until(r, cancel, |seen| {
+            seen.is_some_and(is_established).then_some(())
+        })
+    });
+    let waited = futures::future::join_all(watches).await;
+    for (r, waited) in crds.iter().zip(waited) {
+        if waited? == Waited::Cancelled {
             return Err(ClusterError::Cancelled {
                 what: format!(
                     "waiting {}s for CRD {} to become Established (check the API server's \

@@ -404,6 +404,18 @@ impl Cluster {
         }
     }
 
+    /// Whether what this process knows of `api_version` came from the discovery file: a
+    /// request that fails as unserved is then asked again, whether this request or
+    /// another one running beside it forgets the file first.
+    pub(super) fn mapped_by_file(&self, api_version: &str) -> bool {
+        self.discovery.lock().is_ok_and(|known| {
+            matches!(
+                known.group_versions.get(api_version),
+                Some((_, Origin::File))
+            )
+        })
+    }
+
     /// The server contradicted the discovery file: it is removed, and what this process
     /// took from it is asked of the server again (once: nothing of the file is left).
     /// Whether anything of the file was in use.
@@ -877,6 +889,25 @@ mod tests {
                 .await
                 .expect("a read of an unserved kind is no error");
             assert!(found.is_none());
+        }
+
+        /// Two reads of the unserved kind side by side (a plan reads an object's owner
+        /// beside its dry-run): whichever forgets the file first, neither fails.
+        #[tokio::test]
+        async fn reads_side_by_side_of_a_group_no_longer_served_both_ask_again() {
+            let sim = KubeSim::start(SimConfig::default()).await.expect("sim");
+            let dir = tempfile::tempdir().expect("temp dir");
+            gadget_mapped_then_crd_deleted(&sim, dir.path()).await;
+            let second = Cluster::connect(&settings(&sim, Some(dir.path())))
+                .await
+                .expect("connect");
+            let one = ObjectRef::from_object(&custom("Gadget", "one")).expect("ref");
+            let two = ObjectRef::from_object(&custom("Gadget", "two")).expect("ref");
+            let (first, other) = futures::future::join(second.get(&one), second.get(&two)).await;
+            for found in [first, other] {
+                let found = found.expect("a read of an unserved kind is no error");
+                assert!(found.is_none());
+            }
         }
 
         /// The file maps kind Gadget to `gadgets`, but its CRD was replaced by one

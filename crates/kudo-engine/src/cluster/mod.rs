@@ -437,12 +437,18 @@ impl Cluster {
     }
 
     /// This cluster for one planning call, which writes nothing: a kind found unserved
-    /// is not asked for again by this clone (and its clones), as the cluster cannot
-    /// change under a plan in a way it must see within the call. The discovery cache
-    /// of served kinds stays shared with `self`.
+    /// is not asked for again by this clone (and its clones, and theirs), as the
+    /// cluster cannot change under a plan in a way it must see within the call. The
+    /// discovery cache of served kinds stays shared with `self`.
     pub fn remembering_misses(&self) -> Cluster {
+        // Already remembering (a call inside a planning call): the same misses, so that
+        // what the outer call found unserved is not asked for again either.
+        let misses = match &self.misses {
+            Some(misses) => Arc::clone(misses),
+            None => Arc::new(Mutex::new(HashSet::new())),
+        };
         Cluster {
-            misses: Some(Arc::new(Mutex::new(HashSet::new()))),
+            misses: Some(misses),
             ..self.clone()
         }
     }
@@ -700,8 +706,9 @@ impl Cluster {
         dry_run: bool,
         owned: bool,
     ) -> Result<Value, ClusterError> {
+        let from_file = self.mapped_by_file(obj["apiVersion"].as_str().unwrap_or_default());
         match self.apply_once(obj, dry_run, owned).await {
-            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+            Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
                 self.apply_once(obj, dry_run, owned).await
             }
             answer => answer,
@@ -805,8 +812,9 @@ impl Cluster {
     /// which tells the caller someone else made it first. `dry_run` asks the server to
     /// judge the request (admission, RBAC) without storing anything.
     pub async fn create(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
+        let from_file = self.mapped_by_file(obj["apiVersion"].as_str().unwrap_or_default());
         match self.create_once(obj, dry_run).await {
-            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+            Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
                 self.create_once(obj, dry_run).await
             }
             answer => answer,
@@ -846,11 +854,13 @@ impl Cluster {
 
     /// The object, or None when it does not exist or the server does not know its kind.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        let from_file = self.mapped_by_file(&r.api_version);
         match self.get_once(r).await {
             // An absent object is `None`; a 404 left over is the server's "page not
             // found": it does not serve the kind the discovery file mapped (a CRD
-            // deleted and created again, not established yet). Asked again without it.
-            Err(e) if resource_not_served(&e) && self.forget_discovery_file() => {
+            // deleted and created again, not established yet). Asked again without it
+            // (also when a request beside this one forgot the file first).
+            Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
                 self.get_once(r).await
             }
             answer => answer,

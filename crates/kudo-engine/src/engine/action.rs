@@ -81,7 +81,7 @@ pub async fn running(
     let record = InstanceObject::from_value(&instance);
     let (ov_namespace, ov_name) = record.operator_version(namespace);
     let operator_version = (ov_namespace.to_string(), ov_name.to_string());
-    let package = super::operator::load_operator(cluster, ov_namespace, ov_name)
+    let package = super::operator::load_operator(cluster, ov_namespace, ov_name, None)
         .await
         .map_err(RunningError::Operator)?
         .ok_or_else(|| RunningError::OperatorMissing {

@@ -1,5 +1,5 @@
 //! The apply of an instance's change: the plan the planning call chose, run for the
-//! instance and its whole dependency tree ([`super::run_plan_with_sensitive`], which
+//! instance and its whole dependency tree ([`super::plan_run::run_plan_looked`], which
 //! checks the tree before its first write), and what the state records afterwards:
 //! outputs, dependency instances, the objects with their uids and fingerprints.
 
@@ -16,7 +16,7 @@ use super::decisions::{DependencyRecords, TreePrior};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::namespace::{NamespaceUser, ensure_namespace};
-use super::plan_run::run_plan_with_sensitive;
+use super::plan_run::{Looked, look, run_plan_looked};
 use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
@@ -135,11 +135,31 @@ pub async fn apply_change(
     let user = req
         .create_namespace
         .then(|| NamespaceUser::instance(req.namespace, req.name));
-    ensure_namespace(cluster, req.namespace, user.as_ref())
-        .await
-        .map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
+    // A create's Instance must still be absent (as the plan of a create found it);
+    // asked beside the namespace's check, which it does not depend on.
+    let absent = async {
+        match req.must_not_exist {
+            true => super::change::check_absent(cluster, req.namespace, req.name).await,
+            false => Ok(()),
+        }
+    };
+    // The look at the plan's objects (see `plan_run::look`) only reads too: it goes
+    // along, before the first write.
+    let looked = async {
+        match req.settled {
+            true => None,
+            false => look(cluster, &req.tree).await,
+        }
+    };
+    let (ensured, absent, looked) = futures::join!(
+        ensure_namespace(cluster, req.namespace, user.as_ref()),
+        absent,
+        looked
+    );
+    ensured.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
+    absent?;
     if !req.settled {
-        return run_change(cluster, req, cancel)
+        return run_looked(cluster, req, looked, cancel)
             .await
             .map(|applied| ApplyAnswer::Ran(Box::new(applied)));
     }
@@ -161,16 +181,24 @@ pub async fn apply_change(
     Ok(ApplyAnswer::Settled { managed })
 }
 
-/// The run of [`apply_change`] once the namespace is there (a rollback's run too).
+/// The run of [`apply_change`] once the namespace is there and a create's Instance
+/// found absent (a rollback's run too).
 pub(crate) async fn run_change(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<Applied, PlanRefusal> {
-    if req.must_not_exist {
-        super::change::check_absent(cluster, req.namespace, req.name).await?;
-    }
-    apply_checked(cluster, req, cancel)
+    run_looked(cluster, req, None, cancel).await
+}
+
+/// [`run_change`] with the look at the plan's objects already taken.
+async fn run_looked(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    looked: Option<Looked>,
+    cancel: &CancellationToken,
+) -> Result<Applied, PlanRefusal> {
+    apply_checked(cluster, req, looked, cancel)
         .await
         .map_err(PlanRefusal::Change)
 }
@@ -178,6 +206,7 @@ pub(crate) async fn run_change(
 async fn apply_checked(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
+    looked: Option<Looked>,
     cancel: &CancellationToken,
 ) -> Result<Applied, Refusal> {
     let pkg = req.package;
@@ -194,7 +223,7 @@ async fn apply_checked(
         }
         None => kudo_plan::Tree::default(),
     };
-    let run = run_plan_with_sensitive(
+    let run = run_plan_looked(
         cluster,
         RunRequest {
             package: pkg,
@@ -212,6 +241,7 @@ async fn apply_checked(
             tree: req.tree,
         },
         req.sensitive,
+        looked,
         cancel,
     )
     .await;
@@ -264,10 +294,12 @@ async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resoluti
     let mut resolution = req.resolution?.clone();
     // All at once: each read waits on the network, none depends on another.
     let reads = resolution.nodes.iter().skip(1).map(|node| async move {
+        // A package is named for its operator.
         let read = super::operator::load_operator(
             cluster,
             req.operator_namespace,
             &node.operator_version_name,
+            Some(&node.package),
         )
         .await;
         (node, read)

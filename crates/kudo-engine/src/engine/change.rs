@@ -139,22 +139,32 @@ pub async fn plan_change<'a>(
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
-    // A namespace that is not there fails the plan, unless this resource creates it.
+    // A namespace that is not there fails the plan, unless this resource creates it;
+    // a create's Instance must not be there yet. Asked side by side, the namespace's
+    // answer first.
     let namespace = match cluster {
         Some(cluster) => {
             let name = req.name.unwrap_or("(known at apply)");
             let user = options
                 .create_namespace
                 .then(|| NamespaceUser::instance(req.namespace, name));
-            plan_namespace(cluster, req.namespace, user.as_ref())
-                .await
-                .map_err(|p| PlanRefusal::namespace(req.namespace, p))?
+            let absent = async {
+                match (req.name, options.must_not_exist) {
+                    (Some(name), true) => check_absent(cluster, req.namespace, name).await,
+                    _ => Ok(()),
+                }
+            };
+            let (namespace, absent) = futures::future::join(
+                plan_namespace(cluster, req.namespace, user.as_ref()),
+                absent,
+            )
+            .await;
+            let namespace = namespace.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
+            absent?;
+            namespace
         }
         None => NamespacePlan::Exists,
     };
-    if let (Some(cluster), Some(name), true) = (cluster, req.name, options.must_not_exist) {
-        check_absent(cluster, req.namespace, name).await?;
-    }
     let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
     let mut planned = Planned {
         checked: false,

@@ -201,7 +201,7 @@ pub(crate) async fn find_instance(
         .await
         .map_err(ImportError::Objects)?;
     objects.sort();
-    let package = super::operator::load_operator(cluster, ov_namespace, ov_name)
+    let package = super::operator::load_operator(cluster, ov_namespace, ov_name, None)
         .await
         .ok()
         .flatten();

@@ -128,30 +128,39 @@ fn largest_parts(pkg: &Package) -> String {
 }
 
 /// Reads the OperatorVersion `ov_name` (and its Operator) back into a package; None when
-/// the OperatorVersion does not exist.
+/// the OperatorVersion does not exist. `operator`: the Operator's name when the caller
+/// knows it (a state records it), so that both are read at once; otherwise, or when
+/// the OperatorVersion names another, the Operator is read after it.
 pub async fn load_operator(
     cluster: &Cluster,
     namespace: &str,
     ov_name: &str,
+    operator: Option<&str>,
 ) -> Result<Option<Package>, EngineError> {
     let ov_r = operator_version_ref(namespace, ov_name);
-    let Some(ov) = cluster
-        .get(&ov_r)
-        .await
-        .map_err(|e| EngineError::from(e).with_object(&ov_r))?
-    else {
+    let read_operator = |name: String| async move {
+        let r = operator_ref(namespace, &name);
+        cluster
+            .get(&r)
+            .await
+            .map_err(|e| EngineError::from(e).with_object(&r))
+            .map(|found| (name, found))
+    };
+    let guess = async {
+        match operator.filter(|n| !n.is_empty()) {
+            Some(name) => Some(read_operator(name.to_string()).await),
+            None => None,
+        }
+    };
+    let (ov, guessed) = futures::future::join(cluster.get(&ov_r), guess).await;
+    let Some(ov) = ov.map_err(|e| EngineError::from(e).with_object(&ov_r))? else {
         return Ok(None);
     };
     let operator_name = OperatorVersionSpec::of_object(&ov).map(|spec| spec.operator.name);
-    let operator = match operator_name.as_deref().filter(|n| !n.is_empty()) {
-        Some(name) => {
-            let r = operator_ref(namespace, name);
-            cluster
-                .get(&r)
-                .await
-                .map_err(|e| EngineError::from(e).with_object(&r))?
-        }
-        None => None,
+    let operator = match (operator_name.filter(|n| !n.is_empty()), guessed) {
+        (Some(name), Some(Ok((guessed, found)))) if guessed == name => found,
+        (Some(name), _) => read_operator(name).await?.1,
+        (None, _) => None,
     };
     kudo_package::crd::package_from_operator_version(operator.as_ref(), &ov)
         .map(|mut pkg| {

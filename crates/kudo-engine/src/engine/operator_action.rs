@@ -89,12 +89,14 @@ pub async fn plan_operator(
     req: &OperatorRequest<'_>,
 ) -> Result<(), OperatorFailure> {
     let user = req.namespace_user();
-    plan_namespace(cluster, req.namespace, user.as_ref())
-        .await
-        .map_err(OperatorFailure::Namespace)?;
-    check_install(cluster, req.root, req.namespace)
-        .await
-        .map_err(OperatorFailure::Install)
+    // Two independent questions, asked side by side; the namespace's answer comes first.
+    let (namespace, install) = futures::future::join(
+        plan_namespace(cluster, req.namespace, user.as_ref()),
+        check_install(cluster, req.root, req.namespace),
+    )
+    .await;
+    namespace.map_err(OperatorFailure::Namespace)?;
+    install.map_err(OperatorFailure::Install)
 }
 
 /// Installs the request's tree: the namespace first (created for `create_namespace`,
@@ -106,13 +108,22 @@ pub async fn apply_operator(
     cancel: &CancellationToken,
 ) -> Result<OperatorApplied, OperatorFailure> {
     let user = req.namespace_user();
-    ensure_namespace(cluster, req.namespace, user.as_ref())
-        .await
-        .map_err(OperatorFailure::Namespace)?;
-    let stale = match req.previous {
-        Some(previous) => read_stale(cluster, previous, req.root, req.resolution).await,
-        None => Vec::new(),
+    // KUDO's CRDs are cluster-scoped and the versions about to go are only read: both
+    // go beside the namespace's check instead of after it (the install below finds
+    // the CRDs there and asks nothing more of them).
+    let stale = async {
+        match req.previous {
+            Some(previous) => read_stale(cluster, previous, req.root, req.resolution).await,
+            None => Vec::new(),
+        }
     };
+    let (namespace, crds, stale) = futures::join!(
+        ensure_namespace(cluster, req.namespace, user.as_ref()),
+        cluster.ensure_kudo_crds(),
+        stale
+    );
+    namespace.map_err(OperatorFailure::Namespace)?;
+    crds.map_err(|e| OperatorFailure::Install(InstallFailure::Crds(e)))?;
     let install = InstallRequest {
         namespace: req.namespace,
         root: req.root,
@@ -138,9 +149,15 @@ async fn read_stale(
     resolution: &Resolution,
 ) -> Vec<Package> {
     let stale = previous.stale_after(root, resolution);
-    let reads = stale
-        .iter()
-        .map(|v| load_operator(cluster, &previous.namespace, &v.operator_version_name));
+    let reads = stale.iter().map(|v| {
+        let operator = Some(v.operator.as_str());
+        load_operator(
+            cluster,
+            &previous.namespace,
+            &v.operator_version_name,
+            operator,
+        )
+    });
     let mut packages = Vec::new();
     for (version, read) in stale.iter().zip(futures::future::join_all(reads).await) {
         match read {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use tokio_util::sync::CancellationToken;
 
-use super::decisions::{Expected, Found, TreeDecisions};
+use super::decisions::{Expected, Found, TreeDecisions, TreePrior};
 use super::error::EngineError;
 use super::observe::LIST_FROM;
 use super::planning::{Contents, PlanFailure, Prior};
@@ -28,7 +28,7 @@ pub async fn run_plan(
     req: RunRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    let (tree, req) = decisions(cluster, req, None, cancel).await?;
+    let (tree, req) = decisions(cluster, req, None, None, cancel).await?;
     run_decided(cluster, req, None, &tree, cancel).await
 }
 
@@ -41,8 +41,32 @@ pub async fn run_plan_with_sensitive(
     sensitive: &BTreeMap<String, String>,
     cancel: &CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    let (tree, req) = decisions(cluster, req, Some(sensitive), cancel).await?;
+    run_plan_looked(cluster, req, sensitive, None, cancel).await
+}
+
+/// [`run_plan_with_sensitive`] with the look before the first write already taken
+/// ([`look`], which an apply takes beside its other reads).
+pub(crate) async fn run_plan_looked(
+    cluster: &Cluster,
+    req: RunRequest<'_>,
+    sensitive: &BTreeMap<String, String>,
+    looked: Option<Looked>,
+    cancel: &CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let (tree, req) = decisions(cluster, req, Some(sensitive), looked, cancel).await?;
     run_decided(cluster, req, Some(sensitive), &tree, cancel).await
+}
+
+/// What [`look`] found: the objects of the handed decisions that are not as the plan
+/// found them.
+pub(crate) struct Looked(Vec<(String, Change)>);
+
+/// The look before the first write, when the caller's plan handed its decisions and
+/// checked the tree (`None` otherwise: nothing to compare with). Only reads, so an
+/// apply takes it beside its other reads.
+pub(crate) async fn look(cluster: &Cluster, tree: &TreePrior<'_>) -> Option<Looked> {
+    let handed = tree.decided.filter(|_| tree.checked)?;
+    Some(Looked(changed_since_plan(cluster, handed).await))
 }
 
 /// What the run of `req` does with each dependency instance, with `req` as the run
@@ -53,18 +77,23 @@ pub async fn run_plan_with_sensitive(
 /// the apply, and otherwise the steps rehearse their writes. Without handed decisions,
 /// they are made now and, unless the caller's plan checked the tree
 /// (`req.tree.checked`), dry-run first. `sensitive`: the values the run is given
-/// (`None`: the instance's Secret holds them). Every error leaves nothing written.
+/// (`None`: the instance's Secret holds them); `looked`: the look at the plan's objects
+/// when the caller already took it. Every error leaves nothing written.
 async fn decisions<'r>(
     cluster: &Cluster,
     mut req: RunRequest<'r>,
     sensitive: Option<&BTreeMap<String, String>>,
+    looked: Option<Looked>,
     cancel: &CancellationToken,
 ) -> Result<(TreeDecisions, RunRequest<'r>), EngineError> {
     let work = async {
         let Some(handed) = req.tree.decided.filter(|_| req.tree.checked) else {
             return decide_and_check(cluster, &req, sensitive).await;
         };
-        let changed = changed_since_plan(cluster, handed).await;
+        let changed = match looked {
+            Some(Looked(changed)) => changed,
+            None => changed_since_plan(cluster, handed).await,
+        };
         if changed.is_empty() {
             // What the plan checked of each new object's owner holds too, when it
             // judged them all.
@@ -113,7 +142,7 @@ async fn decisions<'r>(
 
 /// How an object differs from what the plan found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Change {
+pub(crate) enum Change {
     /// The plan found it; now it is gone.
     Gone,
     /// Created since, or held otherwise (another field manager, another uid), or it

@@ -208,6 +208,9 @@ pub(crate) async fn plan_instance_in(
     let walk = desired
         .plan(plan)
         .map_err(|e| classify(EngineError::from(e).with_plan(plan), plan))?;
+    // Every group-version the walk uses, asked side by side (what follows asks object
+    // by object, and would wait on each group-version in turn).
+    super::preview::discover_at_once(cluster, walk).await;
     // Before the dry-run: the API server refuses some of these changes itself (a stored
     // version dropped) in words that do not say what is at stake.
     let mut notes = crd_safety_notes(cluster, walk, plan, crd_safety).await?;

@@ -206,6 +206,29 @@ async fn prepare_walk<'w>(
     (prepared, failure)
 }
 
+/// Asks discovery for every kind the walk applies, side by side: the planning call's
+/// object-by-object loops (and [`prepare_into`]'s) then find each group-version known
+/// instead of asking for them one after another. What fails here is met again, in order
+/// and with its own words, by those loops.
+pub(crate) async fn discover_at_once(cluster: &Cluster, walk: &PlanWalk<'_>) {
+    let mut kinds = BTreeSet::new();
+    let manifests: Vec<&Value> = walk
+        .steps()
+        .flat_map(|step| &step.tasks)
+        .filter_map(|task| match &task.action {
+            Action::Apply(objects) => Some(objects),
+            _ => None,
+        })
+        .flatten()
+        .map(|rendered| &rendered.object)
+        .filter(|m| {
+            let kind = (m["apiVersion"].as_str(), m["kind"].as_str());
+            kinds.insert(kind)
+        })
+        .collect();
+    futures::future::join_all(manifests.into_iter().map(|m| cluster.served_form(m))).await;
+}
+
 async fn prepare_into<'w>(
     cluster: &Cluster,
     req: &RunRequest<'_>,
@@ -220,6 +243,7 @@ async fn prepare_into<'w>(
         namespace: req.namespace.to_string(),
         uid: String::new(),
     };
+    discover_at_once(cluster, walk).await;
     // Kinds defined by CRDs this plan creates: the server cannot know them yet.
     let mut pending_kinds: BTreeSet<(String, String)> = BTreeSet::new();
     for step in walk.steps() {
@@ -328,10 +352,20 @@ async fn check(
             p.pending.as_deref().unwrap_or("this plan")
         ));
     } else {
-        if needs_owner_check(previous, &p) {
-            let controller = super::ownership::controller_of(cluster, listed, &p.object)
-                .await
-                .map_err(|e| p.fail(e))?;
+        // The owner's read and the dry-run go out together (neither writes); the
+        // owner's verdict is taken first, as the run takes it before its write.
+        let owner = async {
+            match needs_owner_check(previous, &p) {
+                true => super::ownership::controller_of(cluster, listed, &p.object)
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        };
+        let checked_apply =
+            super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);
+        let (owner, checked_apply) = futures::future::join(owner, checked_apply).await;
+        if let Some(controller) = owner.map_err(|e| p.fail(e))? {
             super::ownership::check_controller(&p.object, controller.as_deref(), req.instance)
                 .map_err(|e| {
                     e.at(p.location)
@@ -339,9 +373,7 @@ async fn check(
                         .with_template(p.template.clone())
                 })?;
         }
-        let checked_apply =
-            super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);
-        match checked_apply.await {
+        match checked_apply {
             Ok(mut answer) => {
                 checked = true;
                 found = Some(super::decisions::Found::of(Some(&answer)));

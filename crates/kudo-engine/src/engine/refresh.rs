@@ -397,7 +397,8 @@ async fn own_drift(
         return Ok(Vec::new());
     };
     // Not in the cluster any more: there is nothing to compare with.
-    let Some(pkg) = super::operator::load_operator(cluster, ov_namespace, ov_name).await? else {
+    let Some(pkg) = super::operator::load_operator(cluster, ov_namespace, ov_name, None).await?
+    else {
         return Ok(Vec::new());
     };
     let mut parameters = req.parameters.clone();
@@ -426,7 +427,8 @@ async fn dependency_drift(
     };
     let record = InstanceObject::from_value(&live);
     let ov_name = record.spec.operator_version.name.clone();
-    let Some(pkg) = super::operator::load_operator(cluster, req.namespace, &ov_name).await? else {
+    let Some(pkg) = super::operator::load_operator(cluster, req.namespace, &ov_name, None).await?
+    else {
         return Ok(Vec::new());
     };
     let parameters = record.parameters();

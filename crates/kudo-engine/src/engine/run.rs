@@ -243,12 +243,26 @@ async fn execute<'a>(
         parent.as_ref(),
         has_sensitive,
     );
+    // A Secret of sensitive values to remove needs nothing of the Instance: it goes
+    // beside the Instance's write rather than after it.
+    let removal = async {
+        match sensitive.write && sensitive.stored.is_empty() {
+            true => {
+                super::sensitive::remove_sensitive(cluster, req.namespace, req.instance, cancel)
+                    .await
+            }
+            false => Ok(()),
+        }
+    };
     // The Instance is what `kudo_instance` stands for: ours whoever wrote it last.
-    let applied = cluster.apply_owned(&manifest, false).await.map_err(|e| {
+    let (applied, removed) =
+        futures::future::join(cluster.apply_owned(&manifest, false), removal).await;
+    let applied = applied.map_err(|e| {
         EngineError::from(e)
             .with_plan(req.plan)
             .with_object(&instance_ref(req.namespace, req.instance))
     })?;
+    removed.map_err(|e| e.with_plan(req.plan))?;
     let owner_uid = applied
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
@@ -257,21 +271,16 @@ async fn execute<'a>(
                 .with_plan(req.plan)
         })?
         .to_string();
-    if sensitive.write {
-        let values = sensitive.stored;
-        let written = if values.is_empty() {
-            super::sensitive::remove_sensitive(cluster, req.namespace, req.instance, cancel).await
-        } else {
-            super::sensitive::write_sensitive(
-                cluster,
-                req.namespace,
-                req.instance,
-                &owner_uid,
-                values,
-            )
-            .await
-        };
-        written.map_err(|e| e.with_plan(req.plan))?;
+    if sensitive.write && !sensitive.stored.is_empty() {
+        super::sensitive::write_sensitive(
+            cluster,
+            req.namespace,
+            req.instance,
+            &owner_uid,
+            sensitive.stored,
+        )
+        .await
+        .map_err(|e| e.with_plan(req.plan))?;
     }
 
     let mut statuses = merged_plan_status(pkg, applied.pointer("/status/planStatus"));
@@ -314,7 +323,8 @@ async fn execute<'a>(
     };
     run.update(|s| s.set_plan(final_status, &message)).await;
     let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref(), has_sensitive);
-    // The Instance's last write in the run: its parent's inventory records it as answered.
+    // The Instance's last write in the run (after its status, so that its answer holds
+    // every field this provider wrote): its parent's inventory records it as answered.
     match cluster.apply_owned(&manifest, false).await {
         Ok(live) => run
             .answers

@@ -126,7 +126,7 @@ async fn from_cluster(
             package: source.to_string(),
         });
     };
-    load_operator(cluster, namespace, name)
+    load_operator(cluster, namespace, name, None)
         .await
         .map_err(|e| TreeLoadError::Read(Box::new(e)))?
         .ok_or_else(|| TreeLoadError::NotInCluster {

@@ -126,7 +126,7 @@ async fn kudo_operator_dependency_is_installed_owned_and_disabled() {
     );
     assert_eq!(data.pointer("/data/size"), Some(&Value::from("5")));
     assert!(
-        engine::load_operator(&cluster, "default", "child-1.0.0")
+        engine::load_operator(&cluster, "default", "child-1.0.0", None)
             .await
             .unwrap()
             .is_some()

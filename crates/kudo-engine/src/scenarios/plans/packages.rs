@@ -18,13 +18,13 @@ async fn first_operator_deploys_labelled_owned_objects() {
     engine::install_operator(&cluster, &pkg, "fo")
         .await
         .expect("install operator");
-    let loaded = engine::load_operator(&cluster, "fo", &pkg.operator_version_name())
+    let loaded = engine::load_operator(&cluster, "fo", &pkg.operator_version_name(), None)
         .await
         .expect("load operator")
         .expect("operator version exists");
     assert_eq!(loaded.operator.name, "first-operator");
     assert!(
-        engine::load_operator(&cluster, "fo", "nope-1.0.0")
+        engine::load_operator(&cluster, "fo", "nope-1.0.0", None)
             .await
             .unwrap()
             .is_none()
