@@ -189,21 +189,29 @@ fn kep29_tree_deploys_children_before_parents_in_plan_order() {
         &["aa-bb-ee-ee", "aa-cc-cc"],
         &created,
     );
-    // kudo_operator installs the OperatorVersions in install_order, each after what it
-    // needs and the root last (nothing writes an OperatorVersion after creating it).
-    let ov_order = ["ee-0.1.0", "gg-0.1.0", "bb-0.1.0", "cc-0.1.0", "aa-0.1.0"];
-    let ov_created: Vec<u64> = ov_order
-        .iter()
-        .map(|name| {
-            resource_version(&ctx.kube().must_get(
-                "kudo.dev/v1beta1",
-                "OperatorVersion",
-                Some(&ctx.namespace),
-                name,
-            ))
-        })
-        .collect();
-    assert_increasing("OperatorVersion creations", &ov_order, &ov_created);
+    // kudo_operator installs each OperatorVersion after the ones it needs (bb after ee
+    // and gg, the root aa after bb and cc), packages that need nothing of each other side
+    // by side (nothing writes an OperatorVersion after creating it).
+    let ov_created = |name: &str| {
+        resource_version(&ctx.kube().must_get(
+            "kudo.dev/v1beta1",
+            "OperatorVersion",
+            Some(&ctx.namespace),
+            name,
+        ))
+    };
+    for (first, then) in [
+        ("ee-0.1.0", "bb-0.1.0"),
+        ("gg-0.1.0", "bb-0.1.0"),
+        ("bb-0.1.0", "aa-0.1.0"),
+        ("cc-0.1.0", "aa-0.1.0"),
+    ] {
+        assert_increasing(
+            "OperatorVersion creations",
+            &[first, then],
+            &[ov_created(first), ov_created(then)],
+        );
+    }
     ctx.tf.plan(&["-detailed-exitcode"]).assert_success();
 
     ctx.tf.destroy(&[]).assert_success();

@@ -4,6 +4,8 @@
 //! sure), versions the new tree no longer uses go, and a failed create takes back what
 //! it wrote. Removal goes the other way round.
 
+use std::collections::{HashMap, HashSet};
+
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
@@ -133,6 +135,57 @@ pub fn dependency_install_sequence<'r>(
     sequence
 }
 
+/// `all` (in install order, the root last) in levels: each package after the packages it
+/// needs (its instances' dependency instances' packages, and the operators it requires),
+/// the others beside it. A loop between required operators (harmless: no instance runs
+/// between them) is broken by taking the next in install order alone.
+fn install_waves<'p>(
+    all: Vec<(&'p Package, bool, bool)>,
+    resolution: &Resolution,
+) -> Vec<Vec<(&'p Package, bool, bool)>> {
+    let mut needs: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for node in &resolution.nodes {
+        let parent = node
+            .parent
+            .as_deref()
+            .and_then(|p| resolution.nodes.iter().find(|n| n.instance == p));
+        if let Some(parent) = parent {
+            needs
+                .entry(parent.package.as_str())
+                .or_default()
+                .insert(node.package.as_str());
+        }
+    }
+    for required in &resolution.operators {
+        needs
+            .entry(required.required_by.as_str())
+            .or_default()
+            .insert(required.package.as_str());
+    }
+    let mut remaining = all;
+    let mut waves = Vec::new();
+    while !remaining.is_empty() {
+        let pending: HashSet<&str> = remaining
+            .iter()
+            .map(|(p, _, _)| p.operator.name.as_str())
+            .collect();
+        let ready = |pkg: &Package| {
+            needs.get(pkg.operator.name.as_str()).is_none_or(|deps| {
+                deps.iter()
+                    .all(|d| *d == pkg.operator.name || !pending.contains(d))
+            })
+        };
+        let (mut wave, rest): (Vec<_>, Vec<_>) =
+            remaining.into_iter().partition(|(p, _, _)| ready(p));
+        remaining = rest;
+        if wave.is_empty() {
+            wave.push(remaining.remove(0));
+        }
+        waves.push(wave);
+    }
+    waves
+}
+
 /// What [`install_tree`] installs.
 #[derive(Debug, Clone, Copy)]
 pub struct InstallRequest<'a> {
@@ -260,8 +313,9 @@ pub async fn check_install(
 }
 
 /// Installs KUDO's CRDs when missing, then the dependency packages of `req.resolution`
-/// in install order and the root last (so an interrupted apply never leaves a package
-/// without what it needs), then removes what the previous install left unused.
+/// level by level and the root last (each package after the packages it needs, so an
+/// interrupted apply never leaves a package without what it needs; the packages of one
+/// level side by side), then removes what the previous install left unused.
 pub async fn install_tree(
     cluster: &Cluster,
     req: &InstallRequest<'_>,
@@ -293,15 +347,30 @@ pub async fn install_tree(
             .await
         }
     };
-    for ((pkg, root), existed) in all.into_iter().zip(existed) {
-        let version = InstalledVersion::of(pkg);
-        let installed = install_operator(cluster, pkg, req.namespace).await;
-        if !existed {
-            written.push(version);
+    let all: Vec<(&Package, bool, bool)> = all
+        .into_iter()
+        .zip(existed)
+        .map(|((pkg, root), existed)| (pkg, root, existed))
+        .collect();
+    // Level by level: a package goes in once the packages its KudoOperator tasks and
+    // `dependencies:` name are there, the packages of one level side by side.
+    for wave in install_waves(all, req.resolution) {
+        let installs = wave
+            .iter()
+            .map(|(pkg, _, _)| install_operator(cluster, pkg, req.namespace));
+        let installed = futures::future::join_all(installs).await;
+        let mut failed = None;
+        for ((pkg, root, existed), installed) in wave.into_iter().zip(installed) {
+            if !existed {
+                written.push(InstalledVersion::of(pkg));
+            }
+            if let (Err(error), None) = (installed, &failed) {
+                failed = Some((pkg.operator.name.clone(), root, error));
+            }
         }
-        if let Err(error) = installed {
+        if let Some((operator, root, error)) = failed {
             return Err(InstallFailure::Package {
-                operator: pkg.operator.name.clone(),
+                operator,
                 root,
                 error: Box::new(error),
                 left_behind: remove_all(cluster, req.namespace, &written, cancel).await,
@@ -458,6 +527,26 @@ mod tests {
             .collect();
         // bb needs ee and gg; aa (installed last) needs bb and cc.
         assert_eq!(installed, ["ee", "gg", "bb", "cc"]);
+    }
+
+    #[test]
+    fn the_tree_installs_level_by_level_each_package_after_what_it_needs() {
+        let (root, resolution) = kep29();
+        let all: Vec<(&Package, bool, bool)> = dependency_install_sequence(&resolution, &root)
+            .into_iter()
+            .map(|p| (p, false, false))
+            .chain(std::iter::once((&root, true, false)))
+            .collect();
+        let waves: Vec<Vec<&str>> = install_waves(all, &resolution)
+            .into_iter()
+            .map(|wave| {
+                wave.into_iter()
+                    .map(|(p, _, _)| p.operator.name.as_str())
+                    .collect()
+            })
+            .collect();
+        // ee, gg and cc need nothing; bb needs ee and gg; aa needs bb and cc.
+        assert_eq!(waves, [vec!["ee", "gg", "cc"], vec!["bb"], vec!["aa"]]);
     }
 
     #[test]

@@ -469,6 +469,21 @@ async fn run_children(
     }
 }
 
+/// Whether `step` neither touches the cluster nor waits: only Dummy tasks that complete
+/// without an error (its status then goes with the next write).
+fn done_at_once(step: &StepWalk<'_>) -> bool {
+    step.tasks.iter().all(|task| {
+        matches!(
+            task.action,
+            Action::Dummy {
+                want_err: false,
+                done: true,
+                ..
+            }
+        )
+    })
+}
+
 /// Whether children run in `strategy` have siblings running beside them.
 fn running_beside(strategy: Strategy, children: usize) -> bool {
     matches!(strategy, Strategy::Parallel) && children > 1
@@ -633,8 +648,14 @@ impl<'a> Run<'a> {
         self.report(&loc.phase, Some(&loc.step), ProgressChange::Started);
         // The status goes out beside the step's first writes rather than before them:
         // nothing the step does waits for it, and writes are one at a time, the newest
-        // last (`publish`).
-        let (_, result) = futures::join!(self.publish(), self.step_tasks(loc, step, cancel));
+        // last (`publish`). A step that writes nothing and is done at once (Dummy tasks
+        // that complete) leaves it to the next write.
+        let publish = async {
+            if !done_at_once(step) {
+                self.publish().await;
+            }
+        };
+        let (_, result) = futures::join!(publish, self.step_tasks(loc, step, cancel));
         let result = result.map_err(|e| e.at(loc));
         match &result {
             Ok(()) => {
