@@ -22,21 +22,23 @@ pub(super) async fn find_package(
     let Some((ns, ov_name)) = parse_operator_id(operator_id) else {
         return Ok(None);
     };
-    let cache = packages::plan_cache();
-    if planning && let Some(pkg) = cache.load(ns, ov_name) {
-        return Ok(Some(pkg));
+    // The plan-time copy, read once: it wins while planning, otherwise it names the
+    // Operator (so the cluster is asked for both at once) and stands in when the
+    // cluster has no such OperatorVersion.
+    let copy = packages::plan_cache().load(ns, ov_name);
+    if planning && copy.is_some() {
+        return Ok(copy);
     }
-    // The plan-time copy names the Operator, so the cluster is asked for both at once.
-    let operator = cache.load(ns, ov_name).map(|p| p.operator.name);
+    let operator = copy.as_ref().map(|p| p.operator.name.as_str());
     let from_cluster = async {
         let cluster = session.cluster().await?;
-        engine::load_operator(&cluster, ns, ov_name, operator.as_deref())
+        engine::load_operator(&cluster, ns, ov_name, operator)
             .await
             .map_err(|e| session.engine_error("Cannot read the operator", &e))
     };
     match from_cluster.await {
         Ok(Some(pkg)) => Ok(Some(pkg)),
-        Ok(None) => Ok(cache.load(ns, ov_name)),
+        Ok(None) => Ok(copy),
         // A plan can still go ahead without the package; the apply will need the cluster.
         Err(d) if planning => {
             tracing::debug!(detail = %d.detail, "package not available while planning");
