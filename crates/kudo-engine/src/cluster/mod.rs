@@ -706,13 +706,9 @@ impl Cluster {
         dry_run: bool,
         owned: bool,
     ) -> Result<Value, ClusterError> {
-        let from_file = self.mapped_by_file(obj["apiVersion"].as_str().unwrap_or_default());
-        match self.apply_once(obj, dry_run, owned).await {
-            Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
-                self.apply_once(obj, dry_run, owned).await
-            }
-            answer => answer,
-        }
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        self.asked_again_if_unserved(api_version, || self.apply_once(obj, dry_run, owned))
+            .await
     }
 
     async fn apply_once(
@@ -812,13 +808,9 @@ impl Cluster {
     /// which tells the caller someone else made it first. `dry_run` asks the server to
     /// judge the request (admission, RBAC) without storing anything.
     pub async fn create(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
-        let from_file = self.mapped_by_file(obj["apiVersion"].as_str().unwrap_or_default());
-        match self.create_once(obj, dry_run).await {
-            Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
-                self.create_once(obj, dry_run).await
-            }
-            answer => answer,
-        }
+        let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+        self.asked_again_if_unserved(api_version, || self.create_once(obj, dry_run))
+            .await
     }
 
     async fn create_once(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
@@ -854,14 +846,29 @@ impl Cluster {
 
     /// The object, or None when it does not exist or the server does not know its kind.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
-        let from_file = self.mapped_by_file(&r.api_version);
-        match self.get_once(r).await {
-            // An absent object is `None`; a 404 left over is the server's "page not
-            // found": it does not serve the kind the discovery file mapped (a CRD
-            // deleted and created again, not established yet). Asked again without it
-            // (also when a request beside this one forgot the file first).
+        // An absent object is `None`; a 404 left over is the server's "page not found".
+        self.asked_again_if_unserved(&r.api_version, || self.get_once(r))
+            .await
+    }
+
+    /// `once`, and once more when the server answers that it does not serve the
+    /// resource the discovery file mapped the kind to (a CRD deleted and created again,
+    /// not established yet): the file is forgotten and the kind asked for again. Also
+    /// when a request beside this one forgot the file first: the mapping this request
+    /// went by came from it all the same.
+    async fn asked_again_if_unserved<T, F, Fut>(
+        &self,
+        api_version: &str,
+        once: F,
+    ) -> Result<T, ClusterError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClusterError>>,
+    {
+        let from_file = self.mapped_by_file(api_version);
+        match once().await {
             Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
-                self.get_once(r).await
+                once().await
             }
             answer => answer,
         }
