@@ -109,8 +109,8 @@ pub async fn apply_operator(
 ) -> Result<OperatorApplied, OperatorFailure> {
     let user = req.namespace_user();
     // KUDO's CRDs are cluster-scoped and the versions about to go are only read: both
-    // go beside the namespace's check instead of after it (the install below finds
-    // the CRDs there and asks nothing more of them).
+    // go beside the namespace's check instead of after it (the install below counts on
+    // the CRDs being there).
     let stale = async {
         match req.previous {
             Some(previous) => read_stale(cluster, previous, req.root, req.resolution).await,

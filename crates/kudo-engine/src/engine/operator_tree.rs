@@ -312,7 +312,8 @@ pub async fn check_install(
     }
 }
 
-/// Installs KUDO's CRDs when missing, then the dependency packages of `req.resolution`
+/// Installs the dependency packages of `req.resolution` (KUDO's CRDs there already:
+/// the operator's apply action ensures them beside the namespace)
 /// level by level and the root last (each package after the packages it needs, so an
 /// interrupted apply never leaves a package without what it needs; the packages of one
 /// level side by side), then removes what the previous install left unused.
@@ -321,10 +322,6 @@ pub async fn install_tree(
     req: &InstallRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<Installed, InstallFailure> {
-    cluster
-        .ensure_kudo_crds()
-        .await
-        .map_err(InstallFailure::Crds)?;
     let creating = req.previous.is_none();
     // What this create wrote, for the rollback (Terraform keeps no state of a failed
     // create, so nothing else would remove it).
