@@ -69,7 +69,13 @@ pub struct TreePrior<'a> {
     pub confirmed: bool,
 }
 
-impl TreePrior<'_> {
+impl<'a> TreePrior<'a> {
+    /// The decisions the caller's plan handed over, when that plan checked the whole
+    /// tree (`decided` with `checked`): what the run executes as it is.
+    pub(crate) fn handed(&self) -> Option<&'a TreeDecisions> {
+        self.decided.filter(|_| self.checked)
+    }
+
     pub(crate) fn record(&self, instance: &str) -> Option<&DependencyRecord> {
         self.records.and_then(|r| r.get(instance))
     }

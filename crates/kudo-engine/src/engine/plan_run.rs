@@ -65,7 +65,7 @@ pub(crate) struct Looked(Vec<(String, Change)>);
 /// checked the tree (`None` otherwise: nothing to compare with). Only reads, so an
 /// apply takes it beside its other reads.
 pub(crate) async fn look(cluster: &Cluster, tree: &TreePrior<'_>) -> Option<Looked> {
-    let handed = tree.decided.filter(|_| tree.checked)?;
+    let handed = tree.handed()?;
     Some(Looked(changed_since_plan(cluster, handed).await))
 }
 
@@ -87,7 +87,7 @@ async fn decisions<'r>(
     cancel: &CancellationToken,
 ) -> Result<(TreeDecisions, RunRequest<'r>), EngineError> {
     let work = async {
-        let Some(handed) = req.tree.decided.filter(|_| req.tree.checked) else {
+        let Some(handed) = req.tree.handed() else {
             return decide_and_check(cluster, &req, sensitive).await;
         };
         let changed = match looked {
