@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Type, Value};
 
-use kudo_engine::engine::{ExecutionStatus, PlanStatus};
+use kudo_plan::{ExecutionStatus, PlanStatus};
 
 fn status_type(children: Option<(&str, Type)>) -> Type {
     let mut fields = vec![

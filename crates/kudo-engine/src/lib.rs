@@ -85,7 +85,7 @@
 //!     &engine::ApplyRequest {
 //!         name: "zk",
 //!         namespace: "default",
-//!         package: &package,
+//!         package: engine::PackageSource::Given(&package),
 //!         public: &parameters,
 //!         sensitive: &no_secrets,
 //!         plan,

@@ -71,6 +71,7 @@ mod objects;
 pub mod pipe;
 mod render;
 pub mod select;
+pub mod status;
 mod switch;
 pub mod tree;
 pub mod verify;
@@ -99,6 +100,7 @@ pub use select::{
     ImmutableChange, ImmutableReplacement, changed_parameters, check_immutable, immutable_changes,
     select_plan, unknown_plan,
 };
+pub use status::{ExecutionStatus, PlanStatus};
 pub use switch::{Switched, switch_on};
 pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
 pub use verify::verify;

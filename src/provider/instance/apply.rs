@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::{Cluster, ObjectRef};
 use kudo_engine::engine::{self, Applied, ApplyAnswer, Source, TreePrior};
 use kudo_package::Package;
+use kudo_resolve::Resolution;
 
 use crate::provider::manifests;
 use crate::provider::packages::{self, parse_operator_id};
@@ -20,7 +21,7 @@ use crate::provider::{Session, decode, namespace_of, render_seed};
 
 use super::deadline::*;
 use super::destroy::destroy;
-use super::lookup::{find_package, resolution};
+use super::lookup::{find_package, recorded_resolution, resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::{rollback, views};
 
@@ -122,12 +123,52 @@ async fn apply_inner(
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     session.remember_render_seed(&namespace, &name, seed);
-    let operator = planned.operator.as_deref().unwrap_or_default().to_string();
-    let pkg = match installed_package(session, &operator).await {
-        Ok(p) => p,
-        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
+    run(session, &cluster, change, planned, cancel).await
+}
+
+/// Where the package comes from, and the dependency tree it runs. With the plan-time
+/// copy `kudo_operator` made (and its recorded tree), the engine reads the cluster's
+/// OperatorVersion beside its other first reads; without it (a state made elsewhere,
+/// a saved plan applied on another machine) the package is read here first, and the
+/// tree resolved again from it.
+enum Lookup {
+    /// The plan-time copy, with its recorded dependency tree.
+    Copy(Package, Option<Resolution>),
+    /// The package the cluster holds, read here.
+    Read(Package, Option<Resolution>),
+}
+
+impl Lookup {
+    fn parts(&self) -> (&Package, Option<&Resolution>) {
+        match self {
+            Lookup::Copy(p, r) | Lookup::Read(p, r) => (p, r.as_ref()),
+        }
+    }
+}
+
+/// [`Lookup`] for `operator` (a `kudo_operator` id); `settled`: the plan decided no
+/// KUDO plan runs, so no dependency tree is needed.
+async fn package_for(
+    session: &Session,
+    operator: &str,
+    settled: bool,
+) -> Result<Lookup, Diagnostic> {
+    let copy = parse_operator_id(operator).and_then(|(ns, ov)| packages::plan_cache().load(ns, ov));
+    if let Some(copy) = copy {
+        let recorded = match settled {
+            true => Some(None),
+            false => recorded_resolution(operator, &copy).map(Some),
+        };
+        if let Some(resolution) = recorded {
+            return Ok(Lookup::Copy(copy, resolution));
+        }
+    }
+    let pkg = installed_package(session, operator).await?;
+    let resolution = match settled {
+        true => None,
+        false => resolution(session, operator, &pkg, false).await?,
     };
-    run(session, &cluster, change, planned, pkg, cancel).await
+    Ok(Lookup::Read(pkg, resolution))
 }
 
 /// The package of the OperatorVersion `operator` names, which must be in the cluster.
@@ -149,7 +190,6 @@ async fn run(
     cluster: &Cluster,
     change: Change,
     planned: InstanceModel,
-    pkg: Package,
     cancel: &CancellationToken,
 ) -> ApplyResponse {
     let seed = change.seed.as_deref();
@@ -168,13 +208,17 @@ async fn run(
     };
     // The plan decided no KUDO plan runs: no dependency tree is needed.
     let settled = change.private.settled;
-    let resolution = match settled {
-        true => Ok(None),
-        false => resolution(session, &operator, &pkg, false).await,
-    };
-    let resolution = match resolution {
-        Ok(r) => r,
+    let lookup = match package_for(session, &operator, settled).await {
+        Ok(l) => l,
         Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
+    };
+    let (pkg, resolution) = lookup.parts();
+    let package = match &lookup {
+        Lookup::Copy(copy, _) => engine::PackageSource::Installed {
+            operator_version: parse_operator_id(&operator).map_or("", |(_, ov)| ov),
+            copy,
+        },
+        Lookup::Read(pkg, _) => engine::PackageSource::Given(pkg),
     };
     let plan_name = planned
         .last_plan
@@ -192,12 +236,12 @@ async fn run(
     let request = engine::ApplyRequest {
         name: &name,
         namespace: &namespace,
-        package: &pkg,
+        package,
         public: &public,
         sensitive: &secret,
         plan: &plan_name,
         seed,
-        resolution: resolution.as_ref(),
+        resolution,
         operator_namespace: parse_operator_id(&operator).map_or(namespace.as_str(), |(ns, _)| ns),
         previous: &previous,
         tree: TreePrior {
@@ -237,18 +281,18 @@ async fn run(
                 .unwrap_or_default();
             return ApplyResponse::failed(
                 change.prior_state,
-                super::refusal::diagnostics(session, Some(&pkg), &params, &secret, r),
+                super::refusal::diagnostics(session, Some(pkg), &params, &secret, r),
             );
         }
     };
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);
     let rolls_back = applied.run.is_err() && planned.rolls_back(session.config.rollback_on_failure);
     if !rolls_back {
-        return record(session, planned, &pkg, &plan_name, &secret, applied);
+        return record(session, planned, &plan_name, &secret, applied);
     }
     let applied_objects: Vec<_> = applied.objects.iter().map(|(r, _, _)| r.clone()).collect();
-    let migrated = engine::migrating_objects(&request, &applied_objects);
-    let failed = record(session, planned.clone(), &pkg, &plan_name, &secret, applied);
+    let migrated = engine::migrating_objects(&request, &applied);
+    let failed = record(session, planned.clone(), &plan_name, &secret, applied);
     match (&change.prior, &change.private.rollback) {
         (None, _) => rollback::after_failed_create(session, cluster, failed, seed).await,
         (Some(prior), Some(target)) => {
@@ -275,7 +319,6 @@ async fn run(
 pub(super) fn record(
     session: &Session,
     mut state: InstanceModel,
-    pkg: &kudo_package::Package,
     plan_name: &str,
     secret: &std::collections::BTreeMap<String, String>,
     applied: Applied,
@@ -288,7 +331,7 @@ pub(super) fn record(
     // COMPLETE) and destroy finds every object (they also carry the instance label).
     state.status = applied.status().into();
     state.effective_parameters = Attr::Known(sensitive::strip(applied.effective, secret));
-    state.operator_digest = packages::digest(pkg).into();
+    state.operator_digest = packages::digest(&applied.package).into();
     if !state.preview.is_known() {
         // The plan could not look at the cluster; an apply must leave nothing unknown.
         state.preview = Value::Null;

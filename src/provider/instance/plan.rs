@@ -488,7 +488,7 @@ impl Answer<'_> {
     }
 
     /// `plan_status` as a successful run of `plan` leaves it (the engine's
-    /// [`engine::PlanStatus::completed`]): only `last_updated`, the run's time, is
+    /// [`kudo_plan::PlanStatus::completed`]): only `last_updated`, the run's time, is
     /// unknown. A run that fails returns an error, and Terraform then takes whatever
     /// the apply recorded.
     fn completed_status(&self, plan: &str) -> Value {
@@ -500,7 +500,7 @@ impl Answer<'_> {
         else {
             return Value::Unknown;
         };
-        let status = engine::PlanStatus::completed(plan, package_plan);
+        let status = kudo_plan::PlanStatus::completed(plan, package_plan);
         let mut value = crate::provider::plan_status::value(Some(&status), &self.inputs.secret);
         value.set_attr("last_updated", Value::Unknown);
         value

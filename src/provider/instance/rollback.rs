@@ -197,7 +197,7 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
     let request = engine::ApplyRequest {
         name: &name,
         namespace: &namespace,
-        package: &unpacked.package,
+        package: engine::PackageSource::Given(&unpacked.package),
         public: &public,
         sensitive: &secret,
         plan: &target.plan,
@@ -259,14 +259,7 @@ pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> Ap
         state.manifests = Value::Unknown;
     }
     let rollback_failed = rolled.applied.run.is_err();
-    let mut resp = super::apply::record(
-        f.session,
-        state,
-        &unpacked.package,
-        &target.plan,
-        &secret,
-        rolled.applied,
-    );
+    let mut resp = super::apply::record(f.session, state, &target.plan, &secret, rolled.applied);
     let mut rolled_error =
         rolled_back(&failure, &version, &target.operator, rollback_failed, &resp);
     if !f.migrated.is_empty() {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::discovery::ServedKind;
 use super::{Cluster, ClusterError, ObjectRef, Waited};
 
 pub const KUDO_GROUP: &str = "kudo.dev";
@@ -112,10 +113,14 @@ pub(crate) async fn check(cluster: &Cluster) -> Result<(), ClusterError> {
         .into_iter()
         .map(|manifest| async move {
             let r = ObjectRef::from_object(&manifest)?;
-            if stored(cluster, &r).await?.is_some() {
+            // The dry-run goes beside the read rather than after it: it writes nothing,
+            // and its answer only counts when the CRD is not stored.
+            let (stored, dry_run) =
+                futures::future::join(stored(cluster, &r), cluster.apply(&manifest, true)).await;
+            if stored?.is_some() {
                 return Ok(());
             }
-            match cluster.apply(&manifest, true).await {
+            match dry_run {
                 Err(e) if e.trouble() == super::Trouble::Denied => Err(e),
                 Err(e) => {
                     tracing::debug!(crd = %r.name, error = %e, "dry-run of a KUDO CRD failed");
@@ -130,7 +135,19 @@ pub(crate) async fn check(cluster: &Cluster) -> Result<(), ClusterError> {
         .collect::<Result<(), ClusterError>>()
 }
 
-pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
+/// What [`ensure`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrdsEnsured {
+    /// The three were served already.
+    Served,
+    /// Some were created (or were still being established) and are served now.
+    Established {
+        /// The OperatorVersion CRD did not exist: no OperatorVersion can either.
+        operator_versions_created: bool,
+    },
+}
+
+pub(crate) async fn ensure(cluster: &Cluster) -> Result<CrdsEnsured, ClusterError> {
     // Whether to create them is the server's word, not the discovery file's: someone
     // may have deleted them since an earlier process wrote it.
     cluster.confirm_group_version(KUDO_API_VERSION).await?;
@@ -142,22 +159,26 @@ pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
             let r = ObjectRef::from_object(&manifest)?;
             match stored(cluster, &r).await? {
                 // Already there and served: nothing to wait for.
-                Some(existing) if is_established(&existing) => return Ok(None),
-                Some(_) => {}
+                Some(existing) if is_established(&existing) => Ok(None),
+                Some(_) => Ok(Some((r, false))),
                 None => {
                     tracing::info!(crd = %r.name, "creating KUDO CRD");
                     cluster.apply(&manifest, false).await?;
+                    Ok(Some((r, true)))
                 }
             }
-            Ok(Some(r))
         });
     let mut pending = Vec::new();
     for created in futures::future::join_all(creates).await {
         pending.extend(created?);
     }
     if pending.is_empty() {
-        return Ok(());
+        return Ok(CrdsEnsured::Served);
     }
+    let operator_versions_created = pending
+        .iter()
+        .any(|(r, created)| *created && r.name == format!("operatorversions.{KUDO_GROUP}"));
+    let pending: Vec<ObjectRef> = pending.into_iter().map(|(r, _)| r).collect();
     // Bounded wait: the signature has no cancellation token, and CRDs normally settle in
     // well under a second.
     let cancel = CancellationToken::new();
@@ -170,7 +191,44 @@ pub(crate) async fn ensure(cluster: &Cluster) -> Result<(), ClusterError> {
     };
     let result = wait_established(cluster, &pending, &cancel).await;
     timer.abort();
-    result
+    result?;
+    // Established is the server saying it serves each kind under the names the
+    // definition asked for (`status.acceptedNames`): the three are what discovery of
+    // the group-version would now answer, so nothing asks it again.
+    cluster.learned_group_version(KUDO_API_VERSION, served_kinds());
+    Ok(CrdsEnsured::Established {
+        operator_versions_created,
+    })
+}
+
+/// The kinds of `kudo.dev/v1beta1` as discovery lists them once the three CRDs are
+/// established: namespaced, with the verbs the API server serves for every custom
+/// resource.
+fn served_kinds() -> Vec<ServedKind> {
+    const VERBS: [&str; 8] = [
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "create",
+        "update",
+        "watch",
+    ];
+    kudo_crds()
+        .iter()
+        .filter_map(|manifest| {
+            let names = manifest.pointer("/spec/names")?;
+            let kind = names.get("kind")?.as_str()?;
+            let plural = names.get("plural")?.as_str()?;
+            let gvk = kube::core::GroupVersionKind::gvk(KUDO_GROUP, "v1beta1", kind);
+            Some(ServedKind {
+                ar: kube::core::ApiResource::from_gvk_with_plural(&gvk, plural),
+                namespaced: true,
+                verbs: VERBS.iter().map(|v| v.to_string()).collect(),
+            })
+        })
+        .collect()
 }
 
 async fn wait_established(

@@ -37,7 +37,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use conflict::FieldConflict;
-pub use crds::{KUDO_API_VERSION, KUDO_GROUP};
+pub use crds::{CrdsEnsured, KUDO_API_VERSION, KUDO_GROUP};
 pub use error::{ClusterError, Trouble, rejects_content};
 pub use failure::Failure;
 pub use forbidden::Forbidden;
@@ -972,7 +972,7 @@ impl Cluster {
     /// until the server has established them. Existing CRDs (e.g. from a real KUDO
     /// install) are left as they are. When discovery shows the three kinds served, no
     /// CRD is read: credentials with rights in a namespace only need no more.
-    pub async fn ensure_kudo_crds(&self) -> Result<(), ClusterError> {
+    pub async fn ensure_kudo_crds(&self) -> Result<crds::CrdsEnsured, ClusterError> {
         crds::ensure(self).await
     }
 

@@ -31,7 +31,7 @@ use crate::cluster::{Cluster, ObjectRef};
 pub struct ApplyRequest<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
-    pub package: &'a Package,
+    pub package: PackageSource<'a>,
     /// The values stored in the Instance spec.
     pub public: &'a BTreeMap<String, String>,
     /// The values kept in the instance's Secret.
@@ -61,7 +61,32 @@ pub struct ApplyRequest<'a> {
     pub settled: bool,
 }
 
-impl ApplyRequest<'_> {
+/// The package an apply runs.
+#[derive(Debug, Clone, Copy)]
+pub enum PackageSource<'a> {
+    /// This one (read by the caller, or a rollback's copy).
+    Given(&'a Package),
+    /// The OperatorVersion `operator_version` in the request's `operator_namespace` as
+    /// the cluster holds it, read beside the apply's other reads before its first write
+    /// (what the cluster has is what runs). `copy` is the plan-time copy: it names the
+    /// Operator (read at the same time) and runs when the cluster has no such
+    /// OperatorVersion (a saved plan's copy applied before its `kudo_operator`).
+    Installed {
+        operator_version: &'a str,
+        copy: &'a Package,
+    },
+}
+
+impl<'a> ApplyRequest<'a> {
+    /// The package the request names without a read: the given one, else the plan-time
+    /// copy.
+    pub(crate) fn given(&self) -> &'a Package {
+        match self.package {
+            PackageSource::Given(pkg) => pkg,
+            PackageSource::Installed { copy, .. } => copy,
+        }
+    }
+
     /// Every value, sensitive ones included: what the templates see.
     pub(crate) fn all_values(&self) -> BTreeMap<String, String> {
         let mut all = self.public.clone();
@@ -73,6 +98,8 @@ impl ApplyRequest<'_> {
 /// What the state records after an apply, whether its run succeeded or not.
 #[derive(Debug)]
 pub struct Applied {
+    /// The package that ran (the cluster's, with [`PackageSource::Installed`]).
+    pub package: Package,
     pub effective: BTreeMap<String, String>,
     pub outputs: BTreeMap<String, String>,
     pub children: Vec<ChildView>,
@@ -135,31 +162,45 @@ pub async fn apply_change(
     let user = req
         .create_namespace
         .then(|| NamespaceUser::instance(req.namespace, req.name));
-    // A create's Instance must still be absent (as the plan of a create found it);
-    // asked beside the namespace's check, which it does not depend on.
+    // Everything read before the first write goes out together, none depending on
+    // another: a create's Instance still absent (as the plan of a create found it), the
+    // look at the plan's objects (see `plan_run::look`), the package and the dependency
+    // packages `kudo_operator` installed.
     let absent = async {
         match req.must_not_exist {
             true => super::change::check_absent(cluster, req.namespace, req.name).await,
             false => Ok(()),
         }
     };
-    // The look at the plan's objects (see `plan_run::look`) only reads too: it goes
-    // along, before the first write.
     let looked = async {
         match req.settled {
             true => None,
             false => look(cluster, &req.tree).await,
         }
     };
-    let (ensured, absent, looked) = futures::join!(
+    let dependencies = async {
+        match req.settled {
+            true => None,
+            false => installed(cluster, req).await,
+        }
+    };
+    let (ensured, absent, looked, package, dependencies) = futures::join!(
         ensure_namespace(cluster, req.namespace, user.as_ref()),
         absent,
-        looked
+        looked,
+        load_package(cluster, req),
+        dependencies,
     );
     ensured.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
     absent?;
+    let package = package?;
+    let pkg = package.as_deref().unwrap_or_else(|| req.given());
     if !req.settled {
-        return run_looked(cluster, req, looked, cancel)
+        let loaded = Loaded {
+            package: pkg,
+            dependencies,
+        };
+        return run_looked(cluster, req, loaded, looked, cancel)
             .await
             .map(|applied| ApplyAnswer::Ran(Box::new(applied)));
     }
@@ -167,7 +208,7 @@ pub async fn apply_change(
         Contents::Keep => {
             let all = req.all_values();
             let inputs = kudo_plan::Inputs {
-                package: req.package,
+                package: pkg,
                 instance: req.name,
                 namespace: req.namespace,
                 parameters: &all,
@@ -181,6 +222,37 @@ pub async fn apply_change(
     Ok(ApplyAnswer::Settled { managed })
 }
 
+/// The package of [`PackageSource::Installed`] as the cluster holds it (`None` for a
+/// given one: see [`given`]).
+async fn load_package(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+) -> Result<Option<Box<Package>>, PlanRefusal> {
+    let PackageSource::Installed {
+        operator_version,
+        copy,
+    } = req.package
+    else {
+        return Ok(None);
+    };
+    let operator = Some(copy.operator.name.as_str());
+    let read =
+        super::operator::load_operator(cluster, req.operator_namespace, operator_version, operator)
+            .await
+            .map_err(|error| PlanRefusal::Cluster {
+                summary: "Cannot read the operator",
+                error: Box::new(error),
+            })?;
+    Ok(Some(Box::new(read.unwrap_or_else(|| copy.clone()))))
+}
+
+/// What [`apply_change`] read before its run: the package that runs and the
+/// dependency tree with the packages the cluster has.
+pub(crate) struct Loaded<'p> {
+    pub package: &'p Package,
+    pub dependencies: Option<Resolution>,
+}
+
 /// The run of [`apply_change`] once the namespace is there and a create's Instance
 /// found absent (a rollback's run too).
 pub(crate) async fn run_change(
@@ -188,17 +260,22 @@ pub(crate) async fn run_change(
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<Applied, PlanRefusal> {
-    run_looked(cluster, req, None, cancel).await
+    let loaded = Loaded {
+        package: req.given(),
+        dependencies: installed(cluster, req).await,
+    };
+    run_looked(cluster, req, loaded, None, cancel).await
 }
 
 /// [`run_change`] with the look at the plan's objects already taken.
 async fn run_looked(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
+    loaded: Loaded<'_>,
     looked: Option<Looked>,
     cancel: &CancellationToken,
 ) -> Result<Applied, PlanRefusal> {
-    apply_checked(cluster, req, looked, cancel)
+    apply_checked(cluster, req, loaded, looked, cancel)
         .await
         .map_err(PlanRefusal::Change)
 }
@@ -206,18 +283,18 @@ async fn run_looked(
 async fn apply_checked(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
+    loaded: Loaded<'_>,
     looked: Option<Looked>,
     cancel: &CancellationToken,
 ) -> Result<Applied, Refusal> {
-    let pkg = req.package;
+    let pkg = loaded.package;
     let all = req.all_values();
     let effective = pkg.effective_params(&all).map_err(Refusal::Parameters)?;
     // Computed before the run, so that a surprise here cannot lose the record of what
     // the run created.
     let outputs = render_outputs(pkg, req.name, req.namespace, &effective, req.seed)?;
     check_outputs(&outputs, req.sensitive)?;
-    let resolution = installed(cluster, req).await;
-    let tree = match &resolution {
+    let tree = match &loaded.dependencies {
         Some(r) => {
             tree_of(r, pkg, req.name, req.namespace, &all, req.seed, None).map_err(Refusal::Tree)?
         }
@@ -267,7 +344,7 @@ async fn apply_checked(
     let objects = read_back(cluster, &inventory, req.name, answers).await;
     let dependencies = read_back_records(cluster, records, answers).await;
     let managed = match (req.contents, &run) {
-        (Contents::Keep, Ok(_)) => rendered(cluster, req, &all, &inventory).await,
+        (Contents::Keep, Ok(_)) => rendered(cluster, req, pkg, &all, &inventory).await,
         _ => None,
     };
     let children = tree
@@ -276,6 +353,7 @@ async fn apply_checked(
         .map(|c| ChildView::of(c, req.sensitive))
         .collect();
     Ok(Applied {
+        package: pkg.clone(),
         effective,
         outputs,
         children,
@@ -377,11 +455,12 @@ async fn read_back_records(
 async fn rendered(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
+    package: &Package,
     all: &BTreeMap<String, String>,
     objects: &[ObjectRef],
 ) -> Option<Vec<(ObjectRef, Source)>> {
     let inputs = kudo_plan::Inputs {
-        package: req.package,
+        package,
         instance: req.name,
         namespace: req.namespace,
         parameters: all,

@@ -37,7 +37,8 @@ mod rollback;
 mod run;
 mod sensitive;
 mod sharing;
-mod status;
+// KUDO's plan status is kudo_plan's (no cluster); the engine's modules name it here.
+use kudo_plan::status;
 mod tree;
 mod tree_load;
 mod uninstall;
@@ -49,7 +50,7 @@ pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
     RunningError, prepare_action, run_action, running,
 };
-pub use apply::{Applied, ApplyAnswer, ApplyRequest, apply_change};
+pub use apply::{Applied, ApplyAnswer, ApplyRequest, PackageSource, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
@@ -74,7 +75,6 @@ pub use readiness::{HealthPolicy, HealthSettings};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept};
 pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
-pub use status::{ExecutionStatus, PlanStatus};
 pub use tree::TreePlan;
 pub use tree_load::{TreeLoadError, load_operator_tree};
 pub use volumes::SettleError;

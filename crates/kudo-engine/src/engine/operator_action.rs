@@ -22,7 +22,7 @@ use super::operator_tree::{
     uninstall_tree,
 };
 use super::removal::Kept;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, CrdsEnsured};
 
 /// What [`plan_operator`] checks and [`apply_operator`] installs: a package tree in a
 /// namespace. The plan checks the namespace and the root; `resolution` and `previous`
@@ -123,12 +123,18 @@ pub async fn apply_operator(
         stale
     );
     namespace.map_err(OperatorFailure::Namespace)?;
-    crds.map_err(|e| OperatorFailure::Install(InstallFailure::Crds(e)))?;
+    let crds = crds.map_err(|e| OperatorFailure::Install(InstallFailure::Crds(e)))?;
     let install = InstallRequest {
         namespace: req.namespace,
         root: req.root,
         resolution: req.resolution,
         previous: req.previous,
+        no_operator_versions: matches!(
+            crds,
+            CrdsEnsured::Established {
+                operator_versions_created: true
+            }
+        ),
     };
     let installed = install_tree(cluster, &install, cancel)
         .await

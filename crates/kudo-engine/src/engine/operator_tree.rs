@@ -195,6 +195,9 @@ pub struct InstallRequest<'a> {
     /// What the previous install left (an update): versions it no longer needs are
     /// removed. `None`: a create, which removes what it wrote when it fails.
     pub previous: Option<&'a InstalledTree>,
+    /// The OperatorVersion CRD was created a moment ago: no version exists yet, and a
+    /// create asks for none.
+    pub no_operator_versions: bool,
 }
 
 /// An OperatorVersion a removal could not take away.
@@ -334,9 +337,10 @@ pub async fn install_tree(
         .collect();
     // Which versions a create finds already there, asked all at once before the
     // first write.
-    let existed: Vec<bool> = match creating {
-        false => vec![true; all.len()],
-        true => {
+    let existed: Vec<bool> = match (creating, req.no_operator_versions) {
+        (false, _) => vec![true; all.len()],
+        (true, true) => vec![false; all.len()],
+        (true, false) => {
             futures::future::join_all(all.iter().map(|(pkg, _)| {
                 let r = operator_version_ref(req.namespace, &pkg.operator_version_name());
                 async move { matches!(cluster.get(&r).await, Ok(Some(_))) }

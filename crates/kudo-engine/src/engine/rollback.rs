@@ -18,7 +18,7 @@
 use kudo_package::{Package, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
-use super::apply::{Applied, ApplyRequest, run_change};
+use super::apply::{Applied, ApplyRequest, PackageSource, run_change};
 use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
 use super::removal::CrdDeletion;
@@ -54,21 +54,21 @@ pub async fn roll_back(
     back: &ApplyRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<RolledBack, RollbackError> {
-    let name = back.package.operator_version_name();
+    let name = back.given().operator_version_name();
     let ov = operator_version_ref(back.operator_namespace, &name);
     let missing = matches!(cluster.get(&ov).await, Ok(None));
     if missing {
         tracing::info!(operator_version = %name, "installing the previous OperatorVersion again for the rollback");
-        install_operator(cluster, back.package, back.operator_namespace)
+        install_operator(cluster, back.given(), back.operator_namespace)
             .await
             .map_err(|error| RollbackError::Operator {
                 name: name.clone(),
                 error: Box::new(error),
             })?;
     }
-    let (package, crds_left) = leaving_crds(back.package);
+    let (package, crds_left) = leaving_crds(back.given());
     let back = ApplyRequest {
-        package: &package,
+        package: PackageSource::Given(&package),
         crd_deletion: CrdDeletion::Keep,
         ..*back
     };
@@ -86,13 +86,14 @@ pub async fn roll_back(
 pub const ANNOTATION_MIGRATES_DATA: &str = "rollback.kudo.dev/migrates-data";
 
 /// The objects of `failed`'s plan (the change that failed) marked with
-/// [`ANNOTATION_MIGRATES_DATA`]` = "true"` that the failed run wrote (`written`: its
-/// inventory), in the plan's order. Rendered as the run rendered them; a render that
-/// fails now names nothing.
-pub fn migrating_objects(failed: &ApplyRequest<'_>, written: &[ObjectRef]) -> Vec<ObjectRef> {
+/// [`ANNOTATION_MIGRATES_DATA`]` = "true"` that its failed run (`ran`) wrote, in the
+/// plan's order. Rendered as the run rendered them; a render that fails now names
+/// nothing.
+pub fn migrating_objects(failed: &ApplyRequest<'_>, ran: &Applied) -> Vec<ObjectRef> {
+    let written: Vec<&ObjectRef> = ran.objects.iter().map(|(r, _, _)| r).collect();
     let all = failed.all_values();
     let inputs = kudo_plan::Inputs {
-        package: failed.package,
+        package: &ran.package,
         instance: failed.name,
         namespace: failed.namespace,
         parameters: &all,
@@ -123,7 +124,7 @@ pub fn migrating_objects(failed: &ApplyRequest<'_>, written: &[ObjectRef]) -> Ve
             };
             // As written: in the instance's namespace when the template names none, at
             // the version the run wrote (a translated one, perhaps).
-            let same = |w: &&ObjectRef| {
+            let same = |w: &&&ObjectRef| {
                 w.kind == r.kind
                     && w.name == r.name
                     && (r.namespace.is_none() || r.namespace == w.namespace)
@@ -131,7 +132,7 @@ pub fn migrating_objects(failed: &ApplyRequest<'_>, written: &[ObjectRef]) -> Ve
             if let Some(w) = written.iter().find(same)
                 && !found.contains(w)
             {
-                found.push(w.clone());
+                found.push((**w).clone());
             }
         }
     }

@@ -220,3 +220,53 @@ async fn create_namespace_is_planned_created_and_released_with_the_tree() {
     let namespace = crate::cluster::ObjectRef::new("v1", "Namespace", None, "made");
     assert!(cluster.get(&namespace).await.expect("get").is_none());
 }
+
+/// On a cluster without KUDO's CRDs, the install creates them and learns their kinds
+/// from their establishment: no discovery of `kudo.dev/v1beta1` and no read of an
+/// OperatorVersion that cannot exist yet goes out before the first write, and what it
+/// learned is what discovery answers.
+#[tokio::test]
+async fn a_fresh_cluster_is_installed_without_asking_what_it_just_made() {
+    let mut sim = kube_sim::KubeSim::start(kube_sim::SimConfig::default())
+        .await
+        .expect("start kube-sim");
+    let settings = crate::cluster::ConnectionSettings {
+        host: Some(sim.url()),
+        token: Some(sim.token().to_string()),
+        cluster_ca_certificate: Some(sim.ca_pem()),
+        ..Default::default()
+    };
+    let cluster = Cluster::connect(&settings).await.expect("connect");
+    namespace(&cluster, "fresh").await;
+    let (root, resolution) = kep29();
+    let request = request("fresh", &root, &resolution, None);
+    let before = sim.request_counts();
+    engine::apply_operator(&cluster, &request, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let after = sim.request_counts();
+    let asked =
+        |what: &str| after.get(what).copied().unwrap_or(0) - before.get(what).copied().unwrap_or(0);
+    // Once, by the check that found the CRDs missing.
+    assert_eq!(
+        asked("get discovery /apis/kudo.dev/v1beta1"),
+        1,
+        "{after:?}"
+    );
+    assert_eq!(asked("get operatorversions"), 0, "{after:?}");
+    assert_eq!(names(&cluster, "OperatorVersion", "fresh").await.len(), 5);
+
+    // A new connection asks the server: the same resources and scopes.
+    let asking = Cluster::connect(&settings).await.expect("connect");
+    for kind in ["Operator", "OperatorVersion", "Instance"] {
+        let learned = cluster.resolve(KUDO_API_VERSION, kind).await.expect(kind);
+        let answered = asking.resolve(KUDO_API_VERSION, kind).await.expect(kind);
+        assert_eq!(learned, answered, "{kind}");
+    }
+    // Served now: the next install ensures nothing.
+    assert_eq!(
+        cluster.ensure_kudo_crds().await.expect("ensure"),
+        crate::cluster::CrdsEnsured::Served
+    );
+    sim.shutdown();
+}

@@ -138,12 +138,12 @@ async fn zookeeper_three_nodes_deploy_and_uninstall() {
     assert_eq!(out.plan_status["status"], "COMPLETE");
     // What a plan shows before the apply (`kudo_instance.plan_status`), which Terraform
     // holds the apply to: the successful run's status but for its time and uid.
-    let mut status: engine::PlanStatus =
+    let mut status: kudo_plan::PlanStatus =
         serde_json::from_value(out.plan_status.clone()).expect("plan status");
     assert!(status.last_updated_timestamp.take().is_some());
     status.uid.clear();
     let deploy = pkg.operator.plans.get("deploy").expect("deploy plan");
-    assert_eq!(status, engine::PlanStatus::completed("deploy", deploy));
+    assert_eq!(status, kudo_plan::PlanStatus::completed("deploy", deploy));
 
     let sts = cluster
         .get(&oref("apps/v1", "StatefulSet", Some("zk"), "zk1-zookeeper"))

@@ -1,4 +1,5 @@
-//! KUDO's plan status (`Instance.status.planStatus`) and the Ready condition.
+//! KUDO's plan status (`Instance.status.planStatus`) and the Ready condition: the
+//! shapes KUDO's controller wrote, which the engine's run writes and the provider shows.
 
 use std::collections::BTreeMap;
 
@@ -219,9 +220,9 @@ pub fn plan_status_of(instance: &Value, plan: &str) -> Option<PlanStatus> {
     serde_json::from_value(entry.clone()).ok()
 }
 
-pub(crate) fn now_rfc3339() -> String {
-    // Seconds precision, as metav1.Time serialises.
-    let now = k8s_openapi::jiff::Timestamp::now();
+/// Now, as `metav1.Time` serialises (seconds precision).
+fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
     now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
