@@ -8,7 +8,8 @@ mod pipes;
 mod pruning;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures::future::{BoxFuture, FutureExt, join_all};
 use kudo_package::{Package, Strategy};
@@ -303,6 +304,7 @@ async fn execute<'a>(
         },
         statuses: Mutex::new(statuses),
         publish_lock: tokio::sync::Mutex::new(()),
+        publishes: Publishes::default(),
         applied: Mutex::new(BTreeSet::new()),
         deleted: Mutex::new(BTreeSet::new()),
         kept: Mutex::new(Vec::new()),
@@ -415,6 +417,7 @@ struct Run<'a> {
     // Parallel steps write status concurrently; one write at a time keeps the last
     // write the newest snapshot.
     publish_lock: tokio::sync::Mutex<()>,
+    publishes: Publishes,
     applied: Mutex<BTreeSet<ObjectRef>>,
     deleted: Mutex<BTreeSet<ObjectRef>>,
     kept: Mutex<Vec<Kept>>,
@@ -484,9 +487,25 @@ fn done_at_once(step: &StepWalk<'_>) -> bool {
     })
 }
 
-/// Whether children run in `strategy` have siblings running beside them.
-fn running_beside(strategy: Strategy, children: usize) -> bool {
-    matches!(strategy, Strategy::Parallel) && children > 1
+/// Plan-status writes asked for and done, in asking order ([`Run::publish`]).
+#[derive(Default)]
+struct Publishes {
+    asked: AtomicU64,
+    /// The last ticket the last write covered.
+    written: AtomicU64,
+}
+
+/// The children run in `strategy` that are still running, when they run beside each
+/// other: each one's end is then written when it comes (a sibling may wait for minutes),
+/// except the last one's, which the next write carries as a serial child's is.
+fn running_beside(strategy: Strategy, children: usize) -> Option<Arc<AtomicUsize>> {
+    (matches!(strategy, Strategy::Parallel) && children > 1)
+        .then(|| Arc::new(AtomicUsize::new(children)))
+}
+
+/// Counts one child of [`running_beside`] as ended: whether others still run.
+fn others_running(siblings: Option<&AtomicUsize>) -> bool {
+    siblings.is_some_and(|left| left.fetch_sub(1, Ordering::SeqCst) > 1)
 }
 
 fn status_of(e: &EngineError) -> ExecutionStatus {
@@ -539,8 +558,21 @@ impl<'a> Run<'a> {
 
     /// Writes planStatus and the Ready condition. A failed write is logged, not fatal:
     /// the plan's real work matters more than its progress report.
+    ///
+    /// Writes asked for while another is under way are carried by one write after it:
+    /// parallel steps that end together (a phase of Toggle tasks) cost one round trip,
+    /// not one each.
     async fn publish(&self) {
+        let ticket = self.publishes.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        // Siblings ending in the same moment ask before the write reads the status.
+        tokio::task::yield_now().await;
         let _guard = self.publish_lock.lock().await;
+        if self.publishes.written.load(Ordering::SeqCst) >= ticket {
+            return;
+        }
+        // Every change asked for so far was noted before it was asked for: the status
+        // read below holds them all.
+        let covered = self.publishes.asked.load(Ordering::SeqCst);
         let (plan_status, current) = match self.statuses.lock() {
             Ok(all) => (
                 serde_json::to_value(&*all).unwrap_or(Value::Null),
@@ -558,6 +590,7 @@ impl<'a> Run<'a> {
         if let Err(e) = self.cluster.patch_status(&r, &status).await {
             tracing::warn!(error = %e, "could not write the Instance plan status");
         }
+        self.publishes.written.store(covered, Ordering::SeqCst);
     }
 
     /// The step a walk error names is where the run stops: its status says why, as it
@@ -581,6 +614,7 @@ impl<'a> Run<'a> {
             .phases
             .iter()
             .map(|phase| {
+                let siblings = siblings.clone();
                 Box::new(move |c: CancellationToken| {
                     async move { self.phase(phase, siblings, &c).await }.boxed()
                 }) as Child<'s>
@@ -589,12 +623,11 @@ impl<'a> Run<'a> {
         run_children(plan.strategy, cancel, children).await
     }
 
-    /// `siblings`: other phases run beside this one, so its end is written when it
-    /// comes rather than with the next write.
+    /// `siblings`: the phases running beside this one (see [`running_beside`]).
     async fn phase<'s>(
         &'s self,
         phase: &'s PhaseWalk<'a>,
-        siblings: bool,
+        siblings: Option<Arc<AtomicUsize>>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         let step_siblings = running_beside(phase.strategy, phase.steps.len());
@@ -605,14 +638,15 @@ impl<'a> Run<'a> {
             .steps
             .iter()
             .map(|step| {
+                let siblings = step_siblings.clone();
                 Box::new(move |c: CancellationToken| {
-                    async move { self.step(step, step_siblings, &c).await }.boxed()
+                    async move { self.step(step, siblings, &c).await }.boxed()
                 }) as Child<'s>
             })
             .collect();
         let result = run_children(phase.strategy, cancel, children).await;
         self.phase_end(phase, &result);
-        if siblings {
+        if others_running(siblings.as_deref()) {
             self.publish().await;
         }
         result
@@ -634,12 +668,11 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// `siblings`: other steps run beside this one, so its end is written when it
-    /// comes rather than with the next write.
+    /// `siblings`: the steps running beside this one (see [`running_beside`]).
     async fn step(
         &self,
         step: &StepWalk<'a>,
-        siblings: bool,
+        siblings: Option<Arc<AtomicUsize>>,
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
         let loc = &step.location;
@@ -674,7 +707,7 @@ impl<'a> Run<'a> {
                 tracing::info!(plan = %loc.plan, phase = %loc.phase, step = %loc.step, error = %text, "step failed");
             }
         }
-        if siblings {
+        if others_running(siblings.as_deref()) {
             self.publish().await;
         }
         result

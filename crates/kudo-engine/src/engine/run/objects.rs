@@ -305,15 +305,31 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The task's objects deleted in the removal's waves (later-created kinds first,
+    /// each wave gone before the next: custom resources before their CRD, workloads
+    /// before the RBAC they run with), the objects of one wave side by side. KUDO sends
+    /// a Delete task's deletions one after another without waiting for any to go
+    /// (`deleteResource` in pkg/engine/task/task_delete.go): waiting for each before the
+    /// next is sent adds nothing but round trips. After a failure no further object
+    /// starts.
     pub(super) async fn delete_all(
         &self,
         objects: &[Rendered],
         cancel: &CancellationToken,
     ) -> Result<(), EngineError> {
+        let mut waves: BTreeMap<u8, Vec<&Rendered>> = BTreeMap::new();
         for rendered in objects {
-            self.delete_one(rendered.object.clone(), cancel)
-                .await
-                .map_err(|e| e.with_template(rendered.template.clone()))?;
+            let rank = ObjectRef::from_object(&rendered.object)
+                .map_or(u8::MAX, |r| crate::engine::removal::apply_rank(&r));
+            waves.entry(rank).or_default().push(rendered);
+        }
+        for (_, wave) in waves.into_iter().rev() {
+            each_until_failure(wave, |rendered| async move {
+                self.delete_one(rendered.object.clone(), cancel)
+                    .await
+                    .map_err(|e| e.with_template(rendered.template.clone()))
+            })
+            .await?;
         }
         Ok(())
     }

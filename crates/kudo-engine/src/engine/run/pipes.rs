@@ -2,6 +2,7 @@
 //! they are copied into.
 
 use super::*;
+use crate::engine::concurrent::each_until_failure;
 
 /// How many lines of a failed pipe container's log an error shows.
 const PIPE_LOG_LINES: i64 = 20;
@@ -9,6 +10,9 @@ const PIPE_LOG_LINES: i64 = 20;
 impl<'a> Run<'a> {
     /// Runs the pipe pod, stores its files as Secrets/ConfigMaps (owned like every other
     /// object), removes the pod. The artifacts are the task's result; nothing to wait for.
+    /// As KUDO's `PipeTask.Run` (pkg/engine/task/task_pipe.go): the files are read side by
+    /// side (`copyFiles`), then the artifacts applied together; the pod's removal goes
+    /// beside them (KUDO deletes it after), and is waited for.
     pub(super) async fn pipe(
         &self,
         loc: &Location,
@@ -22,19 +26,23 @@ impl<'a> Run<'a> {
             .map_err(|e| e.with_template(pod.template.clone()))?;
         or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
         tracing::info!(object = %pod_ref, "pipe pod started");
-        let mut copied = self.copy_pipe_files(loc, &pod_ref, files, cancel).await;
-        if let Err(e) = &mut copied {
-            // Read before the pod goes: its failed container's last words.
-            if let Some(log) = self.failed_container_log(&pod_ref, cancel).await {
-                e.message.push_str(&log);
+        // The pod is scaffolding: removed whether or not the copy worked.
+        let remove = || async {
+            self.cluster
+                .delete_and_wait(&pod_ref, cancel)
+                .await
+                .map_err(|e| EngineError::from(e).with_object(&pod_ref))
+        };
+        let (copied, removed) = match self.read_pipe_files(&pod_ref, files, cancel).await {
+            Ok(artifacts) => futures::join!(self.apply_all(loc, &artifacts, cancel), remove()),
+            Err(mut e) => {
+                // Read before the pod goes: its failed container's last words.
+                if let Some(log) = self.failed_container_log(&pod_ref, cancel).await {
+                    e.message.push_str(&log);
+                }
+                (Err(e), remove().await)
             }
-        }
-        // The pod is scaffolding: remove it whether or not the copy worked.
-        let removed = self
-            .cluster
-            .delete_and_wait(&pod_ref, cancel)
-            .await
-            .map_err(|e| EngineError::from(e).with_object(&pod_ref));
+        };
         let artifacts = copied?;
         removed?;
         Ok(artifacts)
@@ -74,18 +82,18 @@ impl<'a> Run<'a> {
         })
     }
 
-    pub(super) async fn copy_pipe_files(
+    /// The artifacts of the pipe pod's files, read side by side once the pod is ready;
+    /// the error is the first in the files' order.
+    pub(super) async fn read_pipe_files(
         &self,
-        loc: &Location,
         pod: &ObjectRef,
         files: &[PipeFile],
         cancel: &CancellationToken,
-    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
+    ) -> Result<Vec<Rendered>, EngineError> {
         // The pipe pod is the engine's own, not the user's: KUDO's pod rule (running and
         // ready), whatever rules the user gave for their pods.
         wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, None, cancel).await?;
-        let mut artifacts = Vec::new();
-        for file in files {
+        each_until_failure(files, |file| async move {
             let spec = &file.spec;
             let path = spec
                 .file
@@ -104,16 +112,11 @@ impl<'a> Run<'a> {
                 ),
             )
             .await?;
-            let artifact = pipe::artifact(spec, &file.name, &content)?;
-            let artifact = Rendered {
+            Ok(Rendered {
                 template: String::new(),
-                object: artifact,
-            };
-            artifacts.extend(
-                self.apply_all(loc, std::slice::from_ref(&artifact), cancel)
-                    .await?,
-            );
-        }
-        Ok(artifacts)
+                object: pipe::artifact(spec, &file.name, &content)?,
+            })
+        })
+        .await
     }
 }

@@ -2,6 +2,7 @@
 //! `tests/common` (`sim`, `request`, `run`, `package`, ...).
 
 mod basics;
+mod deletes;
 mod dependencies;
 mod drift;
 mod failures;
