@@ -484,6 +484,7 @@ mod tests {
                 dependencies: DependencyRecords::new(),
                 ran: BTreeMap::new(),
                 answers: WriteAnswers::new(),
+                instance: None,
             })
         };
         let status = serde_json::json!({"status": "IN_PROGRESS"});

@@ -92,6 +92,10 @@ pub struct RunOutcome {
     /// What the server answered to the writes of this run and of the dependency
     /// instances' runs below it: the objects' uids and fingerprints afterwards.
     pub answers: WriteAnswers,
+    /// The Instance as the server answered the run's last write of it (its plan status
+    /// included): a parent judges its dependency instance's health by it rather than
+    /// reading it again. `None` when that write failed.
+    pub instance: Option<Value>,
 }
 
 /// Runs `req.plan` for the instance and waits until it completes, fails, or `cancel`
@@ -327,14 +331,17 @@ async fn execute<'a>(
     let manifest = instance_manifest(&req, &uid, final_status, parent.as_ref(), has_sensitive);
     // The Instance's last write in the run (after its status, so that its answer holds
     // every field this provider wrote): its parent's inventory records it as answered.
-    match cluster.apply_owned(&manifest, false).await {
-        Ok(live) => run
-            .answers
-            .written(&instance_ref(req.namespace, req.instance), &live),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not record the plan result in the Instance spec")
+    let instance = match cluster.apply_owned(&manifest, false).await {
+        Ok(live) => {
+            run.answers
+                .written(&instance_ref(req.namespace, req.instance), &live);
+            Some(live)
         }
-    }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not record the plan result in the Instance spec");
+            None
+        }
+    };
     match &result {
         Ok(()) => tracing::info!(plan = %req.plan, instance = %req.instance, "plan complete"),
         Err(e) => {
@@ -356,6 +363,7 @@ async fn execute<'a>(
         dependencies: DependencyRecords::new(),
         ran,
         answers: run.answers.take(),
+        instance,
     })
 }
 
@@ -794,12 +802,7 @@ impl<'a> Run<'a> {
                 Ok(Vec::new())
             }
             Action::Pipe { pod, files } => self.pipe(loc, pod, files, cancel).await.map(seen),
-            Action::Child(child) => Ok(self
-                .dependency(child, cancel)
-                .await?
-                .into_iter()
-                .map(|r| (r, None))
-                .collect()),
+            Action::Child(child) => self.dependency(child, cancel).await,
             Action::Webhook(call) => self.webhook(loc, &task.name, call, cancel).await.map(seen),
         }
     }

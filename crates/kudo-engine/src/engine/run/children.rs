@@ -14,7 +14,7 @@ impl<'a> Run<'a> {
         &self,
         plan: &ChildPlan<'a>,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, EngineError> {
+    ) -> Result<Vec<(ObjectRef, Option<Value>)>, EngineError> {
         let target = plan
             .target
             .as_ref()
@@ -59,7 +59,7 @@ impl<'a> Run<'a> {
             DependencyAction::Leave { reason } => {
                 tracing::info!(instance = %child, operator = %child_pkg.operator.name, %reason, "dependency unchanged; not running a plan");
                 self.keep_child(&child_ref);
-                return Ok(vec![child_ref]);
+                return Ok(vec![(child_ref, None)]);
             }
             DependencyAction::Remove => {
                 return Err(EngineError::fatal(format!(
@@ -120,7 +120,9 @@ impl<'a> Run<'a> {
             ran.insert(child.clone(), outcome.inventory);
         }
         self.keep_child(&child_ref);
-        Ok(vec![child_ref])
+        // Its health is judged by what its run's last write was answered (the plan's
+        // end is in it), so the wait reads it again only when that is not healthy.
+        Ok(vec![(child_ref, outcome.instance)])
     }
 
     pub(super) fn remover(&self) -> Remover<'_> {
