@@ -931,11 +931,17 @@ impl Cluster {
         };
         // The server answers the object while finalizers (foreground deletion adds one)
         // hold it, and a Success `Status` when it removed it at once.
-        let (gone, uid) = answer.either(
-            |pending| (false, pending.metadata.uid),
+        let (gone, uid, version) = answer.either(
+            |pending| {
+                (
+                    false,
+                    pending.metadata.uid,
+                    pending.metadata.resource_version,
+                )
+            },
             |status| {
                 let uid = status.details.as_ref().map(|d| d.uid.clone());
-                (status.is_success(), uid.filter(|u| !u.is_empty()))
+                (status.is_success(), uid.filter(|u| !u.is_empty()), None)
             },
         );
         if gone {
@@ -943,7 +949,9 @@ impl Cluster {
             return Ok(());
         }
         // Waiting by uid: an object someone creates under the name meanwhile is not ours.
-        self.wait_gone(r, uid.as_deref(), cancel).await
+        // Watched from the version the answer had: nothing to list first.
+        self.wait_gone(r, uid.as_deref(), version.as_deref(), cancel)
+            .await
     }
 
     /// Every kind the server serves (see [`discovery`]), from the cache when this

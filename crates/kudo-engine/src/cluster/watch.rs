@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::DynamicObject;
+use kube::api::{WatchEvent, WatchParams};
 use kube::discovery::ApiResource;
 use kube::runtime::watcher::{self, watch_object};
 use serde_json::Value;
@@ -44,6 +45,9 @@ pub(crate) enum Waited<T> {
     Cancelled,
 }
 
+/// How long a watch from a written version asks the server to keep it open, as
+/// kube-runtime's watcher asks.
+const WATCH_TIMEOUT_SECS: u32 = 290;
 /// Delay before the first retry of a failed list or watch; doubles up to `MAX_DELAY`.
 const FIRST_DELAY: Duration = Duration::from_millis(100);
 const MAX_DELAY: Duration = Duration::from_secs(5);
@@ -167,6 +171,78 @@ impl Cluster {
         }
     }
 
+    /// [`Cluster::watch_until`] for an object last seen at `resource_version` (the
+    /// server's answer to a write of it, judged already by the caller): the watch starts
+    /// from that version, so no list goes first and every change after it is seen.
+    /// Whatever the server will not do from there (a version too old for it, 410; a
+    /// refused or broken watch; the watch's end) is followed as [`Cluster::watch_until`]
+    /// follows it, from a fresh list.
+    pub(crate) async fn watch_until_after<T>(
+        &self,
+        r: &ObjectRef,
+        resource_version: &str,
+        cancel: &CancellationToken,
+        mut judge: impl FnMut(Option<&Value>) -> Option<T>,
+    ) -> Result<Waited<T>, ClusterError> {
+        let Ok((api, ar)) = self.api_and_resource(r).await else {
+            return self.watch_until(r, cancel, judge).await;
+        };
+        let params = WatchParams::default()
+            .fields(&format!("metadata.name={}", r.name))
+            .timeout(WATCH_TIMEOUT_SECS);
+        let started = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Ok(Waited::Cancelled),
+            started = api.watch(&params, resource_version) => started,
+        };
+        match started {
+            Ok(events) => {
+                let mut events = events.boxed();
+                loop {
+                    let next = tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => return Ok(Waited::Cancelled),
+                        next = events.next() => next,
+                    };
+                    let seen = match next {
+                        Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
+                            Some(served_json(o, &ar, r)?)
+                        }
+                        Some(Ok(WatchEvent::Deleted(_))) => None,
+                        Some(Ok(WatchEvent::Bookmark(_))) => continue,
+                        Some(Ok(WatchEvent::Error(status))) => {
+                            tracing::debug!(object = %r, code = status.code, "watch from the written version ended; listing");
+                            break;
+                        }
+                        Some(Err(e)) => {
+                            tracing::debug!(object = %r, error = %e, "watch from the written version failed; listing");
+                            break;
+                        }
+                        None => break,
+                    };
+                    if let Some(done) = judge(seen.as_ref()) {
+                        return Ok(Waited::Done(done));
+                    }
+                }
+            }
+            // Too old a version: the watcher lists and watches from the list's.
+            Err(kube::Error::Api(s)) if s.code == 410 => {
+                tracing::debug!(object = %r, "the written version is gone from the watch cache; listing")
+            }
+            Err(e) => match triage(watcher::Error::WatchStartFailed(e)) {
+                // Refused (403, 405, ...): the watcher would only be refused again.
+                Failure::Unwatchable(why) => {
+                    tracing::info!(object = %r, reason = %why, "cannot watch; reading the object periodically instead");
+                    return self.poll_until(r, cancel, judge).await;
+                }
+                Failure::Transient(e, _) => {
+                    tracing::debug!(object = %r, error = %e, "cannot watch from the written version; listing")
+                }
+            },
+        }
+        self.watch_until(r, cancel, judge).await
+    }
+
     /// [`Cluster::watch_until`] by reading the object on the polling schedule.
     async fn poll_until<T>(
         &self,
@@ -191,16 +267,21 @@ impl Cluster {
     }
 
     /// Waits until the object that had `uid` is gone (see [`is_gone`]).
+    /// `after`: the resourceVersion the delete's answer had (see
+    /// [`Cluster::watch_until_after`]).
     pub(crate) async fn wait_gone(
         &self,
         r: &ObjectRef,
         uid: Option<&str>,
+        after: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(), ClusterError> {
-        match self
-            .watch_until(r, cancel, |seen| is_gone(seen, uid).then_some(()))
-            .await?
-        {
+        let gone = |seen: Option<&Value>| is_gone(seen, uid).then_some(());
+        let waited = match after {
+            Some(version) => self.watch_until_after(r, version, cancel, gone).await?,
+            None => self.watch_until(r, cancel, gone).await?,
+        };
+        match waited {
             Waited::Done(()) => {
                 tracing::debug!(object = %r, "deleted");
                 Ok(())

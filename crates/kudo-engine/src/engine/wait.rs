@@ -78,10 +78,14 @@ pub(crate) async fn wait_healthy(
         tracing::debug!(object = %r, "healthy as applied");
         return Ok(());
     }
-    let waited = cluster
-        .watch_until(r, cancel, |seen| {
-            unplaced = seen.and_then(super::health::unschedulable);
-            let verdict = match seen {
+    // The answer judged above is the object at its resourceVersion: the wait follows
+    // it from there, without a list first.
+    let after = applied
+        .and_then(|obj| obj.pointer("/metadata/resourceVersion"))
+        .and_then(serde_json::Value::as_str);
+    let mut judge_seen = |seen: Option<&serde_json::Value>| {
+        unplaced = seen.and_then(super::health::unschedulable);
+        let verdict = match seen {
                 // A controller that has not written any status yet has not judged the
                 // object: kstatus would call it current, which races the controller.
                 Some(obj) if expects_status && !has_status(obj) => Health::Progressing(
@@ -90,20 +94,31 @@ pub(crate) async fn wait_healthy(
                 Some(obj) => judge(obj, policy),
                 None => Health::Progressing("object does not exist (yet)".into()),
             };
-            match verdict {
-                Health::Healthy => Some(Ok(())),
-                Health::Fatal(msg) => Some(Err(EngineError::fatal(msg).with_object(r))),
-                Health::Progressing(msg) => {
-                    if msg != last {
-                        tracing::info!(object = %r, waiting_for = %msg, "waiting for object to become healthy");
-                        last = msg;
-                    }
-                    None
+        match verdict {
+            Health::Healthy => Some(Ok(())),
+            Health::Fatal(msg) => Some(Err(EngineError::fatal(msg).with_object(r))),
+            Health::Progressing(msg) => {
+                if msg != last {
+                    tracing::info!(object = %r, waiting_for = %msg, "waiting for object to become healthy");
+                    last = msg;
                 }
+                None
             }
-        })
-        .await
-        .map_err(|e| EngineError::from(e).with_object(r))?;
+        }
+    };
+    let waited = match (applied, after) {
+        (Some(obj), Some(version)) => match judge_seen(Some(obj)) {
+            // Fatal as written (a Job that failed before): nothing to wait for.
+            Some(done) => Ok(Waited::Done(done)),
+            None => {
+                cluster
+                    .watch_until_after(r, version, cancel, judge_seen)
+                    .await
+            }
+        },
+        _ => cluster.watch_until(r, cancel, judge_seen).await,
+    }
+    .map_err(|e| EngineError::from(e).with_object(r))?;
     match waited {
         Waited::Done(verdict) => {
             if verdict.is_ok() {
