@@ -109,6 +109,8 @@
 //!         must_not_exist: true,
 //!         create_namespace: false,
 //!         settled: false,
+//!         // A failed run stays as it failed (no `rollback_on_failure`).
+//!         on_failure: engine::OnFailure::Stay,
 //!     },
 //!     &CancellationToken::new(),
 //! )

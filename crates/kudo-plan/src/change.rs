@@ -347,6 +347,11 @@ pub fn decide_change<'a>(req: &ChangeRequest<'a>) -> Result<Change<'a>, Refusal>
     Ok(change)
 }
 
+/// The annotation an object template carries when the object changes data in a way
+/// putting the objects back does not undo (a migration Job): a rollback of a failed
+/// change names the objects of it that have it (`"true"`) and were written.
+pub const ANNOTATION_MIGRATES_DATA: &str = "rollback.kudo.dev/migrates-data";
+
 /// Where a rollback puts an instance back: the version, values and plan triggers of
 /// its last completed apply.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,9 @@
 //! The apply RPC: runs the KUDO plan that the plan step chose through the engine
 //! ([`engine::apply_change`]: the instance and its whole dependency tree, checked
 //! before the first write), or only refreshes `manifests` when no plan has to run, and
-//! records what the run created. A planned null state is a destroy, handed to
-//! `destroy`.
+//! records what the run created. With `rollback_on_failure` the same call puts a failed
+//! update back or removes a failed create ([`engine::OnFailure`]); `rollback` words
+//! that. A planned null state is a destroy, handed to `destroy`.
 
 use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IntoValue, Value};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +24,8 @@ use super::deadline::*;
 use super::destroy::destroy;
 use super::lookup::{find_package, recorded_resolution, resolution};
 use super::model::{InstanceModel, ManagedObject};
-use super::{rollback, views};
+use super::rollback::{Undo, Undone};
+use super::views;
 
 pub(super) async fn apply(
     session: &Session,
@@ -233,6 +235,13 @@ async fn run(
     let below = change.private.drifted_below(&name);
     let health = planned.health_policy(&session.config.health);
     let wants_manifests = planned.manifests == Value::Unknown;
+    let undo = Undo::new(
+        session,
+        change.prior.as_ref(),
+        change.private.rollback.as_ref(),
+        &planned,
+        limit,
+    );
     let request = engine::ApplyRequest {
         name: &name,
         namespace: &namespace,
@@ -264,11 +273,17 @@ async fn run(
         must_not_exist: change.prior.is_none(),
         create_namespace: planned.create_namespace.known() == Some(&true),
         settled,
+        on_failure: undo.on_failure(),
     };
     let deadline = Deadline::new(cancel, limit);
     let applied = engine::apply_change(cluster, &request, &deadline.token).await;
-    let mut applied = match applied {
-        Ok(ApplyAnswer::Ran(a)) => *a,
+    let (mut applied, undone) = match applied {
+        Ok(ApplyAnswer::Ran(a)) => (*a, Undone::Nothing),
+        Ok(ApplyAnswer::RolledBack { failed, rolled }) => (
+            *failed,
+            Undone::RolledBack((*rolled).map(Box::new).map_err(|e| e.to_string())),
+        ),
+        Ok(ApplyAnswer::Removed { failed, removed }) => (*failed, Undone::Removed(removed)),
         Ok(ApplyAnswer::Settled { managed }) => {
             deadline.timer.abort();
             return settled_state(planned, managed.as_deref(), &secret);
@@ -286,32 +301,11 @@ async fn run(
         }
     };
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);
-    let rolls_back = applied.run.is_err() && planned.rolls_back(session.config.rollback_on_failure);
-    if !rolls_back {
+    if applied.run.is_ok() || matches!(undo, Undo::Stay) {
         return record(session, planned, &plan_name, &secret, applied);
     }
-    let applied_objects: Vec<_> = applied.objects.iter().map(|(r, _, _)| r.clone()).collect();
-    let migrated = engine::migrating_objects(&request, &applied);
     let failed = record(session, planned.clone(), &plan_name, &secret, applied);
-    match (&change.prior, &change.private.rollback) {
-        (None, _) => rollback::after_failed_create(session, cluster, failed, seed).await,
-        (Some(prior), Some(target)) => {
-            let failure = rollback::Failure {
-                session,
-                cluster,
-                prior,
-                planned: &planned,
-                seed,
-                limit,
-                failed,
-                applied_objects,
-                migrated,
-            };
-            rollback::after_failure(failure, target).await
-        }
-        // The plan warned why there is nothing to go back to.
-        (Some(_), None) => failed,
-    }
+    undo.answer(session, &planned, failed, undone)
 }
 
 /// The state after a run, successful or not, and the private state with what it read

@@ -57,9 +57,22 @@ pub(super) async fn destroy(
         create_namespace: prior.create_namespace.known() == Some(&true),
         timeout: limit,
     };
-    match engine::destroy_instance(cluster, request, cancel).await {
+    let destroyed = engine::destroy_instance(cluster, request, cancel).await;
+    answer(session, prior_state, &name, &namespace, destroyed)
+}
+
+/// The answer of the destroy of instance `name` (a failed create's removal too):
+/// `prior_state`, the state as Terraform sent it, is handed back when it fails.
+pub(super) fn answer(
+    session: &Session,
+    prior_state: Value,
+    name: &str,
+    namespace: &str,
+    destroyed: Result<Destroyed, DestroyError>,
+) -> ApplyResponse {
+    match destroyed {
         Ok(destroyed) => ApplyResponse {
-            diagnostics: diagnostics(session, &name, &namespace, &destroyed),
+            diagnostics: diagnostics(session, name, namespace, &destroyed),
             ..Default::default()
         },
         Err(DestroyError::Uninstall { error, timed_out }) => {

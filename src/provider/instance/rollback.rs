@@ -1,8 +1,10 @@
 //! `rollback_on_failure`: the plan decides where a failed apply puts the instance back
 //! (the version, values and plan triggers of its last completed apply, and the KUDO plan
 //! that gets there, `kudo_plan::rollback_plan`) and hands it to the apply in the planned
-//! private state; the apply runs it through the engine ([`engine::roll_back`]) only if
-//! the change fails. A failed create is destroyed instead, as helm's atomic install is.
+//! private state; the apply hands it to the engine ([`engine::OnFailure::RollBack`]),
+//! whose apply runs it only if the change fails ([`Undo`]: the target read back before
+//! the apply, and the wording of the answer after it). A failed create is removed
+//! instead, as helm's atomic install is ([`engine::OnFailure::Remove`]).
 //!
 //! The target carries its packages (as OperatorVersion documents): when the instance
 //! moves to another version, `kudo_operator`'s apply removes the old OperatorVersion
@@ -10,22 +12,22 @@
 //! without this configuration's plan-time copies.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tfplugin::{ApplyResponse, Diagnostic, Value};
-use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, TreePrior};
+use kudo_engine::engine;
 use kudo_package::Package;
 use kudo_package::crd::{package_document, package_from_document};
 use kudo_plan::{ChangeRequest, RollbackTo};
 use kudo_resolve::Resolution;
 
 use crate::provider::packages::parse_operator_id;
+use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, namespace_of};
 
-use super::deadline::Deadline;
+use super::deadline::timed_out;
 use super::model::InstanceModel;
 
 /// Where a failed apply puts the instance back (see the module comment).
@@ -114,7 +116,7 @@ pub(super) fn target(
 }
 
 /// The warning of a rolling-back plan that changes CustomResourceDefinitions: a
-/// rollback leaves CRDs as the failed change made them (see `engine::roll_back`).
+/// rollback leaves CRDs as the failed change made them (see [`engine::OnFailure::RollBack`]).
 pub(super) fn crd_warning(plan: &engine::TreePlan) -> Option<Diagnostic> {
     let changes = plan.instance.changes.as_ref()?;
     let crds: Vec<String> = changes
@@ -160,136 +162,237 @@ fn unpack(target: &RollbackTarget) -> Result<Unpacked, String> {
     })
 }
 
-/// What the failed apply hands over.
-pub(super) struct Failure<'a> {
-    pub session: &'a Session,
-    pub cluster: &'a Cluster,
-    pub prior: &'a InstanceModel,
-    pub planned: &'a InstanceModel,
-    pub seed: Option<&'a str>,
-    pub limit: std::time::Duration,
-    /// The failed run's diagnostic and what it recorded.
-    pub failed: ApplyResponse,
-    pub applied_objects: Vec<kudo_engine::cluster::ObjectRef>,
-    /// Objects of the failed change marked as migrating data that it wrote
-    /// ([`engine::migrating_objects`]).
-    pub migrated: Vec<kudo_engine::cluster::ObjectRef>,
+/// What a failed run of this apply does (`rollback_on_failure`): decided from the
+/// decoded states before the apply, handed to the engine as
+/// [`engine::ApplyRequest::on_failure`], and the wording of what the engine did.
+pub(super) enum Undo<'a> {
+    /// The failure stays: no `rollback_on_failure`, or the plan warned why there is
+    /// nothing to go back to.
+    Stay,
+    /// An update whose target (from the planned private state) cannot be read back: the
+    /// failure stays, saying why.
+    Unreadable { operator: &'a str, why: String },
+    /// An update, put back on its target.
+    Back(Box<Back<'a>>),
+    /// A create, removed again as destroy removes it, within the `delete` timeout (or
+    /// the failure stays with why that timeout cannot be read).
+    Remove {
+        delete_volumes: bool,
+        timeout: Result<Duration, Diagnostic>,
+    },
 }
 
-/// Puts the instance back on `target` after the failure `f`: the apply's answer, which
-/// fails either way, saying what failed and where the instance is now.
-pub(super) async fn after_failure(f: Failure<'_>, target: &RollbackTarget) -> ApplyResponse {
-    let failure = f.failed.diagnostics.iter().find(|d| d.is_error()).cloned();
-    let Some(failure) = failure else {
-        return f.failed;
-    };
-    let unpacked = match unpack(target) {
-        Ok(u) => u,
-        Err(e) => return not_started(f.failed, &failure, &target.operator, &e),
-    };
-    let version = unpacked.package.operator.operator_version.clone();
-    let namespace = namespace_of(&f.planned.namespace);
-    let name = f.planned.name.as_deref().unwrap_or_default().to_string();
-    let public = f.prior.parameters().unwrap_or_default();
-    let secret = back_sensitive(f.prior, f.planned, &unpacked.package);
-    let health = f.planned.health_policy(&f.session.config.health);
-    let wants_manifests = !f.planned.manifests.is_null();
-    let request = engine::ApplyRequest {
-        name: &name,
-        namespace: &namespace,
-        package: engine::PackageSource::Given(&unpacked.package),
-        public: &public,
-        sensitive: &secret,
-        plan: &target.plan,
-        seed: f.seed,
-        resolution: unpacked.resolution.as_ref(),
-        operator_namespace: parse_operator_id(&target.operator)
-            .map_or(namespace.as_str(), |(ns, _)| ns),
-        previous: &f.applied_objects,
-        // The dependency instances' objects as the cluster has them now (their label),
-        // so that what only the failed change made is found and pruned.
-        tree: TreePrior {
-            records: None,
-            drifted: None,
-            fresh: false,
-            checked: false,
-            every_object_checked: false,
-            decided: None,
-            confirmed: false,
-        },
-        crd_deletion: f.planned.crd_deletion(),
-        crd_safety: f.planned.crd_safety(f.session.config.crd_upgrade_safety),
-        health: &health,
-        contents: match wants_manifests {
-            true => engine::Contents::Keep,
-            false => engine::Contents::Skip,
-        },
-        progress: None,
-        must_not_exist: false,
-        // Back where the failed change started: its namespace is there.
-        create_namespace: false,
-        settled: false,
-    };
-    // A rollback of an interrupted apply must still run: its own limit, not the stop.
-    let never = CancellationToken::new();
-    let deadline = Deadline::new(&never, f.limit);
-    tracing::info!(instance = %name, to = %target.operator, plan = %target.plan, "rolling back");
-    let rolled = engine::roll_back(f.cluster, &request, &deadline.token).await;
-    let mut rolled = match rolled {
-        Ok(r) => r,
-        Err(e) => {
-            deadline.timer.abort();
-            return not_started(f.failed, &failure, &version, &e.to_string());
+/// The rollback of an update: its target and the values it runs with.
+pub(super) struct Back<'a> {
+    prior: &'a InstanceModel,
+    target: &'a RollbackTarget,
+    unpacked: Unpacked,
+    public: BTreeMap<String, String>,
+    secret: BTreeMap<String, String>,
+    operator_namespace: String,
+    wants_manifests: bool,
+    /// The apply's own time limit, which the rollback gets again.
+    limit: Duration,
+}
+
+/// What the engine undid after a failed run, from its [`engine::ApplyAnswer`].
+pub(super) enum Undone {
+    Nothing,
+    /// The rollback that ran, or why it could not start.
+    RolledBack(Result<Box<engine::RolledBack>, String>),
+    Removed(Box<Result<engine::Destroyed, engine::DestroyError>>),
+}
+
+impl<'a> Undo<'a> {
+    /// What a failure of the change from `prior` (`None`: a create) to `planned` does;
+    /// `target` is the planned private state's, `limit` the apply's time limit.
+    pub(super) fn new(
+        session: &Session,
+        prior: Option<&'a InstanceModel>,
+        target: Option<&'a RollbackTarget>,
+        planned: &InstanceModel,
+        limit: Duration,
+    ) -> Undo<'a> {
+        if !planned.rolls_back(session.config.rollback_on_failure) {
+            return Undo::Stay;
         }
-    };
-    deadline.explain(
-        &never,
-        &format!("the rollback's plan {:?}", target.plan),
-        &mut rolled.applied.run,
-    );
-    let mut state = f.planned.clone();
-    state.operator = f.prior.operator.clone();
-    state.parameters = f.prior.parameters.clone();
-    state.sensitive_parameters = f.prior.sensitive_parameters.clone();
-    state.plan_triggers = f.prior.plan_triggers.clone();
-    // Filled from the rollback's run by `record`, not compared with the failed plan.
-    state.objects = tfplugin::Attr::Unknown;
-    state.plan_status = Value::Unknown;
-    if wants_manifests {
-        state.manifests = Value::Unknown;
+        let (prior, target) = match (prior, target) {
+            (None, _) => {
+                return Undo::Remove {
+                    delete_volumes: planned.delete_volumes(),
+                    timeout: timeouts::timeout(&planned.timeouts, Operation::Delete),
+                };
+            }
+            (Some(prior), Some(target)) => (prior, target),
+            // The plan warned why there is nothing to go back to.
+            (Some(_), None) => return Undo::Stay,
+        };
+        let unpacked = match unpack(target) {
+            Ok(u) => u,
+            Err(why) => {
+                return Undo::Unreadable {
+                    operator: &target.operator,
+                    why,
+                };
+            }
+        };
+        let namespace = namespace_of(&planned.namespace);
+        Undo::Back(Box::new(Back {
+            prior,
+            target,
+            public: prior.parameters().unwrap_or_default(),
+            secret: back_sensitive(prior, planned, &unpacked.package),
+            unpacked,
+            operator_namespace: parse_operator_id(&target.operator)
+                .map_or(namespace.as_str(), |(ns, _)| ns)
+                .to_string(),
+            wants_manifests: !planned.manifests.is_null(),
+            limit,
+        }))
     }
-    let rollback_failed = rolled.applied.run.is_err();
-    let mut resp = super::apply::record(f.session, state, &target.plan, &secret, rolled.applied);
-    let mut rolled_error =
-        rolled_back(&failure, &version, &target.operator, rollback_failed, &resp);
-    if !f.migrated.is_empty() {
-        let named: Vec<String> = f.migrated.iter().map(ToString::to_string).collect();
-        rolled_error.detail.push_str(&format!(
-            "\n\nNot undone: the failed version's {} (marked {}) ran before the failure, and what it changed in the data stays.",
-            named.join(", "),
-            engine::ANNOTATION_MIGRATES_DATA
-        ));
+
+    /// The request's [`engine::ApplyRequest::on_failure`].
+    pub(super) fn on_failure(&self) -> engine::OnFailure<'_> {
+        match self {
+            Undo::Stay
+            | Undo::Unreadable { .. }
+            | Undo::Remove {
+                timeout: Err(_), ..
+            } => engine::OnFailure::Stay,
+            Undo::Remove {
+                delete_volumes,
+                timeout: Ok(timeout),
+            } => engine::OnFailure::Remove {
+                delete_volumes: *delete_volumes,
+                timeout: *timeout,
+            },
+            Undo::Back(back) => engine::OnFailure::RollBack {
+                package: &back.unpacked.package,
+                resolution: back.unpacked.resolution.as_ref(),
+                plan: &back.target.plan,
+                public: &back.public,
+                sensitive: &back.secret,
+                operator_namespace: &back.operator_namespace,
+                contents: match back.wants_manifests {
+                    true => engine::Contents::Keep,
+                    false => engine::Contents::Skip,
+                },
+                timeout: back.limit,
+            },
+        }
     }
-    let mut diagnostics = vec![rolled_error];
-    diagnostics.extend(resp.diagnostics.drain(..).filter(|d| !d.is_error()));
-    if !rolled.crds_left.is_empty() {
-        diagnostics.push(Diagnostic::warning(
-            "CustomResourceDefinitions not rolled back",
-            format!(
-                "The rollback left the CRDs of {} as the failed change made them (a stored version cannot be taken back): its templates {} were not applied again.",
-                target.operator,
-                rolled.crds_left.join(", ")
-            ),
-        ));
+
+    /// The apply's answer after its run failed (`failed`, as recorded from `planned`)
+    /// and the engine did what [`Undo::on_failure`] asked (`undone`): it fails either
+    /// way, saying what failed and where the instance is now.
+    pub(super) fn answer(
+        self,
+        session: &Session,
+        planned: &InstanceModel,
+        mut failed: ApplyResponse,
+        undone: Undone,
+    ) -> ApplyResponse {
+        let Some(failure) = failed.diagnostics.iter().find(|d| d.is_error()).cloned() else {
+            return failed;
+        };
+        match (self, undone) {
+            (Undo::Unreadable { operator, why }, _) => {
+                not_started(failed, &failure, operator, &why)
+            }
+            (Undo::Back(back), Undone::RolledBack(rolled)) => {
+                back.answer(session, planned, failed, &failure, rolled)
+            }
+            (
+                Undo::Remove {
+                    timeout: Err(d), ..
+                },
+                _,
+            ) => {
+                failed.diagnostics.push(d);
+                failed
+            }
+            (Undo::Remove { .. }, Undone::Removed(removed)) => {
+                after_failed_create(session, planned, failed, &failure, *removed)
+            }
+            _ => failed,
+        }
     }
-    if let Some(ov) = rolled.reinstalled {
-        diagnostics.push(Diagnostic::warning(
-            "OperatorVersion installed again for the rollback",
-            format!("kudo_operator had removed {ov} when it installed the new version; the rollback installed it again. It stays while this instance runs it; once the instance runs another version and nothing else does, delete it with kubectl delete operatorversion -n {} {ov}, or point the kudo_operator back at it.", parse_operator_id(&target.operator).map_or("", |(ns, _)| ns)),
-        ));
+}
+
+impl Back<'_> {
+    /// The answer once the engine rolled the instance back (or could not start to).
+    fn answer(
+        self,
+        session: &Session,
+        planned: &InstanceModel,
+        failed: ApplyResponse,
+        failure: &Diagnostic,
+        rolled: Result<Box<engine::RolledBack>, String>,
+    ) -> ApplyResponse {
+        let target = self.target;
+        let version = self.unpacked.package.operator.operator_version.clone();
+        let mut rolled = match rolled {
+            Ok(r) => r,
+            Err(why) => return not_started(failed, failure, &version, &why),
+        };
+        // Only its own limit stops a rollback (see `engine::OnFailure::RollBack`).
+        if let Err(e) = &mut rolled.applied.run
+            && e.is_cancelled()
+        {
+            *e = timed_out(
+                e.clone(),
+                &format!("the rollback's plan {:?}", target.plan),
+                "`timeouts`",
+                self.limit,
+            );
+        }
+        let prior = self.prior;
+        let mut state = planned.clone();
+        state.operator = prior.operator.clone();
+        state.parameters = prior.parameters.clone();
+        state.sensitive_parameters = prior.sensitive_parameters.clone();
+        state.plan_triggers = prior.plan_triggers.clone();
+        // Filled from the rollback's run by `record`, not compared with the failed plan.
+        state.objects = tfplugin::Attr::Unknown;
+        state.plan_status = Value::Unknown;
+        if self.wants_manifests {
+            state.manifests = Value::Unknown;
+        }
+        let rolled = *rolled;
+        let rollback_failed = rolled.applied.run.is_err();
+        let mut resp =
+            super::apply::record(session, state, &target.plan, &self.secret, rolled.applied);
+        let mut rolled_error =
+            rolled_back(failure, &version, &target.operator, rollback_failed, &resp);
+        if !rolled.migrated.is_empty() {
+            let named: Vec<String> = rolled.migrated.iter().map(ToString::to_string).collect();
+            rolled_error.detail.push_str(&format!(
+                "\n\nNot undone: the failed version's {} (marked {}) ran before the failure, and what it changed in the data stays.",
+                named.join(", "),
+                kudo_plan::change::ANNOTATION_MIGRATES_DATA
+            ));
+        }
+        let mut diagnostics = vec![rolled_error];
+        diagnostics.extend(resp.diagnostics.drain(..).filter(|d| !d.is_error()));
+        if !rolled.crds_left.is_empty() {
+            diagnostics.push(Diagnostic::warning(
+                "CustomResourceDefinitions not rolled back",
+                format!(
+                    "The rollback left the CRDs of {} as the failed change made them (a stored version cannot be taken back): its templates {} were not applied again.",
+                    target.operator,
+                    rolled.crds_left.join(", ")
+                ),
+            ));
+        }
+        if let Some(ov) = rolled.reinstalled {
+            diagnostics.push(Diagnostic::warning(
+                "OperatorVersion installed again for the rollback",
+                format!("kudo_operator had removed {ov} when it installed the new version; the rollback installed it again. It stays while this instance runs it; once the instance runs another version and nothing else does, delete it with kubectl delete operatorversion -n {} {ov}, or point the kudo_operator back at it.", parse_operator_id(&target.operator).map_or("", |(ns, _)| ns)),
+            ));
+        }
+        resp.diagnostics = diagnostics;
+        resp
     }
-    resp.diagnostics = diagnostics;
-    resp
 }
 
 /// The values the rollback runs with: the last completed apply's sensitive values, and
@@ -371,29 +474,19 @@ fn not_started(
     failed
 }
 
-/// A failed create with `rollback_on_failure`: removes what it wrote, as destroy does.
-pub(super) async fn after_failed_create(
+/// A failed create with `rollback_on_failure`, once the engine removed what it wrote as
+/// destroy does (`removed`): no state left, or the failure with why the removal failed.
+fn after_failed_create(
     session: &Session,
-    cluster: &Cluster,
+    planned: &InstanceModel,
     failed: ApplyResponse,
-    seed: Option<&str>,
+    failure: &Diagnostic,
+    removed: Result<engine::Destroyed, engine::DestroyError>,
 ) -> ApplyResponse {
-    let Some(failure) = failed.diagnostics.iter().find(|d| d.is_error()).cloned() else {
-        return failed;
-    };
-    let Ok(Some(model)) = crate::provider::decode::<InstanceModel>(&failed.new_state) else {
-        return failed;
-    };
-    let never = CancellationToken::new();
-    let removed = super::destroy::destroy(
-        session,
-        cluster,
-        failed.new_state.clone(),
-        &model,
-        seed,
-        &never,
-    )
-    .await;
+    let namespace = namespace_of(&planned.namespace);
+    let name = planned.name.as_deref().unwrap_or_default();
+    let removed =
+        super::destroy::answer(session, failed.new_state.clone(), name, &namespace, removed);
     let mut d = failure.clone();
     if removed.new_state.is_null() {
         d.summary = format!("{}; the create was rolled back", failure.summary);

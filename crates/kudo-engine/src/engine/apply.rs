@@ -1,9 +1,12 @@
 //! The apply of an instance's change: the plan the planning call chose, run for the
 //! instance and its whole dependency tree ([`super::plan_run::run_plan_looked`], which
 //! checks the tree before its first write), and what the state records afterwards:
-//! outputs, dependency instances, the objects with their uids and fingerprints.
+//! outputs, dependency instances, the objects with their uids and fingerprints; and, when
+//! the run fails, what the request says a failure does ([`OnFailure`]: the rollback of an
+//! update or the removal of a create, in `rollback`).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use kudo_package::Package;
 use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_of};
@@ -13,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::change::PlanRefusal;
 use super::crd_safety::CrdSafety;
 use super::decisions::{DependencyRecords, TreePrior};
+use super::destroy::{DestroyError, Destroyed};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::namespace::{NamespaceUser, ensure_namespace};
@@ -21,6 +25,7 @@ use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
+use super::rollback::{RollbackError, RolledBack};
 use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers};
 use super::status::PlanStatus;
 use super::status::plan_status_of;
@@ -59,6 +64,49 @@ pub struct ApplyRequest<'a> {
     /// The plan decided that no KUDO plan runs (`kudo_plan::PlanChoice::Settled`: only
     /// settings changed); `plan` is then the last plan that ran, and nothing is written.
     pub settled: bool,
+    /// What a run that fails does afterwards (`rollback_on_failure`).
+    pub on_failure: OnFailure<'a>,
+}
+
+/// What [`apply_change`] does once its run failed. Either way the answer keeps the
+/// failed run's [`Applied`].
+#[derive(Debug, Clone, Copy)]
+pub enum OnFailure<'a> {
+    /// Nothing: the instance stays as the failure left it ([`ApplyAnswer::Ran`]).
+    Stay,
+    /// An update: put the instance back where the plan decided, the version, values and
+    /// plan of its last completed apply ([`ApplyAnswer::RolledBack`]). Its OperatorVersion
+    /// is installed again when `kudo_operator` removed it, then `plan` of `package` runs
+    /// with these values, the failed run's objects as the previous ones (what only the
+    /// failed change made is pruned) and the dependency instances found by their label;
+    /// the templates holding only CustomResourceDefinitions are left out and no CRD is
+    /// deleted: CRDs stay as the failed change made them. The request's name, namespace,
+    /// seed, `crd_deletion`, `crd_safety` and `health` hold for it too.
+    RollBack {
+        /// The last completed apply's package (given: `kudo_operator` may have removed
+        /// its OperatorVersion).
+        package: &'a Package,
+        /// Its dependency tree, with its packages.
+        resolution: Option<&'a Resolution>,
+        /// The plan that puts the instance back (`kudo_plan::rollback_plan`).
+        plan: &'a str,
+        public: &'a BTreeMap<String, String>,
+        sensitive: &'a BTreeMap<String, String>,
+        /// Where its OperatorVersion is.
+        operator_namespace: &'a str,
+        contents: Contents,
+        /// How long the rollback may take. It runs under this limit alone, not under the
+        /// apply's token: a rollback of an interrupted apply still runs.
+        timeout: Duration,
+    },
+    /// A create: remove what it wrote as [`super::destroy_instance`] does, with the package
+    /// that ran (its `cleanup` plan), the request's values, tree, `crd_deletion` and
+    /// `create_namespace`, and the failed run's objects as the inventory
+    /// ([`ApplyAnswer::Removed`]). Like a rollback it runs under its own `timeout` alone.
+    Remove {
+        delete_volumes: bool,
+        timeout: Duration,
+    },
 }
 
 /// The package an apply runs.
@@ -139,8 +187,21 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
 /// What an apply did.
 #[derive(Debug)]
 pub enum ApplyAnswer {
-    /// The plan ran, for the instance and its tree.
+    /// The plan ran, for the instance and its tree (and failed or not).
     Ran(Box<Applied>),
+    /// The plan's run failed and [`OnFailure::RollBack`] followed: what the failed run
+    /// left, and the rollback that ran (its own run may have failed too: see
+    /// [`Applied::run`]) or why it could not start (nothing of it was written).
+    RolledBack {
+        failed: Box<Applied>,
+        rolled: Box<Result<RolledBack, RollbackError>>,
+    },
+    /// The plan's run, a create's, failed and [`OnFailure::Remove`] followed: what the
+    /// failed run left, and what the removal did.
+    Removed {
+        failed: Box<Applied>,
+        removed: Box<Result<Destroyed, DestroyError>>,
+    },
     /// No KUDO plan ran, as planned ([`ApplyRequest::settled`]); with
     /// [`Contents::Keep`], what the managed objects hold (`None` when their values no
     /// longer render, or without it).
@@ -153,7 +214,8 @@ pub enum ApplyAnswer {
 /// instance and its tree, or nothing when the plan decided no plan runs. Fails without
 /// writing anything when what the plan checked no longer holds (the namespace, values,
 /// outputs, the dependency tree, a create's Instance still absent); a run that fails
-/// half-way is an [`Applied`] whose `run` says so.
+/// half-way is an [`Applied`] whose `run` says so, followed by what
+/// [`ApplyRequest::on_failure`] asks for.
 pub async fn apply_change(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
@@ -200,9 +262,8 @@ pub async fn apply_change(
             package: pkg,
             dependencies,
         };
-        return run_looked(cluster, req, loaded, looked, cancel)
-            .await
-            .map(|applied| ApplyAnswer::Ran(Box::new(applied)));
+        let applied = run_looked(cluster, req, loaded, looked, cancel).await?;
+        return Ok(super::rollback::after_failure(cluster, req, applied).await);
     }
     let managed = match req.contents {
         Contents::Keep => {
@@ -254,7 +315,7 @@ pub(crate) struct Loaded<'p> {
 }
 
 /// The run of [`apply_change`] once the namespace is there and a create's Instance
-/// found absent (a rollback's run too).
+/// found absent (a rollback's run too), without what [`ApplyRequest::on_failure`] asks.
 pub(crate) async fn run_change(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,

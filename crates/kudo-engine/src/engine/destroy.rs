@@ -175,14 +175,15 @@ pub async fn destroy_instance(
 }
 
 /// A child of the caller's token that also fires after a time limit, so that the
-/// engine can say which object it was still waiting for rather than being dropped.
-struct Limit {
-    token: CancellationToken,
+/// engine can say which object it was still waiting for rather than being dropped
+/// (a rollback's limit too).
+pub(super) struct Limit {
+    pub(super) token: CancellationToken,
     timer: JoinHandle<()>,
 }
 
 impl Limit {
-    fn new(cancel: &CancellationToken, limit: Duration) -> Limit {
+    pub(super) fn new(cancel: &CancellationToken, limit: Duration) -> Limit {
         let token = cancel.child_token();
         let fire = token.clone();
         let timer = tokio::spawn(async move {

@@ -50,7 +50,7 @@ pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
     RunningError, prepare_action, run_action, running,
 };
-pub use apply::{Applied, ApplyAnswer, ApplyRequest, PackageSource, apply_change};
+pub use apply::{Applied, ApplyAnswer, ApplyRequest, OnFailure, PackageSource, apply_change};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
@@ -74,7 +74,7 @@ pub use progress::Progress;
 pub use readiness::{HealthPolicy, HealthSettings};
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept};
-pub use rollback::{ANNOTATION_MIGRATES_DATA, migrating_objects, roll_back};
+pub use rollback::RolledBack;
 pub use tree::TreePlan;
 pub use tree_load::{TreeLoadError, load_operator_tree};
 pub use volumes::SettleError;

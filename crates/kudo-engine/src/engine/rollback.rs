@@ -1,7 +1,9 @@
-//! Putting an instance back after its apply failed (`rollback_on_failure`): the
-//! version, values and plan of its last completed apply, decided when the change was
-//! planned (`kudo_plan::rollback_plan`), run as any change is run. KUDO had no rollback;
-//! this is helm's `--atomic` for a KUDO instance and its dependency instances.
+//! What an apply does after its run failed ([`ApplyRequest::on_failure`],
+//! `rollback_on_failure`), as part of [`super::apply_change`]: an update is put back on
+//! the version, values and plan of its last completed apply, decided when the change was
+//! planned (`kudo_plan::rollback_plan`) and run as any change is run; a create is removed
+//! as [`super::destroy_instance`] removes an instance. KUDO had no rollback; this is
+//! helm's `--atomic` for a KUDO instance and its dependency instances.
 //!
 //! The change that failed may have removed what the rollback needs: `kudo_operator`
 //! removes the OperatorVersion an instance moves away from when it installs the new one
@@ -15,10 +17,14 @@
 //! a CRD deletes every object of it. The instance's templates that hold only CRDs are
 //! not applied again, and no CRD is pruned.
 
+use futures::future::FutureExt;
 use kudo_package::{Package, TaskSpec};
+use kudo_plan::change::ANNOTATION_MIGRATES_DATA;
 use tokio_util::sync::CancellationToken;
 
-use super::apply::{Applied, ApplyRequest, PackageSource, run_change};
+use super::apply::{Applied, ApplyAnswer, ApplyRequest, OnFailure, PackageSource, run_change};
+use super::decisions::TreePrior;
+use super::destroy::{DestroyRequest, Limit, destroy_instance};
 use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
 use super::removal::CrdDeletion;
@@ -32,6 +38,9 @@ pub struct RolledBack {
     pub reinstalled: Option<String>,
     /// The templates holding CustomResourceDefinitions that were not applied again.
     pub crds_left: Vec<String>,
+    /// The objects of the failed change marked [`ANNOTATION_MIGRATES_DATA`] that its run
+    /// wrote, in its plan's order: what they changed in the data stays.
+    pub migrated: Vec<ObjectRef>,
 }
 
 /// Why a rollback could not start; nothing of it was written.
@@ -47,9 +56,104 @@ pub enum RollbackError {
     },
 }
 
+/// The answer of [`super::apply_change`] once its run (`ran`, of `failed`) is over: that
+/// run, followed by what `failed.on_failure` asks for when it failed. What follows runs
+/// under its own time limit on a token of its own, not under the apply's.
+pub(super) async fn after_failure(
+    cluster: &Cluster,
+    failed: &ApplyRequest<'_>,
+    ran: Applied,
+) -> ApplyAnswer {
+    if ran.run.is_ok() {
+        return ApplyAnswer::Ran(Box::new(ran));
+    }
+    match failed.on_failure {
+        OnFailure::Stay => ApplyAnswer::Ran(Box::new(ran)),
+        OnFailure::RollBack {
+            package,
+            resolution,
+            plan,
+            public,
+            sensitive,
+            operator_namespace,
+            contents,
+            timeout,
+        } => {
+            let migrated = migrating_objects(failed, &ran);
+            let previous: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
+            let back = ApplyRequest {
+                name: failed.name,
+                namespace: failed.namespace,
+                package: PackageSource::Given(package),
+                public,
+                sensitive,
+                plan,
+                seed: failed.seed,
+                resolution,
+                operator_namespace,
+                previous: &previous,
+                // The dependency instances' objects as the cluster has them now (their
+                // label), so that what only the failed change made is found and pruned.
+                tree: TreePrior::default(),
+                crd_deletion: failed.crd_deletion,
+                crd_safety: failed.crd_safety,
+                health: failed.health,
+                contents,
+                progress: None,
+                must_not_exist: false,
+                // Back where the failed change started: its namespace is there.
+                create_namespace: false,
+                settled: false,
+                on_failure: OnFailure::Stay,
+            };
+            // A rollback of an interrupted apply must still run: its own limit, not the stop.
+            let limit = Limit::new(&CancellationToken::new(), timeout);
+            tracing::info!(instance = %failed.name, to = %package.operator_version_name(), %plan, "rolling back");
+            let rolled = roll_back(cluster, &back, &limit.token).await;
+            drop(limit);
+            let rolled = rolled.map(|r| RolledBack { migrated, ..r });
+            ApplyAnswer::RolledBack {
+                failed: Box::new(ran),
+                rolled: Box::new(rolled),
+            }
+        }
+        OnFailure::Remove {
+            delete_volumes,
+            timeout,
+        } => {
+            let inventory: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
+            let tree = failed
+                .resolution
+                .cloned()
+                .ok_or_else(|| "no dependency tree".to_string());
+            let request = DestroyRequest {
+                namespace: failed.namespace,
+                name: failed.name,
+                inventory: &inventory,
+                package: Some(&ran.package),
+                parameters: failed.public,
+                sensitive: failed.sensitive,
+                render_seed: failed.seed,
+                resolution: futures::future::ready(tree).boxed(),
+                crd_deletion: failed.crd_deletion,
+                delete_volumes,
+                create_namespace: failed.create_namespace,
+                timeout,
+            };
+            tracing::info!(instance = %failed.name, "removing what the failed create wrote");
+            // As a rollback: the removal runs even when the apply was stopped.
+            let removed = destroy_instance(cluster, request, &CancellationToken::new()).await;
+            ApplyAnswer::Removed {
+                failed: Box::new(ran),
+                removed: Box::new(removed),
+            }
+        }
+    }
+}
+
 /// Runs `back` (the last completed version, values and plan, with the objects the
 /// failed run left as `previous` so that what only the failed change made is pruned).
-pub async fn roll_back(
+async fn roll_back(
     cluster: &Cluster,
     back: &ApplyRequest<'_>,
     cancel: &CancellationToken,
@@ -77,19 +181,15 @@ pub async fn roll_back(
         applied,
         reinstalled: missing.then_some(name),
         crds_left,
+        migrated: Vec::new(),
     })
 }
-
-/// The annotation an object template carries when the object changes data in a way
-/// putting the objects back does not undo (a migration Job): a rollback names the
-/// objects of the failed change that have it and were written ([`migrating_objects`]).
-pub const ANNOTATION_MIGRATES_DATA: &str = "rollback.kudo.dev/migrates-data";
 
 /// The objects of `failed`'s plan (the change that failed) marked with
 /// [`ANNOTATION_MIGRATES_DATA`]` = "true"` that its failed run (`ran`) wrote, in the
 /// plan's order. Rendered as the run rendered them; a render that fails now names
 /// nothing.
-pub fn migrating_objects(failed: &ApplyRequest<'_>, ran: &Applied) -> Vec<ObjectRef> {
+fn migrating_objects(failed: &ApplyRequest<'_>, ran: &Applied) -> Vec<ObjectRef> {
     let written: Vec<&ObjectRef> = ran.objects.iter().map(|(r, _, _)| r).collect();
     let all = failed.all_values();
     let inputs = kudo_plan::Inputs {

@@ -6,6 +6,7 @@
 mod common;
 
 mod agreement;
+mod apply_failure;
 mod cluster;
 mod destroy;
 mod handed_plan;
