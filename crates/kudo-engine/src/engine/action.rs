@@ -30,8 +30,8 @@ use super::progress::Progress;
 use super::readiness::HealthPolicy;
 use super::removal::CrdDeletion;
 use super::run::RunRequest;
-use super::status::PlanStatus;
 use crate::cluster::Cluster;
+use kudo_plan::status::PlanStatus;
 
 /// An existing Instance as the cluster holds it, with the package of the OperatorVersion
 /// it runs and the values kept in its `<name>-kudo-sensitive` Secret.
@@ -376,7 +376,7 @@ pub async fn run_action(
         Ok(_) => Ok(()),
         Err(e) => {
             let status = match cluster.get(&instance_ref(run.namespace, run.name)).await {
-                Ok(Some(instance)) => super::status::plan_status_of(&instance, run.plan),
+                Ok(Some(instance)) => kudo_plan::status::plan_status_of(&instance, run.plan),
                 _ => None,
             };
             Err((e, status))

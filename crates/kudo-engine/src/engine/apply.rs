@@ -1,188 +1,22 @@
-//! The apply of an instance's change: the plan the planning call chose, run for the
-//! instance and its whole dependency tree ([`super::plan_run::run_plan_looked`], which
-//! checks the tree before its first write), and what the state records afterwards:
-//! outputs, dependency instances, the objects with their uids and fingerprints; and, when
-//! the run fails, what the request says a failure does ([`OnFailure`]: the rollback of an
-//! update or the removal of a create, in `rollback`).
+//! The apply of an instance's change ([`apply_change`]): the reads before its first
+//! write side by side, the run ([`super::apply_run`]), and, when the run fails, what
+//! the request says a failure does ([`OnFailure`]: the rollback of an update, in
+//! [`super::rollback`], or the removal of a create, as destroy removes an instance).
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
+use futures::future::FutureExt;
 use kudo_package::Package;
-use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_of};
-use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::apply_run::{
+    Applied, ApplyRequest, Loaded, OnFailure, PackageSource, installed, run_looked,
+};
 use super::change::PlanRefusal;
-use super::crd_safety::CrdSafety;
-use super::decisions::{DependencyRecords, TreePrior};
-use super::destroy::{DestroyError, Destroyed};
-use super::error::EngineError;
-use super::instance_object::instance_ref;
+use super::destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
 use super::namespace::{NamespaceUser, ensure_namespace};
-use super::plan_run::{Looked, look, run_plan_looked};
+use super::plan_run::look;
 use super::planning::{Contents, Source, current_of};
-use super::progress::Progress;
-use super::readiness::HealthPolicy;
-use super::removal::CrdDeletion;
-use super::rollback::{RollbackError, RolledBack};
-use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers};
-use super::status::PlanStatus;
-use super::status::plan_status_of;
+use super::rollback::{RollbackError, RolledBack, put_back};
 use crate::cluster::{Cluster, ObjectRef};
-
-/// What an apply runs.
-#[derive(Debug, Clone, Copy)]
-pub struct ApplyRequest<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub package: PackageSource<'a>,
-    /// The values stored in the Instance spec.
-    pub public: &'a BTreeMap<String, String>,
-    /// The values kept in the instance's Secret.
-    pub sensitive: &'a BTreeMap<String, String>,
-    pub plan: &'a str,
-    pub seed: Option<&'a str>,
-    /// The dependency tree as `kudo_operator` resolved it; the packages it installed
-    /// in `operator_namespace` are run rather than the resolver's copies.
-    pub resolution: Option<&'a Resolution>,
-    pub operator_namespace: &'a str,
-    /// The objects the state records.
-    pub previous: &'a [ObjectRef],
-    pub tree: TreePrior<'a>,
-    pub crd_deletion: CrdDeletion,
-    pub crd_safety: CrdSafety,
-    pub health: &'a HealthPolicy,
-    /// Whether the content of every managed object is wanted afterwards (`manifests`).
-    pub contents: Contents,
-    pub progress: Option<&'a Progress>,
-    /// A create: the Instance must not exist yet (see [`super::change::check_absent`]).
-    pub must_not_exist: bool,
-    /// `create_namespace`: a missing namespace is created before anything else is
-    /// written (else it fails the apply as it failed the plan).
-    pub create_namespace: bool,
-    /// The plan decided that no KUDO plan runs (`kudo_plan::PlanChoice::Settled`: only
-    /// settings changed); `plan` is then the last plan that ran, and nothing is written.
-    pub settled: bool,
-    /// What a run that fails does afterwards (`rollback_on_failure`).
-    pub on_failure: OnFailure<'a>,
-}
-
-/// What [`apply_change`] does once its run failed. Either way the answer keeps the
-/// failed run's [`Applied`].
-#[derive(Debug, Clone, Copy)]
-pub enum OnFailure<'a> {
-    /// Nothing: the instance stays as the failure left it ([`ApplyAnswer::Ran`]).
-    Stay,
-    /// An update: put the instance back where the plan decided, the version, values and
-    /// plan of its last completed apply ([`ApplyAnswer::RolledBack`]). Its OperatorVersion
-    /// is installed again when `kudo_operator` removed it, then `plan` of `package` runs
-    /// with these values, the failed run's objects as the previous ones (what only the
-    /// failed change made is pruned) and the dependency instances found by their label;
-    /// the templates holding only CustomResourceDefinitions are left out and no CRD is
-    /// deleted: CRDs stay as the failed change made them. The request's name, namespace,
-    /// seed, `crd_deletion`, `crd_safety` and `health` hold for it too.
-    RollBack {
-        /// The last completed apply's package (given: `kudo_operator` may have removed
-        /// its OperatorVersion).
-        package: &'a Package,
-        /// Its dependency tree, with its packages.
-        resolution: Option<&'a Resolution>,
-        /// The plan that puts the instance back (`kudo_plan::rollback_plan`).
-        plan: &'a str,
-        public: &'a BTreeMap<String, String>,
-        sensitive: &'a BTreeMap<String, String>,
-        /// Where its OperatorVersion is.
-        operator_namespace: &'a str,
-        contents: Contents,
-        /// How long the rollback may take. It runs under this limit alone, not under the
-        /// apply's token: a rollback of an interrupted apply still runs.
-        timeout: Duration,
-    },
-    /// A create: remove what it wrote as [`super::destroy_instance`] does, with the package
-    /// that ran (its `cleanup` plan), the request's values, tree, `crd_deletion` and
-    /// `create_namespace`, and the failed run's objects as the inventory
-    /// ([`ApplyAnswer::Removed`]). Like a rollback it runs under its own `timeout` alone.
-    Remove {
-        delete_volumes: bool,
-        timeout: Duration,
-    },
-}
-
-/// The package an apply runs.
-#[derive(Debug, Clone, Copy)]
-pub enum PackageSource<'a> {
-    /// This one (read by the caller, or a rollback's copy).
-    Given(&'a Package),
-    /// The OperatorVersion `operator_version` in the request's `operator_namespace` as
-    /// the cluster holds it, read beside the apply's other reads before its first write
-    /// (what the cluster has is what runs). `copy` is the plan-time copy: it names the
-    /// Operator (read at the same time) and runs when the cluster has no such
-    /// OperatorVersion (a saved plan's copy applied before its `kudo_operator`).
-    Installed {
-        operator_version: &'a str,
-        copy: &'a Package,
-    },
-}
-
-impl<'a> ApplyRequest<'a> {
-    /// The package the request names without a read: the given one, else the plan-time
-    /// copy.
-    pub(crate) fn given(&self) -> &'a Package {
-        match self.package {
-            PackageSource::Given(pkg) => pkg,
-            PackageSource::Installed { copy, .. } => copy,
-        }
-    }
-
-    /// Every value, sensitive ones included: what the templates see.
-    pub(crate) fn all_values(&self) -> BTreeMap<String, String> {
-        let mut all = self.public.clone();
-        all.extend(self.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
-        all
-    }
-}
-
-/// What the state records after an apply, whether its run succeeded or not.
-#[derive(Debug)]
-pub struct Applied {
-    /// The package that ran (the cluster's, with [`PackageSource::Installed`]).
-    pub package: Package,
-    pub effective: BTreeMap<String, String>,
-    pub outputs: BTreeMap<String, String>,
-    pub children: Vec<ChildView>,
-    /// The run's outcome, or its error (with what exists afterwards).
-    pub run: Result<RunOutcome, EngineError>,
-    /// The objects the instance owns now, with their uid and fingerprint.
-    pub objects: Vec<(ObjectRef, Option<String>, String)>,
-    pub dependencies: DependencyRecords,
-    /// The plan's status tree, as the run left it (read back after a failure).
-    pub plan_status: Option<PlanStatus>,
-    /// With [`Contents::Keep`]: each object's content as this apply rendered it.
-    pub managed: Option<Vec<(ObjectRef, Source)>>,
-}
-
-impl Applied {
-    /// The Instance's status after the run, as KUDO spells it: the plan status's own
-    /// (COMPLETE unless it says otherwise) after a run that finished; after a failure,
-    /// FATAL_ERROR when the package or the values must change, else ERROR (a run
-    /// again may get past it).
-    pub fn status(&self) -> &str {
-        run_status(&self.run)
-    }
-}
-
-fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
-    match run {
-        Ok(outcome) => outcome
-            .plan_status
-            .get("status")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or(kudo_plan::RunStatus::COMPLETE),
-        Err(e) if e.fatal => super::status::ExecutionStatus::FatalError.as_str(),
-        Err(_) => super::status::ExecutionStatus::Error.as_str(),
-    }
-}
 
 /// What an apply did.
 #[derive(Debug)]
@@ -263,7 +97,7 @@ pub async fn apply_change(
             dependencies,
         };
         let applied = run_looked(cluster, req, loaded, looked, cancel).await?;
-        return Ok(super::rollback::after_failure(cluster, req, applied).await);
+        return Ok(after_failure(cluster, req, applied).await);
     }
     let managed = match req.contents {
         Contents::Keep => {
@@ -307,251 +141,52 @@ async fn load_package(
     Ok(Some(Box::new(read.unwrap_or_else(|| copy.clone()))))
 }
 
-/// What [`apply_change`] read before its run: the package that runs and the
-/// dependency tree with the packages the cluster has.
-pub(crate) struct Loaded<'p> {
-    pub package: &'p Package,
-    pub dependencies: Option<Resolution>,
-}
-
-/// The run of [`apply_change`] once the namespace is there and a create's Instance
-/// found absent (a rollback's run too), without what [`ApplyRequest::on_failure`] asks.
-pub(crate) async fn run_change(
-    cluster: &Cluster,
-    req: &ApplyRequest<'_>,
-    cancel: &CancellationToken,
-) -> Result<Applied, PlanRefusal> {
-    let loaded = Loaded {
-        package: req.given(),
-        dependencies: installed(cluster, req).await,
-    };
-    run_looked(cluster, req, loaded, None, cancel).await
-}
-
-/// [`run_change`] with the look at the plan's objects already taken.
-async fn run_looked(
-    cluster: &Cluster,
-    req: &ApplyRequest<'_>,
-    loaded: Loaded<'_>,
-    looked: Option<Looked>,
-    cancel: &CancellationToken,
-) -> Result<Applied, PlanRefusal> {
-    apply_checked(cluster, req, loaded, looked, cancel)
-        .await
-        .map_err(PlanRefusal::Change)
-}
-
-async fn apply_checked(
-    cluster: &Cluster,
-    req: &ApplyRequest<'_>,
-    loaded: Loaded<'_>,
-    looked: Option<Looked>,
-    cancel: &CancellationToken,
-) -> Result<Applied, Refusal> {
-    let pkg = loaded.package;
-    let all = req.all_values();
-    let effective = pkg.effective_params(&all).map_err(Refusal::Parameters)?;
-    // Computed before the run, so that a surprise here cannot lose the record of what
-    // the run created.
-    let outputs = render_outputs(pkg, req.name, req.namespace, &effective, req.seed)?;
-    check_outputs(&outputs, req.sensitive)?;
-    let tree = match &loaded.dependencies {
-        Some(r) => {
-            tree_of(r, pkg, req.name, req.namespace, &all, req.seed, None).map_err(Refusal::Tree)?
-        }
-        None => kudo_plan::Tree::default(),
-    };
-    let run = run_plan_looked(
-        cluster,
-        RunRequest {
-            package: pkg,
-            instance: req.name,
-            namespace: req.namespace,
-            parameters: req.public,
-            plan: req.plan,
-            previous_inventory: req.previous,
-            dependencies: Some(&tree.packages),
-            render_seed: req.seed,
-            crd_deletion: req.crd_deletion,
-            crd_safety: req.crd_safety,
-            health: req.health,
-            progress: req.progress,
-            tree: req.tree,
+/// The answer once the run (`ran`, of `failed`) is over: that run, followed by what
+/// `failed.on_failure` asks for when it failed. What follows runs under its own time
+/// limit on a token of its own, not under the apply's.
+async fn after_failure(cluster: &Cluster, failed: &ApplyRequest<'_>, ran: Applied) -> ApplyAnswer {
+    if ran.run.is_ok() {
+        return ApplyAnswer::Ran(Box::new(ran));
+    }
+    match failed.on_failure {
+        OnFailure::Stay => ApplyAnswer::Ran(Box::new(ran)),
+        OnFailure::RollBack { .. } => match put_back(cluster, failed, &ran).await {
+            Some(rolled) => ApplyAnswer::RolledBack {
+                failed: Box::new(ran),
+                rolled: Box::new(rolled),
+            },
+            None => ApplyAnswer::Ran(Box::new(ran)),
         },
-        req.sensitive,
-        looked,
-        cancel,
-    )
-    .await;
-    let no_answers = WriteAnswers::new();
-    let (inventory, records, plan_status, answers) = match &run {
-        Ok(outcome) => (
-            outcome.inventory.clone(),
-            outcome.dependencies.clone(),
-            serde_json::from_value(outcome.plan_status.clone()).ok(),
-            &outcome.answers,
-        ),
-        Err(e) => {
-            let inventory = e.inventory.clone().unwrap_or_else(|| req.previous.to_vec());
-            let status = match cluster.get(&instance_ref(req.namespace, req.name)).await {
-                Ok(Some(instance)) => plan_status_of(&instance, req.plan),
-                _ => None,
+        OnFailure::Remove {
+            delete_volumes,
+            timeout,
+        } => {
+            let inventory: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
+            let tree = failed
+                .resolution
+                .cloned()
+                .ok_or_else(|| "no dependency tree".to_string());
+            let request = DestroyRequest {
+                namespace: failed.namespace,
+                name: failed.name,
+                inventory: &inventory,
+                package: Some(&ran.package),
+                parameters: failed.public,
+                sensitive: failed.sensitive,
+                render_seed: failed.seed,
+                resolution: futures::future::ready(tree).boxed(),
+                crd_deletion: failed.crd_deletion,
+                delete_volumes,
+                create_namespace: failed.create_namespace,
+                timeout,
             };
-            // What the dependency instances own is read again by the next refresh.
-            let records = req.tree.records.cloned().unwrap_or_default();
-            (inventory, records, status, &no_answers)
-        }
-    };
-    let objects = read_back(cluster, &inventory, req.name, answers).await;
-    let dependencies = read_back_records(cluster, records, answers).await;
-    let managed = match (req.contents, &run) {
-        (Contents::Keep, Ok(_)) => rendered(cluster, req, pkg, &all, &inventory).await,
-        _ => None,
-    };
-    let children = tree
-        .children
-        .iter()
-        .map(|c| ChildView::of(c, req.sensitive))
-        .collect();
-    Ok(Applied {
-        package: pkg.clone(),
-        effective,
-        outputs,
-        children,
-        run,
-        objects,
-        dependencies,
-        plan_status,
-        managed,
-    })
-}
-
-/// The resolution with the dependency packages `kudo_operator` installed in the
-/// cluster in place of the resolver's copies (what the cluster has is what runs, as
-/// for the instance's own package).
-async fn installed(cluster: &Cluster, req: &ApplyRequest<'_>) -> Option<Resolution> {
-    let mut resolution = req.resolution?.clone();
-    // All at once: each read waits on the network, none depends on another.
-    let reads = resolution.nodes.iter().skip(1).map(|node| async move {
-        // A package is named for its operator.
-        let read = super::operator::load_operator(
-            cluster,
-            req.operator_namespace,
-            &node.operator_version_name,
-            Some(&node.package),
-        )
-        .await;
-        (node, read)
-    });
-    let read: Vec<_> = futures::future::join_all(reads).await;
-    let mut found = Vec::new();
-    for (node, read) in read {
-        match read {
-            Ok(Some(pkg)) => found.push((node.package.clone(), pkg)),
-            Ok(None) => {}
-            Err(e) => {
-                tracing::debug!(error = %e, ov = %node.operator_version_name, "using the resolver's copy")
+            tracing::info!(instance = %failed.name, "removing what the failed create wrote");
+            // As a rollback: the removal runs even when the apply was stopped.
+            let removed = destroy_instance(cluster, request, &CancellationToken::new()).await;
+            ApplyAnswer::Removed {
+                failed: Box::new(ran),
+                removed: Box::new(removed),
             }
         }
-    }
-    resolution.packages.extend(found);
-    Some(resolution)
-}
-
-/// Each object's uid and fingerprint now, one per object in key order: as the run's
-/// write of it was answered, else read. A failed read leaves them empty rather than
-/// failing an apply whose objects exist (the next refresh fills them in).
-async fn read_back(
-    cluster: &Cluster,
-    inventory: &[ObjectRef],
-    instance: &str,
-    answers: &WriteAnswers,
-) -> Vec<(ObjectRef, Option<String>, String)> {
-    // One entry per stored object; of two refs of one object (two versions of its
-    // group) the later, as the state's map keeps it.
-    let by_key: BTreeMap<String, &ObjectRef> =
-        inventory.iter().map(|r| (r.qualified_label(), r)).collect();
-    let entries: Vec<(&ObjectRef, Option<AnsweredWrite>)> = by_key
-        .into_iter()
-        .map(|(key, r)| (r, answers.get(&key).cloned().flatten()))
-        .collect();
-    let unanswered: Vec<ObjectRef> = entries
-        .iter()
-        .filter(|(_, answer)| answer.is_none())
-        .map(|(r, _)| (*r).clone())
-        .collect();
-    let mut read = super::observe::live_objects(cluster, &unanswered, instance, AnsweredWrite::of)
-        .await
-        .unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "cannot read the uids of the managed objects");
-            vec![None; unanswered.len()]
-        })
-        .into_iter();
-    entries
-        .into_iter()
-        .map(|(r, answer)| {
-            let now = answer.or_else(|| read.next().flatten());
-            let (uid, fingerprint) = now.map(|a| (a.uid, a.fingerprint)).unwrap_or_default();
-            (r.clone(), uid, fingerprint)
-        })
-        .collect()
-}
-
-/// The dependency instances' records with the fingerprints their objects have now.
-async fn read_back_records(
-    cluster: &Cluster,
-    records: DependencyRecords,
-    answers: &WriteAnswers,
-) -> DependencyRecords {
-    let reads = records.into_iter().map(|(name, mut record)| async move {
-        let live = read_back(cluster, &record.inventory, &name, answers).await;
-        record.inventory = live.iter().map(|(r, _, _)| r.clone()).collect();
-        record.fingerprints = live.into_iter().map(|(_, _, f)| f).collect();
-        (name, record)
-    });
-    futures::future::join_all(reads).await.into_iter().collect()
-}
-
-/// The content of `objects` as the values of this apply render them.
-async fn rendered(
-    cluster: &Cluster,
-    req: &ApplyRequest<'_>,
-    package: &Package,
-    all: &BTreeMap<String, String>,
-    objects: &[ObjectRef],
-) -> Option<Vec<(ObjectRef, Source)>> {
-    let inputs = kudo_plan::Inputs {
-        package,
-        instance: req.name,
-        namespace: req.namespace,
-        parameters: all,
-        seed: req.seed,
-        dependencies: None,
-    };
-    current_of(cluster, inputs, req.plan, objects).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_status_after_a_run_is_the_plan_status_or_the_failures_kind() {
-        let finished = |plan_status| {
-            Ok(RunOutcome {
-                plan_status,
-                inventory: Vec::new(),
-                kept: Vec::new(),
-                dependencies: DependencyRecords::new(),
-                ran: BTreeMap::new(),
-                answers: WriteAnswers::new(),
-                instance: None,
-            })
-        };
-        let status = serde_json::json!({"status": "IN_PROGRESS"});
-        assert_eq!(run_status(&finished(status)), "IN_PROGRESS");
-        assert_eq!(run_status(&finished(serde_json::json!({}))), "COMPLETE");
-        assert_eq!(run_status(&Err(EngineError::fatal("bad"))), "FATAL_ERROR");
-        assert_eq!(run_status(&Err(EngineError::new("later", false))), "ERROR");
     }
 }

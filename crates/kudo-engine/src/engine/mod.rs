@@ -3,6 +3,7 @@
 
 mod action;
 mod apply;
+mod apply_run;
 mod change;
 mod concurrent;
 mod crd_safety;
@@ -37,8 +38,6 @@ mod rollback;
 mod run;
 mod sensitive;
 mod sharing;
-// KUDO's plan status is kudo_plan's (no cluster); the engine's modules name it here.
-use kudo_plan::status;
 mod tree;
 mod tree_load;
 mod uninstall;
@@ -50,7 +49,8 @@ pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
     RunningError, prepare_action, run_action, running,
 };
-pub use apply::{Applied, ApplyAnswer, ApplyRequest, OnFailure, PackageSource, apply_change};
+pub use apply::{ApplyAnswer, apply_change};
+pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};

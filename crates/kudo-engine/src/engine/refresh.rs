@@ -19,9 +19,9 @@ use super::error::EngineError;
 use super::instance_object::InstanceObject;
 use super::instance_object::instance_ref;
 use super::run::RunRequest;
-use super::status::PlanStatus;
-use super::status::plan_status_of;
 use crate::cluster::{Cluster, ClusterError, ObjectRef};
+use kudo_plan::status::PlanStatus;
+use kudo_plan::status::plan_status_of;
 
 /// What a refresh does with fields changed outside Terraform.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

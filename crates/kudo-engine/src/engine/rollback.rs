@@ -1,9 +1,9 @@
-//! What an apply does after its run failed ([`ApplyRequest::on_failure`],
-//! `rollback_on_failure`), as part of [`super::apply_change`]: an update is put back on
-//! the version, values and plan of its last completed apply, decided when the change was
-//! planned (`kudo_plan::rollback_plan`) and run as any change is run; a create is removed
-//! as [`super::destroy_instance`] removes an instance. KUDO had no rollback; this is
-//! helm's `--atomic` for a KUDO instance and its dependency instances.
+//! What an apply does after the run of an update failed with `rollback_on_failure`
+//! ([`OnFailure::RollBack`]), as part of [`super::apply_change`]: the instance is put
+//! back on the version, values and plan of its last completed apply, decided when the
+//! change was planned (`kudo_plan::rollback_plan`) and run as any change is run
+//! ([`super::apply_run`]). KUDO had no rollback; this is helm's `--atomic` for a KUDO
+//! instance and its dependency instances.
 //!
 //! The change that failed may have removed what the rollback needs: `kudo_operator`
 //! removes the OperatorVersion an instance moves away from when it installs the new one
@@ -17,14 +17,13 @@
 //! a CRD deletes every object of it. The instance's templates that hold only CRDs are
 //! not applied again, and no CRD is pruned.
 
-use futures::future::FutureExt;
 use kudo_package::{Package, TaskSpec};
 use kudo_plan::change::ANNOTATION_MIGRATES_DATA;
 use tokio_util::sync::CancellationToken;
 
-use super::apply::{Applied, ApplyAnswer, ApplyRequest, OnFailure, PackageSource, run_change};
+use super::apply_run::{Applied, ApplyRequest, OnFailure, PackageSource, run_change};
 use super::decisions::TreePrior;
-use super::destroy::{DestroyRequest, Limit, destroy_instance};
+use super::destroy::Limit;
 use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
 use super::removal::CrdDeletion;
@@ -56,99 +55,59 @@ pub enum RollbackError {
     },
 }
 
-/// The answer of [`super::apply_change`] once its run (`ran`, of `failed`) is over: that
-/// run, followed by what `failed.on_failure` asks for when it failed. What follows runs
-/// under its own time limit on a token of its own, not under the apply's.
-pub(super) async fn after_failure(
+/// What [`OnFailure::RollBack`] does once the run of `failed` (`ran`) failed: the
+/// rollback, or why it could not start; `None` when `failed` asks for no rollback.
+pub(super) async fn put_back(
     cluster: &Cluster,
     failed: &ApplyRequest<'_>,
-    ran: Applied,
-) -> ApplyAnswer {
-    if ran.run.is_ok() {
-        return ApplyAnswer::Ran(Box::new(ran));
-    }
-    match failed.on_failure {
-        OnFailure::Stay => ApplyAnswer::Ran(Box::new(ran)),
-        OnFailure::RollBack {
-            package,
-            resolution,
-            plan,
-            public,
-            sensitive,
-            operator_namespace,
-            contents,
-            timeout,
-        } => {
-            let migrated = migrating_objects(failed, &ran);
-            let previous: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
-            let back = ApplyRequest {
-                name: failed.name,
-                namespace: failed.namespace,
-                package: PackageSource::Given(package),
-                public,
-                sensitive,
-                plan,
-                seed: failed.seed,
-                resolution,
-                operator_namespace,
-                previous: &previous,
-                // The dependency instances' objects as the cluster has them now (their
-                // label), so that what only the failed change made is found and pruned.
-                tree: TreePrior::default(),
-                crd_deletion: failed.crd_deletion,
-                crd_safety: failed.crd_safety,
-                health: failed.health,
-                contents,
-                progress: None,
-                must_not_exist: false,
-                // Back where the failed change started: its namespace is there.
-                create_namespace: false,
-                settled: false,
-                on_failure: OnFailure::Stay,
-            };
-            // A rollback of an interrupted apply must still run: its own limit, not the stop.
-            let limit = Limit::new(&CancellationToken::new(), timeout);
-            tracing::info!(instance = %failed.name, to = %package.operator_version_name(), %plan, "rolling back");
-            let rolled = roll_back(cluster, &back, &limit.token).await;
-            drop(limit);
-            let rolled = rolled.map(|r| RolledBack { migrated, ..r });
-            ApplyAnswer::RolledBack {
-                failed: Box::new(ran),
-                rolled: Box::new(rolled),
-            }
-        }
-        OnFailure::Remove {
-            delete_volumes,
-            timeout,
-        } => {
-            let inventory: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
-            let tree = failed
-                .resolution
-                .cloned()
-                .ok_or_else(|| "no dependency tree".to_string());
-            let request = DestroyRequest {
-                namespace: failed.namespace,
-                name: failed.name,
-                inventory: &inventory,
-                package: Some(&ran.package),
-                parameters: failed.public,
-                sensitive: failed.sensitive,
-                render_seed: failed.seed,
-                resolution: futures::future::ready(tree).boxed(),
-                crd_deletion: failed.crd_deletion,
-                delete_volumes,
-                create_namespace: failed.create_namespace,
-                timeout,
-            };
-            tracing::info!(instance = %failed.name, "removing what the failed create wrote");
-            // As a rollback: the removal runs even when the apply was stopped.
-            let removed = destroy_instance(cluster, request, &CancellationToken::new()).await;
-            ApplyAnswer::Removed {
-                failed: Box::new(ran),
-                removed: Box::new(removed),
-            }
-        }
-    }
+    ran: &Applied,
+) -> Option<Result<RolledBack, RollbackError>> {
+    let OnFailure::RollBack {
+        package,
+        resolution,
+        plan,
+        public,
+        sensitive,
+        operator_namespace,
+        contents,
+        timeout,
+    } = failed.on_failure
+    else {
+        return None;
+    };
+    let migrated = migrating_objects(failed, ran);
+    let previous: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
+    let back = ApplyRequest {
+        name: failed.name,
+        namespace: failed.namespace,
+        package: PackageSource::Given(package),
+        public,
+        sensitive,
+        plan,
+        seed: failed.seed,
+        resolution,
+        operator_namespace,
+        previous: &previous,
+        // The dependency instances' objects as the cluster has them now (their
+        // label), so that what only the failed change made is found and pruned.
+        tree: TreePrior::default(),
+        crd_deletion: failed.crd_deletion,
+        crd_safety: failed.crd_safety,
+        health: failed.health,
+        contents,
+        progress: None,
+        must_not_exist: false,
+        // Back where the failed change started: its namespace is there.
+        create_namespace: false,
+        settled: false,
+        on_failure: OnFailure::Stay,
+    };
+    // A rollback of an interrupted apply must still run: its own limit, not the stop.
+    let limit = Limit::new(&CancellationToken::new(), timeout);
+    tracing::info!(instance = %failed.name, to = %package.operator_version_name(), %plan, "rolling back");
+    let rolled = roll_back(cluster, &back, &limit.token).await;
+    drop(limit);
+    Some(rolled.map(|r| RolledBack { migrated, ..r }))
 }
 
 /// Runs `back` (the last completed version, values and plan, with the objects the

@@ -26,9 +26,9 @@ use super::progress::{Progress, ProgressChange, ProgressEvent};
 use super::prune::ObjectIndex;
 use super::readiness::HealthPolicy;
 use super::removal::{CrdDeletion, Kept, Remover};
-use super::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 use answers::AnswerLog;
 pub use answers::{AnsweredWrite, WriteAnswers};
+use kudo_plan::status::{ExecutionStatus, PlanStatus, merged_plan_status, ready_condition};
 // Also reachable as `run::wait_healthy`, where it was defined before.
 use super::decisions::{DependencyRecords, TreeDecisions, TreePrior};
 use super::error::EngineError;

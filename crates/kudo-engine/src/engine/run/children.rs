@@ -152,7 +152,7 @@ impl<'a> Run<'a> {
 }
 
 /// Whether `pkg` was read back from an OperatorVersion in `namespace` (see
-/// `apply::installed`), so the dependency instance's run there finds its operator.
+/// `apply_run::installed`), so the dependency instance's run there finds its operator.
 fn installed_here(pkg: &Package, namespace: &str) -> bool {
     matches!(&pkg.origin, kudo_package::Origin::Cluster { namespace: ns } if ns == namespace)
 }
