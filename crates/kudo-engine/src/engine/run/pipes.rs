@@ -24,7 +24,7 @@ impl<'a> Run<'a> {
             .prepare(loc, pod.object.clone())
             .await
             .map_err(|e| e.with_template(pod.template.clone()))?;
-        or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
+        let started = or_cancel(cancel, &pod_ref, self.cluster.apply(&pod, false)).await?;
         tracing::info!(object = %pod_ref, "pipe pod started");
         // The pod is scaffolding: removed whether or not the copy worked.
         let remove = || async {
@@ -33,7 +33,8 @@ impl<'a> Run<'a> {
                 .await
                 .map_err(|e| EngineError::from(e).with_object(&pod_ref))
         };
-        let (copied, removed) = match self.read_pipe_files(&pod_ref, files, cancel).await {
+        let read = self.read_pipe_files(&pod_ref, &started, files, cancel);
+        let (copied, removed) = match read.await {
             Ok(artifacts) => futures::join!(self.apply_all(loc, &artifacts, cancel), remove()),
             Err(mut e) => {
                 // Read before the pod goes: its failed container's last words.
@@ -82,17 +83,26 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// The artifacts of the pipe pod's files, read side by side once the pod is ready;
-    /// the error is the first in the files' order.
+    /// The artifacts of the pipe pod's files, read side by side once the pod is ready
+    /// (followed from `started`, the server's answer to its apply); the error is the
+    /// first in the files' order.
     pub(super) async fn read_pipe_files(
         &self,
         pod: &ObjectRef,
+        started: &Value,
         files: &[PipeFile],
         cancel: &CancellationToken,
     ) -> Result<Vec<Rendered>, EngineError> {
         // The pipe pod is the engine's own, not the user's: KUDO's pod rule (running and
         // ready), whatever rules the user gave for their pods.
-        wait_healthy(self.cluster, pod, &HealthPolicy::Kudo, None, cancel).await?;
+        wait_healthy(
+            self.cluster,
+            pod,
+            &HealthPolicy::Kudo,
+            Some(started),
+            cancel,
+        )
+        .await?;
         each_until_failure(files, |file| async move {
             let spec = &file.spec;
             let path = spec
