@@ -603,6 +603,12 @@ impl Cluster {
         Ok(served)
     }
 
+    /// The group-versions [`Cluster::served_form`] tries for `kind` when `api_version`
+    /// is not served, in its order (the translation's successors).
+    pub(crate) fn successors(&self, api_version: &str, kind: &str) -> Vec<String> {
+        self.translator.candidates(api_version, kind)
+    }
+
     /// The version part of [`Cluster::served_form`].
     async fn served_version(&self, manifest: &Value) -> Result<ServedObject, ClusterError> {
         let r = ObjectRef::from_object(manifest)?;

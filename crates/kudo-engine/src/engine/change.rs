@@ -139,33 +139,54 @@ pub async fn plan_change<'a>(
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
+    // Decided without the cluster; a refusal counts after the namespace's (below).
+    let change = kudo_plan::decide_change(req);
     // A namespace that is not there fails the plan, unless this resource creates it;
     // a create's Instance must not be there yet. Asked side by side, the namespace's
     // answer first.
-    let namespace = match cluster {
-        Some(cluster) => {
-            let name = req.name.unwrap_or("(known at apply)");
-            let user = options
-                .create_namespace
-                .then(|| NamespaceUser::instance(req.namespace, name));
-            let absent = async {
-                match (req.name, options.must_not_exist) {
-                    (Some(name), true) => check_absent(cluster, req.namespace, name).await,
-                    _ => Ok(()),
-                }
-            };
-            let (namespace, absent) = futures::future::join(
-                plan_namespace(cluster, req.namespace, user.as_ref()),
-                absent,
-            )
-            .await;
-            let namespace = namespace.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
-            absent?;
-            namespace
-        }
-        None => NamespacePlan::Exists,
+    let checks = async {
+        let Some(cluster) = cluster else {
+            return Ok(NamespacePlan::Exists);
+        };
+        let name = req.name.unwrap_or("(known at apply)");
+        let user = options
+            .create_namespace
+            .then(|| NamespaceUser::instance(req.namespace, name));
+        let absent = async {
+            match (req.name, options.must_not_exist) {
+                (Some(name), true) => check_absent(cluster, req.namespace, name).await,
+                _ => Ok(()),
+            }
+        };
+        let (namespace, absent) = futures::future::join(
+            plan_namespace(cluster, req.namespace, user.as_ref()),
+            absent,
+        )
+        .await;
+        let namespace = namespace.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
+        absent?;
+        Ok(namespace)
     };
-    let change = kudo_plan::decide_change(req).map_err(PlanRefusal::Change)?;
+    // The dry-run of the tree goes beside those checks rather than after them: it
+    // writes nothing, needs nothing they find (an object a missing namespace holds is
+    // judged unchecked), and its answer counts only when they pass.
+    let looks = async {
+        let (Some(cluster), Ok(change)) = (cluster, &change) else {
+            return Looks::Nothing;
+        };
+        match change.plan() {
+            Some(plan) => Looks::DryRun(Box::new(
+                dry_run(cluster, req, prior, options, plan, change).await,
+            )),
+            None if options.contents == Contents::Keep => {
+                Looks::Current(current_objects(cluster, req, change, prior.objects).await)
+            }
+            None => Looks::Nothing,
+        }
+    };
+    let (namespace, looks) = futures::future::join(checks, looks).await;
+    let namespace = namespace?;
+    let change = change.map_err(PlanRefusal::Change)?;
     let mut planned = Planned {
         checked: false,
         every_object_checked: false,
@@ -174,22 +195,17 @@ pub async fn plan_change<'a>(
         notes: Vec::new(),
         current: None,
     };
-    let Some(cluster) = cluster else {
-        return Ok(planned);
-    };
-    match planned.change.plan().map(str::to_string) {
-        Some(plan) => {
-            let dry_run = dry_run(cluster, req, prior, options, &plan, &planned.change).await?;
+    match looks {
+        Looks::DryRun(dry_run) => {
+            let dry_run = (*dry_run)?;
             planned.checked = dry_run.whole;
             planned.every_object_checked =
                 dry_run.whole && dry_run.tree.as_ref().is_some_and(every_object_judged);
             planned.tree = dry_run.tree;
             planned.notes = dry_run.notes;
         }
-        None if options.contents == Contents::Keep => {
-            planned.current = current_objects(cluster, req, &planned.change, prior.objects).await;
-        }
-        None => {}
+        Looks::Current(current) => planned.current = current,
+        Looks::Nothing => {}
     }
     if let Some(created) = namespace.created(req.namespace)
         && let Some(changes) = planned
@@ -200,6 +216,15 @@ pub async fn plan_change<'a>(
         changes.create.insert(0, created);
     }
     Ok(planned)
+}
+
+/// What [`plan_change`] looked at in the cluster beside its checks.
+enum Looks {
+    /// The dry-run of the tree for the plan that runs.
+    DryRun(Box<Result<DryRun, PlanRefusal>>),
+    /// No plan runs: the managed objects' content ([`Contents::Keep`]).
+    Current(Option<Vec<(ObjectRef, Source)>>),
+    Nothing,
 }
 
 /// The dry-run of the whole tree for `plan`.

@@ -226,7 +226,28 @@ pub(crate) async fn discover_at_once(cluster: &Cluster, walk: &PlanWalk<'_>) {
             kinds.insert(kind)
         })
         .collect();
-    futures::future::join_all(manifests.into_iter().map(|m| cluster.served_form(m))).await;
+    // The group-versions a removed API's objects would move to are asked at the same
+    // time: where the original is not served, `served_form` then finds the successor
+    // known instead of asking for it after the miss.
+    let successors: BTreeSet<(String, String)> = kinds
+        .iter()
+        .filter_map(|(api_version, kind)| Some((api_version.as_deref()?, kind.as_deref()?)))
+        .flat_map(|(api_version, kind)| {
+            cluster
+                .successors(api_version, kind)
+                .into_iter()
+                .map(move |to| (to, kind.to_string()))
+        })
+        .collect();
+    futures::future::join(
+        futures::future::join_all(manifests.into_iter().map(|m| cluster.served_form(m))),
+        futures::future::join_all(
+            successors
+                .iter()
+                .map(|(api_version, kind)| cluster.resolve(api_version, kind)),
+        ),
+    )
+    .await;
 }
 
 async fn prepare_into<'w>(
