@@ -13,6 +13,10 @@ pub fn run_plugin() -> ExitCode {
     tfplugin::init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // A run nests the futures of every level of a dependency tree (each level's own
+        // is boxed, but polling goes through all of them), and a stack overflow aborts
+        // the process mid-apply: room for deep trees beyond the 2 MiB default.
+        .thread_stack_size(8 * 1024 * 1024)
         .build()
     {
         Ok(rt) => rt,

@@ -222,9 +222,10 @@ fn too_many_requests_are_retried_after_the_time_the_server_asks_for() {
     assert_complete_then_destroy_cleanly(&ctx);
 }
 
-/// The engine waits for health by watching: a list of the object by name, then a
-/// watch from there. Dropping the list (every wait makes one, whether or not it then
-/// needs the watch) three times mid-wait must not fail the plan.
+/// The engine waits for health by watching the object by name from the version its
+/// write was answered, and after a failed watch by a list and a watch from there.
+/// Dropping the watch (every wait that does not end at once opens one) three times
+/// mid-wait must not fail the plan.
 #[test]
 fn connections_dropped_while_waiting_for_health_are_retried() {
     let ctx = TestContext::new("fault-drop");
@@ -233,7 +234,7 @@ fn connections_dropped_while_waiting_for_health_are_retried() {
     };
     ctx.use_example("quickstart");
     sim.add_faults([kube_sim::FaultRule {
-        verb: Some("list".into()),
+        verb: Some("watch".into()),
         resource: Some("deployments".into()),
         namespace: Some(ctx.namespace.clone()),
         drop: true,
@@ -243,7 +244,7 @@ fn connections_dropped_while_waiting_for_health_are_retried() {
     ctx.tf.apply(&[]).assert_success().assert_no_crash();
     assert!(
         sim.faults().is_empty(),
-        "all three lists were dropped and retried"
+        "all three watches were dropped and retried"
     );
     assert_complete_then_destroy_cleanly(&ctx);
 }

@@ -150,7 +150,10 @@ async fn after_failure(cluster: &Cluster, failed: &ApplyRequest<'_>, ran: Applie
     }
     match failed.on_failure {
         OnFailure::Stay => ApplyAnswer::Ran(Box::new(ran)),
-        OnFailure::RollBack { .. } => match put_back(cluster, failed, &ran).await {
+        // Boxed, as a dependency instance's run is: the rollback is a whole run (with its
+        // tree) inside the apply's future, and nested in place the two overflow a
+        // worker thread's stack.
+        OnFailure::RollBack { .. } => match Box::pin(put_back(cluster, failed, &ran)).await {
             Some(rolled) => ApplyAnswer::RolledBack {
                 failed: Box::new(ran),
                 rolled: Box::new(rolled),
@@ -182,7 +185,12 @@ async fn after_failure(cluster: &Cluster, failed: &ApplyRequest<'_>, ran: Applie
             };
             tracing::info!(instance = %failed.name, "removing what the failed create wrote");
             // As a rollback: the removal runs even when the apply was stopped.
-            let removed = destroy_instance(cluster, request, &CancellationToken::new()).await;
+            let removed = Box::pin(destroy_instance(
+                cluster,
+                request,
+                &CancellationToken::new(),
+            ))
+            .await;
             ApplyAnswer::Removed {
                 failed: Box::new(ran),
                 removed: Box::new(removed),
