@@ -14,8 +14,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 scenario="${1:?usage: scripts/apply-waves.sh zookeeper|kafka|tree [PROVIDER_DIR]}"
 provider_dir="${2:-}"
+(cd "$repo" && cargo build -p kube-sim --bin kube-sim >&2)
 if [[ -z "$provider_dir" ]]; then
-  (cd "$repo" && cargo build --bin terraform-provider-kudo --bin kube-sim >&2)
+  (cd "$repo" && cargo build --bin terraform-provider-kudo >&2)
   provider_dir="$repo/target/debug"
 fi
 provider_dir="$(cd "$provider_dir" && pwd)"

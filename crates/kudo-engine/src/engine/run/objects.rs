@@ -305,13 +305,12 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The task's objects deleted in the removal's waves (later-created kinds first,
-    /// each wave gone before the next: custom resources before their CRD, workloads
-    /// before the RBAC they run with), the objects of one wave side by side. KUDO sends
-    /// a Delete task's deletions one after another without waiting for any to go
-    /// (`deleteResource` in pkg/engine/task/task_delete.go): waiting for each before the
-    /// next is sent adds nothing but round trips. After a failure no further object
-    /// starts.
+    /// The task's objects deleted side by side, each waited for until it is gone, as
+    /// KUDO sends a Delete task's deletions one after another without waiting for any to
+    /// go (`deleteResource` in pkg/engine/task/task_delete.go); only what holds others
+    /// goes after them: CustomResourceDefinitions once their custom resources are gone
+    /// (a CRD with custom resources left is kept for them), Namespaces last. After a
+    /// failure no further object starts.
     pub(super) async fn delete_all(
         &self,
         objects: &[Rendered],
@@ -319,11 +318,15 @@ impl<'a> Run<'a> {
     ) -> Result<(), EngineError> {
         let mut waves: BTreeMap<u8, Vec<&Rendered>> = BTreeMap::new();
         for rendered in objects {
-            let rank = ObjectRef::from_object(&rendered.object)
-                .map_or(u8::MAX, |r| crate::engine::removal::apply_rank(&r));
-            waves.entry(rank).or_default().push(rendered);
+            let kind = rendered.object.get("kind").and_then(Value::as_str);
+            let wave = match kind {
+                Some("Namespace") => 2,
+                Some("CustomResourceDefinition") => 1,
+                _ => 0,
+            };
+            waves.entry(wave).or_default().push(rendered);
         }
-        for (_, wave) in waves.into_iter().rev() {
+        for wave in waves.into_values() {
             each_until_failure(wave, |rendered| async move {
                 self.delete_one(rendered.object.clone(), cancel)
                     .await

@@ -1,5 +1,5 @@
-//! Delete tasks: the task's objects go in the removal's order (later-created kinds
-//! first), whatever order the task lists them in.
+//! Delete tasks: the task's objects go side by side, except what holds others: a CRD
+//! after its custom resources, whatever order the task lists them in.
 
 use std::collections::BTreeMap;
 
