@@ -564,8 +564,9 @@ impl<'a> Run<'a> {
             .unwrap_or(Value::Null)
     }
 
-    /// Writes planStatus and the Ready condition. A failed write is logged, not fatal:
-    /// the plan's real work matters more than its progress report.
+    /// Writes planStatus and the Ready condition, and returns once a write holding the
+    /// status as it is now has gone out. A failed write is logged, not fatal: the plan's
+    /// real work matters more than its progress report.
     ///
     /// Writes asked for while another is under way are carried by one write after it:
     /// parallel steps that end together (a phase of Toggle tasks) cost one round trip,
@@ -574,31 +575,71 @@ impl<'a> Run<'a> {
         let ticket = self.publishes.asked.fetch_add(1, Ordering::SeqCst) + 1;
         // Siblings ending in the same moment ask before the write reads the status.
         tokio::task::yield_now().await;
-        let _guard = self.publish_lock.lock().await;
-        if self.publishes.written.load(Ordering::SeqCst) >= ticket {
-            return;
+        {
+            let _guard = self.publish_lock.lock().await;
+            if self.publishes.written.load(Ordering::SeqCst) < ticket {
+                self.write_asked().await;
+            }
         }
-        // Every change asked for so far was noted before it was asked for: the status
-        // read below holds them all.
-        let covered = self.publishes.asked.load(Ordering::SeqCst);
-        let (plan_status, current) = match self.statuses.lock() {
-            Ok(all) => (
-                serde_json::to_value(&*all).unwrap_or(Value::Null),
-                all.get(self.req.plan)
-                    .map(|s| (s.status, s.message.clone())),
-            ),
-            Err(_) => return,
-        };
-        let (state, message) = current.unwrap_or((ExecutionStatus::NeverRun, String::new()));
-        let status = json!({
-            "planStatus": plan_status,
-            "conditions": [ready_condition(state, &message)],
-        });
-        let r = instance_ref(self.req.namespace, self.req.instance);
-        if let Err(e) = self.cluster.patch_status(&r, &status).await {
-            tracing::warn!(error = %e, "could not write the Instance plan status");
+        self.write_left().await;
+    }
+
+    /// [`Run::publish`] without waiting for a write already under way: its writer
+    /// writes again for this ask once it is done. For what only reports progress (a
+    /// step's start, the end of one of parallel siblings); the plan's end waits.
+    async fn publish_soon(&self) {
+        self.publishes.asked.fetch_add(1, Ordering::SeqCst);
+        tokio::task::yield_now().await;
+        self.write_left().await;
+    }
+
+    /// Writes what was asked for and not written yet, unless a write is under way (its
+    /// writer looks again when it is done, here). An ask that comes as the writer lets
+    /// go is taken by the next turn of the loop.
+    async fn write_left(&self) {
+        loop {
+            let Ok(_guard) = self.publish_lock.try_lock() else {
+                return;
+            };
+            self.write_asked().await;
+            drop(_guard);
+            if self.publishes.written.load(Ordering::SeqCst)
+                >= self.publishes.asked.load(Ordering::SeqCst)
+            {
+                return;
+            }
         }
-        self.publishes.written.store(covered, Ordering::SeqCst);
+    }
+
+    /// Writes the status until every ask so far is covered, asks that came during a
+    /// write included. Called with `publish_lock` held.
+    async fn write_asked(&self) {
+        loop {
+            // Every change asked for so far was noted before it was asked for: the
+            // status read below holds them all.
+            let covered = self.publishes.asked.load(Ordering::SeqCst);
+            if self.publishes.written.load(Ordering::SeqCst) >= covered {
+                return;
+            }
+            let (plan_status, current) = match self.statuses.lock() {
+                Ok(all) => (
+                    serde_json::to_value(&*all).unwrap_or(Value::Null),
+                    all.get(self.req.plan)
+                        .map(|s| (s.status, s.message.clone())),
+                ),
+                Err(_) => return,
+            };
+            let (state, message) = current.unwrap_or((ExecutionStatus::NeverRun, String::new()));
+            let status = json!({
+                "planStatus": plan_status,
+                "conditions": [ready_condition(state, &message)],
+            });
+            let r = instance_ref(self.req.namespace, self.req.instance);
+            if let Err(e) = self.cluster.patch_status(&r, &status).await {
+                tracing::warn!(error = %e, "could not write the Instance plan status");
+            }
+            self.publishes.written.store(covered, Ordering::SeqCst);
+        }
     }
 
     /// The step a walk error names is where the run stops: its status says why, as it
@@ -655,7 +696,7 @@ impl<'a> Run<'a> {
         let result = run_children(phase.strategy, cancel, children).await;
         self.phase_end(phase, &result);
         if others_running(siblings.as_deref()) {
-            self.publish().await;
+            self.publish_soon().await;
         }
         result
     }
@@ -693,7 +734,7 @@ impl<'a> Run<'a> {
         // that complete) leaves it to the next write.
         let publish = async {
             if !done_at_once(step) {
-                self.publish().await;
+                self.publish_soon().await;
             }
         };
         let (_, result) = futures::join!(publish, self.step_tasks(loc, step, cancel));
@@ -716,7 +757,7 @@ impl<'a> Run<'a> {
             }
         }
         if others_running(siblings.as_deref()) {
-            self.publish().await;
+            self.publish_soon().await;
         }
         result
     }
