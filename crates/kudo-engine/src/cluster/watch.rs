@@ -176,14 +176,17 @@ impl Cluster {
     /// from that version, so no list goes first and every change after it is seen.
     /// Whatever the server will not do from there (a version too old for it, 410; a
     /// refused or broken watch; the watch's end) is followed as [`Cluster::watch_until`]
-    /// follows it, from a fresh list.
+    /// follows it, from a fresh list; so is a wait with no version (`None`).
     pub(crate) async fn watch_until_after<T>(
         &self,
         r: &ObjectRef,
-        resource_version: &str,
+        resource_version: Option<&str>,
         cancel: &CancellationToken,
         mut judge: impl FnMut(Option<&Value>) -> Option<T>,
     ) -> Result<Waited<T>, ClusterError> {
+        let Some(resource_version) = resource_version else {
+            return self.watch_until(r, cancel, judge).await;
+        };
         let Ok((api, ar)) = self.api_and_resource(r).await else {
             return self.watch_until(r, cancel, judge).await;
         };
@@ -277,11 +280,7 @@ impl Cluster {
         cancel: &CancellationToken,
     ) -> Result<(), ClusterError> {
         let gone = |seen: Option<&Value>| is_gone(seen, uid).then_some(());
-        let waited = match after {
-            Some(version) => self.watch_until_after(r, version, cancel, gone).await?,
-            None => self.watch_until(r, cancel, gone).await?,
-        };
-        match waited {
+        match self.watch_until_after(r, after, cancel, gone).await? {
             Waited::Done(()) => {
                 tracing::debug!(object = %r, "deleted");
                 Ok(())

@@ -307,7 +307,6 @@ async fn execute<'a>(
             uid: owner_uid,
         },
         statuses: Mutex::new(statuses),
-        publish_lock: tokio::sync::Mutex::new(()),
         publishes: Publishes::default(),
         applied: Mutex::new(BTreeSet::new()),
         deleted: Mutex::new(BTreeSet::new()),
@@ -422,9 +421,6 @@ struct Run<'a> {
     ran: Mutex<BTreeMap<String, Vec<ObjectRef>>>,
     owner: Owner,
     statuses: Mutex<BTreeMap<String, PlanStatus>>,
-    // Parallel steps write status concurrently; one write at a time keeps the last
-    // write the newest snapshot.
-    publish_lock: tokio::sync::Mutex<()>,
     publishes: Publishes,
     applied: Mutex<BTreeSet<ObjectRef>>,
     deleted: Mutex<BTreeSet<ObjectRef>>,
@@ -498,6 +494,9 @@ fn done_at_once(step: &StepWalk<'_>) -> bool {
 /// Plan-status writes asked for and done, in asking order ([`Run::publish`]).
 #[derive(Default)]
 struct Publishes {
+    /// Held by the one writer: parallel steps ask concurrently, and one write at a time
+    /// keeps the last write the newest snapshot.
+    lock: tokio::sync::Mutex<()>,
     asked: AtomicU64,
     /// The last ticket the last write covered.
     written: AtomicU64,
@@ -576,7 +575,7 @@ impl<'a> Run<'a> {
         // Siblings ending in the same moment ask before the write reads the status.
         tokio::task::yield_now().await;
         {
-            let _guard = self.publish_lock.lock().await;
+            let _guard = self.publishes.lock.lock().await;
             if self.publishes.written.load(Ordering::SeqCst) < ticket {
                 self.write_asked().await;
             }
@@ -598,7 +597,7 @@ impl<'a> Run<'a> {
     /// go is taken by the next turn of the loop.
     async fn write_left(&self) {
         loop {
-            let Ok(_guard) = self.publish_lock.try_lock() else {
+            let Ok(_guard) = self.publishes.lock.try_lock() else {
                 return;
             };
             self.write_asked().await;
@@ -612,7 +611,7 @@ impl<'a> Run<'a> {
     }
 
     /// Writes the status until every ask so far is covered, asks that came during a
-    /// write included. Called with `publish_lock` held.
+    /// write included. Called with `publishes.lock` held.
     async fn write_asked(&self) {
         loop {
             // Every change asked for so far was noted before it was asked for: the
@@ -627,7 +626,12 @@ impl<'a> Run<'a> {
                     all.get(self.req.plan)
                         .map(|s| (s.status, s.message.clone())),
                 ),
-                Err(_) => return,
+                // Nothing can be read to write: these asks are done with, or the
+                // writers would ask again forever.
+                Err(_) => {
+                    self.publishes.written.store(covered, Ordering::SeqCst);
+                    return;
+                }
             };
             let (state, message) = current.unwrap_or((ExecutionStatus::NeverRun, String::new()));
             let status = json!({

@@ -68,21 +68,6 @@ pub(crate) async fn wait_healthy(
         HealthPolicy::Ready(_) => reports_status(cluster, r).await,
         HealthPolicy::Kudo => false,
     };
-    // The apply's answer is the object as the server keeps it: what is healthy there
-    // (a ConfigMap, a Service, an unchanged Deployment whose rollout finished) needs
-    // no read. Anything else is followed as usual, from a fresh read.
-    if let Some(obj) = applied
-        && (!expects_status || has_status(obj))
-        && judge(obj, policy) == Health::Healthy
-    {
-        tracing::debug!(object = %r, "healthy as applied");
-        return Ok(());
-    }
-    // The answer judged above is the object at its resourceVersion: the wait follows
-    // it from there, without a list first.
-    let after = applied
-        .and_then(|obj| obj.pointer("/metadata/resourceVersion"))
-        .and_then(serde_json::Value::as_str);
     let mut judge_seen = |seen: Option<&serde_json::Value>| {
         unplaced = seen.and_then(super::health::unschedulable);
         let verdict = match seen {
@@ -106,17 +91,25 @@ pub(crate) async fn wait_healthy(
             }
         }
     };
-    let waited = match (applied, after) {
-        (Some(obj), Some(version)) => match judge_seen(Some(obj)) {
-            // Fatal as written (a Job that failed before): nothing to wait for.
-            Some(done) => Ok(Waited::Done(done)),
-            None => {
-                cluster
-                    .watch_until_after(r, version, cancel, judge_seen)
-                    .await
-            }
-        },
-        _ => cluster.watch_until(r, cancel, judge_seen).await,
+    // The apply's answer is the object as the server keeps it: what is healthy there
+    // (a ConfigMap, a Service, an unchanged Deployment whose rollout finished) needs no
+    // read, and the wait follows the rest from the answer's resourceVersion, without a
+    // list first (an answer without one: from a fresh list).
+    let after = applied
+        .and_then(|obj| obj.pointer("/metadata/resourceVersion"))
+        .and_then(serde_json::Value::as_str);
+    let waited = match (applied.map(|obj| judge_seen(Some(obj))), after) {
+        (Some(Some(Ok(()))), _) => {
+            tracing::debug!(object = %r, "healthy as applied");
+            return Ok(());
+        }
+        // Fatal as written (a Job that failed before): nothing to wait for.
+        (Some(Some(fatal)), Some(_)) => Ok(Waited::Done(fatal)),
+        _ => {
+            cluster
+                .watch_until_after(r, after, cancel, judge_seen)
+                .await
+        }
     }
     .map_err(|e| EngineError::from(e).with_object(r))?;
     match waited {
