@@ -212,6 +212,7 @@ fn parse_connection(
         request_timeout: None,
         max_requests_in_flight: None,
         discovery_cache_dir: Some(super::packages::discovery_cache_dir()),
+        dry_run_cache_dir: Some(super::packages::dry_run_cache_dir()),
     };
     connection.config_paths = parse_config_paths(&config.config_paths, unknown_connection, diags);
     connection.exec = parse_exec(&config.exec, unknown_connection, diags);

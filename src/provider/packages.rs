@@ -28,6 +28,13 @@ pub fn discovery_cache_dir() -> PathBuf {
     data_dir().join("kudo").join("discovery")
 }
 
+/// Where a plan keeps its dry-run answers, sealed, for the final plan of the same
+/// `terraform apply` (`<data dir>/kudo/dry-runs`), which would otherwise dry-run every
+/// object again.
+pub fn dry_run_cache_dir() -> PathBuf {
+    data_dir().join("kudo").join("dry-runs")
+}
+
 /// Where packages are read from: the repositories, with downloads kept by digest under
 /// the data directory so that plan and apply read the same bytes.
 pub fn load_context(repositories: &[Repository]) -> LoadContext {

@@ -11,6 +11,7 @@ mod credential_plugin;
 mod credentials;
 mod discovery;
 mod discovery_cache;
+mod dry_run_cache;
 mod error;
 mod exec;
 mod failure;
@@ -38,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use conflict::FieldConflict;
 pub use crds::{CrdsEnsured, KUDO_API_VERSION, KUDO_GROUP};
+pub(crate) use dry_run_cache::Seen;
 pub use error::{ClusterError, Trouble, rejects_content};
 pub use failure::Failure;
 pub use forbidden::Forbidden;
@@ -70,6 +72,9 @@ pub struct Cluster {
     /// Where discovery is shared with the other processes of the Terraform run
     /// ([`ConnectionSettings::discovery_cache_dir`]).
     discovery_file: Option<Arc<discovery_cache::DiscoveryFile>>,
+    /// Where a plan's dry-run answers are kept for a later plan's same question
+    /// ([`ConnectionSettings::dry_run_cache_dir`]).
+    dry_runs: Option<Arc<dry_run_cache::DryRunCache>>,
     /// One discovery at a time per group-version: the objects of a task resolve their
     /// kinds concurrently, and the first answer serves the others.
     discovering: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
@@ -178,6 +183,9 @@ impl Cluster {
         // Part of the discovery file's name: a cluster created again at the same
         // address has a new CA, and must not take the old one's discovery.
         let ca = config.root_cert.clone().unwrap_or_default();
+        // Part of the dry-run answers' key: what one user may write is never taken as
+        // what another may. Hashed there, never kept.
+        let credentials_entry = serde_json::to_vec(&config.auth_info).unwrap_or_default();
         // A plugin or token file is the provider's to run and renew, not kube-rs'.
         let source = credential_cache::take_renewable(&mut config.auth_info);
         let exec_command = match &source {
@@ -238,6 +246,7 @@ impl Cluster {
             url: url.clone(),
             discovery: Arc::default(),
             discovery_file: None,
+            dry_runs: None,
             discovering: Arc::new(Mutex::new(HashMap::new())),
             discovering_all: Arc::default(),
             misses: None,
@@ -277,9 +286,19 @@ impl Cluster {
                 &version.git_version,
             ))
         });
+        let dry_runs = settings.dry_run_cache_dir.as_deref().map(|dir| {
+            Arc::new(dry_run_cache::DryRunCache::new(
+                dir,
+                &url,
+                &ca,
+                &version.git_version,
+                &credentials_entry,
+            ))
+        });
         let cluster = Cluster {
             server_version: Arc::from(version.git_version.as_str()),
             discovery_file,
+            dry_runs,
             ..cluster
         };
         cluster.read_discovery_file();
@@ -696,6 +715,32 @@ impl Cluster {
     /// manages fails with [`ClusterError::FieldConflict`] instead.
     pub async fn apply(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
         self.apply_inner(obj, dry_run, false).await
+    }
+
+    /// A dry-run [`Cluster::apply`] of an object a LIST has just shown `seen`: the
+    /// answer an earlier plan of the run got to the same question when it is kept (see
+    /// [`dry_run_cache`]), else the server's, then kept for the plans after.
+    pub(crate) async fn dry_run_as_seen(
+        &self,
+        obj: &Value,
+        seen: Seen<'_>,
+    ) -> Result<Value, ClusterError> {
+        if let Some(answer) = self.dry_runs.as_ref().and_then(|c| c.get(obj, seen)) {
+            tracing::debug!(
+                kind = obj["kind"].as_str().unwrap_or_default(),
+                name = obj
+                    .pointer("/metadata/name")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default(),
+                "dry-run answer of an earlier plan"
+            );
+            return Ok(answer);
+        }
+        let answer = self.apply(obj, true).await?;
+        if let Some(cache) = &self.dry_runs {
+            cache.put(obj, seen, &answer);
+        }
+        Ok(answer)
     }
 
     /// Like [`Cluster::apply`], for an object Terraform state records as ours although

@@ -108,6 +108,11 @@ pub struct ConnectionSettings {
     /// process discovers for itself. Not a provider setting: the provider names a
     /// folder of Terraform's data directory, shared by the processes of one run.
     pub discovery_cache_dir: Option<PathBuf>,
+    /// A directory where a plan keeps its dry-run answers, sealed, for a later plan
+    /// asking the same server the same question (`terraform apply`'s final plan): see
+    /// `dry_run_cache`. `None`: each plan dry-runs for itself. Not a provider setting,
+    /// like `discovery_cache_dir`.
+    pub dry_run_cache_dir: Option<PathBuf>,
 }
 
 /// Requests in flight at once by default: enough that a cluster 50 ms away answers a
@@ -194,6 +199,7 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("request_timeout", &self.request_timeout)
             .field("max_requests_in_flight", &self.max_requests_in_flight)
             .field("discovery_cache_dir", &self.discovery_cache_dir)
+            .field("dry_run_cache_dir", &self.dry_run_cache_dir)
             .finish()
     }
 }

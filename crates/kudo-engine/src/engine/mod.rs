@@ -100,7 +100,7 @@ pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]
 pub(crate) use planning::{InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
-pub(crate) use preview::{Answers, desired_state, preview_plan, preview_walk};
+pub(crate) use preview::{Answers, PlannedObject, desired_state, preview_plan, preview_walk};
 #[cfg(test)]
 pub(crate) use readiness::ReadyRules;
 #[cfg(test)]

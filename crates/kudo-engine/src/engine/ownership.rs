@@ -30,17 +30,40 @@ pub(crate) async fn apply_as_recorded(
     }
 }
 
-/// The controlling Instance of namespaced objects read in bulk: for each object of
-/// `refs` whose kind and namespace `refs` holds at least [`LIST_FROM`] of, one LIST of
-/// that namespace (without a selector: another instance's object carries its own
-/// label) answers whether it exists and who controls it, where a GET each would cost a
-/// request per object. An object absent from the list does not exist (None). Objects
-/// of smaller groups, and of groups the credentials may not list, are left out: the
-/// caller reads those one by one, as before.
-pub(crate) async fn listed_controllers(
-    cluster: &Cluster,
-    refs: &[&ObjectRef],
-) -> HashMap<ObjectRef, Option<String>> {
+/// An object as a LIST of its namespace found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listed {
+    Absent,
+    Present {
+        /// The Instance that controls it, if any.
+        controller: Option<String>,
+        /// Its `resourceVersion`: a later plan's dry-run of the same object found at the
+        /// same version gets the same answer (see `cluster::dry_run_cache`).
+        version: String,
+    },
+}
+
+impl Listed {
+    /// The object's state, as a dry-run answer kept between plans is keyed by.
+    pub(crate) fn seen(&self) -> crate::cluster::Seen<'_> {
+        match self {
+            Listed::Absent => crate::cluster::Seen::Absent,
+            Listed::Present { version, .. } => crate::cluster::Seen::At(version),
+        }
+    }
+}
+
+/// The objects [`listed_controllers`] found, by reference.
+pub(crate) type ListedObjects = HashMap<ObjectRef, Listed>;
+
+/// The namespaced objects of `refs` read in bulk: for each object whose kind and
+/// namespace `refs` holds at least [`LIST_FROM`] of, one LIST of that namespace (without
+/// a selector: another instance's object carries its own label) answers whether it
+/// exists, who controls it and at which version, where a GET each would cost a request
+/// per object. An object absent from the list does not exist. Objects of smaller
+/// groups, and of groups the credentials may not list, are left out: the caller reads
+/// those one by one, as before.
+pub(crate) async fn listed_controllers(cluster: &Cluster, refs: &[&ObjectRef]) -> ListedObjects {
     let mut groups: BTreeMap<(&str, &str, &str), Vec<&ObjectRef>> = BTreeMap::new();
     for r in refs {
         if let Some(ns) = r.namespace.as_deref() {
@@ -52,21 +75,28 @@ pub(crate) async fn listed_controllers(
     }
     groups.retain(|_, members| members.len() >= LIST_FROM);
     let lists = groups.into_iter().map(|((api_version, kind, ns), members)| async move {
-        let controllers = cluster
+        let listed = cluster
             .list_selected_map(api_version, kind, Some(ns), None, |item| {
                 let name = item.pointer("/metadata/name").and_then(Value::as_str)?;
+                let version = item
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 Some((
                     name.to_string(),
-                    controlling_instance(&item).map(str::to_string),
+                    Listed::Present {
+                        controller: controlling_instance(&item).map(str::to_string),
+                        version: version.to_string(),
+                    },
                 ))
             })
             .await;
-        match controllers {
+        match listed {
             Ok(found) => {
-                let found: HashMap<String, Option<String>> = found.into_iter().flatten().collect();
+                let mut found: HashMap<String, Listed> = found.into_iter().flatten().collect();
                 members
                     .into_iter()
-                    .map(|r| (r.clone(), found.get(&r.name).cloned().flatten()))
+                    .map(|r| (r.clone(), found.remove(&r.name).unwrap_or(Listed::Absent)))
                     .collect()
             }
             Err(e) => {
@@ -87,11 +117,13 @@ pub(crate) async fn listed_controllers(
 /// controls it.
 pub(crate) async fn controller_of(
     cluster: &Cluster,
-    listed: &HashMap<ObjectRef, Option<String>>,
+    listed: &ListedObjects,
     r: &ObjectRef,
 ) -> Result<Option<String>, ClusterError> {
-    if let Some(controller) = listed.get(r) {
-        return Ok(controller.clone());
+    match listed.get(r) {
+        Some(Listed::Absent) => return Ok(None),
+        Some(Listed::Present { controller, .. }) => return Ok(controller.clone()),
+        None => {}
     }
     let live = cluster.get(r).await?;
     Ok(live

@@ -1,7 +1,7 @@
 //! What a plan would apply, for Terraform's plan step: the same rendering and metadata as
 //! a run, checked by the API server with a server-side dry-run, nothing persisted.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use kudo_plan::{Action, Desired, Inputs, PlanWalk, Rendered};
 use serde_json::Value;
@@ -358,7 +358,7 @@ async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     previous: &ObjectIndex<'_>,
-    listed: &HashMap<ObjectRef, Option<String>>,
+    listed: &super::ownership::ListedObjects,
     p: Prepared<'_>,
     answers: Answers,
 ) -> Result<PlannedObject, EngineError> {
@@ -383,8 +383,24 @@ async fn check(
                 false => Ok(None),
             }
         };
-        let checked_apply =
-            super::ownership::apply_as_recorded(cluster, previous, &p.object, &p.manifest, true);
+        // An object the LIST just found as an earlier plan of this run found it gets
+        // that plan's answer (`terraform apply`'s final plan: see
+        // `cluster::dry_run_cache`); the others are asked.
+        let checked_apply = async {
+            match listed.get(&p.object) {
+                Some(seen) => cluster.dry_run_as_seen(&p.manifest, seen.seen()).await,
+                None => {
+                    super::ownership::apply_as_recorded(
+                        cluster,
+                        previous,
+                        &p.object,
+                        &p.manifest,
+                        true,
+                    )
+                    .await
+                }
+            }
+        };
         let (owner, checked_apply) = futures::future::join(owner, checked_apply).await;
         if let Some(controller) = owner.map_err(|e| p.fail(e))? {
             super::ownership::check_controller(&p.object, controller.as_deref(), req.instance)

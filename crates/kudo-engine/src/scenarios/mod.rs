@@ -9,6 +9,7 @@ mod agreement;
 mod apply_failure;
 mod cluster;
 mod destroy;
+mod dry_run_reuse;
 mod handed_plan;
 mod operator_tree;
 mod plans;

@@ -219,7 +219,7 @@ impl<'a> Run<'a> {
         &self,
         loc: &Location,
         batch: &[Rendered],
-    ) -> HashMap<ObjectRef, Option<String>> {
+    ) -> crate::engine::ownership::ListedObjects {
         if batch.len() < crate::engine::observe::LIST_FROM || self.req.tree.confirmed {
             return HashMap::new();
         }
@@ -240,7 +240,7 @@ impl<'a> Run<'a> {
         &self,
         loc: &Location,
         obj: Value,
-        listed: &HashMap<ObjectRef, Option<String>>,
+        listed: &crate::engine::ownership::ListedObjects,
         cancel: &CancellationToken,
     ) -> Result<(ObjectRef, Option<Value>), EngineError> {
         {
