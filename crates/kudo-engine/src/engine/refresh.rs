@@ -126,7 +126,20 @@ pub async fn refresh(
     cluster: &Cluster,
     req: &RefreshRequest<'_>,
 ) -> Result<Option<Refreshed>, ClusterError> {
-    let Some(instance) = cluster.get(&instance_ref(req.namespace, req.name)).await? else {
+    // The objects the state records are read beside the Instance rather than after it:
+    // they do not depend on what it says, and a refresh waits on one round trip less
+    // (wasted only when the Instance is gone).
+    let refs: Vec<ObjectRef> = req.objects.iter().map(|(r, _)| r.clone()).collect();
+    let instance_ref = instance_ref(req.namespace, req.name);
+    let instance = cluster.get(&instance_ref);
+    let own = Observed::read(cluster, &refs, req.name);
+    let children = join_all(
+        req.dependencies
+            .iter()
+            .map(|(name, record)| Observed::read(cluster, &record.inventory, name)),
+    );
+    let (instance, own, children) = futures::join!(instance, own, children);
+    let Some(instance) = instance? else {
         return Ok(None);
     };
     let mut out = Refreshed {
@@ -137,14 +150,6 @@ pub async fn refresh(
         plan_status: plan_status_of(&instance, req.last_plan),
         ..Default::default()
     };
-    let refs: Vec<ObjectRef> = req.objects.iter().map(|(r, _)| r.clone()).collect();
-    let own = Observed::read(cluster, &refs, req.name);
-    let children = join_all(
-        req.dependencies
-            .iter()
-            .map(|(name, record)| Observed::read(cluster, &record.inventory, name)),
-    );
-    let (own, children) = futures::join!(own, children);
     let own = own?;
     out.uids = own.iter().map(|o| o.uid.clone()).collect();
     let complete = out.status == Some(RunStatus::Complete);
