@@ -74,16 +74,26 @@ async fn configmaps(kubeconfig: &Path, namespace: &str) -> Api<DynamicObject> {
 
 /// `terraform apply` of N objects against the direct apply of the same N, per target:
 /// medians over the runs. Two passes (the apply plans again before it writes) is the
-/// honest floor; #48's target is at most 2.5x at 1,000 objects.
-pub fn print_comparison(rows: &[(usize, u64, &Sample, &Sample)]) {
+/// honest floor; #48's target is at most 2.5x at 1,000 objects. The apply after a
+/// `terraform plan` (the user's review) and the apply alone (`-auto-approve`, no plan
+/// before it, nothing kept from one) are both shown.
+pub fn print_comparison(rows: &[(usize, u64, &Sample, &Sample, &Sample)]) {
     println!(
-        "\n| N | latency | `terraform apply` (create) | direct server-side apply, {IN_FLIGHT} in flight | ratio |"
+        "\n| N | latency | `terraform apply` (create) after `terraform plan` | `terraform apply` alone | direct server-side apply, {IN_FLIGHT} in flight | ratio after a plan | ratio alone |"
     );
-    println!("|---|---|---|---|---|");
-    for (count, latency_ms, terraform, direct) in rows {
-        println!(
-            "| {count} | {latency_ms} ms | {terraform} | {direct} | {:.2}x |",
+    println!("|---|---|---|---|---|---|---|");
+    let ratio = |terraform: &Sample, direct: &Sample| match terraform.is_empty() {
+        true => "—".to_string(),
+        false => format!(
+            "{:.2}x",
             terraform.median().as_secs_f64() / direct.median().as_secs_f64().max(1e-9)
+        ),
+    };
+    for (count, latency_ms, terraform, alone, direct) in rows {
+        println!(
+            "| {count} | {latency_ms} ms | {terraform} | {alone} | {direct} | {} | {} |",
+            ratio(terraform, direct),
+            ratio(alone, direct)
         );
     }
 }

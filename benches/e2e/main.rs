@@ -219,7 +219,8 @@ fn bench() {
             .filter_map(|(i, direct)| {
                 let row = &rows[*i];
                 let count = row.scenario.manifests.as_ref()?.count;
-                Some((count, row.latency_ms, &row.measured.apply, direct))
+                let m = &row.measured;
+                Some((count, row.latency_ms, &m.apply, &m.apply_alone, direct))
             })
             .collect();
         direct::print_comparison(&comparison);

@@ -41,6 +41,10 @@ pub struct Measured {
     pub update: Sample,
     pub changing_plan_provider: Vec<ProviderUse>,
     pub update_provider: Vec<ProviderUse>,
+    /// `terraform apply` (create) with no `terraform plan` before it and no dry-run
+    /// answers kept from one (`-auto-approve` in a fresh job), for the scenarios compared
+    /// with the direct apply: its own plan dry-runs, its final plan takes those answers.
+    pub apply_alone: Sample,
 }
 
 impl Measured {
@@ -190,6 +194,14 @@ pub fn run_once(
     let destroy = ws.destroy();
     m.destroy.push(destroy.wall);
     m.destroy_provider.push(destroy.provider);
+    if scenario.manifests.is_some() {
+        // The same create again, alone: without the earlier plans' dry-run answers.
+        ws.write_config(&config);
+        let _ = std::fs::remove_dir_all(ws.dir.join(".terraform/kudo/dry-runs"));
+        let alone = ws.apply(scenario.parallelism);
+        m.apply_alone.push(alone.wall);
+        ws.destroy();
+    }
     eprintln!(
         "[bench] {}{latency}: plan {}, apply {}, no-change plan {}{updated}, destroy {}",
         scenario.name,

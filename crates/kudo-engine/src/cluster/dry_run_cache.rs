@@ -11,7 +11,8 @@
 //!   certificate, a plugin's command line), so that what one user may write is never
 //!   taken as what another may;
 //! - the same request, byte for byte (the object as the provider sends it, applied
-//!   with our field manager, conflicts not forced);
+//!   with our field manager, conflicts forced or not: an object Terraform's state
+//!   records as ours takes back fields another manager took);
 //! - the object found as it was: absent, or at the same `resourceVersion`, as the LIST
 //!   the plan makes anyway for its ownership check has just shown it. An object someone
 //!   created, changed or deleted since is dry-run again.
@@ -96,10 +97,11 @@ impl DryRunCache {
         }
     }
 
-    fn question(&self, body: &Value, seen: Seen<'_>) -> Question {
+    fn question(&self, body: &Value, owned: bool, seen: Seen<'_>) -> Question {
         let mut hash = Sha256::new();
         hash.update(FORMAT);
         hash.update(self.context);
+        hash.update([u8::from(owned)]);
         match seen {
             Seen::Absent => hash.update([0u8]),
             Seen::At(version) => {
@@ -129,8 +131,8 @@ impl DryRunCache {
     }
 
     /// The answer an earlier plan got to the same question, if it is still fresh.
-    pub(crate) fn get(&self, body: &Value, seen: Seen<'_>) -> Option<Value> {
-        let q = self.question(body, seen);
+    pub(crate) fn get(&self, body: &Value, owned: bool, seen: Seen<'_>) -> Option<Value> {
+        let q = self.question(body, owned, seen);
         let fresh = std::fs::metadata(&q.path)
             .and_then(|m| m.modified())
             .ok()
@@ -150,11 +152,11 @@ impl DryRunCache {
     }
 
     /// Keeps `answer` for the plans after this one.
-    pub(crate) fn put(&self, body: &Value, seen: Seen<'_>, answer: &Value) {
+    pub(crate) fn put(&self, body: &Value, owned: bool, seen: Seen<'_>, answer: &Value) {
         if !self.swept.swap(true, Ordering::Relaxed) {
             self.sweep();
         }
-        let q = self.question(body, seen);
+        let q = self.question(body, owned, seen);
         let Some(sealed) = seal(&q.key, answer) else {
             return;
         };
@@ -251,27 +253,36 @@ mod tests {
     fn the_same_question_gets_the_answer_back() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"metadata": {"uid": "u1"}, "data": {"password": "aHVudGVyMg=="}});
-        cache(dir.path(), b"alice").put(&secret(), Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
         let again = cache(dir.path(), b"alice");
-        assert_eq!(again.get(&secret(), Seen::Absent), Some(answer));
+        assert_eq!(again.get(&secret(), false, Seen::Absent), Some(answer));
     }
 
     #[test]
     fn another_object_state_user_server_or_body_misses() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"metadata": {"uid": "u1"}});
-        cache(dir.path(), b"alice").put(&secret(), Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
         let alice = cache(dir.path(), b"alice");
         assert_eq!(
-            alice.get(&secret(), Seen::At("7")),
+            alice.get(&secret(), false, Seen::At("7")),
             None,
             "object created since"
         );
         let mut changed = secret();
         changed["stringData"]["password"] = json!("other");
-        assert_eq!(alice.get(&changed, Seen::Absent), None, "another body");
         assert_eq!(
-            cache(dir.path(), b"bob").get(&secret(), Seen::Absent),
+            alice.get(&changed, false, Seen::Absent),
+            None,
+            "another body"
+        );
+        assert_eq!(
+            alice.get(&secret(), true, Seen::Absent),
+            None,
+            "conflicts forced"
+        );
+        assert_eq!(
+            cache(dir.path(), b"bob").get(&secret(), false, Seen::Absent),
             None,
             "another user"
         );
@@ -283,7 +294,7 @@ mod tests {
             b"alice",
         );
         assert_eq!(
-            upgraded.get(&secret(), Seen::Absent),
+            upgraded.get(&secret(), false, Seen::Absent),
             None,
             "another server version"
         );
@@ -293,7 +304,7 @@ mod tests {
     fn files_hold_nothing_readable_of_the_answer() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"stringData": {"password": "hunter2-very-secret"}});
-        cache(dir.path(), b"alice").put(&secret(), Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
         let files: Vec<_> = std::fs::read_dir(dir.path())
             .expect("dir")
             .flatten()
@@ -309,19 +320,19 @@ mod tests {
     fn a_corrupt_file_is_a_miss() {
         let dir = tempfile::tempdir().expect("dir");
         let c = cache(dir.path(), b"alice");
-        c.put(&secret(), Seen::Absent, &json!({"a": 1}));
+        c.put(&secret(), false, Seen::Absent, &json!({"a": 1}));
         for f in std::fs::read_dir(dir.path()).expect("dir").flatten() {
             std::fs::write(f.path(), b"garbage that is long enough to hold a nonce")
                 .expect("write");
         }
-        assert_eq!(c.get(&secret(), Seen::Absent), None);
+        assert_eq!(c.get(&secret(), false, Seen::Absent), None);
     }
 
     #[test]
     fn an_old_answer_is_a_miss_and_swept() {
         let dir = tempfile::tempdir().expect("dir");
         let c = cache(dir.path(), b"alice");
-        c.put(&secret(), Seen::Absent, &json!({"a": 1}));
+        c.put(&secret(), false, Seen::Absent, &json!({"a": 1}));
         let old = SystemTime::now() - TTL - Duration::from_secs(5);
         for f in std::fs::read_dir(dir.path()).expect("dir").flatten() {
             let file = std::fs::File::options()
@@ -330,9 +341,9 @@ mod tests {
                 .expect("open");
             file.set_modified(old).expect("mtime");
         }
-        assert_eq!(c.get(&secret(), Seen::Absent), None);
+        assert_eq!(c.get(&secret(), false, Seen::Absent), None);
         // A new process sweeps it before its first write.
-        cache(dir.path(), b"alice").put(&secret(), Seen::At("1"), &json!({"b": 2}));
+        cache(dir.path(), b"alice").put(&secret(), false, Seen::At("1"), &json!({"b": 2}));
         let left = std::fs::read_dir(dir.path())
             .expect("dir")
             .flatten()

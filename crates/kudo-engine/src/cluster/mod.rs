@@ -717,15 +717,18 @@ impl Cluster {
         self.apply_inner(obj, dry_run, false).await
     }
 
-    /// A dry-run [`Cluster::apply`] of an object a LIST has just shown `seen`: the
-    /// answer an earlier plan of the run got to the same question when it is kept (see
-    /// [`dry_run_cache`]), else the server's, then kept for the plans after.
+    /// A dry-run apply of an object a LIST has just shown `seen` ([`Cluster::apply`], or
+    /// [`Cluster::apply_owned`] when `owned`): the answer an earlier plan of the run got
+    /// to the same question when it is kept (see [`dry_run_cache`]), else the server's,
+    /// then kept for the plans after.
     pub(crate) async fn dry_run_as_seen(
         &self,
         obj: &Value,
+        owned: bool,
         seen: Seen<'_>,
     ) -> Result<Value, ClusterError> {
-        if let Some(answer) = self.dry_runs.as_ref().and_then(|c| c.get(obj, seen)) {
+        let cached = self.dry_runs.as_ref().and_then(|c| c.get(obj, owned, seen));
+        if let Some(answer) = cached {
             tracing::debug!(
                 kind = obj["kind"].as_str().unwrap_or_default(),
                 name = obj
@@ -736,9 +739,9 @@ impl Cluster {
             );
             return Ok(answer);
         }
-        let answer = self.apply(obj, true).await?;
+        let answer = self.apply_inner(obj, true, owned).await?;
         if let Some(cache) = &self.dry_runs {
-            cache.put(obj, seen, &answer);
+            cache.put(obj, owned, seen, &answer);
         }
         Ok(answer)
     }

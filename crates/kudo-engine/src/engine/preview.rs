@@ -148,12 +148,15 @@ async fn checked_walk_in(
     // cluster bounds how many are in flight).
     picked.retain(|p| only(&p.object));
     let previous = ObjectIndex::new(req.previous_inventory);
-    let new: Vec<&ObjectRef> = picked
+    // Every namespaced object, not only those the ownership check reads: what the LIST
+    // finds of an object already ours (its version) lets a later plan of the run take
+    // this plan's dry-run answer for it (an update's final plan, `cluster::dry_run_cache`).
+    let namespaced: Vec<&ObjectRef> = picked
         .iter()
-        .filter(|p| needs_owner_check(&previous, p))
+        .filter(|p| p.namespaced == Some(true))
         .map(|p| &p.object)
         .collect();
-    let listed = &super::ownership::listed_controllers(cluster, &new).await;
+    let listed = &super::ownership::listed_controllers(cluster, &namespaced).await;
     let checked = each_until_failure(picked, |p| {
         check(cluster, req, &previous, listed, p, answers)
     })
@@ -388,7 +391,12 @@ async fn check(
         // `cluster::dry_run_cache`); the others are asked.
         let checked_apply = async {
             match listed.get(&p.object) {
-                Some(seen) => cluster.dry_run_as_seen(&p.manifest, seen.seen()).await,
+                Some(seen) => {
+                    let ours = previous.contains(&p.object);
+                    cluster
+                        .dry_run_as_seen(&p.manifest, ours, seen.seen())
+                        .await
+                }
                 None => {
                     super::ownership::apply_as_recorded(
                         cluster,

@@ -82,6 +82,7 @@ async fn plan(
     cluster: &Cluster,
     pkg: &kudo_package::Package,
     values: &BTreeMap<String, String>,
+    previous: &[ObjectRef],
 ) -> (Vec<PlannedObject>, u64) {
     let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
         package: pkg,
@@ -92,7 +93,6 @@ async fn plan(
         dependencies: None,
     })
     .expect("desired");
-    let none: &[ObjectRef] = &[];
     let before = sim.request_counts();
     let tree = engine::plan_tree(
         cluster,
@@ -100,7 +100,7 @@ async fn plan(
             desired: &desired,
             plan: "deploy",
             prior: engine::Prior {
-                objects: none,
+                objects: previous,
                 parameters: None,
                 drifted: &[],
             },
@@ -125,10 +125,24 @@ async fn the_final_plan_takes_the_first_plans_answers_for_objects_found_as_they_
     let values = params(&[("COLOUR", "blue"), ("LAST", "blue")]);
 
     // The plan the user reads, then the final plan of the apply, in another process.
-    let (first, asked) = plan(&sim, &process(&sim, Some(dir.path())).await, &pkg, &values).await;
+    let (first, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        &[],
+    )
+    .await;
     assert_eq!(asked, 10, "the first plan dry-runs every object");
     assert!(first.iter().all(|o| o.checked), "{first:?}");
-    let (last, asked) = plan(&sim, &process(&sim, Some(dir.path())).await, &pkg, &values).await;
+    let (last, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        &[],
+    )
+    .await;
     assert_eq!(asked, 0, "the final plan asks nothing the first plan asked");
     assert_eq!(
         last, first,
@@ -137,7 +151,14 @@ async fn the_final_plan_takes_the_first_plans_answers_for_objects_found_as_they_
 
     // One value changed: only the object it renders differently is asked.
     let changed = params(&[("COLOUR", "blue"), ("LAST", "green")]);
-    let (planned, asked) = plan(&sim, &process(&sim, Some(dir.path())).await, &pkg, &changed).await;
+    let (planned, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &changed,
+        &[],
+    )
+    .await;
     assert_eq!(asked, 1, "only the changed object is dry-run");
     let app9 = planned.iter().find(|o| o.object.name == "app-9");
     assert!(app9.is_some_and(|o| o.checked), "{app9:?}");
@@ -153,7 +174,14 @@ async fn the_final_plan_takes_the_first_plans_answers_for_objects_found_as_they_
         )
         .await
         .expect("someone's ConfigMap");
-    let (planned, asked) = plan(&sim, &process(&sim, Some(dir.path())).await, &pkg, &values).await;
+    let (planned, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        &[],
+    )
+    .await;
     assert_eq!(asked, 1, "the object created since is dry-run again");
     let app3 = planned
         .iter()
@@ -169,6 +197,65 @@ async fn the_final_plan_takes_the_first_plans_answers_for_objects_found_as_they_
     assert_eq!(format!("{:?}", before.found), "Some(Absent)");
 
     // Without the directory (a saved plan applied on another machine), every plan asks.
-    let (_, asked) = plan(&sim, &process(&sim, None).await, &pkg, &values).await;
+    let (_, asked) = plan(&sim, &process(&sim, None).await, &pkg, &values, &[]).await;
     assert_eq!(asked, 10);
+}
+
+#[tokio::test]
+async fn an_updates_final_plan_takes_the_answers_for_objects_still_at_their_version() {
+    let (sim, kubectl) = sim().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pkg = package(OPERATOR, PARAMS, &[("maps.yaml", MAPS)]);
+    let deployed = run(
+        &kubectl,
+        request(&pkg, "app", "default", &BTreeMap::new(), "deploy"),
+    )
+    .await
+    .expect("deploy");
+    let values = params(&[("COLOUR", "blue"), ("LAST", "blue")]);
+    let inventory = &deployed.inventory;
+
+    let (first, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        inventory,
+    )
+    .await;
+    assert_eq!(
+        asked, 10,
+        "the first plan of the update dry-runs every object"
+    );
+    let (last, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        inventory,
+    )
+    .await;
+    assert_eq!(asked, 0, "the final plan asks nothing the first plan asked");
+    assert_eq!(last, first);
+
+    // Another manager changes one object in between (a new resourceVersion): only that
+    // one is asked again.
+    kubectl
+        .apply(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "app-4", "namespace": "default",
+                                 "labels": {"touched": "yes"}}}),
+            false,
+        )
+        .await
+        .expect("label");
+    let (_, asked) = plan(
+        &sim,
+        &process(&sim, Some(dir.path())).await,
+        &pkg,
+        &values,
+        inventory,
+    )
+    .await;
+    assert_eq!(asked, 1, "the object changed since is dry-run again");
 }
