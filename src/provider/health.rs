@@ -1,5 +1,5 @@
 //! `health` and `health_rule`, on the provider and on `kudo_instance`: which rules say
-//! an applied object is done ([`kudo_engine::engine::HealthPolicy`]). `kudo` (the
+//! an applied object is done ([`kudo_engine::engine::HealthSettings`]). `kudo` (the
 //! default) is KUDO 0.19's behaviour; `ready` waits for what kstatus-style tools wait
 //! for, plus the user's CEL rules per group and kind.
 

@@ -29,7 +29,7 @@
 //! use std::path::Path;
 //!
 //! use kudo_engine::cluster::{Cluster, ConnectionSettings};
-//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthPolicy, TreePrior};
+//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthSettings, TreePrior};
 //! use kudo_package::Package;
 //! use kudo_plan::{ChangeRequest, Seed};
 //! use tokio_util::sync::CancellationToken;
@@ -102,8 +102,8 @@
 //!         },
 //!         crd_deletion: engine::CrdDeletion::default(),
 //!         crd_safety: engine::CrdSafety::default(),
-//!         // KUDO's own health rules; `HealthPolicy::Ready` adds CEL and kstatus rules.
-//!         health: &HealthPolicy::Kudo,
+//!         // KUDO's own health rules; `ready: Some(true)` adds CEL and kstatus rules.
+//!         health: &HealthSettings::default(),
 //!         contents: engine::Contents::Skip,
 //!         progress: None,
 //!         must_not_exist: true,

@@ -19,7 +19,7 @@ use kudo_engine::engine::{
     self, ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Progress,
 };
 
-use crate::provider::{Session, health, sensitive, timeouts};
+use crate::provider::{Session, sensitive, timeouts};
 
 use super::deadline::{Deadline, engine_diagnostic};
 
@@ -194,13 +194,12 @@ pub(in crate::provider) async fn invoke(
         "instance {} plan {}: starting (namespace {})",
         cfg.name, cfg.plan, cfg.namespace
     ));
-    let health = health::HealthSettings::default().policy(&session.config.health);
     let run = ActionRun {
         namespace: &cfg.namespace,
         name: &cfg.name,
         plan: &cfg.plan,
         resolution: resolution.as_ref(),
-        health: &health,
+        health: &session.config.health,
         crd_safety: session.config.crd_upgrade_safety,
         progress: Some(&sink),
     };

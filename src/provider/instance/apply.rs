@@ -233,7 +233,7 @@ async fn run(
         .map(InstanceModel::object_refs)
         .unwrap_or_default();
     let below = change.private.drifted_below(&name);
-    let health = planned.health_policy(&session.config.health);
+    let health = planned.health_settings(&session.config.health);
     let wants_manifests = planned.manifests == Value::Unknown;
     let undo = Undo::new(
         session,

@@ -191,13 +191,13 @@ impl InstanceModel {
             .unwrap_or(provider)
     }
 
-    /// The health policy of this instance's runs: its `health` and `health_rule` over
+    /// The health settings of this instance's runs: its `health` and `health_rule` over
     /// the provider's (invalid ones are reported by validation; here they count as
     /// unset).
-    pub fn health_policy(&self, provider: &HealthSettings) -> engine::HealthPolicy {
+    pub fn health_settings(&self, provider: &HealthSettings) -> HealthSettings {
         health::parse(&self.health, &self.health_rule)
             .unwrap_or_default()
-            .policy(provider)
+            .over(provider)
     }
 
     /// `allow_downgrade`, unset meaning false.

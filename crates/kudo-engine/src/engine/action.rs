@@ -27,7 +27,7 @@ use super::instance_object::InstanceObject;
 use super::instance_object::instance_ref;
 use super::plan_run::{run_plan, run_plan_with_sensitive};
 use super::progress::Progress;
-use super::readiness::HealthPolicy;
+use super::readiness::HealthSettings;
 use super::removal::CrdDeletion;
 use super::run::RunRequest;
 use crate::cluster::Cluster;
@@ -327,7 +327,8 @@ pub struct ActionRun<'a> {
     pub plan: &'a str,
     /// The dependency tree its KudoOperator tasks take their packages from.
     pub resolution: Option<&'a Resolution>,
-    pub health: &'a HealthPolicy,
+    /// The provider's health settings.
+    pub health: &'a HealthSettings,
     pub crd_safety: CrdSafety,
     pub progress: Option<&'a Progress>,
 }
@@ -353,6 +354,7 @@ pub async fn run_action(
         .map_err(|e| (EngineError::fatal(e.to_string()), None))?,
         None => kudo_plan::Tree::default(),
     };
+    let health = run.health.policy();
     let request = RunRequest {
         package: &prepared.package,
         instance: run.name,
@@ -364,7 +366,7 @@ pub async fn run_action(
         dependencies: Some(&tree.packages),
         crd_deletion: CrdDeletion::default(),
         crd_safety: run.crd_safety,
-        health: run.health,
+        health: &health,
         progress: run.progress,
         tree: Default::default(),
     };

@@ -21,7 +21,7 @@ use super::instance_object::instance_ref;
 use super::plan_run::{Looked, run_plan_looked};
 use super::planning::{Contents, Source, current_of};
 use super::progress::Progress;
-use super::readiness::HealthPolicy;
+use super::readiness::HealthSettings;
 use super::removal::CrdDeletion;
 use super::run::{AnsweredWrite, RunOutcome, RunRequest, WriteAnswers};
 use crate::cluster::{Cluster, ObjectRef};
@@ -49,7 +49,8 @@ pub struct ApplyRequest<'a> {
     pub tree: TreePrior<'a>,
     pub crd_deletion: CrdDeletion,
     pub crd_safety: CrdSafety,
-    pub health: &'a HealthPolicy,
+    /// The instance's health settings over the provider's ([`HealthSettings::over`]).
+    pub health: &'a HealthSettings,
     /// Whether the content of every managed object is wanted afterwards (`manifests`).
     pub contents: Contents,
     pub progress: Option<&'a Progress>,
@@ -235,6 +236,7 @@ async fn apply_checked(
         }
         None => kudo_plan::Tree::default(),
     };
+    let health = req.health.policy();
     let run = run_plan_looked(
         cluster,
         RunRequest {
@@ -248,7 +250,7 @@ async fn apply_checked(
             render_seed: req.seed,
             crd_deletion: req.crd_deletion,
             crd_safety: req.crd_safety,
-            health: req.health,
+            health: &health,
             progress: req.progress,
             tree: req.tree,
         },

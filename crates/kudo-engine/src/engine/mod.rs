@@ -71,7 +71,7 @@ pub use ownership::InstanceHolders;
 pub use planning::{Changes, Contents, PlanNote, Source};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
-pub use readiness::{HealthPolicy, HealthSettings};
+pub use readiness::HealthSettings;
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
 pub use removal::{CrdDeletion, Kept};
 pub use rollback::RolledBack;
@@ -102,7 +102,7 @@ pub(crate) use planning::{InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
 pub(crate) use preview::{Answers, PlannedObject, desired_state, preview_plan, preview_walk};
 #[cfg(test)]
-pub(crate) use readiness::ReadyRules;
+pub(crate) use readiness::{HealthPolicy, ReadyRules};
 #[cfg(test)]
 pub(crate) use run::{RunOutcome, RunRequest};
 #[cfg(test)]

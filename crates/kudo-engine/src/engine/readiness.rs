@@ -104,12 +104,9 @@ impl ReadyRules {
         Ok(ReadyRules { rules: compiled })
     }
 
-    /// True when no rule was given.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
-    /// The expression for `group`/`kind`, if there is a rule.
+    /// The expression for `group`/`kind`, if there is a rule (for tests: the run only
+    /// judges by the rules).
+    #[cfg(test)]
     pub fn expression(&self, group: &str, kind: &str) -> Option<&str> {
         self.rules
             .get(&(group.to_string(), kind.to_string()))
@@ -160,16 +157,24 @@ impl HealthSettings {
         self.ready.or(outer.ready).unwrap_or(false)
     }
 
-    /// The policy of these settings over `outer`'s (an instance's over the
-    /// provider's): the inner `health` when set, the outer rules followed by the inner
-    /// ones (a later rule for the same kind replaces an earlier one).
-    pub fn policy(&self, outer: &HealthSettings) -> HealthPolicy {
-        if !self.ready_over(outer) {
+    /// These settings over `outer`'s (an instance's over the provider's): the inner
+    /// `health` when set, the outer rules followed by the inner ones (a later rule for
+    /// the same kind replaces an earlier one).
+    pub fn over(&self, outer: &HealthSettings) -> HealthSettings {
+        HealthSettings {
+            ready: self.ready.or(outer.ready),
+            rules: outer.rules.iter().chain(&self.rules).cloned().collect(),
+        }
+    }
+
+    /// The policy these settings ask for, as the run judges by it: the caller hands the
+    /// settings ([`HealthSettings::over`] the outer ones), the rules are compiled here.
+    pub(crate) fn policy(&self) -> HealthPolicy {
+        if !self.ready.unwrap_or(false) {
             return HealthPolicy::Kudo;
         }
-        let rules = outer.rules.iter().chain(&self.rules).cloned();
         // Every rule compiled when it was read (`rule`).
-        match ReadyRules::new(rules) {
+        match ReadyRules::new(self.rules.iter().cloned()) {
             Ok(rules) => HealthPolicy::Ready(rules),
             Err(e) => {
                 tracing::warn!(error = %e, "health rule no longer compiles; using the built-in ready rules");
@@ -544,7 +549,7 @@ mod tests {
             ready: None,
             rules: vec![rule("DaemonSet", "true")],
         };
-        match instance.policy(&provider) {
+        match instance.over(&provider).policy() {
             HealthPolicy::Ready(rules) => {
                 assert_eq!(rules.expression("apps", "DaemonSet"), Some("true"))
             }
@@ -555,7 +560,7 @@ mod tests {
             ready: HealthSettings::parse_mode("kudo"),
             ..instance
         };
-        assert!(matches!(kudo.policy(&provider), HealthPolicy::Kudo));
+        assert!(matches!(kudo.over(&provider).policy(), HealthPolicy::Kudo));
         assert!(kudo.rules_unused(&provider));
         assert_eq!(HealthSettings::parse_mode("fast"), None);
         let bad = HealthSettings::rule("", "Pod", "self.status.phase ==").expect_err("not CEL");

@@ -107,6 +107,12 @@ fn v2() -> Package {
     )
 }
 
+/// KUDO's own health rules (the default settings).
+static KUDO_HEALTH: engine::HealthSettings = engine::HealthSettings {
+    ready: None,
+    rules: Vec::new(),
+};
+
 /// The apply of `pkg`'s `deploy` as `l` in `default`, over `previous` (none: a create).
 fn apply_request<'a>(
     pkg: &'a Package,
@@ -131,7 +137,7 @@ fn apply_request<'a>(
         },
         crd_deletion: engine::CrdDeletion::default(),
         crd_safety: engine::CrdSafety::default(),
-        health: &engine::HealthPolicy::Kudo,
+        health: &KUDO_HEALTH,
         contents: engine::Contents::Skip,
         progress: None,
         must_not_exist: previous.is_empty(),
