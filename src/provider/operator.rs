@@ -9,7 +9,7 @@ use tfplugin::{
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, InstallFailure, OperatorFailure, OperatorRequest};
+use kudo_engine::engine::{self, OperatorFailure, OperatorRequest};
 
 use kudo_package::Package;
 use kudo_resolve::{PlannedTree, Resolution};
@@ -386,15 +386,12 @@ fn plan_failure(
     namespace: &str,
     root: &Package,
 ) -> Diagnostic {
-    let failure = match failure {
+    let summary = failure.summary(&root.operator.name);
+    match failure {
         OperatorFailure::Namespace(problem) => {
             return super::namespace::diagnostic(session, namespace, &problem);
         }
-        OperatorFailure::Install(failure) => failure,
-    };
-    let summary = failure.summary(&root.operator.name);
-    match failure {
-        InstallFailure::Crds(e) => {
+        OperatorFailure::Crds(e) => {
             let mut d = session.cluster_error(&summary, &e);
             d.detail = format!(
                 "KUDO's CustomResourceDefinitions (operators.kudo.dev, operatorversions.kudo.dev, instances.kudo.dev) are not installed in this cluster, and these credentials may not install them. A cluster administrator installs them once (with the provider's `kudo_operator` and the kudo-admin ClusterRole of docs/guides/permissions.md, or with `kubectl kudo init --crd-only`); after that, credentials with rights in their namespace only are enough.\n\n{}",
@@ -402,7 +399,7 @@ fn plan_failure(
             );
             d
         }
-        InstallFailure::Package { error, .. } => session.engine_error(&summary, &error),
+        OperatorFailure::Package { error, .. } => session.engine_error(&summary, &error),
     }
     .with_attribute(AttributePath::attribute("package"))
 }
@@ -415,16 +412,13 @@ fn apply_failure(
     root: &Package,
     failure: OperatorFailure,
 ) -> Vec<Diagnostic> {
-    let failure = match failure {
-        OperatorFailure::Namespace(problem) => {
-            return vec![super::namespace::diagnostic(session, namespace, &problem)];
-        }
-        OperatorFailure::Install(failure) => failure,
-    };
     let summary = failure.summary(&root.operator.name);
     match failure {
-        InstallFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
-        InstallFailure::Package {
+        OperatorFailure::Namespace(problem) => {
+            vec![super::namespace::diagnostic(session, namespace, &problem)]
+        }
+        OperatorFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
+        OperatorFailure::Package {
             error, left_behind, ..
         } => std::iter::once(session.engine_error(&summary, &error))
             .chain(left_behind.iter().map(|left| {

@@ -63,10 +63,10 @@ pub use manifests::manifest_entries;
 pub use namespace::{NamespaceProblem, Released};
 pub use operator::load_operator;
 pub use operator_action::{
-    OperatorApplied, OperatorDestroyed, OperatorFailure, OperatorRequest, apply_operator,
-    destroy_operator, plan_operator,
+    OperatorApplied, OperatorDestroyed, OperatorRequest, apply_operator, destroy_operator,
+    plan_operator,
 };
-pub use operator_tree::{InstallFailure, InstalledTree, InstalledVersion};
+pub use operator_tree::{InstalledTree, InstalledVersion, OperatorFailure};
 pub use ownership::InstanceHolders;
 pub use planning::{Changes, Contents, PlanNote, Source};
 pub use preview::{PreviewAction, render_plan};

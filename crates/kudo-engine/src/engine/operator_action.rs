@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::EngineError;
 use super::namespace::{
-    NamespaceProblem, NamespaceUser, Released, ensure_namespace, plan_namespace, release_namespace,
+    NamespaceUser, Released, ensure_namespace, plan_namespace, release_namespace,
 };
 use super::operator::load_operator;
 use super::operator_tree::{
-    InstallFailure, InstallRequest, InstalledTree, NotRemoved, check_install, install_tree,
+    InstallRequest, InstalledTree, NotRemoved, OperatorFailure, check_install, install_tree,
     uninstall_tree,
 };
 use super::removal::Kept;
@@ -45,16 +45,6 @@ impl OperatorRequest<'_> {
         self.create_namespace
             .then(|| NamespaceUser::operator(self.namespace, &self.root.operator.name))
     }
-}
-
-/// Why [`plan_operator`] refuses, or [`apply_operator`] stopped.
-#[derive(Debug)]
-pub enum OperatorFailure {
-    /// The namespace is missing (and not to be created), being deleted, or could not
-    /// be created: nothing was written.
-    Namespace(NamespaceProblem),
-    /// KUDO's CRDs, the Operator or an OperatorVersion.
-    Install(InstallFailure),
 }
 
 /// A completed [`apply_operator`].
@@ -96,7 +86,7 @@ pub async fn plan_operator(
     )
     .await;
     namespace.map_err(OperatorFailure::Namespace)?;
-    install.map_err(OperatorFailure::Install)
+    install
 }
 
 /// Installs the request's tree: the namespace first (created for `create_namespace`,
@@ -123,7 +113,7 @@ pub async fn apply_operator(
         stale
     );
     namespace.map_err(OperatorFailure::Namespace)?;
-    let crds = crds.map_err(|e| OperatorFailure::Install(InstallFailure::Crds(e)))?;
+    let crds = crds.map_err(OperatorFailure::Crds)?;
     let install = InstallRequest {
         namespace: req.namespace,
         root: req.root,
@@ -136,9 +126,7 @@ pub async fn apply_operator(
             }
         ),
     };
-    let installed = install_tree(cluster, &install, cancel)
-        .await
-        .map_err(OperatorFailure::Install)?;
+    let installed = install_tree(cluster, &install, cancel).await?;
     Ok(OperatorApplied {
         stale,
         stale_left: installed.stale_left,

@@ -11,6 +11,7 @@ use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
 use super::error::EngineError;
+use super::namespace::NamespaceProblem;
 use super::operator::install_operator;
 use super::operator::operator_version_ref;
 use super::operator::uninstall_operator;
@@ -247,9 +248,13 @@ pub struct Installed {
     pub stale_left: Vec<NotRemoved>,
 }
 
-/// Why [`install_tree`] stopped.
+/// Why a `kudo_operator`'s plan refuses ([`super::plan_operator`]) or its apply stopped
+/// ([`super::apply_operator`]; [`install_tree`] and [`check_install`] meet the last two).
 #[derive(Debug)]
-pub enum InstallFailure {
+pub enum OperatorFailure {
+    /// The namespace is missing (and not to be created), being deleted, or could not
+    /// be created: nothing was written.
+    Namespace(NamespaceProblem),
     /// KUDO's CRDs are missing and could not be installed; nothing was written.
     Crds(ClusterError),
     /// Installing the package `operator` failed. A create removed what it had written
@@ -265,14 +270,17 @@ pub enum InstallFailure {
     },
 }
 
-impl InstallFailure {
+impl OperatorFailure {
     /// A short title: what could not be installed (`root_operator`: the name of the
-    /// tree's root, named when one of its dependencies failed).
+    /// tree's root, named when one of its dependencies failed). A namespace problem
+    /// stops the whole install; callers usually word it from the [`NamespaceProblem`].
     pub fn summary(&self, root_operator: &str) -> String {
         match self {
-            InstallFailure::Crds(_) => "Cannot install the KUDO CRDs".to_string(),
-            InstallFailure::Package { root: true, .. } => "Cannot install the operator".to_string(),
-            InstallFailure::Package { operator, .. } => {
+            OperatorFailure::Crds(_) => "Cannot install the KUDO CRDs".to_string(),
+            OperatorFailure::Namespace(_) | OperatorFailure::Package { root: true, .. } => {
+                "Cannot install the operator".to_string()
+            }
+            OperatorFailure::Package { operator, .. } => {
                 format!("Cannot install dependency {operator} of operator {root_operator}")
             }
         }
@@ -289,13 +297,13 @@ pub async fn check_install(
     cluster: &Cluster,
     root: &Package,
     namespace: &str,
-) -> Result<(), InstallFailure> {
+) -> Result<(), OperatorFailure> {
     // It writes nothing: what it finds unserved stays so while it asks.
     let cluster = &cluster.remembering_misses();
     cluster
         .check_kudo_crds()
         .await
-        .map_err(InstallFailure::Crds)?;
+        .map_err(OperatorFailure::Crds)?;
     match super::operator::check_operator(cluster, root, namespace).await {
         Err(error)
             if !error.is_cancelled()
@@ -304,7 +312,7 @@ pub async fn check_install(
                     super::planning::PlanFailure::Refused { .. }
                 ) =>
         {
-            Err(InstallFailure::Package {
+            Err(OperatorFailure::Package {
                 operator: root.operator.name.clone(),
                 root: true,
                 error: Box::new(error),
@@ -324,7 +332,7 @@ pub async fn install_tree(
     cluster: &Cluster,
     req: &InstallRequest<'_>,
     cancel: &CancellationToken,
-) -> Result<Installed, InstallFailure> {
+) -> Result<Installed, OperatorFailure> {
     let creating = req.previous.is_none();
     // What this create wrote, for the rollback (Terraform keeps no state of a failed
     // create, so nothing else would remove it).
@@ -370,7 +378,7 @@ pub async fn install_tree(
             }
         }
         if let Some((operator, root, error)) = failed {
-            return Err(InstallFailure::Package {
+            return Err(OperatorFailure::Package {
                 operator,
                 root,
                 error: Box::new(error),
@@ -635,7 +643,7 @@ mod tests {
                 left.error
             )
         );
-        let failure = |root| InstallFailure::Package {
+        let failure = |root| OperatorFailure::Package {
             operator: "bb".into(),
             root,
             error: Box::new(EngineError::transient("refused")),

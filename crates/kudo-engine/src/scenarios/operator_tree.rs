@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::cluster::{Cluster, KUDO_API_VERSION};
 use crate::engine::{
-    self, InstallFailure, InstalledTree, InstalledVersion, NamespaceProblem, OperatorFailure,
-    OperatorRequest, Released,
+    self, InstalledTree, InstalledVersion, NamespaceProblem, OperatorFailure, OperatorRequest,
+    Released,
 };
 use kube_sim::FaultRule;
 use kudo_package::Package;
@@ -96,12 +96,12 @@ async fn a_failed_create_takes_back_what_it_wrote() {
     let request = request("tree", &root, &resolution, None);
     let cancel = CancellationToken::new();
     match engine::apply_operator(&cluster, &request, &cancel).await {
-        Err(OperatorFailure::Install(InstallFailure::Package {
+        Err(OperatorFailure::Package {
             operator,
             root,
             error,
             left_behind,
-        })) => {
+        }) => {
             assert_eq!((operator.as_str(), root), ("cc", false));
             assert!(error.to_string().contains("refused by the test"), "{error}");
             assert!(left_behind.is_empty(), "{left_behind:?}");
