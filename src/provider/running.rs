@@ -1,10 +1,11 @@
 //! An existing Instance as the cluster holds it ([`engine::running`]), what the
-//! ephemeral resource and the `kudo_plan` action start from: its errors as diagnostics.
+//! ephemeral resource and the `kudo_plan` action start from, and the errors of reading
+//! an Instance (its import's too) as diagnostics.
 
 use tfplugin::Diagnostic;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, Running, RunningError};
+use kudo_engine::engine::{self, InstanceReadError, Running};
 
 use super::Session;
 
@@ -21,15 +22,20 @@ pub async fn read(
         .map_err(|e| error(session, &e))
 }
 
-/// A failure to read a running instance, with the advice for its cause.
-pub fn error(session: &Session, e: &RunningError) -> Diagnostic {
+/// A failure to read an instance, with the advice for its cause.
+pub fn error(session: &Session, e: &InstanceReadError) -> Diagnostic {
     match e {
-        RunningError::Instance(c) => session.cluster_error("Cannot read the instance", c),
-        RunningError::Operator(e) => session.engine_error("Cannot read the instance's operator", e),
-        RunningError::OperatorMissing { .. } => {
+        InstanceReadError::Instance(c) => session.cluster_error("Cannot read the instance", c),
+        InstanceReadError::Objects(c) => {
+            session.cluster_error("Cannot list the instance's objects", c)
+        }
+        InstanceReadError::Operator(e) => {
+            session.engine_error("Cannot read the instance's operator", e)
+        }
+        InstanceReadError::OperatorMissing { .. } => {
             Diagnostic::error("The instance's operator is missing", e.to_string())
         }
-        RunningError::Sensitive(e) => {
+        InstanceReadError::Sensitive(e) => {
             session.engine_error("Cannot read the sensitive parameters", e)
         }
     }

@@ -6,7 +6,7 @@
 
 use tfplugin::{Attr, Diagnostic, ImportResponse, ImportedResource, IntoValue, Value};
 
-use kudo_engine::engine::{self, ImportError, ImportRequest, Imported};
+use kudo_engine::engine::{self, ImportRequest, Imported};
 
 use crate::provider::packages::{self};
 use crate::provider::sensitive::{self};
@@ -43,19 +43,14 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         manifests: session.config.show_manifests,
     };
     let imported = match engine::import_instance(&cluster, request).await {
-        Ok(i) => i,
-        Err(e @ ImportError::Missing { .. }) => {
-            return fail(Diagnostic::error("Nothing to import", e.to_string()));
+        Ok(Some(i)) => i,
+        Ok(None) => {
+            return fail(Diagnostic::error(
+                "Nothing to import",
+                format!("There is no Instance {name} in namespace {namespace}."),
+            ));
         }
-        Err(ImportError::Instance(e)) => {
-            return fail(session.cluster_error("Cannot read the instance", &e));
-        }
-        Err(ImportError::Objects(e)) => {
-            return fail(session.cluster_error("Cannot list the instance's objects", &e));
-        }
-        Err(ImportError::Sensitive(e)) => {
-            return fail(session.engine_error("Cannot read the sensitive parameters", &e));
-        }
+        Err(e) => return fail(crate::provider::running::error(session, &e)),
     };
     let state = imported_model((namespace, name), &imported);
     ImportResponse {

@@ -23,8 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
-use super::instance_object::InstanceObject;
-use super::instance_object::instance_ref;
+use super::instance_object::{InstanceObject, InstanceReadError, instance_ref};
 use super::plan_run::{run_plan, run_plan_with_sensitive};
 use super::progress::Progress;
 use super::readiness::HealthSettings;
@@ -44,37 +43,17 @@ pub struct Running {
     pub sensitive: BTreeMap<String, String>,
 }
 
-/// Why an instance cannot be read as [`Running`].
-#[derive(Debug, thiserror::Error)]
-pub enum RunningError {
-    #[error("cannot read the instance: {0}")]
-    Instance(#[source] crate::cluster::ClusterError),
-    #[error("cannot read the instance's operator: {0}")]
-    Operator(#[source] EngineError),
-    #[error(
-        "Instance {namespace}/{name} runs OperatorVersion {ov_namespace}/{ov_name}, which is not in the cluster."
-    )]
-    OperatorMissing {
-        namespace: String,
-        name: String,
-        ov_namespace: String,
-        ov_name: String,
-    },
-    #[error("cannot read the sensitive parameters: {0}")]
-    Sensitive(#[source] EngineError),
-}
-
 /// The Instance `namespace/name`; `Ok(None)` when there is none (each caller says what
 /// that means for it). Its OperatorVersion must be in the cluster.
 pub async fn running(
     cluster: &Cluster,
     namespace: &str,
     name: &str,
-) -> Result<Option<Running>, RunningError> {
+) -> Result<Option<Running>, InstanceReadError> {
     let Some(instance) = cluster
         .get(&instance_ref(namespace, name))
         .await
-        .map_err(RunningError::Instance)?
+        .map_err(InstanceReadError::Instance)?
     else {
         return Ok(None);
     };
@@ -83,8 +62,8 @@ pub async fn running(
     let operator_version = (ov_namespace.to_string(), ov_name.to_string());
     let package = super::operator::load_operator(cluster, ov_namespace, ov_name, None)
         .await
-        .map_err(RunningError::Operator)?
-        .ok_or_else(|| RunningError::OperatorMissing {
+        .map_err(InstanceReadError::Operator)?
+        .ok_or_else(|| InstanceReadError::OperatorMissing {
             namespace: namespace.to_string(),
             name: name.to_string(),
             ov_namespace: operator_version.0.clone(),
@@ -92,7 +71,7 @@ pub async fn running(
         })?;
     let sensitive = super::sensitive::read_sensitive(cluster, namespace, name)
         .await
-        .map_err(RunningError::Sensitive)?;
+        .map_err(InstanceReadError::Sensitive)?;
     Ok(Some(Running {
         record,
         package,
@@ -119,7 +98,7 @@ pub enum ActionRefusal {
     #[error("There is no Instance {name} in namespace {namespace}")]
     Missing { namespace: String, name: String },
     #[error(transparent)]
-    Running(Box<RunningError>),
+    Running(Box<InstanceReadError>),
     #[error("Operator {operator} has no plan {plan:?}; its plans are {}.", plans.join(", "))]
     NoPlan {
         operator: String,

@@ -14,12 +14,10 @@ use kudo_package::Package;
 use kudo_plan::{ChangeRequest, ChildView, Seed, Shown};
 use kudo_resolve::Resolution;
 
-use super::error::EngineError;
-use super::instance_object::InstanceObject;
-use super::instance_object::instance_ref;
+use super::instance_object::{InstanceObject, InstanceReadError, instance_ref};
 use super::metadata::LABEL_INSTANCE;
 use super::planning::{Source, current};
-use crate::cluster::{Cluster, ClusterError, ObjectRef};
+use crate::cluster::{Cluster, ObjectRef};
 
 /// What [`import_instance`] imports.
 pub struct ImportRequest<'a> {
@@ -64,18 +62,20 @@ pub struct Imported {
 
 /// Reads the Instance `req` names, and decides what its imported state holds as the
 /// planning call would for the same values, so that the first plan after the import
-/// has nothing to change.
+/// has nothing to change; `Ok(None)` when there is no such Instance.
 pub async fn import_instance(
     cluster: &Cluster,
     req: ImportRequest<'_>,
-) -> Result<Imported, ImportError> {
+) -> Result<Option<Imported>, InstanceReadError> {
     let ImportRequest {
         namespace,
         name,
         resolution,
         manifests,
     } = req;
-    let found = find_instance(cluster, namespace, name).await?;
+    let Some(found) = find_instance(cluster, namespace, name).await? else {
+        return Ok(None);
+    };
     let (ov_namespace, ov_name) = &found.operator_version;
     let mut all_params = found.parameters.clone();
     all_params.extend(found.sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -119,7 +119,7 @@ pub async fn import_instance(
         objects,
         package,
     } = found;
-    Ok(Imported {
+    Ok(Some(Imported {
         operator_version,
         parameters,
         sensitive,
@@ -131,7 +131,7 @@ pub async fn import_instance(
         outputs,
         children,
         managed,
-    })
+    }))
 }
 
 /// What an import reads (see [`Imported`], which passes it on).
@@ -152,33 +152,19 @@ pub(crate) struct Found {
     pub package: Option<Package>,
 }
 
-/// Why an Instance cannot be imported.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("There is no Instance {name} in namespace {namespace}.")]
-    Missing { namespace: String, name: String },
-    #[error("cannot read the instance: {0}")]
-    Instance(#[source] ClusterError),
-    #[error("cannot list the instance's objects: {0}")]
-    Objects(#[source] ClusterError),
-    #[error("cannot read the sensitive parameters: {0}")]
-    Sensitive(#[source] EngineError),
-}
-
-/// Reads the Instance `namespace/name` and what it owns.
+/// Reads the Instance `namespace/name` and what it owns; `Ok(None)` when there is none.
 pub(crate) async fn find_instance(
     cluster: &Cluster,
     namespace: &str,
     name: &str,
-) -> Result<Found, ImportError> {
-    let instance = cluster
+) -> Result<Option<Found>, InstanceReadError> {
+    let Some(instance) = cluster
         .get(&instance_ref(namespace, name))
         .await
-        .map_err(ImportError::Instance)?
-        .ok_or_else(|| ImportError::Missing {
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        })?;
+        .map_err(InstanceReadError::Instance)?
+    else {
+        return Ok(None);
+    };
     // The same reading of the Instance as the runs' (which plan ran last, and how).
     let record = InstanceObject::from_value(&instance);
     let (ov_namespace, ov_name) = record.operator_version(namespace);
@@ -199,7 +185,7 @@ pub(crate) async fn find_instance(
             Some((r, uid.map(str::to_string)))
         })
         .await
-        .map_err(ImportError::Objects)?;
+        .map_err(InstanceReadError::Objects)?;
     objects.sort();
     let package = super::operator::load_operator(cluster, ov_namespace, ov_name, None)
         .await
@@ -207,8 +193,8 @@ pub(crate) async fn find_instance(
         .flatten();
     let sensitive = super::sensitive::read_sensitive(cluster, namespace, name)
         .await
-        .map_err(ImportError::Sensitive)?;
-    Ok(Found {
+        .map_err(InstanceReadError::Sensitive)?;
+    Ok(Some(Found {
         operator_version,
         parameters: record.parameters(),
         sensitive,
@@ -216,5 +202,5 @@ pub(crate) async fn find_instance(
         status,
         objects,
         package,
-    })
+    }))
 }

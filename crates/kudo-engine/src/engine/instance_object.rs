@@ -7,7 +7,33 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cluster::{KUDO_API_VERSION, ObjectRef};
+use super::error::EngineError;
+use crate::cluster::{ClusterError, KUDO_API_VERSION, ObjectRef};
+
+/// Why an existing Instance could not be read with what belongs to it: by an import
+/// ([`super::import_instance`]: the Instance, its labelled objects, its Secret) or as
+/// [`super::Running`] (the Instance, its operator's package, its Secret). Each reader
+/// answers `None` when there is no Instance, and says what that means for it.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceReadError {
+    #[error("cannot read the instance: {0}")]
+    Instance(#[source] ClusterError),
+    #[error("cannot list the instance's objects: {0}")]
+    Objects(#[source] ClusterError),
+    #[error("cannot read the instance's operator: {0}")]
+    Operator(#[source] EngineError),
+    #[error(
+        "Instance {namespace}/{name} runs OperatorVersion {ov_namespace}/{ov_name}, which is not in the cluster."
+    )]
+    OperatorMissing {
+        namespace: String,
+        name: String,
+        ov_namespace: String,
+        ov_name: String,
+    },
+    #[error("cannot read the sensitive parameters: {0}")]
+    Sensitive(#[source] EngineError),
+}
 
 /// The fields of a `kudo.dev/v1beta1` Instance anyone here reads. Missing or malformed
 /// fields read as empty, so that an Instance nobody finished writing counts as changed

@@ -47,7 +47,7 @@ mod webhook;
 mod write_only;
 pub use action::{
     ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
-    RunningError, prepare_action, run_action, running,
+    prepare_action, run_action, running,
 };
 pub use apply::{ApplyAnswer, apply_change};
 pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
@@ -57,7 +57,8 @@ pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrio
 pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath};
 pub use error::EngineError;
-pub use import::{ImportError, ImportRequest, Imported, import_instance};
+pub use import::{ImportRequest, Imported, import_instance};
+pub use instance_object::InstanceReadError;
 pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
 pub use manifests::manifest_entries;
 pub use namespace::{NamespaceProblem, Released};
