@@ -15,9 +15,7 @@ use tfplugin::{ActionProgress, AttributePath, Diagnostic, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{
-    self, ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Progress,
-};
+use kudo_engine::engine::{self, ActionRefusal, ActionRequest, PreparedAction, Progress};
 
 use crate::provider::{Session, sensitive, timeouts};
 
@@ -121,22 +119,37 @@ pub(in crate::provider) async fn plan(session: &Session, value: &Value) -> Vec<D
         Ok(c) => c,
         Err(d) => return vec![d],
     };
-    match prepare(session, &cluster, &cfg).await {
-        Ok(prepared) => steps(&cfg, &prepared).into_iter().collect(),
+    let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
+    let req = request(session, &cfg, seed.as_deref(), None);
+    match prepare(session, &cluster, &req).await {
+        Ok(prepared) => steps(&cfg, &req, &prepared).into_iter().collect(),
         Err(Refusal::Missing(_)) => Vec::new(),
         Err(Refusal::Diagnostics(d)) => d,
     }
 }
 
-/// What the action will run, shown in its plan: the plan's phases and steps in order.
-fn steps(cfg: &Config, prepared: &PreparedAction) -> Option<Diagnostic> {
-    let outline = prepared.outline(&ActionRequest {
+/// The run the configuration asks for, with the provider's settings.
+fn request<'a>(
+    session: &'a Session,
+    cfg: &'a Config,
+    seed: Option<&'a str>,
+    progress: Option<&'a Progress>,
+) -> ActionRequest<'a> {
+    ActionRequest {
         namespace: &cfg.namespace,
         name: &cfg.name,
         plan: &cfg.plan,
         parameters: &cfg.parameters,
-        seed: prepared.seed.as_deref(),
-    })?;
+        seed,
+        health: &session.config.health,
+        crd_safety: session.config.crd_upgrade_safety,
+        progress,
+    }
+}
+
+/// What the action will run, shown in its plan: the plan's phases and steps in order.
+fn steps(cfg: &Config, req: &ActionRequest<'_>, prepared: &PreparedAction) -> Option<Diagnostic> {
+    let outline = prepared.outline(req)?;
     Some(Diagnostic::warning(
         format!(
             "kudo_plan runs plan {} of instance {}/{}",
@@ -168,17 +181,6 @@ pub(in crate::provider) async fn invoke(
         Ok(c) => c,
         Err(d) => return vec![d],
     };
-    let prepared = match prepare(session, &cluster, &cfg).await {
-        Ok(run) => run,
-        Err(Refusal::Missing(d)) => return vec![d],
-        Err(Refusal::Diagnostics(d)) => return d,
-    };
-    let resolution =
-        super::lookup::resolution(session, &prepared.operator_id, &prepared.package, false);
-    let resolution = match resolution.await {
-        Ok(r) => r,
-        Err(d) => return vec![d],
-    };
     // Nothing more is reported once Terraform asked the provider to stop: Terraform
     // 1.14-1.15 stops reading progress when interrupted, and an event arriving after
     // that crashes it ("range function continued iteration", InvokeAction in
@@ -190,21 +192,31 @@ pub(in crate::provider) async fn invoke(
             reporter.report(event.to_string());
         }
     });
+    let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
+    let req = request(session, &cfg, seed.as_deref(), Some(&sink));
+    let prepared = match prepare(session, &cluster, &req).await {
+        Ok(run) => run,
+        Err(Refusal::Missing(d) | Refusal::Diagnostics(d)) => return d,
+    };
+    let resolution =
+        super::lookup::resolution(session, &prepared.operator_id, &prepared.package, false);
+    let resolution = match resolution.await {
+        Ok(r) => r,
+        Err(d) => return vec![d],
+    };
     progress.report(format!(
         "instance {} plan {}: starting (namespace {})",
         cfg.name, cfg.plan, cfg.namespace
     ));
-    let run = ActionRun {
-        namespace: &cfg.namespace,
-        name: &cfg.name,
-        plan: &cfg.plan,
-        resolution: resolution.as_ref(),
-        health: &session.config.health,
-        crd_safety: session.config.crd_upgrade_safety,
-        progress: Some(&sink),
-    };
     let deadline = Deadline::new(cancel, cfg.timeout);
-    let result = engine::run_action(&cluster, &prepared, &run, &deadline.token).await;
+    let result = engine::run_action(
+        &cluster,
+        &prepared,
+        &req,
+        resolution.as_ref(),
+        &deadline.token,
+    )
+    .await;
     let (mut result, status) = match result {
         Ok(()) => (Ok(()), None),
         Err((e, status)) => (Err(e), status),
@@ -232,69 +244,59 @@ pub(in crate::provider) async fn invoke(
 /// Why an action cannot run: the instance is missing (which a plan tolerates, since an
 /// earlier resource may create it), or anything else.
 enum Refusal {
-    Missing(Diagnostic),
+    Missing(Vec<Diagnostic>),
     Diagnostics(Vec<Diagnostic>),
 }
 
-/// Reads the instance and checks the run, with the seed this process saw.
+/// Reads the instance and checks the run `req` (with the seed this process saw).
 async fn prepare(
     session: &Session,
     cluster: &Cluster,
-    cfg: &Config,
+    req: &ActionRequest<'_>,
 ) -> Result<PreparedAction, Refusal> {
-    let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
-    let req = ActionRequest {
-        namespace: &cfg.namespace,
-        name: &cfg.name,
-        plan: &cfg.plan,
-        parameters: &cfg.parameters,
-        seed: seed.as_deref(),
-    };
-    engine::prepare_action(cluster, &req)
+    engine::prepare_action(cluster, req)
         .await
-        .map_err(|e| refusal(session, cfg, e))
+        .map_err(|refusals| {
+            let missing = refusals
+                .iter()
+                .any(|r| matches!(r, ActionRefusal::Missing { .. }));
+            let diagnostics = refusals.into_iter().map(|r| refusal(session, r)).collect();
+            match missing {
+                true => Refusal::Missing(diagnostics),
+                false => Refusal::Diagnostics(diagnostics),
+            }
+        })
 }
 
-/// The engine's refusal, on the attribute it concerns.
-fn refusal(session: &Session, cfg: &Config, e: ActionRefusal) -> Refusal {
+/// The engine's refusal, on the attribute it concerns (a parameter the action may not
+/// set: its entry, saying where to set it instead).
+fn refusal(session: &Session, e: ActionRefusal) -> Diagnostic {
     let on = |attr: &str| AttributePath::attribute(attr);
-    let one = |d: Diagnostic| Refusal::Diagnostics(vec![d]);
+    let entry = |k: &str| AttributePath::attribute("parameters").key(k.to_string());
     match e {
-        e @ ActionRefusal::Missing { .. } => Refusal::Missing(
-            Diagnostic::error(
-                "No such instance",
-                format!("{e}: create it first (a kudo_instance resource), or correct `instance`."),
-            )
-            .with_attribute(on("instance")),
-        ),
-        ActionRefusal::Running(e) => one(crate::provider::running::error(session, &e)),
+        e @ ActionRefusal::Missing { .. } => Diagnostic::error(
+            "No such instance",
+            format!("{e}: create it first (a kudo_instance resource), or correct `instance`."),
+        )
+        .with_attribute(on("instance")),
+        ActionRefusal::Running(e) => crate::provider::running::error(session, &e),
         e @ ActionRefusal::NoPlan { .. } => {
-            one(Diagnostic::error("No such plan", e.to_string()).with_attribute(on("plan")))
+            Diagnostic::error("No such plan", e.to_string()).with_attribute(on("plan"))
         }
-        ActionRefusal::Parameters(refused) => Refusal::Diagnostics(
-            refused
-                .into_iter()
-                .map(|(k, why)| parameter(cfg, &k, why))
-                .collect(),
-        ),
-        e @ ActionRefusal::NeedsSeed { .. } => one(
-            Diagnostic::error(
-                "This plan needs the instance's random seed",
-                format!("{e} The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
-            )
-            .with_attribute(on("plan")),
-        ),
+        ActionRefusal::Undeclared { ref parameter, .. } => {
+            Diagnostic::error("Undeclared parameter", e.to_string()).with_attribute(entry(parameter))
+        }
+        ActionRefusal::NotAnInput { ref parameter, .. } => Diagnostic::error(
+            "Parameter not an input of this plan",
+            format!("{e} Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers."),
+        )
+        .with_attribute(entry(parameter)),
+        e @ ActionRefusal::NeedsSeed { .. } => Diagnostic::error(
+            "This plan needs the instance's random seed",
+            format!("{e} The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
+        )
+        .with_attribute(on("plan")),
     }
-}
-
-/// A parameter the action may not set, and where to set it instead.
-fn parameter(cfg: &Config, k: &str, why: ParameterRefusal) -> Diagnostic {
-    let mut detail = why.explain(k, &cfg.plan);
-    if let ParameterRefusal::NotAnInput { .. } = why {
-        detail.push_str(" Set it in the kudo_instance's `parameters` instead, where a change runs the plan it triggers.");
-    }
-    Diagnostic::error(why.summary(), detail)
-        .with_attribute(AttributePath::attribute("parameters").key(k.to_string()))
 }
 
 /// `action "kudo_plan"`.

@@ -80,7 +80,7 @@ pub async fn running(
     }))
 }
 
-/// A plan to run on an existing instance.
+/// A plan to run on an existing instance, and how the run goes.
 #[derive(Debug, Clone, Copy)]
 pub struct ActionRequest<'a> {
     pub namespace: &'a str,
@@ -90,9 +90,14 @@ pub struct ActionRequest<'a> {
     pub parameters: &'a BTreeMap<String, String>,
     /// The instance's render seed, when the caller has it.
     pub seed: Option<&'a str>,
+    /// The provider's health settings.
+    pub health: &'a HealthSettings,
+    pub crd_safety: CrdSafety,
+    pub progress: Option<&'a Progress>,
 }
 
-/// Why the plan cannot run; each names what to change.
+/// Why the plan cannot run; each names what to change. [`prepare_action`] answers one,
+/// or one per parameter the run may not set.
 #[derive(Debug, thiserror::Error)]
 pub enum ActionRefusal {
     #[error("There is no Instance {name} in namespace {namespace}")]
@@ -105,9 +110,19 @@ pub enum ActionRefusal {
         plan: String,
         plans: Vec<String>,
     },
-    /// Parameters the run may not set: (name, why).
-    #[error("parameters the plan does not take")]
-    Parameters(Vec<(String, ParameterRefusal)>),
+    /// The package declares no such parameter.
+    #[error("Operator {operator} declares no parameter {parameter:?} (params.yaml).")]
+    Undeclared { operator: String, parameter: String },
+    /// The parameter's trigger is another plan (`Some`), or it has none.
+    #[error(
+        "An action running plan {plan:?} may only set parameters whose trigger is that plan, and {parameter:?} is not one: {}.",
+        runs(trigger)
+    )]
+    NotAnInput {
+        plan: String,
+        parameter: String,
+        trigger: Option<String>,
+    },
     /// The plan renders differently with another seed, and the seed is not known.
     #[error(
         "Task {task:?} of plan {plan:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...)."
@@ -115,40 +130,11 @@ pub enum ActionRefusal {
     NeedsSeed { plan: String, task: String },
 }
 
-/// Why one parameter may not be set by the run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParameterRefusal {
-    /// The package declares no such parameter.
-    Undeclared { operator: String },
-    /// Its trigger is another plan (`Some`), or it has none.
-    NotAnInput { trigger: Option<String> },
-}
-
-impl ParameterRefusal {
-    /// What is wrong with the parameter, in a few words.
-    pub fn summary(&self) -> &'static str {
-        match self {
-            ParameterRefusal::Undeclared { .. } => "Undeclared parameter",
-            ParameterRefusal::NotAnInput { .. } => "Parameter not an input of this plan",
-        }
-    }
-
-    /// Why a run of `plan` may not set `parameter`.
-    pub fn explain(&self, parameter: &str, plan: &str) -> String {
-        match self {
-            ParameterRefusal::Undeclared { operator } => {
-                format!("Operator {operator} declares no parameter {parameter:?} (params.yaml).")
-            }
-            ParameterRefusal::NotAnInput { trigger } => {
-                let runs = match trigger {
-                    Some(t) => format!("its trigger is plan {t:?}"),
-                    None => "it has no `trigger`, so it configures the instance".to_string(),
-                };
-                format!(
-                    "An action running plan {plan:?} may only set parameters whose trigger is that plan, and {parameter:?} is not one: {runs}."
-                )
-            }
-        }
+/// What a parameter's `trigger` makes it, in [`ActionRefusal::NotAnInput`]'s words.
+fn runs(trigger: &Option<String>) -> String {
+    match trigger {
+        Some(t) => format!("its trigger is plan {t:?}"),
+        None => "it has no `trigger`, so it configures the instance".to_string(),
     }
 }
 
@@ -169,17 +155,20 @@ pub struct PreparedAction {
     pub seed: Option<String>,
 }
 
-/// Reads the instance and checks the run `req` asks for.
+/// Reads the instance and checks the run `req` asks for: every refusal when it may not
+/// run (one, or one per parameter the run may not set).
 pub async fn prepare_action(
     cluster: &Cluster,
     req: &ActionRequest<'_>,
-) -> Result<PreparedAction, ActionRefusal> {
+) -> Result<PreparedAction, Vec<ActionRefusal>> {
     let running = running(cluster, req.namespace, req.name)
         .await
-        .map_err(|e| ActionRefusal::Running(Box::new(e)))?
-        .ok_or_else(|| ActionRefusal::Missing {
-            namespace: req.namespace.to_string(),
-            name: req.name.to_string(),
+        .map_err(|e| vec![ActionRefusal::Running(Box::new(e))])?
+        .ok_or_else(|| {
+            vec![ActionRefusal::Missing {
+                namespace: req.namespace.to_string(),
+                name: req.name.to_string(),
+            }]
         })?;
     let Running {
         record,
@@ -188,11 +177,11 @@ pub async fn prepare_action(
         sensitive: mut secret,
     } = running;
     if !package.operator.plans.contains_key(req.plan) {
-        return Err(ActionRefusal::NoPlan {
+        return Err(vec![ActionRefusal::NoPlan {
             operator: package.operator.name.clone(),
             plan: req.plan.to_string(),
             plans: package.operator.plans.keys().cloned().collect(),
-        });
+        }]);
     }
     check_parameters(&package, req)?;
     let mut public = record.parameters();
@@ -211,7 +200,7 @@ pub async fn prepare_action(
     let mut all = public.clone();
     all.extend(secret.clone());
     if req.seed.is_none() {
-        seed_free(&package, req, &all)?;
+        seed_free(&package, req, &all).map_err(|refusal| vec![refusal])?;
     }
     Ok(PreparedAction {
         package,
@@ -242,25 +231,28 @@ impl PreparedAction {
 }
 
 /// Parameters the run may set: declared ones whose `trigger` is the plan it runs.
-fn check_parameters(package: &Package, req: &ActionRequest<'_>) -> Result<(), ActionRefusal> {
-    let refused: Vec<(String, ParameterRefusal)> = req
+fn check_parameters(package: &Package, req: &ActionRequest<'_>) -> Result<(), Vec<ActionRefusal>> {
+    let refused: Vec<ActionRefusal> = req
         .parameters
         .keys()
         .filter_map(|k| {
             let Some(p) = package.parameter(k) else {
-                let operator = package.operator.name.clone();
-                return Some((k.clone(), ParameterRefusal::Undeclared { operator }));
+                return Some(ActionRefusal::Undeclared {
+                    operator: package.operator.name.clone(),
+                    parameter: k.clone(),
+                });
             };
             let trigger = p.trigger.as_deref().filter(|t| !t.is_empty());
-            (trigger != Some(req.plan)).then(|| {
-                let trigger = trigger.map(str::to_string);
-                (k.clone(), ParameterRefusal::NotAnInput { trigger })
+            (trigger != Some(req.plan)).then(|| ActionRefusal::NotAnInput {
+                plan: req.plan.to_string(),
+                parameter: k.clone(),
+                trigger: trigger.map(str::to_string),
             })
         })
         .collect();
     match refused.is_empty() {
         true => Ok(()),
-        false => Err(ActionRefusal::Parameters(refused)),
+        false => Err(refused),
     }
 }
 
@@ -298,29 +290,18 @@ fn seed_free(
     }
 }
 
-/// How the run goes.
-#[derive(Debug, Clone, Copy)]
-pub struct ActionRun<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub plan: &'a str,
-    /// The dependency tree its KudoOperator tasks take their packages from.
-    pub resolution: Option<&'a Resolution>,
-    /// The provider's health settings.
-    pub health: &'a HealthSettings,
-    pub crd_safety: CrdSafety,
-    pub progress: Option<&'a Progress>,
-}
-
 /// Runs the prepared plan until it completes, fails, or `cancel` fires. A failure comes
-/// with the plan's status tree as the Instance records it.
+/// with the plan's status tree as the Instance records it. `resolution`: the dependency
+/// tree its KudoOperator tasks take their packages from (the caller finds it for the
+/// prepared package).
 pub async fn run_action(
     cluster: &Cluster,
     prepared: &PreparedAction,
-    run: &ActionRun<'_>,
+    run: &ActionRequest<'_>,
+    resolution: Option<&Resolution>,
     cancel: &CancellationToken,
 ) -> Result<(), (EngineError, Option<PlanStatus>)> {
-    let tree = match run.resolution {
+    let tree = match resolution {
         Some(r) => kudo_plan::change::tree_of(
             r,
             &prepared.package,
@@ -371,20 +352,21 @@ mod tests {
 
     #[test]
     fn a_refused_parameter_says_why_in_kudos_terms() {
-        let undeclared = ParameterRefusal::Undeclared {
+        let undeclared = ActionRefusal::Undeclared {
             operator: "zk".into(),
+            parameter: "SIZE".into(),
         };
-        assert_eq!(undeclared.summary(), "Undeclared parameter");
         assert_eq!(
-            undeclared.explain("SIZE", "backup"),
+            undeclared.to_string(),
             r#"Operator zk declares no parameter "SIZE" (params.yaml)."#
         );
-        let other = ParameterRefusal::NotAnInput {
+        let other = ActionRefusal::NotAnInput {
+            plan: "backup".into(),
+            parameter: "SIZE".into(),
             trigger: Some("deploy".into()),
         };
-        assert_eq!(other.summary(), "Parameter not an input of this plan");
         assert_eq!(
-            other.explain("SIZE", "backup"),
+            other.to_string(),
             r#"An action running plan "backup" may only set parameters whose trigger is that plan, and "SIZE" is not one: its trigger is plan "deploy"."#
         );
         let seed = ActionRefusal::NeedsSeed {
@@ -395,9 +377,13 @@ mod tests {
             seed.to_string()
                 .starts_with(r#"Task "key" of plan "rotate" renders differently for each seed"#)
         );
-        let none = ParameterRefusal::NotAnInput { trigger: None };
+        let none = ActionRefusal::NotAnInput {
+            plan: "backup".into(),
+            parameter: "SIZE".into(),
+            trigger: None,
+        };
         assert!(
-            none.explain("SIZE", "backup")
+            none.to_string()
                 .ends_with("it has no `trigger`, so it configures the instance."),
         );
     }

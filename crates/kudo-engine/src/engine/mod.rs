@@ -46,8 +46,7 @@ mod wait;
 mod webhook;
 mod write_only;
 pub use action::{
-    ActionRefusal, ActionRequest, ActionRun, ParameterRefusal, PreparedAction, Running,
-    prepare_action, run_action, running,
+    ActionRefusal, ActionRequest, PreparedAction, Running, prepare_action, run_action, running,
 };
 pub use apply::{ApplyAnswer, apply_change};
 pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
