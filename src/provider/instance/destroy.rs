@@ -4,7 +4,7 @@
 //! deletes the volume claims its StatefulSets leave behind), and its answer as
 //! diagnostics.
 
-use tfplugin::{ApplyResponse, Diagnostic, Value};
+use tfplugin::{ApplyResponse, AttributePath, Diagnostic, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
@@ -72,24 +72,33 @@ pub(super) fn answer(
 ) -> ApplyResponse {
     match destroyed {
         Ok(destroyed) => ApplyResponse {
-            diagnostics: diagnostics(session, name, namespace, &destroyed),
+            diagnostics: diagnostics(session, name, namespace, destroyed),
             ..Default::default()
         },
-        Err(DestroyError::Uninstall { error, timed_out }) => {
+        Err(e) => ApplyResponse {
+            new_state: prior_state,
+            diagnostics: vec![failure(session, name, e)],
+            ..Default::default()
+        },
+    }
+}
+
+/// The destroy's error: the uninstall's, or (the instance gone) the volume claims'.
+fn failure(session: &Session, name: &str, e: DestroyError) -> Diagnostic {
+    match e {
+        DestroyError::Uninstall { error, timed_out } => {
             let error = match timed_out {
                 Some(limit) => super::deadline::timed_out(error, "uninstall", "`timeouts`", limit),
                 None => error,
             };
-            ApplyResponse {
-                new_state: prior_state,
-                diagnostics: vec![destroy_diagnostic(
-                    session,
-                    &format!("Cannot remove instance {name}"),
-                    &error,
-                )],
-                ..Default::default()
-            }
+            destroy_diagnostic(session, &format!("Cannot remove instance {name}"), &error)
         }
+        DestroyError::ListClaims(e) => {
+            session.destroy_error("Cannot list the instance's volume claims", &e)
+        }
+        DestroyError::DeleteClaims(e) => session
+            .destroy_error("Cannot delete the instance's volume claims", &e)
+            .with_attribute(AttributePath::attribute(super::volumes::ATTR)),
     }
 }
 
@@ -100,7 +109,7 @@ fn diagnostics(
     session: &Session,
     name: &str,
     namespace: &str,
-    destroyed: &Destroyed,
+    destroyed: Destroyed,
 ) -> Vec<Diagnostic> {
     let mut diagnostics: Vec<Diagnostic> = destroyed
         .not_checked
@@ -108,9 +117,9 @@ fn diagnostics(
         .map(|w| Diagnostic::warning(w.summary(), w.to_string()))
         .collect();
     diagnostics.extend(super::diag::kept_warnings(&destroyed.kept));
-    match super::volumes::settled(session, name, &destroyed.volumes) {
-        Ok(d) => diagnostics.extend(d),
-        Err(d) => diagnostics.push(d),
+    match destroyed.volumes {
+        Ok(kept) => diagnostics.extend(super::volumes::kept(name, &kept)),
+        Err(e) => diagnostics.push(failure(session, name, e)),
     }
     if let Some(released) = &destroyed.namespace {
         diagnostics.extend(crate::provider::namespace::released(namespace, released));

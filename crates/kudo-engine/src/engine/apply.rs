@@ -11,10 +11,11 @@ use super::apply_run::{
     Applied, ApplyRequest, Loaded, OnFailure, PackageSource, installed, run_looked,
 };
 use super::change::PlanRefusal;
-use super::destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
+use super::destroy::{DestroyRequest, Destroyed, destroy_instance};
 use super::namespace::{NamespaceUser, ensure_namespace};
 use super::plan_run::look;
 use super::planning::{Contents, Source, current_of};
+use super::removal::DestroyError;
 use super::rollback::{RollbackError, RolledBack, put_back};
 use crate::cluster::{Cluster, ObjectRef};
 

@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::EngineError;
 use super::namespace::{NamespaceUser, Released, release_namespace};
-use super::removal::{CrdDeletion, Kept};
+use super::removal::{CrdDeletion, DestroyError, Kept};
 use super::uninstall::{Cleanup, uninstall_instance_keeping};
-use super::volumes::{InstanceVolumes, NotChecked, SettleError};
+use super::volumes::{InstanceVolumes, NotChecked};
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What [`destroy_instance`] removes, and how.
@@ -70,25 +70,10 @@ pub struct Destroyed {
     pub kept: Vec<Kept>,
     /// The volume claims the instance's StatefulSets left behind and that stay (none
     /// with `delete_volumes`), or why they could not be listed or deleted.
-    pub volumes: Result<Vec<ObjectRef>, SettleError>,
+    pub volumes: Result<Vec<ObjectRef>, DestroyError>,
     /// What became of the namespace `create_namespace` created; `None` when the request
     /// did not set [`DestroyRequest::create_namespace`].
     pub namespace: Option<Result<Released, EngineError>>,
-}
-
-/// Why a destroy stopped with the instance (or part of it) still there.
-#[derive(Debug, thiserror::Error)]
-pub enum DestroyError {
-    /// The cleanup plan or the removal of the instance's objects failed. Nothing after
-    /// it ran: a second destroy resumes it.
-    #[error("cannot remove the instance: {error}")]
-    Uninstall {
-        #[source]
-        error: EngineError,
-        /// The request's timeout, when running out of it is what stopped the uninstall
-        /// (rather than the caller's cancellation).
-        timed_out: Option<Duration>,
-    },
 }
 
 /// Destroys the instance `req` names: the `cleanup` plan when the package has one, the

@@ -53,7 +53,7 @@ pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
-pub use destroy::{DestroyError, DestroyRequest, Destroyed, destroy_instance};
+pub use destroy::{DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath};
 pub use error::EngineError;
 pub use import::{ImportRequest, Imported, import_instance};
@@ -73,11 +73,10 @@ pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
 pub use readiness::HealthSettings;
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
-pub use removal::{CrdDeletion, Kept};
+pub use removal::{CrdDeletion, DestroyError, Kept};
 pub use rollback::RolledBack;
 pub use tree::TreePlan;
 pub use tree_load::{TreeLoadError, load_operator_tree};
-pub use volumes::SettleError;
 pub use write_only::read_write_only;
 
 // The layers under the actions, for the crate's kube-sim scenarios (`crate::scenarios`).

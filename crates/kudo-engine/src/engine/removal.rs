@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +39,29 @@ impl CrdDeletion {
             _ => None,
         }
     }
+}
+
+/// Why a destroy of an instance did not go all the way: its uninstall stopped with the
+/// instance (or part of it) still there, or, once the instance was gone, the volume
+/// claims its StatefulSets left behind could not be settled ([`super::Destroyed::volumes`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DestroyError {
+    /// The cleanup plan or the removal of the instance's objects failed. Nothing after
+    /// it ran: a second destroy resumes it.
+    #[error("cannot remove the instance: {error}")]
+    Uninstall {
+        #[source]
+        error: EngineError,
+        /// The request's timeout, when running out of it is what stopped the uninstall
+        /// (rather than the caller's cancellation).
+        timed_out: Option<Duration>,
+    },
+    /// The claims could not be listed after the uninstall.
+    #[error("cannot list the claims: {0}")]
+    ListClaims(#[source] EngineError),
+    /// The claims to delete could not all be deleted.
+    #[error("cannot delete the claims: {0}")]
+    DeleteClaims(#[source] EngineError),
 }
 
 /// An object removal left in place, and why.

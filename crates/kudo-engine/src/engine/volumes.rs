@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::EngineError;
+use super::removal::DestroyError;
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What a StatefulSet's claims look like; read before the StatefulSet is deleted.
@@ -158,15 +159,6 @@ pub(crate) struct InstanceVolumes {
     claims: Vec<ObjectRef>,
 }
 
-/// Why [`InstanceVolumes::settle`] failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum SettleError {
-    #[error("cannot list the claims: {0}")]
-    List(#[source] EngineError),
-    #[error("cannot delete the claims: {0}")]
-    Delete(#[source] EngineError),
-}
-
 /// Claims an uninstall could not look for beforehand. Each is a warning, not a failed
 /// destroy: the uninstall then handles them as any object labelled with the instance.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -243,16 +235,16 @@ impl InstanceVolumes {
         cluster: &Cluster,
         delete: bool,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ObjectRef>, SettleError> {
+    ) -> Result<Vec<ObjectRef>, DestroyError> {
         let claims = claims(cluster, &self.sources)
             .await
-            .map_err(SettleError::List)?;
+            .map_err(DestroyError::ListClaims)?;
         if !delete || claims.is_empty() {
             return Ok(claims);
         }
         delete_claims(cluster, &claims, cancel)
             .await
-            .map_err(SettleError::Delete)?;
+            .map_err(DestroyError::DeleteClaims)?;
         tracing::info!(
             count = claims.len(),
             "deleted the volume claims of the instance's StatefulSets"

@@ -262,6 +262,7 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
             assert_eq!(timed_out, Some(limit));
         }
         Ok(d) => panic!("a held object was destroyed: {d:?}"),
+        Err(other) => panic!("expected the uninstall to stop, got {other}"),
     }
     assert!(
         cluster
@@ -293,5 +294,6 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
             assert_eq!(timed_out, None);
         }
         Ok(d) => panic!("a held object was destroyed: {d:?}"),
+        Err(other) => panic!("expected the uninstall to stop, got {other}"),
     }
 }
