@@ -8,6 +8,8 @@
 
 use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, Value};
 
+use kudo_engine::engine::{self, ListFilter};
+
 use super::{Session, namespace_in};
 
 /// `kudo_instance`: the Instance object's namespace and name.
@@ -61,9 +63,21 @@ pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<S
     let name = required(identity, "name", "kudo_operator")?;
     let version = required(identity, "version", "kudo_operator")?;
     let cluster = session.cluster().await?;
-    let names = kudo_engine::engine::operator_versions_of(&cluster, namespace, name, version)
+    // Any version of the operator, one another installs included.
+    let filter = ListFilter {
+        namespace: Some(namespace),
+        operator: Some(name),
+        label_selector: None,
+        dependencies: true,
+    };
+    let listed = engine::list_operators(&cluster, &filter)
         .await
         .map_err(|e| session.cluster_error("Cannot list the OperatorVersions", &e))?;
+    let names: Vec<String> = listed
+        .into_iter()
+        .filter(|l| l.version == version)
+        .map(|l| l.name)
+        .collect();
     match names.as_slice() {
         [one] => Ok(format!("{namespace}/{one}")),
         [] => Err(Diagnostic::error(

@@ -31,6 +31,8 @@ impl ListConfig {
             namespace: set(&self.namespace),
             operator: set(&self.operator),
             label_selector: set(&self.label_selector),
+            // A dependency comes with what installs it.
+            dependencies: false,
         }
     }
 }

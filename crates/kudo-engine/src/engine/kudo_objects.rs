@@ -1,6 +1,7 @@
 //! Finding the KUDO Instances and OperatorVersions in a cluster, whoever made them
 //! (`terraform query` lists them so `kubectl kudo` users can adopt them): the top-level
-//! ones only, since a dependency comes with the instance or operator that installs it.
+//! ones, since a dependency comes with the instance or operator that installs it, unless
+//! the filter asks for dependencies too (an operator's identity names any of its versions).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +18,9 @@ pub struct ListFilter<'a> {
     /// The operator's name (`spec.operator.name` of the OperatorVersion).
     pub operator: Option<&'a str>,
     pub label_selector: Option<&'a str>,
+    /// Dependencies too: Instances another Instance's KudoOperator task made, and
+    /// OperatorVersions another one in their namespace installs.
+    pub dependencies: bool,
 }
 
 /// A top-level Instance.
@@ -67,8 +71,9 @@ fn found_instance(o: &Value) -> Option<FoundInstance> {
     })
 }
 
-/// The Instances `filter` selects that are no other Instance's dependency, sorted by
-/// namespace and name. Instances the listing cannot read are left out.
+/// The Instances `filter` selects (no other Instance's dependency unless it asks for
+/// dependencies), sorted by namespace and name. Instances the listing cannot read are
+/// left out.
 pub async fn list_instances(
     cluster: &Cluster,
     filter: &ListFilter<'_>,
@@ -84,7 +89,11 @@ pub async fn list_instances(
         .await?;
     let mut operators: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
     let mut out = Vec::new();
-    for f in found.into_iter().flatten().filter(|f| !f.dependency) {
+    for f in found
+        .into_iter()
+        .flatten()
+        .filter(|f| filter.dependencies || !f.dependency)
+    {
         if let Some(wanted) = filter.operator {
             let operator = match f.operator {
                 Some(o) => Some(o),
@@ -160,8 +169,8 @@ pub fn installed_operators(operator_version: &Value) -> Vec<String> {
 }
 
 /// The OperatorVersions `filter` selects whose operator no other OperatorVersion in
-/// the namespace installs, sorted by namespace and name. Those the listing cannot read
-/// are left out.
+/// the namespace installs (any, when it asks for dependencies), sorted by namespace and
+/// name. Those the listing cannot read are left out.
 pub async fn list_operators(
     cluster: &Cluster,
     filter: &ListFilter<'_>,
@@ -190,41 +199,15 @@ pub async fn list_operators(
     let mut selected: Vec<ListedOperator> = found
         .iter()
         .filter(|f| {
-            !dependencies.contains(&(f.listed.namespace.as_str(), f.listed.operator.as_str()))
+            filter.dependencies
+                || !dependencies
+                    .contains(&(f.listed.namespace.as_str(), f.listed.operator.as_str()))
         })
         .filter(|f| filter.operator.is_none_or(|o| o == f.listed.operator))
         .map(|f| f.listed.clone())
         .collect();
     selected.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(selected)
-}
-
-/// The OperatorVersions in `namespace` of `operator` at `version` (`spec.version`),
-/// sorted by name: what an operator's identity names. Several differ in appVersion,
-/// which only their names hold.
-pub async fn operator_versions_of(
-    cluster: &Cluster,
-    namespace: &str,
-    operator: &str,
-    version: &str,
-) -> Result<Vec<String>, ClusterError> {
-    let found = cluster
-        .list_selected_map(
-            KUDO_API_VERSION,
-            "OperatorVersion",
-            Some(namespace),
-            None,
-            |o| found_operator(&o),
-        )
-        .await?;
-    let mut names: Vec<String> = found
-        .into_iter()
-        .flatten()
-        .filter(|f| f.listed.operator == operator && f.listed.version == version)
-        .map(|f| f.listed.name)
-        .collect();
-    names.sort();
-    Ok(names)
 }
 
 #[cfg(test)]

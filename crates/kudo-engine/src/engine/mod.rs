@@ -58,7 +58,7 @@ pub use drift::{FieldDrift, IgnoredPath};
 pub use error::EngineError;
 pub use import::{ImportRequest, Imported, import_instance};
 pub use instance_object::InstanceReadError;
-pub use kudo_objects::{ListFilter, list_instances, list_operators, operator_versions_of};
+pub use kudo_objects::{ListFilter, list_instances, list_operators};
 pub use manifests::manifest_entries;
 pub use namespace::{NamespaceProblem, Released};
 pub use operator::load_operator;
