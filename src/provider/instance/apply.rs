@@ -8,8 +8,8 @@
 use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IntoValue, Value};
 use tokio_util::sync::CancellationToken;
 
-use kudo_engine::cluster::{Cluster, ObjectRef};
-use kudo_engine::engine::{self, Applied, ApplyAnswer, Source, TreePrior};
+use kudo_engine::cluster::Cluster;
+use kudo_engine::engine::{self, Applied, ApplyAnswer, Manifests, TreePrior};
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 
@@ -286,7 +286,7 @@ async fn run(
         Ok(ApplyAnswer::Removed { failed, removed }) => (*failed, Undone::Removed(removed)),
         Ok(ApplyAnswer::Settled { managed }) => {
             deadline.timer.abort();
-            return settled_state(planned, managed.as_deref(), &secret);
+            return settled_state(planned, managed.as_ref(), &secret);
         }
         Err(r) => {
             deadline.timer.abort();
@@ -432,7 +432,7 @@ fn keep_planned_uids(
 /// plan could not know them (from what the engine read).
 fn settled_state(
     mut state: InstanceModel,
-    managed: Option<&[(ObjectRef, Source)]>,
+    managed: Option<&Manifests>,
     secret: &std::collections::BTreeMap<String, String>,
 ) -> ApplyResponse {
     if state.manifests == Value::Unknown {

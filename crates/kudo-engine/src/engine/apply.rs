@@ -12,9 +12,10 @@ use super::apply_run::{
 };
 use super::change::PlanRefusal;
 use super::destroy::{DestroyRequest, Destroyed, destroy_instance};
+use super::manifests::Manifests;
 use super::namespace::{NamespaceUser, ensure_namespace};
 use super::plan_run::look;
-use super::planning::{Contents, Source, current_of};
+use super::planning::{Contents, current_of};
 use super::removal::DestroyError;
 use super::rollback::{RollbackError, RolledBack, put_back};
 use crate::cluster::{Cluster, ObjectRef};
@@ -40,9 +41,7 @@ pub enum ApplyAnswer {
     /// No KUDO plan ran, as planned ([`ApplyRequest::settled`]); with
     /// [`Contents::Keep`], what the managed objects hold (`None` when their values no
     /// longer render, or without it).
-    Settled {
-        managed: Option<Vec<(ObjectRef, Source)>>,
-    },
+    Settled { managed: Option<Manifests> },
 }
 
 /// Applies the change the plan decided: its namespace first, then the plan run for the

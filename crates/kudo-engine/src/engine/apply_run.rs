@@ -18,8 +18,9 @@ use super::crd_safety::CrdSafety;
 use super::decisions::{DependencyRecords, TreePrior};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
+use super::manifests::Manifests;
 use super::plan_run::{Looked, run_plan_looked};
-use super::planning::{Contents, Source, current_of};
+use super::planning::{Contents, current_of};
 use super::progress::Progress;
 use super::readiness::HealthSettings;
 use super::removal::CrdDeletion;
@@ -157,7 +158,7 @@ pub struct Applied {
     /// The plan's status tree, as the run left it (read back after a failure).
     pub plan_status: Option<PlanStatus>,
     /// With [`Contents::Keep`]: each object's content as this apply rendered it.
-    pub managed: Option<Vec<(ObjectRef, Source)>>,
+    pub managed: Option<Manifests>,
 }
 
 impl Applied {
@@ -395,7 +396,7 @@ async fn rendered(
     package: &Package,
     all: &BTreeMap<String, String>,
     objects: &[ObjectRef],
-) -> Option<Vec<(ObjectRef, Source)>> {
+) -> Option<Manifests> {
     let inputs = kudo_plan::Inputs {
         package,
         instance: req.name,

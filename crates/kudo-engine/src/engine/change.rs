@@ -12,8 +12,9 @@ use super::crd_safety::CrdSafety;
 use super::decisions::TreePrior;
 use super::error::EngineError;
 use super::instance_object::instance_ref;
+use super::manifests::Manifests;
 use super::namespace::{NamespacePlan, NamespaceProblem, NamespaceUser, plan_namespace};
-use super::planning::{Contents, PlanFailure, PlanNote, Prior, Source, current};
+use super::planning::{Contents, PlanFailure, PlanNote, Prior, current};
 use super::tree::{TreePlan, TreeRequest, plan_tree};
 use crate::cluster::{Cluster, ObjectRef};
 
@@ -63,7 +64,7 @@ pub struct Planned<'a> {
     pub notes: Vec<PlanNote>,
     /// When no plan runs: every managed object with the content its last run rendered
     /// (only with [`Contents::Keep`]).
-    pub current: Option<Vec<(ObjectRef, Source)>>,
+    pub current: Option<Manifests>,
 }
 
 /// Why the plan fails.
@@ -223,7 +224,7 @@ enum Looks {
     /// The dry-run of the tree for the plan that runs.
     DryRun(Box<Result<DryRun, PlanRefusal>>),
     /// No plan runs: the managed objects' content ([`Contents::Keep`]).
-    Current(Option<Vec<(ObjectRef, Source)>>),
+    Current(Option<Manifests>),
     Nothing,
 }
 
@@ -401,7 +402,7 @@ async fn current_objects(
     req: &ChangeRequest<'_>,
     change: &Change<'_>,
     objects: &[ObjectRef],
-) -> Option<Vec<(ObjectRef, Source)>> {
+) -> Option<Manifests> {
     let desired = change.desired.as_ref()?;
     let last = req
         .prior

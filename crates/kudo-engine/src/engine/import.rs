@@ -15,8 +15,9 @@ use kudo_plan::{ChangeRequest, ChildView, Seed, Shown};
 use kudo_resolve::Resolution;
 
 use super::instance_object::{InstanceObject, InstanceReadError, instance_ref};
+use super::manifests::Manifests;
 use super::metadata::LABEL_INSTANCE;
-use super::planning::{Source, current};
+use super::planning::current;
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What [`import_instance`] imports.
@@ -57,7 +58,7 @@ pub struct Imported {
     pub children: Option<Vec<ChildView>>,
     /// Its objects with the content the package renders for them, when the request
     /// asked and the package and values are known.
-    pub managed: Option<Vec<(ObjectRef, Source)>>,
+    pub managed: Option<Manifests>,
 }
 
 /// Reads the Instance `req` names, and decides what its imported state holds as the

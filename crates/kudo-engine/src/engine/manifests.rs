@@ -11,8 +11,22 @@ use std::collections::BTreeMap;
 use kudo_plan::change::{REDACTED, object_reveals};
 use serde_json::Value;
 
-use super::planning::Source;
 use crate::cluster::ObjectRef;
+
+/// Every object an instance manages after an apply, with where its content comes from:
+/// what `kudo_instance.manifests` is made of ([`Manifests::entries`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifests(pub(crate) Vec<(ObjectRef, Source)>);
+
+/// Where the content of an object managed after the apply comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Source {
+    /// The pending run applies it: this render.
+    Applied(Value),
+    /// The run leaves it as it is: the prior state's entry when there is one, else this
+    /// render of the last run's values (none when it cannot be known).
+    Kept(Option<Value>),
+}
 
 /// One object's entry: its YAML, or [`REDACTED`].
 pub fn manifest_entry(object: &Value, sensitive: &BTreeMap<String, String>) -> String {
@@ -27,29 +41,31 @@ pub fn manifest_entry(object: &Value, sensitive: &BTreeMap<String, String>) -> S
     }
 }
 
-/// The entries of the objects `managed` after the apply, keyed as `objects` is
-/// ([`qualified_label`]). An object the run leaves as it is keeps its `prior` entry (a
-/// render of other values would show a change that does not happen); one whose content
-/// cannot be known is left out rather than guessed.
-pub fn manifest_entries(
-    managed: &[(ObjectRef, Source)],
-    prior: &BTreeMap<String, String>,
-    sensitive: &BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
-    managed
-        .iter()
-        .filter_map(|(r, source)| {
-            let key = r.qualified_label();
-            let text = match source {
-                Source::Applied(object) => Some(manifest_entry(object, sensitive)),
-                Source::Kept(render) => prior
-                    .get(&key)
-                    .cloned()
-                    .or_else(|| render.as_ref().map(|o| manifest_entry(o, sensitive))),
-            }?;
-            Some((key, text))
-        })
-        .collect()
+impl Manifests {
+    /// The entries of the objects managed after the apply, keyed as `objects` is
+    /// ([`ObjectRef::qualified_label`]). An object the run leaves as it is keeps its `prior`
+    /// entry (a render of other values would show a change that does not happen); one
+    /// whose content cannot be known is left out rather than guessed.
+    pub fn entries(
+        &self,
+        prior: &BTreeMap<String, String>,
+        sensitive: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        self.0
+            .iter()
+            .filter_map(|(r, source)| {
+                let key = r.qualified_label();
+                let text = match source {
+                    Source::Applied(object) => Some(manifest_entry(object, sensitive)),
+                    Source::Kept(render) => prior
+                        .get(&key)
+                        .cloned()
+                        .or_else(|| render.as_ref().map(|o| manifest_entry(o, sensitive))),
+                }?;
+                Some((key, text))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -63,14 +79,14 @@ mod tests {
         let a = ObjectRef::new("v1", "ConfigMap", Some("ns"), "a");
         let b = ObjectRef::new("v1", "ConfigMap", Some("ns"), "b");
         let c = ObjectRef::new("rbac.authorization.k8s.io/v1", "ClusterRole", None, "c");
-        let managed = [
+        let managed = Manifests(vec![
             (a, Source::Applied(json!({"kind": "ConfigMap", "x": 1}))),
             (b, Source::Kept(Some(json!({"kind": "ConfigMap", "x": 2})))),
             (c, Source::Kept(None)),
-        ];
+        ]);
         let prior = map(&[("ConfigMap ns/b", "old b\n")]);
         assert_eq!(
-            manifest_entries(&managed, &prior, &BTreeMap::new()),
+            managed.entries(&prior, &BTreeMap::new()),
             map(&[
                 ("ConfigMap ns/a", "kind: ConfigMap\nx: 1\n"),
                 ("ConfigMap ns/b", "old b\n"),

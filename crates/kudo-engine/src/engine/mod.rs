@@ -59,7 +59,7 @@ pub use error::EngineError;
 pub use import::{ImportRequest, Imported, import_instance};
 pub use instance_object::InstanceReadError;
 pub use kudo_objects::{ListFilter, list_instances, list_operators};
-pub use manifests::manifest_entries;
+pub use manifests::Manifests;
 pub use namespace::{NamespaceProblem, Released};
 pub use operator::load_operator;
 pub use operator_action::{
@@ -68,7 +68,7 @@ pub use operator_action::{
 };
 pub use operator_tree::{InstalledTree, InstalledVersion, OperatorFailure};
 pub use ownership::InstanceHolders;
-pub use planning::{Changes, Contents, PlanNote, Source};
+pub use planning::{Changes, Contents, PlanNote};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
 pub use readiness::HealthSettings;
@@ -88,6 +88,8 @@ pub(crate) use health::{Health, health};
 pub(crate) use instance_object::instance_ref;
 #[cfg(test)]
 pub(crate) use kudo_plan::DependencyPackages;
+#[cfg(test)]
+pub(crate) use manifests::Source;
 #[cfg(test)]
 pub(crate) use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
 #[cfg(test)]

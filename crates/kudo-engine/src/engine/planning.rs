@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
+use super::manifests::{Manifests, Source};
 use super::preview::{
     Answers, OtherKinds, PlannedObject, PreviewAction, preview_walk_in, walk_objects,
 };
@@ -35,16 +36,6 @@ pub struct Prior<'a> {
     /// Objects whose fields changed outside Terraform (a refresh found them): the
     /// apply applies them again, so they count as updated.
     pub drifted: &'a [ObjectRef],
-}
-
-/// Where the content of an object managed after the apply comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    /// The pending run applies it: this render.
-    Applied(Value),
-    /// The run leaves it as it is: the prior state's entry when there is one, else this
-    /// render of the last run's values (none when it cannot be known).
-    Kept(Option<Value>),
 }
 
 /// The objects the apply creates, updates and deletes, in plan order.
@@ -75,7 +66,7 @@ pub struct InstancePlan {
     pub notes: Vec<PlanNote>,
     /// Every object the instance manages after the apply with where its content comes
     /// from; `None` when `changes` is, or when [`Contents::Skip`] was asked.
-    pub managed: Option<Vec<(ObjectRef, Source)>>,
+    pub managed: Option<Manifests>,
     /// The inventory the run leaves when it succeeds (what the state's `objects` then
     /// holds), by the run's own rule: `None` when a task of the plan writes objects the
     /// plan cannot name (Pipe, KudoOperator or Webhook tasks) or `changes` is unknown.
@@ -393,7 +384,7 @@ pub(crate) async fn plan_instance_in(
                 }
                 managed.push((r.clone(), Source::Kept(kept.remove(&i))));
             }
-            Some(managed)
+            Some(Manifests(managed))
         }
     };
     let after = last_actions.inventory_after(prior.objects, &pruned);
@@ -553,7 +544,7 @@ pub async fn current_of(
     inputs: Inputs<'_>,
     plan: &str,
     objects: &[ObjectRef],
-) -> Option<Vec<(ObjectRef, Source)>> {
+) -> Option<Manifests> {
     let desired = Desired::new(inputs).ok()?;
     current(cluster, &desired, plan, objects).await
 }
@@ -566,10 +557,10 @@ pub(crate) async fn current(
     desired: &Desired<'_>,
     plan: &str,
     objects: &[ObjectRef],
-) -> Option<Vec<(ObjectRef, Source)>> {
+) -> Option<Manifests> {
     let rendered = renders(cluster, desired, plan).await?;
     let by_id: HashMap<_, &Value> = rendered.iter().map(|(k, o)| (k.identity(), *o)).collect();
-    Some(
+    Some(Manifests(
         objects
             .iter()
             .map(|r| {
@@ -577,7 +568,7 @@ pub(crate) async fn current(
                 (r.clone(), Source::Kept(render))
             })
             .collect(),
-    )
+    ))
 }
 
 /// The CRD upgrade-safety check of every CRD `walk` applies (see [`super::crd_safety`]):

@@ -139,6 +139,7 @@ async fn a_changed_parameter_updates_what_it_renders_and_contents_are_copied_onl
     let managed = kept.managed.expect("contents asked for");
     let content = |name: &str| {
         managed
+            .0
             .iter()
             .find(|(r, _)| *r == cm(name))
             .map(|(_, source)| source.clone())
