@@ -9,8 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use kudo_engine::cluster::ObjectRef;
-use kudo_engine::engine::DependencyRecords;
+use kudo_engine::engine::TreeRecord;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,23 +23,16 @@ pub struct PrivateState {
     /// first refresh then compares every object once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub applied_fields: Vec<String>,
-    /// What each dependency instance owns, with fingerprints (Terraform's state lists
-    /// only the instance's own objects).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub dependencies: DependencyRecords,
-    /// Objects the last refresh found changed outside Terraform, by instance (this
-    /// one's name or a dependency instance's): the next apply applies them again.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub drifted: BTreeMap<String, Vec<ObjectRef>>,
-    /// Set by a plan whose dry-run covered the whole tree: the apply right after it (the
-    /// same change, planned again by Terraform just before) does not dry-run it again.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub checked: bool,
-    /// Set with `checked` when that dry-run judged every object of the tree: the apply
-    /// right after writes each step without rehearsing it (see
-    /// `engine::TreePrior::every_object_checked`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub every_object_checked: bool,
+    /// The engine's record of the tree, kept as the engine answers it: what each
+    /// dependency instance owns, with fingerprints (Terraform's state lists only the
+    /// instance's own objects), the objects the last refresh found changed outside
+    /// Terraform, and, planned only, what a plan whose dry-run covered the whole tree
+    /// hands to the apply right after it (the same change, planned again by Terraform
+    /// just before), which then does not dry-run it again. Its fields sit beside these
+    /// (`dependencies`, `drifted`, `checked`, `every_object_checked`, `decided`), as
+    /// before the engine kept them.
+    #[serde(flatten)]
+    pub tree: TreeRecord,
     /// How many applies of this instance ran a KUDO plan through this provider: its
     /// `summary` names the next one's number, so the summary of every plan that runs
     /// something differs from the last apply's and is shown whole, while a refresh
@@ -62,11 +54,6 @@ pub struct PrivateState {
     /// fails, with `rollback_on_failure` (see `instance::rollback`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<crate::provider::instance::RollbackTarget>,
-    /// Planned only (never in the state), with `checked`: what that plan decided for
-    /// every dependency instance, which the apply runs as it is
-    /// (`engine::TreePrior::decided`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided: Option<kudo_engine::engine::TreeDecisions>,
     /// Planned only (never in the state): the plan decided that no KUDO plan runs
     /// (only settings changed), so the apply writes nothing (`engine::ApplyRequest::settled`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -100,20 +87,6 @@ impl PrivateState {
             bytes if bytes.is_empty() => b"{}".to_vec(),
             bytes => bytes,
         }
-    }
-
-    /// The drifted objects of `instance` the last refresh recorded.
-    pub fn drifted_of(&self, instance: &str) -> &[ObjectRef] {
-        self.drifted.get(instance).map_or(&[], Vec::as_slice)
-    }
-
-    /// The drifted objects of the dependency instances (all but `instance`'s own).
-    pub fn drifted_below(&self, instance: &str) -> BTreeMap<String, Vec<ObjectRef>> {
-        self.drifted
-            .iter()
-            .filter(|(name, _)| name.as_str() != instance)
-            .map(|(name, objects)| (name.clone(), objects.clone()))
-            .collect()
     }
 }
 

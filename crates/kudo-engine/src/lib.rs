@@ -29,7 +29,7 @@
 //! use std::path::Path;
 //!
 //! use kudo_engine::cluster::{Cluster, ConnectionSettings};
-//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthSettings, TreePrior};
+//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthSettings, TreeRecord};
 //! use kudo_package::Package;
 //! use kudo_plan::{ChangeRequest, Seed};
 //! use tokio_util::sync::CancellationToken;
@@ -69,9 +69,16 @@
 //!     // The namespace must exist (`true`: the apply creates it).
 //!     create_namespace: false,
 //! };
+//! // A new instance: no record of its tree yet (the caller keeps the records the
+//! // engine answers, in Terraform's private state).
+//! let record = TreeRecord::default();
+//! let prior = ClusterPrior {
+//!     objects: &[],
+//!     record: &record,
+//!     fresh: true,
+//! };
 //! // Refused (`Err`) exactly when the apply would fail the same way.
-//! let planned = engine::plan_change(Some(&cluster), &request, ClusterPrior::default(), options)
-//!     .await?;
+//! let planned = engine::plan_change(Some(&cluster), &request, prior, options).await?;
 //! let Some(plan) = planned.change.plan() else {
 //!     return Ok(()); // nothing to run, or not known before the apply
 //! };
@@ -94,12 +101,8 @@
 //!         operator_namespace: "default",
 //!         previous: &[],
 //!         // The decisions the plan made for the whole tree, handed to the apply.
-//!         tree: TreePrior {
-//!             fresh: true,
-//!             checked: planned.checked,
-//!             decided: planned.tree.as_ref().map(|t| &t.decisions),
-//!             ..Default::default()
-//!         },
+//!         record: &planned.record(&record),
+//!         fresh: true,
 //!         crd_deletion: engine::CrdDeletion::default(),
 //!         crd_safety: engine::CrdSafety::default(),
 //!         // KUDO's own health rules; `ready: Some(true)` adds CEL and kstatus rules.

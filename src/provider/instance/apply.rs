@@ -9,7 +9,7 @@ use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, Int
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, Applied, ApplyAnswer, Manifests, TreePrior};
+use kudo_engine::engine::{self, Applied, ApplyAnswer, Manifests};
 use kudo_package::Package;
 use kudo_resolve::Resolution;
 
@@ -81,10 +81,8 @@ pub(super) async fn apply(
         // The planned count, which counts this apply when its summary said so.
         private.runs = planned.runs;
         private.completed = completed(&resp.new_state).or(planned.completed);
-        private.checked = false;
-        private.every_object_checked = false;
+        private.tree = private.tree.spent();
         private.rollback = None;
-        private.decided = None;
         resp.private = private.to_bytes();
     }
     resp
@@ -232,7 +230,6 @@ async fn run(
         .as_ref()
         .map(InstanceModel::object_refs)
         .unwrap_or_default();
-    let below = change.private.drifted_below(&name);
     let health = planned.health_settings(&session.config.health);
     let wants_manifests = planned.manifests == Value::Unknown;
     let undo = Undo::new(
@@ -253,15 +250,8 @@ async fn run(
         resolution,
         operator_namespace: parse_operator_id(&operator).map_or(namespace.as_str(), |(ns, _)| ns),
         previous: &previous,
-        tree: TreePrior {
-            records: Some(&change.private.dependencies),
-            drifted: Some(&below),
-            fresh: change.prior.is_none(),
-            checked: change.private.checked,
-            every_object_checked: change.private.checked && change.private.every_object_checked,
-            decided: change.private.decided.as_ref(),
-            confirmed: false,
-        },
+        record: &change.private.tree,
+        fresh: change.prior.is_none(),
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
         health: &health,
@@ -363,7 +353,7 @@ pub(super) fn record(
     }
     let private = PrivateState {
         applied_fields: applied.objects.into_iter().map(|(_, _, f)| f).collect(),
-        dependencies: applied.dependencies,
+        tree: applied.record,
         actual_uids,
         ..Default::default()
     };

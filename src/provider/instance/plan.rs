@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, IntoValue, PlanRequest, PlanResponse, Value};
 
-use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, Planned, TreePrior};
+use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, Planned};
 use kudo_plan::{ChangeRequest, PlanChoice, PriorInstance, RunStatus, Seed};
 
 use crate::provider::manifests;
@@ -49,12 +49,13 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             Err(diagnostics) => return PlanResponse::refused(diagnostics),
         };
     let (mut resp, for_apply) = plan_inner(session, prior, proposed, private.as_ref()).await;
-    // What the apply right after this plan may skip (see `PrivateState::checked`).
+    // What the apply right after this plan may skip (see `PrivateState::tree`).
     let mut planned_private = private.unwrap_or_default();
-    planned_private.checked = for_apply.checked;
-    planned_private.every_object_checked = for_apply.every_object_checked;
+    planned_private.tree = match for_apply.tree {
+        Some(tree) => tree,
+        None => planned_private.tree.spent(),
+    };
     planned_private.rollback = for_apply.rollback;
-    planned_private.decided = for_apply.decided;
     planned_private.settled = for_apply.settled;
     // A summary planned anew (it names run `runs + 1`) is this apply's run.
     let summary = |state: &tfplugin::Value| state.get("summary").clone();
@@ -232,20 +233,10 @@ async fn plan_inner(
                 .is_some_and(|n| !session.knows_instance(&inputs.namespace, n)),
         create_namespace: proposed.create_namespace.known() == Some(&true),
     };
-    let name = inputs.name.clone().unwrap_or_default();
-    let below = inputs.private.drifted_below(&name);
     let cluster_prior = ClusterPrior {
         objects: &inputs.objects,
-        drifted: inputs.private.drifted_of(&name),
-        tree: TreePrior {
-            records: Some(&inputs.private.dependencies),
-            drifted: Some(&below),
-            fresh: prior.is_none(),
-            checked: false,
-            every_object_checked: false,
-            decided: None,
-            confirmed: false,
-        },
+        record: &inputs.private.tree,
+        fresh: prior.is_none(),
     };
     let request = inputs.request(prior.as_ref(), &proposed, replacing);
     let planned_change =
@@ -284,13 +275,8 @@ async fn plan_inner(
     };
     let mut resp = answer.encode(session, planned, &planned_change, &prior_state);
     let mut for_apply = ForApply {
-        checked: planned_change.checked,
-        every_object_checked: planned_change.every_object_checked,
+        tree: Some(planned_change.record(&inputs.private.tree)),
         rollback: None,
-        decided: match planned_change.checked {
-            true => planned_change.tree.as_ref().map(|t| t.decisions.clone()),
-            false => None,
-        },
         settled: planned_change.change.run == Some(PlanChoice::Settled),
     };
     let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
@@ -312,13 +298,11 @@ async fn plan_inner(
 /// What a plan hands to the apply right after it, besides the planned state.
 #[derive(Default)]
 struct ForApply {
-    /// See `PrivateState::checked` and `PrivateState::every_object_checked`.
-    checked: bool,
-    every_object_checked: bool,
+    /// The engine's record of the tree as this plan hands it over (see
+    /// `PrivateState::tree`); `None` without a plan: the prior one, nothing handed over.
+    tree: Option<engine::TreeRecord>,
     /// Where a failure puts the instance back (`rollback_on_failure`).
     rollback: Option<rollback::RollbackTarget>,
-    /// See `PrivateState::decided`.
-    decided: Option<engine::TreeDecisions>,
     /// See `PrivateState::settled`.
     settled: bool,
 }

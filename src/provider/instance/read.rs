@@ -64,7 +64,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         status: status.as_ref(),
         objects: &entries,
         fingerprints: &recorded.applied_fields,
-        dependencies: &recorded.dependencies,
+        record: &recorded.tree,
         mode: settings.mode(),
         ignore: &settings.ignore,
     };
@@ -88,9 +88,6 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     fresh.plan_status = super::plan_status::value(found.plan_status.as_ref(), &found.sensitive);
     fresh.drifted_fields = super::drift::drifted_fields(&found.drift, &found.sensitive);
     let diagnostics = warnings(&found, settings.mode(), &name, &fresh.drifted_fields);
-    if found.status == Some(RunStatus::Drifted) {
-        tracing::info!(instance = %name, drifted = ?found.drifted.keys().collect::<Vec<_>>(), "objects changed outside Terraform; the next plan applies them again");
-    }
     if !entries.is_empty() {
         fresh.objects = Attr::Known(ManagedObject::map(
             entries
@@ -100,9 +97,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         ));
     }
     recorded.applied_fields = found.fingerprints;
-    recorded.dependencies = found.dependencies;
-    recorded.drifted = found.drifted;
-    recorded.checked = false;
+    recorded.tree = found.record;
     recorded.actual_uids.clear();
     ReadResponse {
         new_state: fresh.into_value(),

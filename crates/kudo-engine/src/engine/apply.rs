@@ -71,7 +71,7 @@ pub async fn apply_change(
     let looked = async {
         match req.settled {
             true => None,
-            false => look(cluster, &req.tree).await,
+            false => look(cluster, &req.record.for_run(req.fresh)).await,
         }
     };
     let dependencies = async {

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::change::PlanRefusal;
 use super::crd_safety::CrdSafety;
-use super::decisions::{DependencyRecords, TreePrior};
+use super::decisions::{DependencyRecords, TreeRecord};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::manifests::Manifests;
@@ -47,7 +47,12 @@ pub struct ApplyRequest<'a> {
     pub operator_namespace: &'a str,
     /// The objects the state records.
     pub previous: &'a [ObjectRef],
-    pub tree: TreePrior<'a>,
+    /// The record of the instance's tree, as the plan right before handed it over
+    /// ([`super::Planned::record`]).
+    pub record: &'a TreeRecord,
+    /// The instance is created by this apply (a new one, or the create half of a
+    /// replacement): its dependency instances are all created too.
+    pub fresh: bool,
     pub crd_deletion: CrdDeletion,
     pub crd_safety: CrdSafety,
     /// The instance's health settings over the provider's ([`HealthSettings::over`]).
@@ -154,7 +159,9 @@ pub struct Applied {
     pub run: Result<RunOutcome, EngineError>,
     /// The objects the instance owns now, with their uid and fingerprint.
     pub objects: Vec<(ObjectRef, Option<String>, String)>,
-    pub dependencies: DependencyRecords,
+    /// The record of the tree after the run: what each dependency instance owns now
+    /// (nothing handed over, no drift: the run took it back).
+    pub record: TreeRecord,
     /// The plan's status tree, as the run left it (read back after a failure).
     pub plan_status: Option<PlanStatus>,
     /// With [`Contents::Keep`]: each object's content as this apply rendered it.
@@ -253,7 +260,7 @@ async fn apply_checked(
             crd_safety: req.crd_safety,
             health: &health,
             progress: req.progress,
-            tree: req.tree,
+            tree: req.record.for_run(req.fresh),
         },
         req.sensitive,
         looked,
@@ -275,7 +282,7 @@ async fn apply_checked(
                 _ => None,
             };
             // What the dependency instances own is read again by the next refresh.
-            let records = req.tree.records.cloned().unwrap_or_default();
+            let records = req.record.dependencies.clone();
             (inventory, records, status, &no_answers)
         }
     };
@@ -297,7 +304,10 @@ async fn apply_checked(
         children,
         run,
         objects,
-        dependencies,
+        record: TreeRecord {
+            dependencies,
+            ..TreeRecord::default()
+        },
         plan_status,
         managed,
     })

@@ -9,7 +9,7 @@ use kudo_plan::{Change, ChangeRequest, Refusal};
 use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
-use super::decisions::TreePrior;
+use super::decisions::{TreePrior, TreeRecord};
 use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::manifests::Manifests;
@@ -19,14 +19,15 @@ use super::tree::{TreePlan, TreeRequest, plan_tree};
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What the state records that only a cluster plan reads.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct ClusterPrior<'a> {
     /// The instance's `objects`.
     pub objects: &'a [ObjectRef],
-    /// Its objects a refresh found changed outside Terraform.
-    pub drifted: &'a [ObjectRef],
-    /// Its dependency instances' records and drift.
-    pub tree: TreePrior<'a>,
+    /// The record of its tree: its dependency instances' records, and the drift a
+    /// refresh found in it and in them.
+    pub record: &'a TreeRecord,
+    /// The instance is created by this apply ([`TreePrior::fresh`]).
+    pub fresh: bool,
 }
 
 /// How to plan.
@@ -65,6 +66,25 @@ pub struct Planned<'a> {
     /// When no plan runs: every managed object with the content its last run rendered
     /// (only with [`Contents::Keep`]).
     pub current: Option<Manifests>,
+}
+
+impl Planned<'_> {
+    /// The record the apply right after this plan starts from: `prior`'s records and
+    /// drift, with what this plan hands over: whether its dry-run covered the whole tree
+    /// (and judged every object), and then its decisions, which the apply runs as they
+    /// are.
+    pub fn record(&self, prior: &TreeRecord) -> TreeRecord {
+        let decided = match self.checked {
+            true => self.tree.as_ref().map(|t| t.decisions.clone()),
+            false => None,
+        };
+        TreeRecord {
+            checked: self.checked,
+            every_object_checked: self.every_object_checked,
+            decided,
+            ..prior.clone()
+        }
+    }
 }
 
 /// Why the plan fails.
@@ -255,8 +275,12 @@ async fn dry_run(
     let (objects, drifted) = match replaced {
         // A replacement starts from nothing.
         true => (&[][..], &[][..]),
-        false => (prior.objects, prior.drifted),
+        false => (
+            prior.objects,
+            prior.record.drifted_of(req.name.unwrap_or_default()),
+        ),
     };
+    let tree_prior = prior.record.for_plan(prior.fresh);
     let root_prior = Prior {
         objects,
         parameters: old_values,
@@ -265,7 +289,7 @@ async fn dry_run(
     match &change.tree {
         Some(tree) => {
             let desired = desired.with_dependencies(&tree.packages);
-            dry_run_tree(cluster, &desired, plan, root_prior, prior.tree, options).await
+            dry_run_tree(cluster, &desired, plan, root_prior, tree_prior, options).await
         }
         None if kudo_plan::has_dependency_tasks(desired.inputs.package) => {
             let note = PlanNote {
@@ -276,7 +300,7 @@ async fn dry_run(
             alone.notes.insert(0, note);
             Ok(alone)
         }
-        None => dry_run_tree(cluster, desired, plan, root_prior, prior.tree, options).await,
+        None => dry_run_tree(cluster, desired, plan, root_prior, tree_prior, options).await,
     }
 }
 

@@ -36,6 +36,80 @@ pub struct DependencyRecord {
 /// Records of every dependency instance below one instance, by instance name.
 pub type DependencyRecords = BTreeMap<String, DependencyRecord>;
 
+/// What the engine keeps of an instance's tree from one call to the next, in the
+/// caller's private state (Terraform's, stored with the state): what each dependency
+/// instance owns and the objects a refresh found changed outside Terraform, as
+/// [`super::refresh`] and the apply answer them, and what the final plan hands to the
+/// apply right after it ([`super::Planned::record`]). The caller keeps it as it is:
+/// serialized beside its own fields (`dependencies`, `drifted`, `checked`,
+/// `every_object_checked`, `decided`, each left out when empty), it reads back whatever
+/// part an older record lacks as empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TreeRecord {
+    /// What each dependency instance owns, with fingerprints.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) dependencies: DependencyRecords,
+    /// Objects the last refresh found changed outside Terraform, by instance (the
+    /// instance's own name or a dependency instance's): the next apply applies them again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) drifted: BTreeMap<String, Vec<ObjectRef>>,
+    /// Handed over by a plan whose dry-run covered the whole tree ([`TreePrior::checked`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) checked: bool,
+    /// With `checked`: that dry-run judged every object ([`TreePrior::every_object_checked`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) every_object_checked: bool,
+    /// With `checked`: that plan's decisions ([`TreePrior::decided`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) decided: Option<TreeDecisions>,
+}
+
+impl TreeRecord {
+    /// This record once the apply it was planned for has run (or was given up): what a
+    /// plan handed over is spent, the records and drift stay.
+    pub fn spent(self) -> TreeRecord {
+        TreeRecord {
+            checked: false,
+            every_object_checked: false,
+            decided: None,
+            ..self
+        }
+    }
+
+    /// The instance's own objects the last refresh found changed (`root`: its name).
+    pub(crate) fn drifted_of(&self, root: &str) -> &[ObjectRef] {
+        self.drifted.get(root).map_or(&[], Vec::as_slice)
+    }
+
+    /// The prior of a plan of the tree: the records and the drift (a plan hands over, it
+    /// takes nothing handed). `fresh`: see [`TreePrior::fresh`]. The drift is keyed by
+    /// instance, and only dependency instances are looked up in it: the instance's own
+    /// entry, which has its name, is never one of theirs (they are Instances in its
+    /// namespace, so none has its name).
+    pub(crate) fn for_plan(&self, fresh: bool) -> TreePrior<'_> {
+        TreePrior {
+            records: Some(&self.dependencies),
+            drifted: Some(&self.drifted),
+            fresh,
+            checked: false,
+            every_object_checked: false,
+            decided: None,
+            confirmed: false,
+        }
+    }
+
+    /// The prior of a run of the tree: [`TreeRecord::for_plan`]'s, with what the plan
+    /// right before handed over.
+    pub(crate) fn for_run(&self, fresh: bool) -> TreePrior<'_> {
+        TreePrior {
+            checked: self.checked,
+            every_object_checked: self.checked && self.every_object_checked,
+            decided: self.decided.as_ref(),
+            ..self.for_plan(fresh)
+        }
+    }
+}
+
 /// The prior state of the dependency instances, as a plan or a run gets it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TreePrior<'a> {

@@ -52,7 +52,7 @@ pub use apply::{ApplyAnswer, apply_change};
 pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
 pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
-pub use decisions::{DependencyAction, DependencyRecords, TreeDecisions, TreePrior};
+pub use decisions::{DependencyAction, TreeRecord};
 pub use destroy::{DestroyRequest, Destroyed, destroy_instance};
 pub use drift::{FieldDrift, IgnoredPath};
 pub use error::EngineError;
@@ -80,6 +80,8 @@ pub use tree_load::{TreeLoadError, load_operator_tree};
 pub use write_only::read_write_only;
 
 // The layers under the actions, for the crate's kube-sim scenarios (`crate::scenarios`).
+#[cfg(test)]
+pub(crate) use decisions::{DependencyRecords, TreePrior};
 #[cfg(test)]
 pub(crate) use drift::field_drift;
 #[cfg(test)]

@@ -13,7 +13,7 @@ use futures::future::join_all;
 use kudo_package::Package;
 use kudo_plan::RunStatus;
 
-use super::decisions::{DependencyRecord, DependencyRecords};
+use super::decisions::{DependencyRecord, DependencyRecords, TreeRecord};
 use super::drift::{FieldDrift, IgnoredPath, field_drift};
 use super::error::EngineError;
 use super::instance_object::InstanceObject;
@@ -90,7 +90,8 @@ pub struct RefreshRequest<'a> {
     pub objects: &'a [(ObjectRef, Option<String>)],
     /// The fingerprints recorded for `objects` (empty when none were).
     pub fingerprints: &'a [String],
-    pub dependencies: &'a DependencyRecords,
+    /// The record of its tree (what each dependency instance owns).
+    pub record: &'a TreeRecord,
     pub mode: DriftMode,
     pub ignore: &'a [IgnoredPath],
 }
@@ -107,13 +108,14 @@ pub struct Refreshed {
     /// The fingerprints to record: the current ones, except that a drifted object keeps
     /// the recorded one, so that the next refresh compares it again.
     pub fingerprints: Vec<String>,
-    pub dependencies: DependencyRecords,
+    /// The record of the tree to keep: what each dependency instance owns, with its
+    /// fingerprints as for `fingerprints`, and the objects the apply must apply again, by
+    /// instance (gone, created again, or with drifted fields; none unless the mode
+    /// corrects). Nothing a plan handed over survives a refresh.
+    pub record: TreeRecord,
     /// Fields changed outside Terraform, by instance (the instance's or a dependency
     /// instance's name).
     pub drift: Vec<(String, FieldDrift)>,
-    /// Objects the apply must apply again, by instance: gone, created again, or with
-    /// drifted fields (empty unless the mode corrects).
-    pub drifted: BTreeMap<String, Vec<ObjectRef>>,
     /// The instance's sensitive values (to redact what is shown), when read: for drift
     /// compared, and when the plan status carries a message.
     pub sensitive: BTreeMap<String, String>,
@@ -134,7 +136,8 @@ pub async fn refresh(
     let instance = cluster.get(&instance_ref);
     let own = Observed::read(cluster, &refs, req.name);
     let children = join_all(
-        req.dependencies
+        req.record
+            .dependencies
             .iter()
             .map(|(name, record)| Observed::read(cluster, &record.inventory, name)),
     );
@@ -175,7 +178,7 @@ pub async fn refresh(
         );
     }
     let mut gone_below: BTreeMap<String, Vec<ObjectRef>> = BTreeMap::new();
-    for ((name, record), observed) in req.dependencies.iter().zip(children) {
+    for ((name, record), observed) in req.record.dependencies.iter().zip(children) {
         let observed = observed?;
         let missing: Vec<ObjectRef> = record
             .inventory
@@ -193,7 +196,7 @@ pub async fn refresh(
                 Suspects::of(&record.inventory, &observed, &record.fingerprints),
             );
         }
-        out.dependencies.insert(
+        out.record.dependencies.insert(
             name.clone(),
             DependencyRecord {
                 fingerprints: observed.iter().map(Observed::fingerprint).collect(),
@@ -205,7 +208,7 @@ pub async fn refresh(
     if !looks {
         // Not compared: what was recorded stays, to compare when drift is looked at.
         out.fingerprints = req.fingerprints.to_vec();
-        out.dependencies = req.dependencies.clone();
+        out.record.dependencies = req.record.dependencies.clone();
     }
     if looks && suspects.values().any(|s| !s.refs.is_empty()) {
         out.sensitive = super::sensitive::read_sensitive(cluster, req.namespace, req.name)
@@ -234,7 +237,10 @@ pub async fn refresh(
         if !drifted.is_empty() {
             out.status = Some(RunStatus::Drifted);
         }
-        out.drifted = drifted;
+        out.record.drifted = drifted;
+    }
+    if out.status == Some(RunStatus::Drifted) {
+        tracing::info!(instance = %req.name, drifted = ?out.record.drifted.keys().collect::<Vec<_>>(), "objects changed outside Terraform; the next plan applies them again");
     }
     // Only failure messages can quote a sensitive value; they are shown redacted.
     if out.sensitive.is_empty()
@@ -365,9 +371,10 @@ fn keep_recorded(
                 &mut out.fingerprints,
             ),
             false => {
-                let (Some(record), Some(fresh)) =
-                    (req.dependencies.get(name), out.dependencies.get_mut(name))
-                else {
+                let (Some(record), Some(fresh)) = (
+                    req.record.dependencies.get(name),
+                    out.record.dependencies.get_mut(name),
+                ) else {
                     return;
                 };
                 (
@@ -440,8 +447,9 @@ async fn dependency_drift(
     let plan = record
         .last_plan()
         .unwrap_or_else(|| kudo_plan::DEFAULT_PLAN.to_string());
-    let seed = dependency_seed(req.seed, req.name, name, req.dependencies);
+    let seed = dependency_seed(req.seed, req.name, name, &req.record.dependencies);
     let previous = req
+        .record
         .dependencies
         .get(name)
         .map(|r| r.inventory.clone())

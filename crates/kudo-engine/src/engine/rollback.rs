@@ -22,7 +22,7 @@ use kudo_plan::change::ANNOTATION_MIGRATES_DATA;
 use tokio_util::sync::CancellationToken;
 
 use super::apply_run::{Applied, ApplyRequest, OnFailure, PackageSource, run_change};
-use super::decisions::TreePrior;
+use super::decisions::TreeRecord;
 use super::destroy::Limit;
 use super::error::EngineError;
 use super::operator::{install_operator, operator_version_ref};
@@ -90,7 +90,8 @@ pub(super) async fn put_back(
         previous: &previous,
         // The dependency instances' objects as the cluster has them now (their
         // label), so that what only the failed change made is found and pruned.
-        tree: TreePrior::default(),
+        record: &TreeRecord::default(),
+        fresh: false,
         crd_deletion: failed.crd_deletion,
         crd_safety: failed.crd_safety,
         health: failed.health,

@@ -107,6 +107,15 @@ fn v2() -> Package {
     )
 }
 
+/// No record of a tree yet.
+static NO_RECORD: engine::TreeRecord = engine::TreeRecord {
+    dependencies: std::collections::BTreeMap::new(),
+    drifted: std::collections::BTreeMap::new(),
+    checked: false,
+    every_object_checked: false,
+    decided: None,
+};
+
 /// KUDO's own health rules (the default settings).
 static KUDO_HEALTH: engine::HealthSettings = engine::HealthSettings {
     ready: None,
@@ -131,10 +140,8 @@ fn apply_request<'a>(
         resolution: None,
         operator_namespace: "default",
         previous,
-        tree: engine::TreePrior {
-            fresh: previous.is_empty(),
-            ..Default::default()
-        },
+        record: &NO_RECORD,
+        fresh: previous.is_empty(),
         crd_deletion: engine::CrdDeletion::default(),
         crd_safety: engine::CrdSafety::default(),
         health: &KUDO_HEALTH,

@@ -58,8 +58,9 @@ pub struct DependencyPlan {
 pub struct TreePlan {
     pub instance: InstancePlan,
     /// What the apply does with each dependency instance: the apply right after this
-    /// plan runs them as they are ([`TreePrior::decided`]).
-    pub decisions: TreeDecisions,
+    /// plan runs them as they are ([`TreePrior::decided`], handed over in
+    /// [`super::Planned::record`]).
+    pub(crate) decisions: TreeDecisions,
     pub dependencies: Vec<DependencyPlan>,
     /// The phases and steps each instance runs, in run order: the instance's first, then
     /// each dependency instance that runs a plan.
