@@ -63,7 +63,8 @@
 //! };
 //! let options = ChangeOptions {
 //!     crd_safety: engine::CrdSafety::default(),
-//!     contents: engine::Contents::Skip,
+//!     // Whether the answer carries the objects' manifests.
+//!     manifests: false,
 //!     // A create: an Instance of that name must not exist yet.
 //!     must_not_exist: true,
 //!     // The namespace must exist (`true`: the apply creates it).
@@ -107,7 +108,7 @@
 //!         crd_safety: engine::CrdSafety::default(),
 //!         // KUDO's own health rules; `ready: Some(true)` adds CEL and kstatus rules.
 //!         health: &HealthSettings::default(),
-//!         contents: engine::Contents::Skip,
+//!         manifests: false,
 //!         progress: None,
 //!         must_not_exist: true,
 //!         create_namespace: false,

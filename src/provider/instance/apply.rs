@@ -255,10 +255,7 @@ async fn run(
         crd_deletion: planned.crd_deletion(),
         crd_safety: planned.crd_safety(session.config.crd_upgrade_safety),
         health: &health,
-        contents: match wants_manifests {
-            true => engine::Contents::Keep,
-            false => engine::Contents::Skip,
-        },
+        manifests: wants_manifests,
         progress: None,
         must_not_exist: change.prior.is_none(),
         create_namespace: planned.create_namespace.known() == Some(&true),

@@ -220,10 +220,7 @@ async fn plan_inner(
     let options = ChangeOptions {
         crd_safety: proposed.crd_safety(session.config.crd_upgrade_safety),
         // Every object's content is copied only for `manifests` to show.
-        contents: match show_manifests {
-            Some(true) => engine::Contents::Keep,
-            _ => engine::Contents::Skip,
-        },
+        manifests: show_manifests == Some(true),
         // A new resource must not find its Instance there already (someone else's),
         // unless this run's state holds it (the create half of a replacement).
         must_not_exist: prior.is_none()

@@ -273,10 +273,7 @@ impl<'a> Undo<'a> {
                 public: &back.public,
                 sensitive: &back.secret,
                 operator_namespace: &back.operator_namespace,
-                contents: match back.wants_manifests {
-                    true => engine::Contents::Keep,
-                    false => engine::Contents::Skip,
-                },
+                manifests: back.wants_manifests,
                 timeout: back.limit,
             },
         }

@@ -15,7 +15,7 @@ use super::destroy::{DestroyRequest, Destroyed, destroy_instance};
 use super::manifests::Manifests;
 use super::namespace::{NamespaceUser, ensure_namespace};
 use super::plan_run::look;
-use super::planning::{Contents, current_of};
+use super::planning::current_of;
 use super::removal::DestroyError;
 use super::rollback::{RollbackError, RolledBack, put_back};
 use crate::cluster::{Cluster, ObjectRef};
@@ -39,7 +39,7 @@ pub enum ApplyAnswer {
         removed: Box<Result<Destroyed, DestroyError>>,
     },
     /// No KUDO plan ran, as planned ([`ApplyRequest::settled`]); with
-    /// [`Contents::Keep`], what the managed objects hold (`None` when their values no
+    /// [`ApplyRequest::manifests`], what the managed objects hold (`None` when their values no
     /// longer render, or without it).
     Settled { managed: Option<Manifests> },
 }
@@ -99,8 +99,8 @@ pub async fn apply_change(
         let applied = run_looked(cluster, req, loaded, looked, cancel).await?;
         return Ok(after_failure(cluster, req, applied).await);
     }
-    let managed = match req.contents {
-        Contents::Keep => {
+    let managed = match req.manifests {
+        true => {
             let all = req.all_values();
             let inputs = kudo_plan::Inputs {
                 package: pkg,
@@ -112,7 +112,7 @@ pub async fn apply_change(
             };
             current_of(cluster, inputs, req.plan, req.previous).await
         }
-        Contents::Skip => None,
+        false => None,
     };
     Ok(ApplyAnswer::Settled { managed })
 }

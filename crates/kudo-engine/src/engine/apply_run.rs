@@ -20,7 +20,7 @@ use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::manifests::Manifests;
 use super::plan_run::{Looked, run_plan_looked};
-use super::planning::{Contents, current_of};
+use super::planning::current_of;
 use super::progress::Progress;
 use super::readiness::HealthSettings;
 use super::removal::CrdDeletion;
@@ -57,8 +57,9 @@ pub struct ApplyRequest<'a> {
     pub crd_safety: CrdSafety,
     /// The instance's health settings over the provider's ([`HealthSettings::over`]).
     pub health: &'a HealthSettings,
-    /// Whether the content of every managed object is wanted afterwards (`manifests`).
-    pub contents: Contents,
+    /// Whether the content of every managed object is wanted afterwards: the answer's
+    /// [`Manifests`] (`kudo_instance.manifests`).
+    pub manifests: bool,
     pub progress: Option<&'a Progress>,
     /// A create: the Instance must not exist yet (see [`super::change::check_absent`]).
     pub must_not_exist: bool,
@@ -98,7 +99,8 @@ pub enum OnFailure<'a> {
         sensitive: &'a BTreeMap<String, String>,
         /// Where its OperatorVersion is.
         operator_namespace: &'a str,
-        contents: Contents,
+        /// As [`ApplyRequest::manifests`], for the rollback's answer.
+        manifests: bool,
         /// How long the rollback may take. It runs under this limit alone, not under the
         /// apply's token: a rollback of an interrupted apply still runs.
         timeout: Duration,
@@ -164,7 +166,7 @@ pub struct Applied {
     pub record: TreeRecord,
     /// The plan's status tree, as the run left it (read back after a failure).
     pub plan_status: Option<PlanStatus>,
-    /// With [`Contents::Keep`]: each object's content as this apply rendered it.
+    /// With [`ApplyRequest::manifests`]: each object's content as this apply rendered it.
     pub managed: Option<Manifests>,
 }
 
@@ -288,8 +290,8 @@ async fn apply_checked(
     };
     let objects = read_back(cluster, &inventory, req.name, answers).await;
     let dependencies = read_back_records(cluster, records, answers).await;
-    let managed = match (req.contents, &run) {
-        (Contents::Keep, Ok(_)) => rendered(cluster, req, pkg, &all, &inventory).await,
+    let managed = match (req.manifests, &run) {
+        (true, Ok(_)) => rendered(cluster, req, pkg, &all, &inventory).await,
         _ => None,
     };
     let children = tree

@@ -34,8 +34,9 @@ pub struct ClusterPrior<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct ChangeOptions {
     pub crd_safety: CrdSafety,
-    /// Whether every managed object's content is wanted (`manifests`).
-    pub contents: Contents,
+    /// Whether every managed object's content is wanted: the answer's [`Manifests`]
+    /// (`kudo_instance.manifests`).
+    pub manifests: bool,
     /// A new resource: an Instance of its name must not exist yet (it is someone
     /// else's). Off for the create half of a replacement, whose old Instance still
     /// stands.
@@ -64,7 +65,7 @@ pub struct Planned<'a> {
     pub tree: Option<TreePlan>,
     pub notes: Vec<PlanNote>,
     /// When no plan runs: every managed object with the content its last run rendered
-    /// (only with [`Contents::Keep`]).
+    /// (only with [`ChangeOptions::manifests`]).
     pub current: Option<Manifests>,
 }
 
@@ -199,7 +200,7 @@ pub async fn plan_change<'a>(
             Some(plan) => Looks::DryRun(Box::new(
                 dry_run(cluster, req, prior, options, plan, change).await,
             )),
-            None if options.contents == Contents::Keep => {
+            None if options.manifests => {
                 Looks::Current(current_objects(cluster, req, change, prior.objects).await)
             }
             None => Looks::Nothing,
@@ -243,7 +244,7 @@ pub async fn plan_change<'a>(
 enum Looks {
     /// The dry-run of the tree for the plan that runs.
     DryRun(Box<Result<DryRun, PlanRefusal>>),
-    /// No plan runs: the managed objects' content ([`Contents::Keep`]).
+    /// No plan runs: the managed objects' content ([`ChangeOptions::manifests`]).
     Current(Option<Manifests>),
     Nothing,
 }
@@ -318,7 +319,7 @@ async fn dry_run_tree(
         prior,
         tree,
         crd_safety: options.crd_safety,
-        contents: options.contents,
+        contents: Contents::wanted(options.manifests),
     };
     match plan_tree(cluster, &request).await {
         Ok(tree) => {
@@ -377,7 +378,7 @@ async fn dry_run_alone(
         plan,
         &prior,
         options.crd_safety,
-        options.contents,
+        Contents::wanted(options.manifests),
     )
     .await;
     match alone {

@@ -68,7 +68,7 @@ pub use operator_action::{
 };
 pub use operator_tree::{InstalledTree, InstalledVersion, OperatorFailure};
 pub use ownership::InstanceHolders;
-pub use planning::{Changes, Contents, PlanNote};
+pub use planning::{Changes, PlanNote};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
 pub use readiness::HealthSettings;
@@ -101,7 +101,7 @@ pub(crate) use operator::install_operator;
 #[cfg(test)]
 pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]
-pub(crate) use planning::{InstancePlan, PlanFailure, Prior, plan_instance};
+pub(crate) use planning::{Contents, InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
 pub(crate) use preview::{Answers, PlannedObject, desired_state, preview_plan, preview_walk};
 #[cfg(test)]

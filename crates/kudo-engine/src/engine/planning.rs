@@ -482,11 +482,21 @@ impl LastActions {
 
 /// Whether [`plan_instance`] gives the content of every object managed after the apply
 /// ([`InstancePlan::managed`]): a copy of each, which only the `manifests` attribute
-/// shows.
+/// shows. The actions' requests ask with a `manifests` flag ([`Contents::wanted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Contents {
     Keep,
     Skip,
+}
+
+impl Contents {
+    /// A request's `manifests` flag.
+    pub(crate) fn wanted(manifests: bool) -> Contents {
+        match manifests {
+            true => Contents::Keep,
+            false => Contents::Skip,
+        }
+    }
 }
 
 /// What the plan needs of the last run's render: which objects render as they did, and

@@ -69,7 +69,7 @@ pub(super) async fn put_back(
         public,
         sensitive,
         operator_namespace,
-        contents,
+        manifests,
         timeout,
     } = failed.on_failure
     else {
@@ -95,7 +95,7 @@ pub(super) async fn put_back(
         crd_deletion: failed.crd_deletion,
         crd_safety: failed.crd_safety,
         health: failed.health,
-        contents,
+        manifests,
         progress: None,
         must_not_exist: false,
         // Back where the failed change started: its namespace is there.

@@ -145,7 +145,7 @@ fn apply_request<'a>(
         crd_deletion: engine::CrdDeletion::default(),
         crd_safety: engine::CrdSafety::default(),
         health: &KUDO_HEALTH,
-        contents: engine::Contents::Skip,
+        manifests: false,
         progress: None,
         must_not_exist: previous.is_empty(),
         create_namespace: false,
@@ -192,7 +192,7 @@ async fn a_failed_update_is_rolled_back_in_the_same_call() {
         public: &none,
         sensitive: &none,
         operator_namespace: "default",
-        contents: engine::Contents::Skip,
+        manifests: false,
         timeout: Duration::from_secs(60),
     };
     let answer = bounded(engine::apply_change(
