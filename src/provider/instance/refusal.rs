@@ -31,9 +31,9 @@ pub(super) fn diagnostics(
         PlanRefusal::Exists {
             namespace,
             name,
-            instance,
+            holders,
         } => vec![crate::provider::existing::already_exists(
-            &namespace, &name, &instance,
+            &namespace, &name, &holders,
         )],
         PlanRefusal::Cluster { summary, error } => {
             let mut d = engine_diagnostic(session, summary, &error);

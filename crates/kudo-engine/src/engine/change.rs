@@ -6,7 +6,6 @@
 //! the `kudo_plan` action are views of its answer.
 
 use kudo_plan::{Change, ChangeRequest, Refusal};
-use serde_json::Value;
 
 use super::crd_safety::CrdSafety;
 use super::decisions::{TreePrior, TreeRecord};
@@ -14,9 +13,10 @@ use super::error::EngineError;
 use super::instance_object::instance_ref;
 use super::manifests::Manifests;
 use super::namespace::{NamespacePlan, NamespaceProblem, NamespaceUser, plan_namespace};
+use super::ownership::InstanceHolders;
 use super::planning::{Contents, PlanFailure, PlanNote, Prior, current};
 use super::tree::{TreePlan, TreeRequest, plan_tree};
-use crate::cluster::{Cluster, ObjectRef};
+use crate::cluster::{Cluster, FIELD_MANAGER, ObjectRef};
 
 /// What the state records that only a cluster plan reads.
 #[derive(Debug, Clone, Copy)]
@@ -99,7 +99,9 @@ pub enum PlanRefusal {
     Exists {
         namespace: String,
         name: String,
-        instance: Box<Value>,
+        /// Who holds it, as far as the object tells: ` (it is a dependency of instance
+        /// p; field managers: a, b; created t)`, empty when it tells nothing.
+        holders: String,
     },
     /// The apply would fail the same way: the apply's own error.
     #[error("{summary}: {error}")]
@@ -142,7 +144,11 @@ pub(crate) async fn check_absent(
         Ok(Some(found)) => Err(PlanRefusal::Exists {
             namespace: namespace.to_string(),
             name: name.to_string(),
-            instance: Box::new(found),
+            // Our own field manager named for what it means to whoever reads this.
+            holders: InstanceHolders::of(&found).describe(|m| match m {
+                FIELD_MANAGER => format!("{m} (another Terraform configuration or state)"),
+                other => other.to_string(),
+            }),
         }),
         Err(e) => Err(PlanRefusal::Unreachable(Box::new(
             EngineError::from(e).with_object(&r),

@@ -67,7 +67,6 @@ pub use operator_action::{
     plan_operator,
 };
 pub use operator_tree::{InstalledTree, InstalledVersion, OperatorFailure};
-pub use ownership::InstanceHolders;
 pub use planning::{Changes, PlanNote};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
