@@ -10,7 +10,7 @@ use kube_sim::KubeSim;
 use serde_json::json;
 
 use crate::cluster::{Cluster, ConnectionSettings, ObjectRef};
-use crate::engine::{self, PlannedObject, TreePrior, TreeRequest};
+use crate::engine::PlannedObject;
 
 use crate::scenarios::common::*;
 
@@ -84,33 +84,10 @@ async fn plan(
     values: &BTreeMap<String, String>,
     previous: &[ObjectRef],
 ) -> (Vec<PlannedObject>, u64) {
-    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
-        package: pkg,
-        instance: "app",
-        namespace: "default",
-        parameters: values,
-        seed: None,
-        dependencies: None,
-    })
-    .expect("desired");
     let before = sim.request_counts();
-    let tree = engine::plan_tree(
-        cluster,
-        &TreeRequest {
-            desired: &desired,
-            plan: "deploy",
-            prior: engine::Prior {
-                objects: previous,
-                parameters: None,
-                drifted: &[],
-            },
-            tree: TreePrior::default(),
-            crd_safety: engine::CrdSafety::default(),
-            contents: engine::Contents::Keep,
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("the plan refused: {e:?}"));
+    let tree = plan_app(cluster, pkg, values, previous)
+        .await
+        .unwrap_or_else(|e| panic!("the plan refused: {e:?}"));
     let after = sim.request_counts();
     let key = "patch configmaps";
     let patches = after.get(key).copied().unwrap_or(0) - before.get(key).copied().unwrap_or(0);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::cluster::Cluster;
-use crate::engine::{self, PlanFailure, TreePlan, TreePrior, TreeRequest};
+use crate::engine::{self, PlanFailure, TreePlan, TreePrior};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -108,39 +108,6 @@ async fn written(cluster: &Cluster) -> BTreeMap<String, String> {
     out
 }
 
-async fn plan(
-    cluster: &Cluster,
-    pkg: &kudo_package::Package,
-    values: &BTreeMap<String, String>,
-    previous: &[crate::cluster::ObjectRef],
-) -> Result<TreePlan, PlanFailure> {
-    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
-        package: pkg,
-        instance: "app",
-        namespace: "default",
-        parameters: values,
-        seed: None,
-        dependencies: None,
-    })
-    .expect("desired");
-    engine::plan_tree(
-        cluster,
-        &TreeRequest {
-            desired: &desired,
-            plan: "deploy",
-            prior: engine::Prior {
-                objects: previous,
-                parameters: None,
-                drifted: &[],
-            },
-            tree: TreePrior::default(),
-            crd_safety: engine::CrdSafety::default(),
-            contents: engine::Contents::Skip,
-        },
-    )
-    .await
-}
-
 /// The first deploy, and the plan of the change to hand to the apply: both ConfigMaps
 /// blue and a third one created.
 struct Planned {
@@ -161,7 +128,7 @@ async fn deployed_and_planned(cluster: &Cluster) -> Planned {
         .await
         .expect("first deploy");
     let values = params(&[("COLOUR", "blue"), ("EXTRA", "true")]);
-    let tree = plan(cluster, &pkg, &values, &deployed.inventory)
+    let tree = plan_app(cluster, &pkg, &values, &deployed.inventory)
         .await
         .unwrap_or_else(|e| panic!("the plan refused: {e:?}"));
     Planned {
@@ -226,7 +193,7 @@ async fn an_object_taken_after_the_plan_stops_the_apply_with_the_plans_words_bef
         .expect("another manager creates app-extra");
 
     // What a plan made now says.
-    let words = match plan(&cluster, &planned.pkg, &planned.values, &planned.inventory).await {
+    let words = match plan_app(&cluster, &planned.pkg, &planned.values, &planned.inventory).await {
         Err(PlanFailure::Refused { error, .. }) => error.to_string(),
         other => panic!("a plan after the change should refuse it, got {other:?}"),
     };

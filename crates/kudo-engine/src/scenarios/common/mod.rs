@@ -212,3 +212,38 @@ pub fn spawn_deploy(
 pub async fn run(cluster: &Cluster, req: RunRequest<'_>) -> Result<RunOutcome, EngineError> {
     engine::run_plan(cluster, req, &tokio_util::sync::CancellationToken::new()).await
 }
+
+/// The tree plan of `pkg`'s deploy for instance `app` in `default` with `values`, over
+/// the `previous` inventory, as the planning call makes it (nothing written).
+pub async fn plan_app(
+    cluster: &Cluster,
+    pkg: &Package,
+    values: &BTreeMap<String, String>,
+    previous: &[ObjectRef],
+) -> Result<engine::TreePlan, engine::PlanFailure> {
+    let desired = kudo_plan::Desired::new(kudo_plan::Inputs {
+        package: pkg,
+        instance: "app",
+        namespace: "default",
+        parameters: values,
+        seed: None,
+        dependencies: None,
+    })
+    .expect("desired");
+    engine::plan_tree(
+        cluster,
+        &engine::TreeRequest {
+            desired: &desired,
+            plan: "deploy",
+            prior: engine::Prior {
+                objects: previous,
+                parameters: None,
+                drifted: &[],
+            },
+            tree: Default::default(),
+            crd_safety: engine::CrdSafety::default(),
+            contents: engine::Contents::Skip,
+        },
+    )
+    .await
+}
