@@ -205,16 +205,6 @@ pub(crate) async fn ensure(cluster: &Cluster) -> Result<CrdsEnsured, ClusterErro
 /// established: namespaced, with the verbs the API server serves for every custom
 /// resource.
 fn served_kinds() -> Vec<ServedKind> {
-    const VERBS: [&str; 8] = [
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "create",
-        "update",
-        "watch",
-    ];
     kudo_crds()
         .iter()
         .filter_map(|manifest| {
@@ -225,7 +215,10 @@ fn served_kinds() -> Vec<ServedKind> {
             Some(ServedKind {
                 ar: kube::core::ApiResource::from_gvk_with_plural(&gvk, plural),
                 namespaced: true,
-                verbs: VERBS.iter().map(|v| v.to_string()).collect(),
+                verbs: super::established::CUSTOM_RESOURCE_VERBS
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect(),
             })
         })
         .collect()

@@ -67,6 +67,9 @@ pub(crate) struct Known {
     served_kinds: Option<(Arc<Vec<ServedKind>>, Origin)>,
     /// Group-versions of built-in groups ([`built_in`]) the server answered 404 for.
     unserved: HashMap<String, Origin>,
+    /// The kinds of CRDs this process saw established, by CRD name
+    /// ([`super::established`]): taken when discovery does not list them (yet).
+    established: HashMap<String, Vec<ServedKind>>,
 }
 
 /// Whether `api_version`'s group is built into the API server (`v1`, `apps/v1`,
@@ -310,13 +313,53 @@ impl Cluster {
 
     /// The resource serving `kind` in `api_version` and its scope, when known: the first
     /// of the group-version's resources with that kind, as kube's `pinned_kind` answers.
+    /// Else the kind of a CRD this process saw established ([`super::established`]).
     pub(super) fn known_kind(&self, api_version: &str, kind: &str) -> Option<(ApiResource, Scope)> {
         let known = self.discovery.lock().ok()?;
-        let (kinds, _) = known.group_versions.get(api_version)?;
-        kinds
-            .iter()
-            .find(|k| k.ar.kind == kind)
+        let is_it = |k: &&ServedKind| k.ar.api_version == api_version && k.ar.kind == kind;
+        let discovered = known
+            .group_versions
+            .get(api_version)
+            .and_then(|(kinds, _)| kinds.iter().find(|k| k.ar.kind == kind));
+        discovered
+            .or_else(|| known.established.values().flatten().find(is_it))
             .map(|k| (k.ar.clone(), k.scope()))
+    }
+
+    /// Whether `kind` in `api_version` is known only from a CRD seen established, not
+    /// from discovery: a write it answers 404 is the server's handler not having caught
+    /// up with the definition yet, asked again ([`Cluster::asked_again_if_unserved`]).
+    pub(super) fn mapped_by_established_crd(&self, api_version: &str, kind: &str) -> bool {
+        self.discovery.lock().is_ok_and(|known| {
+            let discovered = known
+                .group_versions
+                .get(api_version)
+                .is_some_and(|(kinds, _)| kinds.iter().any(|k| k.ar.kind == kind));
+            !discovered
+                && known
+                    .established
+                    .values()
+                    .flatten()
+                    .any(|k| k.ar.api_version == api_version && k.ar.kind == kind)
+        })
+    }
+
+    /// `crd` as this process saw it: when established, the kinds it serves are known
+    /// from now on ([`super::established`]).
+    pub(crate) fn saw_crd(&self, crd: &serde_json::Value) {
+        let Some((name, kinds)) = super::established::served_by(crd) else {
+            return;
+        };
+        if let Ok(mut known) = self.discovery.lock() {
+            known.established.insert(name, kinds);
+        }
+    }
+
+    /// This process deleted the CRD `name`: what its definition taught is forgotten.
+    pub(super) fn crd_deleted(&self, name: &str) {
+        if let Ok(mut known) = self.discovery.lock() {
+            known.established.remove(name);
+        }
     }
 
     /// The server answered `kinds` for `api_version`. An answer the file contradicts

@@ -13,6 +13,7 @@ mod discovery;
 mod discovery_cache;
 mod dry_run_cache;
 mod error;
+mod established;
 mod exec;
 mod failure;
 mod forbidden;
@@ -761,7 +762,8 @@ impl Cluster {
         owned: bool,
     ) -> Result<Value, ClusterError> {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
-        self.asked_again_if_unserved(api_version, || self.apply_once(obj, dry_run, owned))
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        self.asked_again_if_unserved(api_version, kind, || self.apply_once(obj, dry_run, owned))
             .await
     }
 
@@ -800,10 +802,12 @@ impl Cluster {
         {
             Ok(applied) => {
                 tracing::debug!(object = %r, dry_run, "applied");
+                let applied = to_json(&applied, &r)?;
                 if !dry_run && is_crd(&r) {
                     self.forget_served_kinds();
+                    self.saw_crd(&applied);
                 }
-                return to_json(&applied, &r);
+                return Ok(applied);
             }
             Err(RetryError::Kube(kube::Error::Api(status)))
                 if status.code == 409 && conflict::is_field_conflict(&status) =>
@@ -838,10 +842,12 @@ impl Cluster {
         .await
         .map_err(|e| self.error("apply", &r.to_string(), e))?;
         tracing::debug!(object = %r, dry_run, "applied (forced)");
+        let applied = to_json(&applied, &r)?;
         if !dry_run && is_crd(&r) {
             self.forget_served_kinds();
+            self.saw_crd(&applied);
         }
-        to_json(&applied, &r)
+        Ok(applied)
     }
 
     /// Merge-patches the status subresource (objects whose CRD has `subresources.status`).
@@ -863,7 +869,8 @@ impl Cluster {
     /// judge the request (admission, RBAC) without storing anything.
     pub async fn create(&self, obj: &Value, dry_run: bool) -> Result<Value, ClusterError> {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
-        self.asked_again_if_unserved(api_version, || self.create_once(obj, dry_run))
+        let kind = obj["kind"].as_str().unwrap_or_default();
+        self.asked_again_if_unserved(api_version, kind, || self.create_once(obj, dry_run))
             .await
     }
 
@@ -901,7 +908,7 @@ impl Cluster {
     /// The object, or None when it does not exist or the server does not know its kind.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         // An absent object is `None`; a 404 left over is the server's "page not found".
-        self.asked_again_if_unserved(&r.api_version, || self.get_once(r))
+        self.asked_again_if_unserved(&r.api_version, &r.kind, || self.get_once(r))
             .await
     }
 
@@ -909,10 +916,13 @@ impl Cluster {
     /// resource the discovery file mapped the kind to (a CRD deleted and created again,
     /// not established yet): the file is forgotten and the kind asked for again. Also
     /// when a request beside this one forgot the file first: the mapping this request
-    /// went by came from it all the same.
+    /// went by came from it all the same. And, for a few seconds, when the kind is known
+    /// only from its CRD seen established ([`established`]): the server's handler of
+    /// the new resource may lag the condition by a moment.
     async fn asked_again_if_unserved<T, F, Fut>(
         &self,
         api_version: &str,
+        kind: &str,
         once: F,
     ) -> Result<T, ClusterError>
     where
@@ -920,12 +930,28 @@ impl Cluster {
         Fut: std::future::Future<Output = Result<T, ClusterError>>,
     {
         let from_file = self.mapped_by_file(api_version);
-        match once().await {
+        let answer = match once().await {
             Err(e) if resource_not_served(&e) && (self.forget_discovery_file() || from_file) => {
                 once().await
             }
             answer => answer,
+        };
+        let mut pause = Duration::from_millis(100);
+        let mut answer = answer;
+        while matches!(&answer, Err(e) if resource_not_served(e))
+            && pause <= established::HANDLER_LAG
+            && self.mapped_by_established_crd(api_version, kind)
+        {
+            tracing::debug!(
+                api_version,
+                kind,
+                "the resource of a CRD just established is not served yet; asking again"
+            );
+            tokio::time::sleep(pause).await;
+            pause *= 2;
+            answer = once().await;
         }
+        answer
     }
 
     async fn get_once(&self, r: &ObjectRef) -> Result<Option<Value>, ClusterError> {
@@ -978,6 +1004,9 @@ impl Cluster {
             }
             Err(e) => return Err(e),
         };
+        if is_crd(r) {
+            self.crd_deleted(&r.name);
+        }
         let answer = match with_retry("delete", Some(cancel), || api.delete(&r.name, dp)).await {
             Ok(answer) => answer,
             Err(RetryError::Kube(kube::Error::Api(s))) if s.code == 404 => return Ok(()),

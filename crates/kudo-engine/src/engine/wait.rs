@@ -80,7 +80,14 @@ pub(crate) async fn wait_healthy(
                 None => Health::Progressing("object does not exist (yet)".into()),
             };
         match verdict {
-            Health::Healthy => Some(Ok(())),
+            Health::Healthy => {
+                // An established CRD: the next step's objects of its kind go by its
+                // names, whether or not discovery lists them yet.
+                if let Some(obj) = seen {
+                    cluster.saw_crd(obj);
+                }
+                Some(Ok(()))
+            }
             Health::Fatal(msg) => Some(Err(EngineError::fatal(msg).with_object(r))),
             Health::Progressing(msg) => {
                 if msg != last {

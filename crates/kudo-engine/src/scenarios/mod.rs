@@ -8,6 +8,7 @@ mod common;
 mod agreement;
 mod apply_failure;
 mod cluster;
+mod crd_lag;
 mod destroy;
 mod dry_run_reuse;
 mod handed_plan;
