@@ -117,6 +117,29 @@ impl Snapshot {
     }
 }
 
+/// Whether two answers for one group-version serve the same kinds under the same
+/// resources, scopes and verbs, in whatever order each lists them (servers order
+/// resources and verbs as they like; the KUDO CRDs' kinds are written in ours when this
+/// process established them, see `crds::ensure`).
+fn same_kinds(a: &[ServedKind], b: &[ServedKind]) -> bool {
+    let normal = |kinds: &[ServedKind]| {
+        let mut out: Vec<(String, String, bool, BTreeSet<String>)> = kinds
+            .iter()
+            .map(|k| {
+                (
+                    k.ar.kind.clone(),
+                    k.ar.plural.clone(),
+                    k.namespaced,
+                    k.verbs.iter().cloned().collect(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    normal(a) == normal(b)
+}
+
 /// Whether `served` has `kind`'s kind in its group (at whichever version).
 fn lists(served: &[ServedKind], kind: &ServedKind) -> bool {
     served
@@ -326,6 +349,13 @@ impl Cluster {
             .map(|k| (k.ar.clone(), k.scope()))
     }
 
+    /// Whether this process knows which resource serves `kind` in `api_version`
+    /// (discovered, from the discovery file, or from its CRD seen established), so that
+    /// using it asks discovery nothing.
+    pub(crate) fn knows_kind(&self, api_version: &str, kind: &str) -> bool {
+        self.known_kind(api_version, kind).is_some()
+    }
+
     /// Whether `kind` in `api_version` is known only from a CRD seen established, not
     /// from discovery: a write it answers 404 is the server's handler not having caught
     /// up with the definition yet, asked again ([`Cluster::asked_again_if_unserved`]).
@@ -369,7 +399,7 @@ impl Cluster {
         let contradicted = self.discovery.lock().is_ok_and(|known| {
             matches!(
                 known.group_versions.get(api_version),
-                Some((listed, Origin::File)) if *listed != kinds
+                Some((listed, Origin::File)) if !same_kinds(listed, &kinds)
             ) || matches!(
                 &known.served_kinds,
                 Some((served, Origin::File)) if !kinds.iter().all(|k| lists(served, k))
@@ -594,6 +624,24 @@ mod tests {
             namespaced: true,
             verbs: vec!["get".into(), "list".into(), "delete".into()],
         }
+    }
+
+    /// The order a server lists resources and verbs in says nothing: a file the KUDO
+    /// CRDs' kinds were written to in ours is not contradicted by the server's order
+    /// (which would forget the whole file in every later process).
+    #[test]
+    fn the_same_kinds_in_another_order_are_the_same_answer() {
+        let ours = vec![
+            kind("kudo.dev/v1beta1", "Operator", "operators"),
+            kind("kudo.dev/v1beta1", "Instance", "instances"),
+        ];
+        let mut theirs: Vec<ServedKind> = ours.iter().rev().cloned().collect();
+        theirs[0].verbs.reverse();
+        assert!(same_kinds(&ours, &theirs));
+        theirs[0].verbs.pop();
+        assert!(!same_kinds(&ours, &theirs));
+        theirs.pop();
+        assert!(!same_kinds(&ours, &theirs[..1]));
     }
 
     fn snapshot() -> Snapshot {

@@ -19,7 +19,7 @@ use super::namespace::{
 use super::operator::load_operator;
 use super::operator_tree::{
     InstallRequest, InstalledTree, NotRemoved, OperatorFailure, check_install, install_tree,
-    uninstall_tree,
+    uninstall_tree, versions_present,
 };
 use super::removal::Kept;
 use crate::cluster::{Cluster, CrdsEnsured};
@@ -107,24 +107,44 @@ pub async fn apply_operator(
             None => Vec::new(),
         }
     };
-    let (namespace, crds, stale) = futures::join!(
+    // A create's look at which of its versions are there already goes beside them too,
+    // when this process knows where OperatorVersions are served (else it would ask
+    // discovery a second time for what the CRDs' check is asking: read after it).
+    let creating = req.previous.is_none();
+    let present = async {
+        match creating && cluster.knows_kind(crate::cluster::KUDO_API_VERSION, "OperatorVersion") {
+            true => Some(versions_present(cluster, req.namespace, req.root, req.resolution).await),
+            false => None,
+        }
+    };
+    let (namespace, crds, stale, present) = futures::join!(
         ensure_namespace(cluster, req.namespace, user.as_ref()),
         cluster.ensure_kudo_crds(),
-        stale
+        stale,
+        present
     );
     namespace.map_err(OperatorFailure::Namespace)?;
     let crds = crds.map_err(OperatorFailure::Crds)?;
+    // The OperatorVersion CRD was created a moment ago: no version existed.
+    let existed = match (crds, present) {
+        (
+            CrdsEnsured::Established {
+                operator_versions_created: true,
+            },
+            _,
+        ) => Vec::new(),
+        (_, Some(present)) => present,
+        (_, None) if creating => {
+            versions_present(cluster, req.namespace, req.root, req.resolution).await
+        }
+        (_, None) => Vec::new(),
+    };
     let install = InstallRequest {
         namespace: req.namespace,
         root: req.root,
         resolution: req.resolution,
         previous: req.previous,
-        no_operator_versions: matches!(
-            crds,
-            CrdsEnsured::Established {
-                operator_versions_created: true
-            }
-        ),
+        existed: &existed,
     };
     let installed = install_tree(cluster, &install, cancel).await?;
     Ok(OperatorApplied {

@@ -196,9 +196,37 @@ pub struct InstallRequest<'a> {
     /// What the previous install left (an update): versions it no longer needs are
     /// removed. `None`: a create, which removes what it wrote when it fails.
     pub previous: Option<&'a InstalledTree>,
-    /// The OperatorVersion CRD was created a moment ago: no version exists yet, and a
-    /// create asks for none.
-    pub no_operator_versions: bool,
+    /// For a create, whether each OperatorVersion of [`install_sequence`] was there
+    /// before it ([`versions_present`], read beside the namespace's and the CRDs'
+    /// checks); an update's are all there.
+    pub existed: &'a [bool],
+}
+
+/// The packages of the tree in install order, the root last, each with whether it is
+/// the root.
+fn install_sequence<'p>(resolution: &'p Resolution, root: &'p Package) -> Vec<(&'p Package, bool)> {
+    dependency_install_sequence(resolution, root)
+        .into_iter()
+        .map(|d| (d, false))
+        .chain(std::iter::once((root, true)))
+        .collect()
+}
+
+/// Which OperatorVersions of the tree of `root` are in `namespace`, in install order,
+/// asked all at once: what a create finds already there is not its to remove when it
+/// fails. Absent when their kind is not served yet.
+pub(crate) async fn versions_present(
+    cluster: &Cluster,
+    namespace: &str,
+    root: &Package,
+    resolution: &Resolution,
+) -> Vec<bool> {
+    let all = install_sequence(resolution, root);
+    futures::future::join_all(all.iter().map(|(pkg, _)| {
+        let r = operator_version_ref(namespace, &pkg.operator_version_name());
+        async move { matches!(cluster.get(&r).await, Ok(Some(_))) }
+    }))
+    .await
 }
 
 /// An OperatorVersion a removal could not take away.
@@ -337,24 +365,10 @@ pub async fn install_tree(
     // What this create wrote, for the rollback (Terraform keeps no state of a failed
     // create, so nothing else would remove it).
     let mut written: Vec<InstalledVersion> = Vec::new();
-    let sequence = dependency_install_sequence(req.resolution, req.root);
-    let all: Vec<(&Package, bool)> = sequence
-        .into_iter()
-        .map(|d| (d, false))
-        .chain(std::iter::once((req.root, true)))
-        .collect();
-    // Which versions a create finds already there, asked all at once before the
-    // first write.
-    let existed: Vec<bool> = match (creating, req.no_operator_versions) {
-        (false, _) => vec![true; all.len()],
-        (true, true) => vec![false; all.len()],
-        (true, false) => {
-            futures::future::join_all(all.iter().map(|(pkg, _)| {
-                let r = operator_version_ref(req.namespace, &pkg.operator_version_name());
-                async move { matches!(cluster.get(&r).await, Ok(Some(_))) }
-            }))
-            .await
-        }
+    let all = install_sequence(req.resolution, req.root);
+    let existed = match creating {
+        true => req.existed.iter().copied().chain(std::iter::repeat(false)),
+        false => [].iter().copied().chain(std::iter::repeat(true)),
     };
     let all: Vec<(&Package, bool, bool)> = all
         .into_iter()
