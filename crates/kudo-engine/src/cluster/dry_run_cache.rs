@@ -55,6 +55,23 @@ pub(crate) enum Seen<'a> {
     At(&'a str),
 }
 
+impl<'a> Seen<'a> {
+    /// How the object stood when the server answered this dry-run: an object a dry-run
+    /// would create has no `resourceVersion` in the answer, one it would change has the
+    /// version it found (nothing was stored, so nothing moved it). An answer is kept under
+    /// the state it was given for, so a plan that listed the object a moment before or
+    /// after the dry-run cannot pair an answer with a state it was not given for.
+    pub(crate) fn of_answer(answer: &'a Value) -> Seen<'a> {
+        match answer
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+        {
+            Some(version) if !version.is_empty() => Seen::At(version),
+            _ => Seen::Absent,
+        }
+    }
+}
+
 /// The answers of one API server for one set of credentials.
 pub(crate) struct DryRunCache {
     dir: PathBuf,
@@ -151,12 +168,19 @@ impl DryRunCache {
         }
     }
 
-    /// Keeps `answer` for the plans after this one.
-    pub(crate) fn put(&self, body: &Value, owned: bool, seen: Seen<'_>, answer: &Value) {
+    /// Whether any answer is kept (for any server): when none is, a plan has nothing to
+    /// look up and need not list before its dry-runs.
+    pub(crate) fn holds_any(&self) -> bool {
+        std::fs::read_dir(&self.dir).is_ok_and(|mut entries| entries.next().is_some())
+    }
+
+    /// Keeps `answer` for the plans after this one, under the state it was given for
+    /// ([`Seen::of_answer`]).
+    pub(crate) fn put(&self, body: &Value, owned: bool, answer: &Value) {
         if !self.swept.swap(true, Ordering::Relaxed) {
             self.sweep();
         }
-        let q = self.question(body, owned, seen);
+        let q = self.question(body, owned, Seen::of_answer(answer));
         let Some(sealed) = seal(&q.key, answer) else {
             return;
         };
@@ -253,7 +277,7 @@ mod tests {
     fn the_same_question_gets_the_answer_back() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"metadata": {"uid": "u1"}, "data": {"password": "aHVudGVyMg=="}});
-        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, &answer);
         let again = cache(dir.path(), b"alice");
         assert_eq!(again.get(&secret(), false, Seen::Absent), Some(answer));
     }
@@ -262,7 +286,7 @@ mod tests {
     fn another_object_state_user_server_or_body_misses() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"metadata": {"uid": "u1"}});
-        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, &answer);
         let alice = cache(dir.path(), b"alice");
         assert_eq!(
             alice.get(&secret(), false, Seen::At("7")),
@@ -300,11 +324,26 @@ mod tests {
         );
     }
 
+    /// An answer is kept under the state the server gave it for, whatever a LIST beside
+    /// it saw: an object that changed between the two is asked again.
+    #[test]
+    fn an_answer_is_kept_under_the_version_it_answers_for() {
+        let dir = tempfile::tempdir().expect("dir");
+        let c = cache(dir.path(), b"alice");
+        assert!(!c.holds_any());
+        let update = json!({"metadata": {"uid": "u1", "resourceVersion": "8"}});
+        c.put(&secret(), false, &update);
+        assert!(c.holds_any());
+        assert_eq!(c.get(&secret(), false, Seen::At("8")), Some(update));
+        assert_eq!(c.get(&secret(), false, Seen::At("7")), None);
+        assert_eq!(c.get(&secret(), false, Seen::Absent), None);
+    }
+
     #[test]
     fn files_hold_nothing_readable_of_the_answer() {
         let dir = tempfile::tempdir().expect("dir");
         let answer = json!({"stringData": {"password": "hunter2-very-secret"}});
-        cache(dir.path(), b"alice").put(&secret(), false, Seen::Absent, &answer);
+        cache(dir.path(), b"alice").put(&secret(), false, &answer);
         let files: Vec<_> = std::fs::read_dir(dir.path())
             .expect("dir")
             .flatten()
@@ -320,7 +359,7 @@ mod tests {
     fn a_corrupt_file_is_a_miss() {
         let dir = tempfile::tempdir().expect("dir");
         let c = cache(dir.path(), b"alice");
-        c.put(&secret(), false, Seen::Absent, &json!({"a": 1}));
+        c.put(&secret(), false, &json!({"a": 1}));
         for f in std::fs::read_dir(dir.path()).expect("dir").flatten() {
             std::fs::write(f.path(), b"garbage that is long enough to hold a nonce")
                 .expect("write");
@@ -332,7 +371,7 @@ mod tests {
     fn an_old_answer_is_a_miss_and_swept() {
         let dir = tempfile::tempdir().expect("dir");
         let c = cache(dir.path(), b"alice");
-        c.put(&secret(), false, Seen::Absent, &json!({"a": 1}));
+        c.put(&secret(), false, &json!({"a": 1}));
         let old = SystemTime::now() - TTL - Duration::from_secs(5);
         for f in std::fs::read_dir(dir.path()).expect("dir").flatten() {
             let file = std::fs::File::options()
@@ -343,7 +382,11 @@ mod tests {
         }
         assert_eq!(c.get(&secret(), false, Seen::Absent), None);
         // A new process sweeps it before its first write.
-        cache(dir.path(), b"alice").put(&secret(), false, Seen::At("1"), &json!({"b": 2}));
+        cache(dir.path(), b"alice").put(
+            &secret(),
+            false,
+            &json!({"metadata": {"resourceVersion": "1"}, "b": 2}),
+        );
         let left = std::fs::read_dir(dir.path())
             .expect("dir")
             .flatten()

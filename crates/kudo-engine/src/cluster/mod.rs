@@ -721,14 +721,19 @@ impl Cluster {
     /// A dry-run apply of an object a LIST has just shown `seen` ([`Cluster::apply`], or
     /// [`Cluster::apply_owned`] when `owned`): the answer an earlier plan of the run got
     /// to the same question when it is kept (see [`dry_run_cache`]), else the server's,
-    /// then kept for the plans after.
+    /// then kept for the plans after. Without `seen` (the LIST is still out) only the
+    /// server is asked.
     pub(crate) async fn dry_run_as_seen(
         &self,
         obj: &Value,
         owned: bool,
-        seen: Seen<'_>,
+        seen: Option<Seen<'_>>,
     ) -> Result<Value, ClusterError> {
-        let cached = self.dry_runs.as_ref().and_then(|c| c.get(obj, owned, seen));
+        let cached = self
+            .dry_runs
+            .as_ref()
+            .zip(seen)
+            .and_then(|(c, seen)| c.get(obj, owned, seen));
         if let Some(answer) = cached {
             tracing::debug!(
                 kind = obj["kind"].as_str().unwrap_or_default(),
@@ -742,9 +747,15 @@ impl Cluster {
         }
         let answer = self.apply_inner(obj, true, owned).await?;
         if let Some(cache) = &self.dry_runs {
-            cache.put(obj, owned, seen, &answer);
+            cache.put(obj, owned, &answer);
         }
         Ok(answer)
+    }
+
+    /// Whether dry-run answers of earlier plans are kept that a plan could take
+    /// ([`Cluster::dry_run_as_seen`]): without any, a plan need not list before it asks.
+    pub(crate) fn keeps_dry_runs(&self) -> bool {
+        self.dry_runs.as_ref().is_some_and(|c| c.holds_any())
     }
 
     /// Like [`Cluster::apply`], for an object Terraform state records as ours although

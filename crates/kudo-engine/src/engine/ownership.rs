@@ -64,16 +64,7 @@ pub(crate) type ListedObjects = HashMap<ObjectRef, Listed>;
 /// groups, and of groups the credentials may not list, are left out: the caller reads
 /// those one by one, as before.
 pub(crate) async fn listed_controllers(cluster: &Cluster, refs: &[&ObjectRef]) -> ListedObjects {
-    let mut groups: BTreeMap<(&str, &str, &str), Vec<&ObjectRef>> = BTreeMap::new();
-    for r in refs {
-        if let Some(ns) = r.namespace.as_deref() {
-            groups
-                .entry((r.api_version.as_str(), r.kind.as_str(), ns))
-                .or_default()
-                .push(r);
-        }
-    }
-    groups.retain(|_, members| members.len() >= LIST_FROM);
+    let groups = list_groups(refs);
     let lists = groups.into_iter().map(|((api_version, kind, ns), members)| async move {
         let listed = cluster
             .list_selected_map(api_version, kind, Some(ns), None, |item| {
@@ -110,6 +101,65 @@ pub(crate) async fn listed_controllers(cluster: &Cluster, refs: &[&ObjectRef]) -
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// The objects of `refs` [`listed_controllers`] lists, by kind and namespace.
+fn list_groups<'r>(
+    refs: &[&'r ObjectRef],
+) -> BTreeMap<(&'r str, &'r str, &'r str), Vec<&'r ObjectRef>> {
+    let mut groups: BTreeMap<(&str, &str, &str), Vec<&ObjectRef>> = BTreeMap::new();
+    for r in refs {
+        if let Some(ns) = r.namespace.as_deref() {
+            groups
+                .entry((r.api_version.as_str(), r.kind.as_str(), ns))
+                .or_default()
+                .push(r);
+        }
+    }
+    groups.retain(|_, members| members.len() >= LIST_FROM);
+    groups
+}
+
+/// The LIST of [`listed_controllers`] for a plan's objects, made once, by whichever of
+/// the plan's checks needs it first: the checks' dry-runs need not wait for it when no
+/// earlier plan's answer could be taken (nothing is kept, see
+/// [`Cluster::keeps_dry_runs`]), so they go out beside it.
+pub(crate) struct Listing {
+    refs: Vec<ObjectRef>,
+    /// The objects whose kind and namespace are listed.
+    members: std::collections::HashSet<ObjectRef>,
+    found: tokio::sync::OnceCell<ListedObjects>,
+}
+
+impl Listing {
+    pub(crate) fn new(refs: &[&ObjectRef]) -> Listing {
+        let members = list_groups(refs).into_values().flatten().cloned().collect();
+        Listing {
+            refs: refs.iter().map(|r| (*r).clone()).collect(),
+            members,
+            found: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// What the LIST found, listing now unless that was done.
+    pub(crate) async fn get(&self, cluster: &Cluster) -> &ListedObjects {
+        self.found
+            .get_or_init(|| async {
+                let refs: Vec<&ObjectRef> = self.refs.iter().collect();
+                listed_controllers(cluster, &refs).await
+            })
+            .await
+    }
+
+    /// What the LIST found, if it was made already.
+    pub(crate) fn got(&self) -> Option<&ListedObjects> {
+        self.found.get()
+    }
+
+    /// Whether `r` is of a kind and namespace the LIST covers.
+    pub(crate) fn covers(&self, r: &ObjectRef) -> bool {
+        self.members.contains(r)
+    }
 }
 
 /// The controlling Instance of the namespaced object `r`: as `listed` (from

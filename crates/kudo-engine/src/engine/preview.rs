@@ -156,9 +156,14 @@ async fn checked_walk_in(
         .filter(|p| p.namespaced == Some(true))
         .map(|p| &p.object)
         .collect();
-    let listed = &super::ownership::listed_controllers(cluster, &namespaced).await;
+    let listing = &super::ownership::Listing::new(&namespaced);
+    // What the LIST finds picks the answers earlier plans kept: listed first when there
+    // are any; otherwise the dry-runs go out beside it (one round trip fewer).
+    if cluster.keeps_dry_runs() {
+        listing.get(cluster).await;
+    }
     let checked = each_until_failure(picked, |p| {
-        check(cluster, req, &previous, listed, p, answers)
+        check(cluster, req, &previous, listing, p, answers)
     })
     .await?;
     // An object before the one that could not be prepared fails first, as in the run.
@@ -361,7 +366,7 @@ async fn check(
     cluster: &Cluster,
     req: &RunRequest<'_>,
     previous: &ObjectIndex<'_>,
-    listed: &super::ownership::ListedObjects,
+    listing: &super::ownership::Listing,
     p: Prepared<'_>,
     answers: Answers,
 ) -> Result<PlannedObject, EngineError> {
@@ -380,9 +385,12 @@ async fn check(
         // owner's verdict is taken first, as the run takes it before its write.
         let owner = async {
             match needs_owner_check(previous, &p) {
-                true => super::ownership::controller_of(cluster, listed, &p.object)
-                    .await
-                    .map(Some),
+                true => {
+                    let listed = listing.get(cluster).await;
+                    super::ownership::controller_of(cluster, listed, &p.object)
+                        .await
+                        .map(Some)
+                }
                 false => Ok(None),
             }
         };
@@ -390,14 +398,16 @@ async fn check(
         // that plan's answer (`terraform apply`'s final plan: see
         // `cluster::dry_run_cache`); the others are asked.
         let checked_apply = async {
-            match listed.get(&p.object) {
-                Some(seen) => {
+            match listing.covers(&p.object) {
+                true => {
                     let ours = previous.contains(&p.object);
-                    cluster
-                        .dry_run_as_seen(&p.manifest, ours, seen.seen())
-                        .await
+                    let seen = listing
+                        .got()
+                        .and_then(|listed| listed.get(&p.object))
+                        .map(super::ownership::Listed::seen);
+                    cluster.dry_run_as_seen(&p.manifest, ours, seen).await
                 }
-                None => {
+                false => {
                     super::ownership::apply_as_recorded(
                         cluster,
                         previous,
