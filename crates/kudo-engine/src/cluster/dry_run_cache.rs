@@ -13,9 +13,11 @@
 //! - the same request, byte for byte (the object as the provider sends it, applied
 //!   with our field manager, conflicts forced or not: an object Terraform's state
 //!   records as ours takes back fields another manager took);
-//! - the object found as it was: absent, or at the same `resourceVersion`, as the LIST
-//!   the plan makes anyway for its ownership check has just shown it. An object someone
-//!   created, changed or deleted since is dry-run again.
+//! - the object found as it was: absent, or at the same `resourceVersion`. An answer is
+//!   kept under the state the server gave it for (the version in the answer,
+//!   [`Seen::of_answer`]) and looked up under the state the LIST the plan makes anyway
+//!   for its ownership check has just shown. An object someone created, changed or
+//!   deleted since is dry-run again.
 //!
 //! What is not in the key and can still change the answer (an admission webhook or a
 //! CRD's schema changed between the two plans) is bounded by [`TTL`]: an answer older
