@@ -29,7 +29,7 @@
 //! use std::path::Path;
 //!
 //! use kudo_engine::cluster::{Cluster, ConnectionSettings};
-//! use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, HealthSettings, TreeRecord};
+//! use kudo_engine::engine::{self, HealthSettings, PlanChangeRequest, TreeRecord};
 //! use kudo_package::Package;
 //! use kudo_plan::{ChangeRequest, Seed};
 //! use tokio_util::sync::CancellationToken;
@@ -61,7 +61,14 @@
 //!     replacing: false,
 //!     allow_downgrade: false,
 //! };
-//! let options = ChangeOptions {
+//! // A new instance: no record of its tree yet (the caller keeps the records the
+//! // engine answers, in Terraform's private state).
+//! let record = TreeRecord::default();
+//! let plan_request = PlanChangeRequest {
+//!     change: &request,
+//!     objects: &[],
+//!     record: &record,
+//!     fresh: true,
 //!     crd_safety: engine::CrdSafety::default(),
 //!     // Whether the answer carries the objects' manifests.
 //!     manifests: false,
@@ -70,16 +77,8 @@
 //!     // The namespace must exist (`true`: the apply creates it).
 //!     create_namespace: false,
 //! };
-//! // A new instance: no record of its tree yet (the caller keeps the records the
-//! // engine answers, in Terraform's private state).
-//! let record = TreeRecord::default();
-//! let prior = ClusterPrior {
-//!     objects: &[],
-//!     record: &record,
-//!     fresh: true,
-//! };
 //! // Refused (`Err`) exactly when the apply would fail the same way.
-//! let planned = engine::plan_change(Some(&cluster), &request, prior, options).await?;
+//! let planned = engine::plan_change(Some(&cluster), &plan_request).await?;
 //! let Some(plan) = planned.change.plan() else {
 //!     return Ok(()); // nothing to run, or not known before the apply
 //! };

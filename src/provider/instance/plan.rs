@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Diagnostic, IntoValue, PlanRequest, PlanResponse, Value};
 
-use kudo_engine::engine::{self, ChangeOptions, ClusterPrior, Planned};
+use kudo_engine::engine::{self, PlanChangeRequest, Planned};
 use kudo_plan::{ChangeRequest, PlanChoice, PriorInstance, RunStatus, Seed};
 
 use crate::provider::manifests;
@@ -217,7 +217,12 @@ async fn plan_inner(
         .requires_replace(&prior_state, &planned.clone().into_value())
         .is_empty();
     let show_manifests = manifests::wanted(&proposed.show_manifests, session.config.show_manifests);
-    let options = ChangeOptions {
+    let request = inputs.request(prior.as_ref(), &proposed, replacing);
+    let plan_request = PlanChangeRequest {
+        change: &request,
+        objects: &inputs.objects,
+        record: &inputs.private.tree,
+        fresh: prior.is_none(),
         crd_safety: proposed.crd_safety(session.config.crd_upgrade_safety),
         // Every object's content is copied only for `manifests` to show.
         manifests: show_manifests == Some(true),
@@ -230,37 +235,30 @@ async fn plan_inner(
                 .is_some_and(|n| !session.knows_instance(&inputs.namespace, n)),
         create_namespace: proposed.create_namespace.known() == Some(&true),
     };
-    let cluster_prior = ClusterPrior {
-        objects: &inputs.objects,
-        record: &inputs.private.tree,
-        fresh: prior.is_none(),
-    };
-    let request = inputs.request(prior.as_ref(), &proposed, replacing);
-    let planned_change =
-        match engine::plan_change(cluster.as_ref(), &request, cluster_prior, options).await {
-            Ok(p) => p,
-            Err(r) => {
-                if let engine::PlanRefusal::Change(kudo_plan::Refusal::Downgrade(d)) = &r
-                    && let Some(prior) = &prior
-                    && let Some(back) = refusal::back_after_failure(
-                        d,
-                        prior,
-                        inputs.private.completed.as_deref(),
-                        inputs.operator.as_deref(),
-                    )
-                {
-                    return fail(vec![back]);
-                }
-                let params = inputs.params.clone().unwrap_or_default();
-                return fail(refusal::diagnostics(
-                    session,
-                    inputs.pkg.as_ref(),
-                    &params,
-                    &inputs.secret,
-                    r,
-                ));
+    let planned_change = match engine::plan_change(cluster.as_ref(), &plan_request).await {
+        Ok(p) => p,
+        Err(r) => {
+            if let engine::PlanRefusal::Change(kudo_plan::Refusal::Downgrade(d)) = &r
+                && let Some(prior) = &prior
+                && let Some(back) = refusal::back_after_failure(
+                    d,
+                    prior,
+                    inputs.private.completed.as_deref(),
+                    inputs.operator.as_deref(),
+                )
+            {
+                return fail(vec![back]);
             }
-        };
+            let params = inputs.params.clone().unwrap_or_default();
+            return fail(refusal::diagnostics(
+                session,
+                inputs.pkg.as_ref(),
+                &params,
+                &inputs.secret,
+                r,
+            ));
+        }
+    };
     let none = InstanceModel::default();
     let answer = Answer {
         prior: prior.as_ref().unwrap_or(&none),

@@ -18,21 +18,18 @@ use super::planning::{Contents, PlanFailure, PlanNote, Prior, current};
 use super::tree::{TreePlan, TreeRequest, plan_tree};
 use crate::cluster::{Cluster, FIELD_MANAGER, ObjectRef};
 
-/// What the state records that only a cluster plan reads.
+/// What [`plan_change`] plans: the change kudo-plan decides (`change`), what the state
+/// records of the instance that only a cluster plan reads, and how to plan.
 #[derive(Debug, Clone, Copy)]
-pub struct ClusterPrior<'a> {
+pub struct PlanChangeRequest<'r, 'a> {
+    pub change: &'r ChangeRequest<'a>,
     /// The instance's `objects`.
-    pub objects: &'a [ObjectRef],
+    pub objects: &'r [ObjectRef],
     /// The record of its tree: its dependency instances' records, and the drift a
     /// refresh found in it and in them.
-    pub record: &'a TreeRecord,
+    pub record: &'r TreeRecord,
     /// The instance is created by this apply ([`TreePrior::fresh`]).
     pub fresh: bool,
-}
-
-/// How to plan.
-#[derive(Debug, Clone, Copy)]
-pub struct ChangeOptions {
     pub crd_safety: CrdSafety,
     /// Whether every managed object's content is wanted: the answer's [`Manifests`]
     /// (`kudo_instance.manifests`).
@@ -44,6 +41,46 @@ pub struct ChangeOptions {
     /// `create_namespace`: a missing namespace is created by the apply rather than
     /// failing the plan.
     pub create_namespace: bool,
+}
+
+impl PlanChangeRequest<'_, '_> {
+    fn prior(&self) -> ClusterPrior<'_> {
+        ClusterPrior {
+            objects: self.objects,
+            record: self.record,
+            fresh: self.fresh,
+        }
+    }
+
+    fn options(&self) -> ChangeOptions {
+        ChangeOptions {
+            crd_safety: self.crd_safety,
+            manifests: self.manifests,
+            must_not_exist: self.must_not_exist,
+            create_namespace: self.create_namespace,
+        }
+    }
+}
+
+/// What the state records that only a cluster plan reads.
+#[derive(Debug, Clone, Copy)]
+struct ClusterPrior<'a> {
+    /// The instance's `objects`.
+    pub objects: &'a [ObjectRef],
+    /// The record of its tree: its dependency instances' records, and the drift a
+    /// refresh found in it and in them.
+    pub record: &'a TreeRecord,
+    /// The instance is created by this apply ([`TreePrior::fresh`]).
+    pub fresh: bool,
+}
+
+/// How to plan ([`PlanChangeRequest`]'s settings).
+#[derive(Debug, Clone, Copy)]
+struct ChangeOptions {
+    crd_safety: CrdSafety,
+    manifests: bool,
+    must_not_exist: bool,
+    create_namespace: bool,
 }
 
 /// The whole plan of a change.
@@ -65,7 +102,7 @@ pub struct Planned<'a> {
     pub tree: Option<TreePlan>,
     pub notes: Vec<PlanNote>,
     /// When no plan runs: every managed object with the content its last run rendered
-    /// (only with [`ChangeOptions::manifests`]).
+    /// (only with [`PlanChangeRequest::manifests`]).
     pub current: Option<Manifests>,
 }
 
@@ -160,10 +197,9 @@ pub(crate) async fn check_absent(
 /// known yet (the views that need it stay unknown).
 pub async fn plan_change<'a>(
     cluster: Option<&Cluster>,
-    req: &ChangeRequest<'a>,
-    prior: ClusterPrior<'_>,
-    options: ChangeOptions,
+    request: &PlanChangeRequest<'_, 'a>,
 ) -> Result<Planned<'a>, PlanRefusal> {
+    let (req, prior, options) = (request.change, request.prior(), request.options());
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
@@ -250,7 +286,7 @@ pub async fn plan_change<'a>(
 enum Looks {
     /// The dry-run of the tree for the plan that runs.
     DryRun(Box<Result<DryRun, PlanRefusal>>),
-    /// No plan runs: the managed objects' content ([`ChangeOptions::manifests`]).
+    /// No plan runs: the managed objects' content ([`PlanChangeRequest::manifests`]).
     Current(Option<Manifests>),
     Nothing,
 }

@@ -50,7 +50,7 @@ pub use action::{
 };
 pub use apply::{ApplyAnswer, apply_change};
 pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
-pub use change::{ChangeOptions, ClusterPrior, PlanRefusal, Planned, plan_change};
+pub use change::{PlanChangeRequest, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, TreeRecord};
 pub use destroy::{DestroyRequest, Destroyed, destroy_instance};
