@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::discovery::ServedKind;
+use super::established::is_established;
 use super::{Cluster, ClusterError, ObjectRef, Waited};
 
 pub const KUDO_GROUP: &str = "kudo.dev";
@@ -57,17 +58,6 @@ pub(crate) fn kudo_crds() -> Vec<Value> {
         crd("OperatorVersion", "operatorversions", false),
         crd("Instance", "instances", true),
     ]
-}
-
-pub(crate) fn is_established(crd: &Value) -> bool {
-    crd.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Established")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
 }
 
 /// The KUDO CRDs whose kinds the cluster does not serve, found through discovery of

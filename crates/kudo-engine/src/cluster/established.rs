@@ -36,11 +36,23 @@ pub(super) const CUSTOM_RESOURCE_VERBS: [&str; 8] = [
     "watch",
 ];
 
+/// Whether the CRD's `Established` condition is true: the server serves its kinds.
+pub(crate) fn is_established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Established")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
 /// The CRD's name and the kinds it serves, one per served version, when `crd` is an
 /// established CustomResourceDefinition with accepted names; None otherwise.
 pub(super) fn served_by(crd: &Value) -> Option<(String, Vec<ServedKind>)> {
     if crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
-        || !super::crds::is_established(crd)
+        || !is_established(crd)
     {
         return None;
     }
