@@ -19,9 +19,10 @@ use serde_json::Value;
 
 use super::discovery::ServedKind;
 
-/// How long a write to the resource of a CRD seen established may be answered 404
-/// before that is believed: the server's handler watches the definitions too, and may
-/// see the condition a moment after we do (asked again after 0.1, 0.2, ... 1.6 s).
+/// The longest pause before a write to the resource of a CRD seen established is asked
+/// again after a 404: the server's handler watches the definitions too, and may see the
+/// condition a moment after we do (asked again after 0.1, 0.2, 0.4, 0.8 and 1.6 s: 3.1 s
+/// in all before the 404 is believed).
 pub(super) const HANDLER_LAG: std::time::Duration = std::time::Duration::from_millis(1600);
 
 /// The verbs the API server serves for every custom resource.
