@@ -72,6 +72,36 @@ pub(crate) struct Known {
     established: HashMap<String, Vec<ServedKind>>,
 }
 
+/// Where [`Known::lookup`] found a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mapped {
+    /// In its group-version as discovered (by this process or the file).
+    Discovery,
+    /// Only from its CRD, seen established by this process.
+    EstablishedCrd,
+}
+
+impl Known {
+    /// The resource serving `kind` in `api_version`: the first of the group-version's
+    /// resources with that kind, as kube's `pinned_kind` answers; else the kind of a CRD
+    /// this process saw established ([`super::established`]).
+    fn lookup(&self, api_version: &str, kind: &str) -> Option<(&ServedKind, Mapped)> {
+        let discovered = self
+            .group_versions
+            .get(api_version)
+            .and_then(|(kinds, _)| kinds.iter().find(|k| k.ar.kind == kind));
+        match discovered {
+            Some(k) => Some((k, Mapped::Discovery)),
+            None => self
+                .established
+                .values()
+                .flatten()
+                .find(|k| k.ar.api_version == api_version && k.ar.kind == kind)
+                .map(|k| (k, Mapped::EstablishedCrd)),
+        }
+    }
+}
+
 /// Whether `api_version`'s group is built into the API server (`v1`, `apps/v1`,
 /// `policy/v1beta1`): a CRD's group must have a dot, so what such a group does not
 /// serve changes only with the server's version, which the file is kept for. An
@@ -334,19 +364,13 @@ impl Cluster {
             .is_ok_and(|known| known.unserved.contains_key(api_version))
     }
 
-    /// The resource serving `kind` in `api_version` and its scope, when known: the first
-    /// of the group-version's resources with that kind, as kube's `pinned_kind` answers.
-    /// Else the kind of a CRD this process saw established ([`super::established`]).
+    /// The resource serving `kind` in `api_version` and its scope, when known
+    /// ([`Known::lookup`]).
     pub(super) fn known_kind(&self, api_version: &str, kind: &str) -> Option<(ApiResource, Scope)> {
         let known = self.discovery.lock().ok()?;
-        let is_it = |k: &&ServedKind| k.ar.api_version == api_version && k.ar.kind == kind;
-        let discovered = known
-            .group_versions
-            .get(api_version)
-            .and_then(|(kinds, _)| kinds.iter().find(|k| k.ar.kind == kind));
-        discovered
-            .or_else(|| known.established.values().flatten().find(is_it))
-            .map(|k| (k.ar.clone(), k.scope()))
+        known
+            .lookup(api_version, kind)
+            .map(|(k, _)| (k.ar.clone(), k.scope()))
     }
 
     /// Whether this process knows which resource serves `kind` in `api_version`
@@ -361,16 +385,10 @@ impl Cluster {
     /// up with the definition yet, asked again ([`Cluster::asked_again_if_unserved`]).
     pub(super) fn mapped_by_established_crd(&self, api_version: &str, kind: &str) -> bool {
         self.discovery.lock().is_ok_and(|known| {
-            let discovered = known
-                .group_versions
-                .get(api_version)
-                .is_some_and(|(kinds, _)| kinds.iter().any(|k| k.ar.kind == kind));
-            !discovered
-                && known
-                    .established
-                    .values()
-                    .flatten()
-                    .any(|k| k.ar.api_version == api_version && k.ar.kind == kind)
+            matches!(
+                known.lookup(api_version, kind),
+                Some((_, Mapped::EstablishedCrd))
+            )
         })
     }
 
