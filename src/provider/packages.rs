@@ -3,11 +3,10 @@
 //! `kudo_instance` does. The copies live under Terraform's data directory, as does the
 //! discovery the provider's processes share.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kudo_package::{LoadContext, Package, Repository};
-use kudo_resolve::{ClusterVersion, PlanCache, Resolution, ResolveError};
+use kudo_resolve::PlanCache;
 
 /// Terraform's data directory for this configuration (`.terraform` unless `TF_DATA_DIR`).
 fn data_dir() -> PathBuf {
@@ -43,23 +42,6 @@ pub fn load_context(repositories: &[Repository]) -> LoadContext {
         cache_dir: Some(data_dir().join("kudo").join("downloads")),
         base_dir: None,
     }
-}
-
-/// The operator's dependency tree (KudoOperator tasks, transitively) with one version
-/// chosen per package, from the provider's repositories and folders next to the package.
-pub fn resolve(
-    pkg: &Package,
-    repositories: &[Repository],
-    overrides: BTreeMap<String, String>,
-    cluster: Option<ClusterVersion>,
-) -> Result<Resolution, ResolveError> {
-    kudo_resolve::resolve_from_repositories(
-        pkg,
-        &pkg.operator.name,
-        load_context(repositories),
-        overrides,
-        cluster,
-    )
 }
 
 /// Content digest of what gets installed ([`kudo_package::crd::content_digest`]).

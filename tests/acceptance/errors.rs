@@ -740,3 +740,53 @@ fn an_unsupported_repository_scheme_is_refused_on_its_url() {
         "the error points at the url line {url_line}:\n{text}"
     );
 }
+
+/// An `operator` id naming no OperatorVersion (a literal, not a `kudo_operator`
+/// reference, so the plan cannot tell whether something else installs it first): the
+/// plan says what it could not check, and the apply fails on `operator` in the engine's
+/// words before writing anything.
+#[test]
+fn an_operator_id_naming_no_operator_version_fails_the_apply_on_operator() {
+    let ctx = TestContext::new("err-no-ov");
+    ctx.write(
+        "main.tf",
+        &format!(
+            r#"{PREAMBLE}
+resource "kudo_instance" "web" {{
+  name      = "web"
+  namespace = var.namespace
+  operator  = "${{var.namespace}}/nothing-1.0.0"
+}}
+"#
+        ),
+    );
+    let plan = ctx.tf.plan(&[]).assert_success();
+    assert!(
+        flat(&plan.output()).contains("Parameters not checked"),
+        "the plan does not say what it could not check:\n{plan}"
+    );
+    let run = ctx.tf.apply(&[]).assert_clean_error();
+    let out = flat(&run.output());
+    let line = main_tf_line(&ctx, "operator");
+    for text in [
+        "Error: Operator not installed".to_string(),
+        format!("on main.tf line {line}"),
+        format!(
+            "There is no OperatorVersion {}/nothing-1.0.0 in the cluster",
+            ctx.namespace
+        ),
+    ] {
+        assert!(
+            out.contains(&text),
+            "the apply does not say {text:?}:\n{run}"
+        );
+    }
+    let instances: Vec<String> = ctx
+        .kube()
+        .list_namespace(&ctx.namespace, None)
+        .into_iter()
+        .filter(|o| o.kind == "Instance")
+        .map(|o| o.name)
+        .collect();
+    assert_eq!(instances, Vec::<String>::new(), "{run}");
+}

@@ -17,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, ActionRefusal, ActionRequest, PreparedAction, Progress};
 
-use crate::provider::{Session, sensitive, timeouts};
+use kudo_package::LoadContext;
+
+use crate::provider::{Session, packages, sensitive, timeouts};
 
 use super::deadline::{Deadline, engine_diagnostic};
 
@@ -120,7 +122,8 @@ pub(in crate::provider) async fn plan(session: &Session, value: &Value) -> Vec<D
         Err(d) => return vec![d],
     };
     let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
-    let req = request(session, &cfg, seed.as_deref(), None);
+    let sources = packages::load_context(&session.config.repositories);
+    let req = request(session, &cfg, seed.as_deref(), None, &sources);
     match prepare(session, &cluster, &req).await {
         Ok(prepared) => steps(&cfg, &req, &prepared).into_iter().collect(),
         Err(Refusal::Missing(_)) => Vec::new(),
@@ -134,6 +137,7 @@ fn request<'a>(
     cfg: &'a Config,
     seed: Option<&'a str>,
     progress: Option<&'a Progress>,
+    sources: &'a LoadContext,
 ) -> ActionRequest<'a> {
     ActionRequest {
         namespace: &cfg.namespace,
@@ -144,6 +148,7 @@ fn request<'a>(
         health: &session.config.health,
         crd_safety: session.config.crd_upgrade_safety,
         progress,
+        sources,
     }
 }
 
@@ -193,17 +198,14 @@ pub(in crate::provider) async fn invoke(
         }
     });
     let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
-    let req = request(session, &cfg, seed.as_deref(), Some(&sink));
+    let sources = packages::load_context(&session.config.repositories);
+    let req = request(session, &cfg, seed.as_deref(), Some(&sink), &sources);
     let prepared = match prepare(session, &cluster, &req).await {
         Ok(run) => run,
         Err(Refusal::Missing(d) | Refusal::Diagnostics(d)) => return d,
     };
-    let resolution =
-        super::lookup::resolution(session, &prepared.operator_id, &prepared.package, false);
-    let resolution = match resolution.await {
-        Ok(r) => r,
-        Err(d) => return vec![d],
-    };
+    // The tree `kudo_operator` recorded; without it the engine resolves it again.
+    let resolution = super::lookup::recorded_resolution(&prepared.operator_id, &prepared.package);
     progress.report(format!(
         "instance {} plan {}: starting (namespace {})",
         cfg.name, cfg.plan, cfg.namespace

@@ -5,16 +5,14 @@
 //! update back or removes a failed create ([`engine::OnFailure`]); `rollback` words
 //! that. A planned null state is a destroy, handed to `destroy`.
 
-use tfplugin::{ApplyRequest, ApplyResponse, Attr, AttributePath, Diagnostic, IntoValue, Value};
+use tfplugin::{ApplyRequest, ApplyResponse, Attr, IntoValue, Value};
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, Applied, ApplyAnswer, Manifests};
-use kudo_package::Package;
-use kudo_resolve::Resolution;
 
 use crate::provider::manifests;
-use crate::provider::packages::{self, parse_operator_id};
+use crate::provider::packages;
 use crate::provider::private_state::PrivateState;
 use crate::provider::sensitive;
 use crate::provider::timeouts::{self, Operation};
@@ -22,7 +20,7 @@ use crate::provider::{Session, decode, namespace_of, render_seed};
 
 use super::deadline::*;
 use super::destroy::destroy;
-use super::lookup::{find_package, recorded_resolution, resolution};
+use super::lookup::Installed;
 use super::model::{InstanceModel, ManagedObject};
 use super::rollback::{Undo, Undone};
 use super::views;
@@ -126,63 +124,6 @@ async fn apply_inner(
     run(session, &cluster, change, planned, cancel).await
 }
 
-/// Where the package comes from, and the dependency tree it runs. With the plan-time
-/// copy `kudo_operator` made (and its recorded tree), the engine reads the cluster's
-/// OperatorVersion beside its other first reads; without it (a state made elsewhere,
-/// a saved plan applied on another machine) the package is read here first, and the
-/// tree resolved again from it.
-enum Lookup {
-    /// The plan-time copy, with its recorded dependency tree.
-    Copy(Package, Option<Resolution>),
-    /// The package the cluster holds, read here.
-    Read(Package, Option<Resolution>),
-}
-
-impl Lookup {
-    fn parts(&self) -> (&Package, Option<&Resolution>) {
-        match self {
-            Lookup::Copy(p, r) | Lookup::Read(p, r) => (p, r.as_ref()),
-        }
-    }
-}
-
-/// [`Lookup`] for `operator` (a `kudo_operator` id); `settled`: the plan decided no
-/// KUDO plan runs, so no dependency tree is needed.
-async fn package_for(
-    session: &Session,
-    operator: &str,
-    settled: bool,
-) -> Result<Lookup, Diagnostic> {
-    let copy = parse_operator_id(operator).and_then(|(ns, ov)| packages::plan_cache().load(ns, ov));
-    if let Some(copy) = copy {
-        let recorded = match settled {
-            true => Some(None),
-            false => recorded_resolution(operator, &copy).map(Some),
-        };
-        if let Some(resolution) = recorded {
-            return Ok(Lookup::Copy(copy, resolution));
-        }
-    }
-    let pkg = installed_package(session, operator).await?;
-    let resolution = match settled {
-        true => None,
-        false => resolution(session, operator, &pkg, false).await?,
-    };
-    Ok(Lookup::Read(pkg, resolution))
-}
-
-/// The package of the OperatorVersion `operator` names, which must be in the cluster.
-async fn installed_package(session: &Session, operator: &str) -> Result<Package, Diagnostic> {
-    match find_package(session, operator, false).await? {
-        Some(p) => Ok(p),
-        None => Err(Diagnostic::error(
-            "Operator not installed",
-            format!("There is no OperatorVersion for {operator:?} in the cluster. Install it with a kudo_operator resource and reference its id."),
-        )
-        .with_attribute(AttributePath::attribute("operator"))),
-    }
-}
-
 /// Applies the planned change through the engine (the namespace, then the KUDO plan,
 /// or nothing when the plan decided none runs) and records what it did.
 async fn run(
@@ -208,18 +149,10 @@ async fn run(
     };
     // The plan decided no KUDO plan runs: no dependency tree is needed.
     let settled = change.private.settled;
-    let lookup = match package_for(session, &operator, settled).await {
-        Ok(l) => l,
-        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
-    };
-    let (pkg, resolution) = lookup.parts();
-    let package = match &lookup {
-        Lookup::Copy(copy, _) => engine::PackageSource::Installed {
-            operator_version: parse_operator_id(&operator).map_or("", |(_, ov)| ov),
-            copy,
-        },
-        Lookup::Read(pkg, _) => engine::PackageSource::Given(pkg),
-    };
+    // The plan-time copy `kudo_operator` made, with the tree it recorded; without them
+    // (a state made elsewhere, a saved plan applied from a fresh checkout) the engine
+    // reads the cluster's OperatorVersion first and resolves its tree again.
+    let installed = Installed::of(session, &operator, &namespace);
     let plan_name = planned
         .last_plan
         .as_deref()
@@ -242,13 +175,13 @@ async fn run(
     let request = engine::ApplyRequest {
         name: &name,
         namespace: &namespace,
-        package,
+        package: installed.source(),
         public: &public,
         sensitive: &secret,
         plan: &plan_name,
         seed,
-        resolution,
-        operator_namespace: parse_operator_id(&operator).map_or(namespace.as_str(), |(ns, _)| ns),
+        resolution: installed.recorded.as_ref(),
+        operator_namespace: &installed.namespace,
         previous: &previous,
         record: &change.private.tree,
         fresh: change.prior.is_none(),
@@ -283,7 +216,7 @@ async fn run(
                 .unwrap_or_default();
             return ApplyResponse::failed(
                 change.prior_state,
-                super::refusal::diagnostics(session, Some(pkg), &params, &secret, r),
+                super::refusal::diagnostics(session, installed.copy.as_ref(), &params, &secret, r),
             );
         }
     };

@@ -9,14 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, DestroyError, DestroyRequest, Destroyed};
-use kudo_package::Package;
-use kudo_resolve::Resolution;
 
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, namespace_of};
 
 use super::deadline::*;
-use super::lookup::{find_package, resolution};
+use super::lookup::Installed;
 use super::model::InstanceModel;
 
 /// Removes the instance `prior` describes; `prior_state` is the same state as
@@ -38,8 +36,10 @@ pub(super) async fn destroy(
         }
     };
     let operator = prior.operator.as_deref().unwrap_or_default().to_string();
-    // The package is needed only for the `cleanup` plan; without it the objects still go.
-    let pkg = find_package(session, &operator, false).await.ok().flatten();
+    // The plan-time copy and its recorded tree when this process has them; otherwise
+    // the engine reads the cluster's OperatorVersion (needed only for the `cleanup`
+    // plan: without it the objects still go).
+    let installed = Installed::of(session, &operator, &namespace);
     let parameters = prior.parameters().unwrap_or_default();
     let sensitive = prior.sensitive().unwrap_or_default();
     let inventory = prior.object_refs();
@@ -47,11 +47,12 @@ pub(super) async fn destroy(
         namespace: &namespace,
         name: &name,
         inventory: &inventory,
-        package: pkg.as_ref(),
+        package: installed.source(),
+        operator_namespace: &installed.namespace,
         parameters: &parameters,
         sensitive: &sensitive,
         render_seed: seed,
-        resolution: Box::pin(dependency_tree(session, &operator, pkg.as_ref())),
+        resolution: installed.recorded.as_ref(),
         crd_deletion: prior.crd_deletion(),
         delete_volumes: prior.delete_volumes(),
         create_namespace: prior.create_namespace.known() == Some(&true),
@@ -125,22 +126,4 @@ fn diagnostics(
         diagnostics.extend(crate::provider::namespace::released(namespace, released));
     }
     diagnostics
-}
-
-/// The dependency tree the `cleanup` plan's KudoOperator tasks take their packages
-/// from, as the apply's plans do (the engine asks for it only when the package has a
-/// `cleanup` plan); the error says why there is none.
-async fn dependency_tree(
-    session: &Session,
-    operator: &str,
-    pkg: Option<&Package>,
-) -> Result<Resolution, String> {
-    let Some(pkg) = pkg else {
-        return Err("no package".to_string());
-    };
-    match resolution(session, operator, pkg, false).await {
-        Ok(Some(r)) => Ok(r),
-        Ok(None) => Err("no dependency tree".to_string()),
-        Err(d) => Err(d.detail),
-    }
 }

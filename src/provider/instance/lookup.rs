@@ -1,60 +1,46 @@
 //! Where the packages and the dependency tree of an instance come from: the copies
 //! `kudo_operator` keeps for the plan (see `kudo_resolve::PlanCache`), else the cluster.
 
-use std::collections::BTreeMap;
+use tfplugin::Diagnostic;
 
-use tfplugin::{AttributePath, Diagnostic};
-
-use kudo_engine::engine;
-use kudo_package::Package;
+use kudo_engine::engine::{self, PackageSource};
+use kudo_package::{LoadContext, Package};
 use kudo_resolve::Resolution;
 
 use crate::provider::Session;
 use crate::provider::packages::{self, parse_operator_id};
 
-/// The package an instance runs. While planning, the copy `kudo_operator` just planned
-/// wins (it is what the apply will install); otherwise the cluster is asked.
+/// The package an instance's plan runs: the copy `kudo_operator` just planned (it is
+/// what the apply will install), else the cluster's. `None` when neither has it, or the
+/// cluster cannot be asked: the plan goes ahead without it, and the apply reads it.
 pub(super) async fn find_package(
     session: &Session,
     operator_id: &str,
-    planning: bool,
 ) -> Result<Option<Package>, Diagnostic> {
     let Some((ns, ov_name)) = parse_operator_id(operator_id) else {
         return Ok(None);
     };
-    // The plan-time copy, read once: it wins while planning, otherwise it names the
-    // Operator (so the cluster is asked for both at once) and stands in when the
-    // cluster has no such OperatorVersion.
-    let copy = packages::plan_cache().load(ns, ov_name);
-    if planning && copy.is_some() {
-        return Ok(copy);
+    if let Some(copy) = packages::plan_cache().load(ns, ov_name) {
+        return Ok(Some(copy));
     }
-    let operator = copy.as_ref().map(|p| p.operator.name.as_str());
     let from_cluster = async {
         let cluster = session.cluster().await?;
-        engine::load_operator(&cluster, ns, ov_name, operator)
+        engine::load_operator(&cluster, ns, ov_name, None)
             .await
             .map_err(|e| session.engine_error("Cannot read the operator", &e))
     };
     match from_cluster.await {
-        Ok(Some(pkg)) => Ok(Some(pkg)),
-        Ok(None) => Ok(copy),
-        // A plan can still go ahead without the package; the apply will need the cluster.
-        Err(d) if planning => {
+        Ok(found) => Ok(found),
+        Err(d) => {
             tracing::debug!(detail = %d.detail, "package not available while planning");
             Ok(None)
         }
-        Err(d) => Err(d),
     }
 }
 
-fn tree_error(detail: String) -> Diagnostic {
-    Diagnostic::error("Cannot work out the instance's dependencies", detail)
-        .with_attribute(AttributePath::attribute("operator"))
-}
-
 /// The dependency tree of `pkg` as `kudo_operator` recorded it in the plan cache (an
-/// empty one for a package without dependencies), without resolving again.
+/// empty one for a package without dependencies), without resolving again; `None`
+/// without it (the apply resolves it again).
 pub(super) fn recorded_resolution(operator_id: &str, pkg: &Package) -> Option<Resolution> {
     if !kudo_plan::has_dependency_tasks(pkg) {
         return Some(Resolution::default());
@@ -63,38 +49,39 @@ pub(super) fn recorded_resolution(operator_id: &str, pkg: &Package) -> Option<Re
         .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov))
 }
 
-/// The dependency tree of `pkg` as `kudo_operator` resolved it. While planning, only
-/// the plan-time copy counts (`None` without it: the tree is not known yet). An apply
-/// without the copy (state made elsewhere) resolves again from the provider's
-/// repositories, which works for repository and URL dependencies.
-pub(super) async fn resolution(
-    session: &Session,
-    operator_id: &str,
-    pkg: &Package,
-    planning: bool,
-) -> Result<Option<Resolution>, Diagnostic> {
-    if let Some(r) = recorded_resolution(operator_id, pkg) {
-        return Ok(Some(r));
+/// What an apply or a destroy hands the engine about the package a `kudo_operator` id
+/// names: the OperatorVersion, this process's plan-time copy and its recorded tree when
+/// there are, and the provider's repositories to resolve the tree again from (the
+/// engine reads the cluster's OperatorVersion either way: what it has is what runs).
+pub(super) struct Installed {
+    pub namespace: String,
+    operator_version: String,
+    pub copy: Option<Package>,
+    pub recorded: Option<Resolution>,
+    sources: LoadContext,
+}
+
+impl Installed {
+    /// For `operator` (a `kudo_operator` id); `namespace` stands in for an id that does
+    /// not parse (the engine then finds no OperatorVersion).
+    pub(super) fn of(session: &Session, operator: &str, namespace: &str) -> Installed {
+        let (ns, ov) = parse_operator_id(operator).unwrap_or((namespace, ""));
+        let copy = packages::plan_cache().load(ns, ov);
+        let recorded = copy.as_ref().and_then(|c| recorded_resolution(operator, c));
+        Installed {
+            namespace: ns.to_string(),
+            operator_version: ov.to_string(),
+            copy,
+            recorded,
+            sources: packages::load_context(&session.config.repositories),
+        }
     }
-    if planning {
-        return Ok(None);
-    }
-    tracing::info!(operator = %operator_id, "no plan-time dependency tree; resolving again");
-    let repositories = session.config.repositories.clone();
-    let root = pkg.clone();
-    // The apply is connected: the same cluster filter as kudo_operator's plan.
-    let version = match session.cluster().await {
-        Ok(c) => c.kubernetes_version(),
-        Err(_) => None,
-    };
-    let work = tokio::task::spawn_blocking(move || {
-        packages::resolve(&root, &repositories, BTreeMap::new(), version)
-    });
-    match work.await {
-        Ok(Ok(r)) => Ok(Some(r)),
-        Ok(Err(e)) => Err(tree_error(format!(
-            "{e}\n\nRun `terraform plan` again so that the kudo_operator resource records its dependency tree."
-        ))),
-        Err(e) => Err(tree_error(e.to_string())),
+
+    pub(super) fn source(&self) -> PackageSource<'_> {
+        PackageSource::Installed {
+            operator_version: &self.operator_version,
+            copy: self.copy.as_ref(),
+            sources: &self.sources,
+        }
     }
 }

@@ -56,7 +56,7 @@ pub(super) fn parameter_diagnostics(
     secret: &std::collections::BTreeMap<String, String>,
 ) -> Result<std::collections::BTreeMap<String, String>, Vec<Diagnostic>> {
     pkg.effective_params(params)
-        .map_err(|errs| refusal::parameters(pkg, params, secret, errs))
+        .map_err(|errs| refusal::parameters(Some(pkg), params, secret, errs))
 }
 use self::plan::plan;
 use self::read::read;

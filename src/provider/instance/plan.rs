@@ -15,7 +15,7 @@ use crate::provider::private_state::PrivateState;
 use crate::provider::sensitive;
 use crate::provider::{Session, decode, namespace_of, schema};
 
-use super::lookup::{find_package, resolution};
+use super::lookup::{find_package, recorded_resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::{refusal, rollback, views};
 
@@ -101,20 +101,18 @@ impl Inputs {
     ) -> Result<Inputs, Vec<Diagnostic>> {
         let operator = proposed.operator.known().cloned();
         let pkg = match &operator {
-            Some(id) => find_package(session, id, true).await.map_err(|d| vec![d])?,
+            Some(id) => find_package(session, id).await.map_err(|d| vec![d])?,
             None => None,
         };
         // The package the instance ran, for the version order of a downgrade.
         let old_pkg = match prior.and_then(|p| p.operator.known()) {
             Some(old) if Some(old) != operator.as_ref() => {
-                find_package(session, old, true).await.ok().flatten()
+                find_package(session, old).await.ok().flatten()
             }
             _ => None,
         };
         let resolution = match (&pkg, &operator) {
-            (Some(p), Some(id)) => resolution(session, id, p, true)
-                .await
-                .map_err(|d| vec![d])?,
+            (Some(p), Some(id)) => recorded_resolution(id, p),
             _ => None,
         };
         Ok(Inputs {
@@ -280,7 +278,7 @@ async fn plan_inner(
         && !planned_change.change.replaces()
         && !resp.diagnostics.iter().any(Diagnostic::is_error)
     {
-        match rollback_target(session, &inputs, prior, &request, plan).await {
+        match rollback_target(&inputs, prior, &request, plan) {
             Ok(target) => for_apply.rollback = Some(target),
             Err(warning) => resp.diagnostics.push(warning),
         }
@@ -304,8 +302,7 @@ struct ForApply {
 
 /// The rollback target of an update planned to run `plan` (see [`rollback::target`]),
 /// with the package and dependency tree the instance last ran.
-async fn rollback_target(
-    session: &Session,
+fn rollback_target(
     inputs: &Inputs,
     prior: &InstanceModel,
     change: &ChangeRequest<'_>,
@@ -318,7 +315,7 @@ async fn rollback_target(
         (false, Some(old)) => {
             let package = inputs.old_pkg.clone();
             let tree = match &package {
-                Some(p) => resolution(session, old, p, true).await.ok().flatten(),
+                Some(p) => recorded_resolution(old, p),
                 None => None,
             };
             (package, tree)

@@ -24,10 +24,7 @@ pub(super) fn diagnostics(
     refusal: PlanRefusal,
 ) -> Vec<Diagnostic> {
     match refusal {
-        PlanRefusal::Change(r) => match pkg {
-            Some(pkg) => change(pkg, params, secret, r),
-            None => vec![Diagnostic::error("Cannot plan the instance", r.to_string())],
-        },
+        PlanRefusal::Change(r) => change(pkg, params, secret, r),
         PlanRefusal::Exists {
             namespace,
             name,
@@ -48,12 +45,31 @@ pub(super) fn diagnostics(
                 session, &namespace, &problem,
             )]
         }
+        PlanRefusal::NotInstalled {
+            operator_namespace,
+            operator_version,
+        } => vec![
+            Diagnostic::error(
+                "Operator not installed",
+                format!("There is no OperatorVersion {operator_namespace}/{operator_version} in the cluster. Install it with a kudo_operator resource and reference its id."),
+            )
+            .with_attribute(AttributePath::attribute("operator")),
+        ],
+        PlanRefusal::Unresolved(e) => vec![
+            Diagnostic::error(
+                "Cannot work out the instance's dependencies",
+                format!("{e}\n\nRun `terraform plan` again so that the kudo_operator resource records its dependency tree."),
+            )
+            .with_attribute(AttributePath::attribute("operator")),
+        ],
     }
 }
 
-/// A refusal that needs no cluster, on the attribute it concerns.
+/// A refusal that needs no cluster, on the attribute it concerns. `pkg` is the package
+/// the change runs, when the provider has it (an apply without the plan-time copy lets
+/// the engine read it): it names the operator and lists the declared parameters.
 pub(super) fn change(
-    pkg: &Package,
+    pkg: Option<&Package>,
     params: &BTreeMap<String, String>,
     secret: &BTreeMap<String, String>,
     refusal: Refusal,
@@ -70,7 +86,7 @@ pub(super) fn change(
         Refusal::Parameters(errors) => parameters(pkg, params, secret, errors),
         Refusal::Output { key, error } => vec![
             Diagnostic::error(
-                format!("Output {key} of operator {} does not render", pkg.operator.name),
+                format!("Output {key} of operator {} does not render", operator_name(pkg)),
                 with_advice(
                     error,
                     &format!("Fix the template under `outputs:` in the package's operator.yaml, {AGAIN}"),
@@ -106,10 +122,15 @@ pub(super) fn change(
     }
 }
 
+/// The operator's name as diagnostics give it.
+fn operator_name(pkg: Option<&Package>) -> &str {
+    pkg.map_or("(not read)", |p| p.operator.name.as_str())
+}
+
 /// Parameter errors, each on the entry it names. Also what
 /// `provider::kudo::validate_parameters` returns (see `functions`).
 pub(in crate::provider) fn parameters(
-    pkg: &Package,
+    pkg: Option<&Package>,
     params: &BTreeMap<String, String>,
     secret: &BTreeMap<String, String>,
     errors: Vec<ParamError>,
@@ -134,8 +155,8 @@ pub(in crate::provider) fn parameters(
             Diagnostic::error(
                 format!("Invalid parameter {}", e.parameter),
                 format!(
-                    "{message}{stop}\n{}.\n\nCorrect the parameter's name or value in this resource's `{attribute}` in the configuration, {AGAIN}",
-                    pkg.declared_parameters(),
+                    "{message}{stop}\n{}\nCorrect the parameter's name or value in this resource's `{attribute}` in the configuration, {AGAIN}",
+                    pkg.map_or(String::new(), |p| format!("{}.\n", p.declared_parameters())),
                 ),
             )
             .with_attribute(path)
@@ -144,8 +165,12 @@ pub(in crate::provider) fn parameters(
 }
 
 /// The plan's error for what the walk rejects: the text the apply would fail with.
-fn walk(pkg: &Package, secret: &BTreeMap<String, String>, e: kudo_plan::PlanError) -> Diagnostic {
-    let (summary, advice) = (e.summary(&pkg.operator.name), e.advice());
+fn walk(
+    pkg: Option<&Package>,
+    secret: &BTreeMap<String, String>,
+    e: kudo_plan::PlanError,
+) -> Diagnostic {
+    let (summary, advice) = (e.summary(operator_name(pkg)), e.advice());
     let e = kudo_engine::engine::EngineError::from(e);
     let detail = with_advice(
         sensitive::redact(&e.to_string(), secret),

@@ -16,13 +16,14 @@
 
 use std::collections::BTreeMap;
 
-use kudo_package::Package;
+use kudo_package::{LoadContext, Package};
 use kudo_plan::{Desired, Inputs};
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
 use super::crd_safety::CrdSafety;
 use super::error::EngineError;
+use super::installed_package::dependency_tree;
 use super::instance_object::{InstanceObject, InstanceReadError, instance_ref};
 use super::plan_run::{run_plan, run_plan_with_sensitive};
 use super::progress::Progress;
@@ -94,6 +95,9 @@ pub struct ActionRequest<'a> {
     pub health: &'a HealthSettings,
     pub crd_safety: CrdSafety,
     pub progress: Option<&'a Progress>,
+    /// Where the instance's dependency tree is resolved from when the caller has not
+    /// got the one `kudo_operator` recorded (see [`run_action`]).
+    pub sources: &'a LoadContext,
 }
 
 /// Why the plan cannot run; each names what to change. [`prepare_action`] answers one,
@@ -292,8 +296,9 @@ fn seed_free(
 
 /// Runs the prepared plan until it completes, fails, or `cancel` fires. A failure comes
 /// with the plan's status tree as the Instance records it. `resolution`: the dependency
-/// tree its KudoOperator tasks take their packages from (the caller finds it for the
-/// prepared package).
+/// tree its KudoOperator tasks take their packages from, as `kudo_operator` recorded it
+/// for the prepared package; without it the tree is resolved again from the request's
+/// sources for the cluster's version.
 pub async fn run_action(
     cluster: &Cluster,
     prepared: &PreparedAction,
@@ -301,19 +306,26 @@ pub async fn run_action(
     resolution: Option<&Resolution>,
     cancel: &CancellationToken,
 ) -> Result<(), (EngineError, Option<PlanStatus>)> {
-    let tree = match resolution {
-        Some(r) => kudo_plan::change::tree_of(
-            r,
-            &prepared.package,
-            run.name,
-            run.namespace,
-            &prepared.all,
-            prepared.seed.as_deref(),
-            None,
-        )
-        .map_err(|e| (EngineError::fatal(e.to_string()), None))?,
-        None => kudo_plan::Tree::default(),
+    let resolved;
+    let resolution = match resolution {
+        Some(r) => r,
+        None => {
+            resolved = dependency_tree(cluster, &prepared.package, run.sources)
+                .await
+                .map_err(|e| (EngineError::fatal(e.to_string()), None))?;
+            &resolved
+        }
     };
+    let tree = kudo_plan::change::tree_of(
+        resolution,
+        &prepared.package,
+        run.name,
+        run.namespace,
+        &prepared.all,
+        prepared.seed.as_deref(),
+        None,
+    )
+    .map_err(|e| (EngineError::fatal(e.to_string()), None))?;
     let health = run.health.policy();
     let request = RunRequest {
         package: &prepared.package,

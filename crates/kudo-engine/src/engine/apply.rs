@@ -3,15 +3,16 @@
 //! the request says a failure does ([`OnFailure`]: the rollback of an update, in
 //! [`super::rollback`], or the removal of a create, as destroy removes an instance).
 
-use futures::future::FutureExt;
 use kudo_package::Package;
 use tokio_util::sync::CancellationToken;
 
 use super::apply_run::{
-    Applied, ApplyRequest, Loaded, OnFailure, PackageSource, installed, run_looked,
+    Applied, ApplyRequest, Loaded, OnFailure, PackageSource, installed, not_installed, read_first,
+    run_looked,
 };
 use super::change::PlanRefusal;
 use super::destroy::{DestroyRequest, Destroyed, destroy_instance};
+use super::installed_package::read_package;
 use super::manifests::Manifests;
 use super::namespace::{NamespaceUser, ensure_namespace};
 use super::plan_run::look;
@@ -55,6 +56,14 @@ pub async fn apply_change(
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<ApplyAnswer, PlanRefusal> {
+    let found;
+    let req = &match req.reads_package_first() {
+        true => {
+            found = read_first(cluster, req).await?;
+            req.running(&found)
+        }
+        false => *req,
+    };
     let user = req
         .create_namespace
         .then(|| NamespaceUser::instance(req.namespace, req.name));
@@ -90,7 +99,9 @@ pub async fn apply_change(
     ensured.map_err(|p| PlanRefusal::namespace(req.namespace, p))?;
     absent?;
     let package = package?;
-    let pkg = package.as_deref().unwrap_or_else(|| req.given());
+    let Some(pkg) = package.as_deref().or(req.given()) else {
+        return Err(not_installed(req));
+    };
     if !req.settled {
         let loaded = Loaded {
             package: pkg,
@@ -117,8 +128,8 @@ pub async fn apply_change(
     Ok(ApplyAnswer::Settled { managed })
 }
 
-/// The package of [`PackageSource::Installed`] as the cluster holds it (`None` for a
-/// given one: see [`given`]).
+/// The package of [`PackageSource::Installed`] as the cluster holds it, else its copy
+/// (`None` for a given one: see [`ApplyRequest::given`]).
 async fn load_package(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
@@ -126,19 +137,14 @@ async fn load_package(
     let PackageSource::Installed {
         operator_version,
         copy,
+        ..
     } = req.package
     else {
         return Ok(None);
     };
-    let operator = Some(copy.operator.name.as_str());
-    let read =
-        super::operator::load_operator(cluster, req.operator_namespace, operator_version, operator)
-            .await
-            .map_err(|error| PlanRefusal::Cluster {
-                summary: "Cannot read the operator",
-                error: Box::new(error),
-            })?;
-    Ok(Some(Box::new(read.unwrap_or_else(|| copy.clone()))))
+    read_package(cluster, req.operator_namespace, operator_version, copy)
+        .await
+        .map(|p| Some(Box::new(p)))
 }
 
 /// The answer once the run (`ran`, of `failed`) is over: that run, followed by what
@@ -165,19 +171,16 @@ async fn after_failure(cluster: &Cluster, failed: &ApplyRequest<'_>, ran: Applie
             timeout,
         } => {
             let inventory: Vec<ObjectRef> = ran.objects.iter().map(|(r, _, _)| r.clone()).collect();
-            let tree = failed
-                .resolution
-                .cloned()
-                .ok_or_else(|| "no dependency tree".to_string());
             let request = DestroyRequest {
                 namespace: failed.namespace,
                 name: failed.name,
                 inventory: &inventory,
-                package: Some(&ran.package),
+                package: PackageSource::Given(&ran.package),
+                operator_namespace: failed.operator_namespace,
                 parameters: failed.public,
                 sensitive: failed.sensitive,
                 render_seed: failed.seed,
-                resolution: futures::future::ready(tree).boxed(),
+                resolution: failed.resolution,
                 crd_deletion: failed.crd_deletion,
                 delete_volumes,
                 create_namespace: failed.create_namespace,

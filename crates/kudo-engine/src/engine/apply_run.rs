@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kudo_package::Package;
+use kudo_package::{LoadContext, Package};
 use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_of};
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +17,7 @@ use super::change::PlanRefusal;
 use super::crd_safety::CrdSafety;
 use super::decisions::{DependencyRecords, TreeRecord};
 use super::error::EngineError;
+use super::installed_package::{dependency_tree, read_package};
 use super::instance_object::instance_ref;
 use super::manifests::Manifests;
 use super::plan_run::{Looked, run_plan_looked};
@@ -121,23 +122,54 @@ pub enum PackageSource<'a> {
     /// This one (read by the caller, or a rollback's copy).
     Given(&'a Package),
     /// The OperatorVersion `operator_version` in the request's `operator_namespace` as
-    /// the cluster holds it, read beside the apply's other reads before its first write
-    /// (what the cluster has is what runs). `copy` is the plan-time copy: it names the
-    /// Operator (read at the same time) and runs when the cluster has no such
-    /// OperatorVersion (a saved plan's copy applied before its `kudo_operator`).
+    /// the cluster holds it (what the cluster has is what runs).
+    ///
+    /// With `copy`, the plan-time copy, and the request's `resolution` (or a run that
+    /// needs none: settled, or no KudoOperator task), the OperatorVersion is read beside
+    /// the apply's other reads before its first write; the copy names the Operator (read
+    /// at the same time) and runs when the cluster has no such OperatorVersion (a saved
+    /// plan's copy applied before its `kudo_operator`). Otherwise the OperatorVersion is
+    /// read first (the copy still standing in for a missing one; with neither the apply
+    /// fails, [`super::PlanRefusal::NotInstalled`]) and its dependency tree resolved again
+    /// from `sources` for the cluster's version, as `kudo_operator`'s plan resolved it
+    /// ([`super::PlanRefusal::Unresolved`] when it cannot be).
     Installed {
         operator_version: &'a str,
-        copy: &'a Package,
+        copy: Option<&'a Package>,
+        sources: &'a LoadContext,
     },
 }
 
 impl<'a> ApplyRequest<'a> {
     /// The package the request names without a read: the given one, else the plan-time
     /// copy.
-    pub(crate) fn given(&self) -> &'a Package {
+    pub(crate) fn given(&self) -> Option<&'a Package> {
         match self.package {
-            PackageSource::Given(pkg) => pkg,
+            PackageSource::Given(pkg) => Some(pkg),
             PackageSource::Installed { copy, .. } => copy,
+        }
+    }
+
+    /// Whether the package must be read (and its tree perhaps resolved) before anything
+    /// else: there is no copy, or the run needs a tree the request does not carry.
+    pub(crate) fn reads_package_first(&self) -> bool {
+        match self.package {
+            PackageSource::Given(_) => false,
+            PackageSource::Installed { copy: None, .. } => true,
+            PackageSource::Installed {
+                copy: Some(copy), ..
+            } => {
+                !self.settled && self.resolution.is_none() && kudo_plan::has_dependency_tasks(copy)
+            }
+        }
+    }
+
+    /// This request running `found` (read by [`Self::reads_package_first`]'s step).
+    pub(crate) fn running(&self, found: &'a Found) -> ApplyRequest<'a> {
+        ApplyRequest {
+            package: PackageSource::Given(&found.package),
+            resolution: found.resolution.as_ref().or(self.resolution),
+            ..*self
         }
     }
 
@@ -192,6 +224,56 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
     }
 }
 
+/// The package and tree read first ([`ApplyRequest::reads_package_first`]).
+pub(crate) struct Found {
+    pub package: Package,
+    pub resolution: Option<Resolution>,
+}
+
+/// Reads the package of [`PackageSource::Installed`] and, unless the run needs none or
+/// the request carries it, resolves its tree.
+pub(crate) async fn read_first(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+) -> Result<Found, PlanRefusal> {
+    let (operator_version, copy, sources) = match req.package {
+        PackageSource::Installed {
+            operator_version,
+            copy,
+            sources,
+        } => (operator_version, copy, sources),
+        PackageSource::Given(package) => {
+            return Ok(Found {
+                package: package.clone(),
+                resolution: None,
+            });
+        }
+    };
+    let package = read_package(cluster, req.operator_namespace, operator_version, copy).await?;
+    let resolution = match (req.settled, req.resolution) {
+        (true, _) | (false, Some(_)) => None,
+        (false, None) => Some(dependency_tree(cluster, &package, sources).await?),
+    };
+    Ok(Found {
+        package,
+        resolution,
+    })
+}
+
+/// The refusal of a request whose package is neither in the cluster nor given.
+pub(crate) fn not_installed(req: &ApplyRequest<'_>) -> PlanRefusal {
+    let operator_version = match req.package {
+        PackageSource::Installed {
+            operator_version, ..
+        } => operator_version.to_string(),
+        PackageSource::Given(p) => p.operator_version_name(),
+    };
+    PlanRefusal::NotInstalled {
+        operator_namespace: req.operator_namespace.to_string(),
+        operator_version,
+    }
+}
+
 /// What [`super::apply_change`] read before its run: the package that runs and the
 /// dependency tree with the packages the cluster has.
 pub(crate) struct Loaded<'p> {
@@ -206,8 +288,11 @@ pub(crate) async fn run_change(
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<Applied, PlanRefusal> {
+    let Some(package) = req.given() else {
+        return Err(not_installed(req));
+    };
     let loaded = Loaded {
-        package: req.given(),
+        package,
         dependencies: installed(cluster, req).await,
     };
     run_looked(cluster, req, loaded, None, cancel).await

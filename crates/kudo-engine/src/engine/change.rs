@@ -156,6 +156,16 @@ pub enum PlanRefusal {
         namespace: String,
         problem: NamespaceProblem,
     },
+    /// The OperatorVersion the instance runs is not in the cluster, and the caller has
+    /// no copy of it.
+    #[error("there is no OperatorVersion {operator_namespace}/{operator_version} in the cluster")]
+    NotInstalled {
+        operator_namespace: String,
+        operator_version: String,
+    },
+    /// The dependency tree had to be resolved again (no recorded one) and could not be.
+    #[error("{0}")]
+    Unresolved(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl PlanRefusal {

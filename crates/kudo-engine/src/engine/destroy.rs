@@ -12,13 +12,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use kudo_package::Package;
+use std::borrow::Cow;
+
 use kudo_resolve::Resolution;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::apply_run::PackageSource;
 use super::error::EngineError;
+use super::installed_package::{dependency_tree, read_package};
 use super::namespace::{NamespaceUser, Released, release_namespace};
 use super::removal::{CrdDeletion, DestroyError, Kept};
 use super::uninstall::{Cleanup, uninstall_instance_keeping};
@@ -32,9 +34,11 @@ pub struct DestroyRequest<'a> {
     /// The objects the instance's state records: the cleanup run's previous
     /// inventory, and what the uninstall deletes before it sweeps for labelled leftovers.
     pub inventory: &'a [ObjectRef],
-    /// The package the instance runs, when it can be found. Only its `cleanup` plan
-    /// needs it: without it the objects still go.
-    pub package: Option<&'a Package>,
+    /// The package the instance runs. Only its `cleanup` plan needs it: when it cannot
+    /// be read (no such OperatorVersion, no copy) the objects still go.
+    pub package: PackageSource<'a>,
+    /// Where an [`PackageSource::Installed`] OperatorVersion is.
+    pub operator_namespace: &'a str,
     /// `spec.parameters`, as the cleanup run takes them (it reads the sensitive ones
     /// from the instance's Secret).
     pub parameters: &'a BTreeMap<String, String>,
@@ -42,12 +46,13 @@ pub struct DestroyRequest<'a> {
     pub sensitive: &'a BTreeMap<String, String>,
     /// The instance's render seed, so that cleanup renders what deploy did.
     pub render_seed: Option<&'a str>,
-    /// The resolved dependency tree of `package`, awaited only when the package has a
-    /// `cleanup` plan (resolving may reach repositories); its error says why there is
-    /// none. KudoOperator tasks of the cleanup plan take their packages from it, as the
-    /// apply's plans do. Without one only folder dependencies run, which is no reason to
-    /// keep the instance: the cleanup run says which task it could not load.
-    pub resolution: BoxFuture<'a, Result<Resolution, String>>,
+    /// The dependency tree of `package` as `kudo_operator` recorded it. Needed only when
+    /// the package has a `cleanup` plan; without it, an [`PackageSource::Installed`]
+    /// package's tree is resolved again from its sources. KudoOperator tasks of the
+    /// cleanup plan take their packages from it, as the apply's plans do. Without one
+    /// only folder dependencies run, which is no reason to keep the instance: the
+    /// cleanup run says which task it could not load.
+    pub resolution: Option<&'a Resolution>,
     pub crd_deletion: CrdDeletion,
     /// Delete the volume claims the instance's StatefulSets leave behind, rather than
     /// keep them as Kubernetes does.
@@ -90,6 +95,7 @@ pub async fn destroy_instance(
         name,
         inventory,
         package,
+        operator_namespace,
         parameters,
         sensitive,
         render_seed,
@@ -99,17 +105,37 @@ pub async fn destroy_instance(
         create_namespace,
         timeout,
     } = req;
-    let tree = match package {
+    let (package, sources) = match package {
+        PackageSource::Given(p) => (Some(Cow::Borrowed(p)), None),
+        PackageSource::Installed {
+            operator_version,
+            copy,
+            sources,
+        } => {
+            let read = read_package(cluster, operator_namespace, operator_version, copy)
+                .await
+                .map_err(|why| tracing::warn!(%why, "cleanup cannot run: no package"))
+                .ok()
+                .map(Cow::Owned);
+            (read, Some(sources))
+        }
+    };
+    let tree = match package.as_deref() {
         Some(p) if p.operator.plans.contains_key("cleanup") => {
             let mut all = parameters.clone();
             all.extend(sensitive.iter().map(|(k, v)| (k.clone(), v.clone())));
-            let tree = match resolution.await {
-                Ok(r) => {
-                    kudo_plan::change::tree_of(&r, p, name, namespace, &all, render_seed, None)
-                        .map_err(|e| e.to_string())
-                }
-                Err(why) => Err(why),
+            let resolved = match (resolution, sources) {
+                (Some(r), _) => Ok(Cow::Borrowed(r)),
+                (None, Some(sources)) => dependency_tree(cluster, p, sources)
+                    .await
+                    .map(Cow::Owned)
+                    .map_err(|e| e.to_string()),
+                (None, None) => Err("no dependency tree".to_string()),
             };
+            let tree = resolved.and_then(|r| {
+                kudo_plan::change::tree_of(&r, p, name, namespace, &all, render_seed, None)
+                    .map_err(|e| e.to_string())
+            });
             tree.map_err(|why| tracing::warn!(%why, "cleanup runs without the dependency tree"))
                 .ok()
         }
@@ -123,7 +149,7 @@ pub async fn destroy_instance(
         namespace,
         name,
         inventory,
-        package.map(|package| Cleanup {
+        package.as_deref().map(|package| Cleanup {
             package,
             parameters,
             render_seed,

@@ -14,6 +14,7 @@ mod drift;
 mod error;
 mod health;
 mod import;
+mod installed_package;
 mod instance_object;
 mod kudo_objects;
 mod manifests;

@@ -106,7 +106,7 @@ pub(super) async fn put_back(
     // A rollback of an interrupted apply must still run: its own limit, not the stop.
     let limit = Limit::new(&CancellationToken::new(), timeout);
     tracing::info!(instance = %failed.name, to = %package.operator_version_name(), %plan, "rolling back");
-    let rolled = roll_back(cluster, &back, &limit.token).await;
+    let rolled = roll_back(cluster, &back, package, &limit.token).await;
     drop(limit);
     Some(rolled.map(|r| RolledBack { migrated, ..r }))
 }
@@ -116,21 +116,22 @@ pub(super) async fn put_back(
 async fn roll_back(
     cluster: &Cluster,
     back: &ApplyRequest<'_>,
+    package: &Package,
     cancel: &CancellationToken,
 ) -> Result<RolledBack, RollbackError> {
-    let name = back.given().operator_version_name();
+    let name = package.operator_version_name();
     let ov = operator_version_ref(back.operator_namespace, &name);
     let missing = matches!(cluster.get(&ov).await, Ok(None));
     if missing {
         tracing::info!(operator_version = %name, "installing the previous OperatorVersion again for the rollback");
-        install_operator(cluster, back.given(), back.operator_namespace)
+        install_operator(cluster, package, back.operator_namespace)
             .await
             .map_err(|error| RollbackError::Operator {
                 name: name.clone(),
                 error: Box::new(error),
             })?;
     }
-    let (package, crds_left) = leaving_crds(back.given());
+    let (package, crds_left) = leaving_crds(package);
     let back = ApplyRequest {
         package: PackageSource::Given(&package),
         crd_deletion: CrdDeletion::Keep,

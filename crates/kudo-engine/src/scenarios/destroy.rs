@@ -2,8 +2,6 @@
 //! caller (whether the dependency tree is worth resolving, which limit stopped the
 //! uninstall) and the namespace it releases last.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::cluster::{Cluster, ObjectRef};
@@ -106,8 +104,7 @@ async fn deployed(cluster: &Cluster, pkg: &Package, name: &str, namespace: &str)
     .inventory
 }
 
-/// Destroys `name` in `namespace` with `pkg`; `asked` records whether the action asked
-/// for the dependency tree (which this test cannot resolve).
+/// Destroys `name` in `namespace` with `pkg`, without a dependency tree.
 async fn destroy(
     cluster: &Cluster,
     (namespace, name): (&str, &str),
@@ -116,24 +113,20 @@ async fn destroy(
     create_namespace: bool,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> (Result<Destroyed, DestroyError>, bool) {
-    let asked = Arc::new(AtomicBool::new(false));
+) -> Result<Destroyed, DestroyError> {
     let none = params(&[]);
-    let flag = asked.clone();
-    let answer = engine::destroy_instance(
+    engine::destroy_instance(
         cluster,
         DestroyRequest {
             namespace,
             name,
             inventory,
-            package: Some(pkg),
+            package: engine::PackageSource::Given(pkg),
+            operator_namespace: namespace,
             parameters: &none,
             sensitive: &none,
             render_seed: None,
-            resolution: Box::pin(async move {
-                flag.store(true, Ordering::SeqCst);
-                Err("not resolved in this test".to_string())
-            }),
+            resolution: None,
             crd_deletion: engine::CrdDeletion::default(),
             delete_volumes: false,
             create_namespace,
@@ -141,15 +134,12 @@ async fn destroy(
         },
         cancel,
     )
-    .await;
-    (answer, asked.load(Ordering::SeqCst))
+    .await
 }
 
-/// Without a `cleanup` plan nothing needs the dependency tree, so it is never asked
-/// for (resolving may reach repositories); the namespace `create_namespace` made is
-/// released last, once the instance is gone.
+/// The namespace `create_namespace` made is released last, once the instance is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_cleanup_plan_the_tree_is_not_asked_for_and_the_namespace_goes_last() {
+async fn without_a_cleanup_plan_the_namespace_goes_last() {
     let pkg = package(DEPLOY_ONLY, "parameters: []\n", &[("cm.yaml", CM)]);
     let (_sim, cluster) = sim().await;
     let user = NamespaceUser::instance("team", "p");
@@ -158,7 +148,7 @@ async fn without_a_cleanup_plan_the_tree_is_not_asked_for_and_the_namespace_goes
         .expect("create the namespace");
     let inventory = deployed(&cluster, &pkg, "p", "team").await;
     let cancel = CancellationToken::new();
-    let (answer, asked) = bounded(destroy(
+    let answer = bounded(destroy(
         &cluster,
         ("team", "p"),
         &pkg,
@@ -169,10 +159,6 @@ async fn without_a_cleanup_plan_the_tree_is_not_asked_for_and_the_namespace_goes
     ))
     .await;
     let destroyed = answer.expect("destroyed");
-    assert!(
-        !asked,
-        "the dependency tree was asked for without a cleanup plan"
-    );
     assert!(
         destroyed.not_checked.is_empty(),
         "{:?}",
@@ -196,10 +182,10 @@ async fn without_a_cleanup_plan_the_tree_is_not_asked_for_and_the_namespace_goes
     assert!(cluster.get(&namespace).await.unwrap().is_none());
 }
 
-/// With a `cleanup` plan the tree is asked for; when there is none the cleanup still
-/// runs (a package without dependency tasks needs none) and the instance goes.
+/// Without a dependency tree the cleanup plan still runs (a package without dependency
+/// tasks needs none) and the instance goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cleanup_plan_asks_for_the_tree_and_runs_without_one() {
+async fn a_cleanup_plan_runs_without_a_tree() {
     let pkg = package(
         WITH_CLEANUP,
         "parameters: []\n",
@@ -208,7 +194,7 @@ async fn a_cleanup_plan_asks_for_the_tree_and_runs_without_one() {
     let (_sim, cluster) = sim().await;
     let inventory = deployed(&cluster, &pkg, "t", "default").await;
     let cancel = CancellationToken::new();
-    let (answer, asked) = bounded(destroy(
+    let answer = bounded(destroy(
         &cluster,
         ("default", "t"),
         &pkg,
@@ -219,10 +205,6 @@ async fn a_cleanup_plan_asks_for_the_tree_and_runs_without_one() {
     ))
     .await;
     let destroyed = answer.expect("destroyed");
-    assert!(
-        asked,
-        "the cleanup plan's dependency tree was not asked for"
-    );
     assert!(
         destroyed.namespace.is_none(),
         "no create_namespace: nothing released"
@@ -246,7 +228,7 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
 
     let limit = Duration::from_secs(1);
     let cancel = CancellationToken::new();
-    let (answer, _) = bounded(destroy(
+    let answer = bounded(destroy(
         &cluster,
         ("default", "h"),
         &pkg,
@@ -278,7 +260,7 @@ async fn the_error_says_whether_the_timeout_stopped_the_uninstall() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         stop.cancel();
     });
-    let (answer, _) = bounded(destroy(
+    let answer = bounded(destroy(
         &cluster,
         ("default", "h"),
         &pkg,
