@@ -1,8 +1,8 @@
-//! `action "kudo_plan"` (Terraform 1.14+): runs a named plan of an existing instance
-//! ([`engine::prepare_action`] and [`engine::run_action`], which decide what may run:
-//! see their module), reporting each phase and step as Terraform action progress. This
-//! file reads the action's configuration and turns the engine's answers into
-//! diagnostics.
+//! `action "kudo_plan"` (Terraform 1.14+): runs a named plan of an existing instance,
+//! reporting each phase and step as Terraform action progress. Its plan is one
+//! [`engine::prepare_action`] (the run's outline), its invoke one [`engine::run_action`]
+//! (which decide what may run: see their module); this file reads the action's
+//! configuration and turns the engine's answers into diagnostics.
 //!
 //! The instance's render seed lives in `kudo_instance`'s private state, which an action
 //! cannot read: a plan that depends on it runs only when this provider process saw the
@@ -18,6 +18,7 @@ use kudo_engine::cluster::Cluster;
 use kudo_engine::engine::{self, ActionRefusal, ActionRequest, PreparedAction, Progress};
 
 use kudo_package::LoadContext;
+use kudo_resolve::PlanCache;
 
 use crate::provider::{Session, packages, sensitive, timeouts};
 
@@ -122,13 +123,9 @@ pub(in crate::provider) async fn plan(session: &Session, value: &Value) -> Vec<D
         Err(d) => return vec![d],
     };
     let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
-    let sources = packages::load_context(&session.config.repositories);
-    let req = request(session, &cfg, seed.as_deref(), None, &sources);
-    match prepare(session, &cluster, &req).await {
-        Ok(prepared) => steps(&cfg, &req, &prepared).into_iter().collect(),
-        Err(Refusal::Missing(_)) => Vec::new(),
-        Err(Refusal::Diagnostics(d)) => d,
-    }
+    let packages = packages_of(session);
+    let req = request(session, &cfg, seed.as_deref(), None, &packages);
+    outline(session, &cluster, &cfg, &req).await
 }
 
 /// The run the configuration asks for, with the provider's settings.
@@ -137,7 +134,7 @@ fn request<'a>(
     cfg: &'a Config,
     seed: Option<&'a str>,
     progress: Option<&'a Progress>,
-    sources: &'a LoadContext,
+    packages: &'a (PlanCache, LoadContext),
 ) -> ActionRequest<'a> {
     ActionRequest {
         namespace: &cfg.namespace,
@@ -148,7 +145,8 @@ fn request<'a>(
         health: &session.config.health,
         crd_safety: session.config.crd_upgrade_safety,
         progress,
-        sources,
+        copies: &packages.0,
+        sources: &packages.1,
     }
 }
 
@@ -198,35 +196,32 @@ pub(in crate::provider) async fn invoke(
         }
     });
     let seed = session.render_seed_of(&cfg.namespace, &cfg.name);
-    let sources = packages::load_context(&session.config.repositories);
-    let req = request(session, &cfg, seed.as_deref(), Some(&sink), &sources);
-    let prepared = match prepare(session, &cluster, &req).await {
-        Ok(run) => run,
-        Err(Refusal::Missing(d) | Refusal::Diagnostics(d)) => return d,
-    };
-    // The tree `kudo_operator` recorded; without it the engine resolves it again.
-    let resolution = super::lookup::recorded_resolution(&prepared.operator_id, &prepared.package);
+    let packages = packages_of(session);
+    let req = request(session, &cfg, seed.as_deref(), Some(&sink), &packages);
     progress.report(format!(
         "instance {} plan {}: starting (namespace {})",
         cfg.name, cfg.plan, cfg.namespace
     ));
     let deadline = Deadline::new(cancel, cfg.timeout);
-    let result = engine::run_action(
-        &cluster,
-        &prepared,
-        &req,
-        resolution.as_ref(),
-        &deadline.token,
-    )
-    .await;
-    let (mut result, status) = match result {
-        Ok(()) => (Ok(()), None),
-        Err((e, status)) => (Err(e), status),
+    let mut refusals = match engine::run_action(&cluster, &req, &deadline.token).await {
+        Ok(()) => return Vec::new(),
+        Err(refusals) => refusals,
+    };
+    // The run failed (it comes alone), or it could not start: every reason why not.
+    let Some(ActionRefusal::Failed {
+        error,
+        status,
+        sensitive,
+    }) = refusals.pop_if(|r| matches!(r, ActionRefusal::Failed { .. }))
+    else {
+        deadline.timer.abort();
+        return refusals.into_iter().map(|r| refusal(session, r)).collect();
     };
     let what = format!(
         "plan {:?} of instance {}/{}",
         cfg.plan, cfg.namespace, cfg.name
     );
+    let mut result: Result<(), _> = Err(*error);
     deadline.explain_limit(cancel, &what, "`timeout`", &mut result);
     let Err(e) = result else {
         return Vec::new();
@@ -239,35 +234,39 @@ pub(in crate::provider) async fn invoke(
     if let Some(tree) = status {
         d.detail = format!("{}\n\nPlan status:\n{tree}", d.detail);
     }
-    d.detail = sensitive::redact(&d.detail, &prepared.secret);
+    d.detail = sensitive::redact(&d.detail, &sensitive);
     vec![d]
 }
 
-/// Why an action cannot run: the instance is missing (which a plan tolerates, since an
-/// earlier resource may create it), or anything else.
-enum Refusal {
-    Missing(Vec<Diagnostic>),
-    Diagnostics(Vec<Diagnostic>),
+/// Where the action's packages come from: the plan-time copies (the dependency tree
+/// `kudo_operator` recorded) and the provider's repositories.
+fn packages_of(session: &Session) -> (PlanCache, LoadContext) {
+    (
+        packages::plan_cache(),
+        packages::load_context(&session.config.repositories),
+    )
 }
 
-/// Reads the instance and checks the run `req` (with the seed this process saw).
-async fn prepare(
+/// Reads the instance and checks the run `req` (with the seed this process saw): the
+/// run's outline, nothing when the instance is missing (an earlier resource of the same
+/// apply may create it: the run checks again), or every reason it may not run.
+async fn outline(
     session: &Session,
     cluster: &Cluster,
+    cfg: &Config,
     req: &ActionRequest<'_>,
-) -> Result<PreparedAction, Refusal> {
-    engine::prepare_action(cluster, req)
-        .await
-        .map_err(|refusals| {
-            let missing = refusals
+) -> Vec<Diagnostic> {
+    match engine::prepare_action(cluster, req).await {
+        Ok(prepared) => steps(cfg, req, &prepared).into_iter().collect(),
+        Err(refusals)
+            if refusals
                 .iter()
-                .any(|r| matches!(r, ActionRefusal::Missing { .. }));
-            let diagnostics = refusals.into_iter().map(|r| refusal(session, r)).collect();
-            match missing {
-                true => Refusal::Missing(diagnostics),
-                false => Refusal::Diagnostics(diagnostics),
-            }
-        })
+                .any(|r| matches!(r, ActionRefusal::Missing { .. })) =>
+        {
+            Vec::new()
+        }
+        Err(refusals) => refusals.into_iter().map(|r| refusal(session, r)).collect(),
+    }
 }
 
 /// The engine's refusal, on the attribute it concerns (a parameter the action may not
@@ -298,6 +297,13 @@ fn refusal(session: &Session, e: ActionRefusal) -> Diagnostic {
             format!("{e} The instance's seed is kept in the kudo_instance's Terraform state, which `terraform apply -invoke` does not read, and running the plan with another seed would replace the values it generated. Trigger the action from the kudo_instance's `lifecycle {{ action_trigger {{ ... }} }}`, whose apply hands the seed over, or run the plan with the kudo_instance's `plan_triggers`."),
         )
         .with_attribute(on("plan")),
+        ActionRefusal::Failed {
+            error, sensitive, ..
+        } => {
+            let mut d = engine_diagnostic(session, "The plan failed", &error);
+            d.detail = sensitive::redact(&d.detail, &sensitive);
+            d
+        }
     }
 }
 

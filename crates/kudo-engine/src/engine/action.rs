@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use kudo_package::{LoadContext, Package};
 use kudo_plan::{Desired, Inputs};
-use kudo_resolve::Resolution;
+use kudo_resolve::{PlanCache, Resolution};
 use tokio_util::sync::CancellationToken;
 
 use super::crd_safety::CrdSafety;
@@ -95,13 +95,15 @@ pub struct ActionRequest<'a> {
     pub health: &'a HealthSettings,
     pub crd_safety: CrdSafety,
     pub progress: Option<&'a Progress>,
-    /// Where the instance's dependency tree is resolved from when the caller has not
-    /// got the one `kudo_operator` recorded (see [`run_action`]).
+    /// The plan-time copies, where `kudo_operator` recorded the instance's dependency
+    /// tree, and where the tree is resolved from without one (see [`run_action`]).
+    pub copies: &'a PlanCache,
     pub sources: &'a LoadContext,
 }
 
 /// Why the plan cannot run; each names what to change. [`prepare_action`] answers one,
-/// or one per parameter the run may not set.
+/// or one per parameter the run may not set; [`run_action`] these, or that the run
+/// failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ActionRefusal {
     #[error("There is no Instance {name} in namespace {namespace}")]
@@ -132,6 +134,16 @@ pub enum ActionRefusal {
         "Task {task:?} of plan {plan:?} renders differently for each seed of the template random functions (randAlphaNum, genPrivateKey, ...)."
     )]
     NeedsSeed { plan: String, task: String },
+    /// The run started and failed (or was stopped).
+    #[error("{error}")]
+    Failed {
+        error: Box<EngineError>,
+        /// The plan's status tree as the Instance records it afterwards.
+        status: Option<Box<PlanStatus>>,
+        /// The instance's sensitive values (the run's among them): whoever shows the
+        /// error keeps them out of it.
+        sensitive: BTreeMap<String, String>,
+    },
 }
 
 /// What a parameter's `trigger` makes it, in [`ActionRefusal::NotAnInput`]'s words.
@@ -294,30 +306,40 @@ fn seed_free(
     }
 }
 
-/// Runs the prepared plan until it completes, fails, or `cancel` fires. A failure comes
-/// with the plan's status tree as the Instance records it. `resolution`: the dependency
-/// tree its KudoOperator tasks take their packages from, as `kudo_operator` recorded it
-/// for the prepared package; without it the tree is resolved again from the request's
-/// sources for the cluster's version.
+/// Runs the plan `run` asks for until it completes, fails, or `cancel` fires: reads and
+/// checks the instance as [`prepare_action`] does (its refusals), then runs the plan
+/// with the dependency tree `kudo_operator` recorded in `run.copies` for the instance's
+/// OperatorVersion, or, without one, the tree resolved again from `run.sources` for the
+/// cluster's version. A failure of the run is [`ActionRefusal::Failed`], with the
+/// plan's status tree as the Instance records it.
 pub async fn run_action(
     cluster: &Cluster,
-    prepared: &PreparedAction,
     run: &ActionRequest<'_>,
-    resolution: Option<&Resolution>,
     cancel: &CancellationToken,
-) -> Result<(), (EngineError, Option<PlanStatus>)> {
-    let resolved;
-    let resolution = match resolution {
+) -> Result<(), Vec<ActionRefusal>> {
+    let prepared = prepare_action(cluster, run).await?;
+    let failed = |error: EngineError, status: Option<PlanStatus>| {
+        vec![ActionRefusal::Failed {
+            error: Box::new(error),
+            status: status.map(Box::new),
+            sensitive: prepared.secret.clone(),
+        }]
+    };
+    let recorded = match kudo_plan::has_dependency_tasks(&prepared.package) {
+        false => Some(Resolution::default()),
+        true => prepared
+            .operator_id
+            .split_once('/')
+            .and_then(|(ns, ov)| run.copies.load_resolution(ns, ov)),
+    };
+    let resolution = match recorded {
         Some(r) => r,
-        None => {
-            resolved = dependency_tree(cluster, &prepared.package, run.sources)
-                .await
-                .map_err(|e| (EngineError::fatal(e.to_string()), None))?;
-            &resolved
-        }
+        None => dependency_tree(cluster, &prepared.package, run.sources)
+            .await
+            .map_err(|e| failed(EngineError::fatal(e.to_string()), None))?,
     };
     let tree = kudo_plan::change::tree_of(
-        resolution,
+        &resolution,
         &prepared.package,
         run.name,
         run.namespace,
@@ -325,7 +347,7 @@ pub async fn run_action(
         prepared.seed.as_deref(),
         None,
     )
-    .map_err(|e| (EngineError::fatal(e.to_string()), None))?;
+    .map_err(|e| failed(EngineError::fatal(e.to_string()), None))?;
     let health = run.health.policy();
     let request = RunRequest {
         package: &prepared.package,
@@ -353,7 +375,7 @@ pub async fn run_action(
                 Ok(Some(instance)) => kudo_plan::status::plan_status_of(&instance, run.plan),
                 _ => None,
             };
-            Err((e, status))
+            Err(failed(e, status))
         }
     }
 }
