@@ -123,7 +123,7 @@ static KUDO_HEALTH: engine::HealthSettings = engine::HealthSettings {
 };
 
 /// The apply of `pkg`'s `deploy` as `l` in `default`, over `previous` (none: a create).
-fn apply_request<'a>(
+pub(super) fn apply_request<'a>(
     pkg: &'a Package,
     none: &'a BTreeMap<String, String>,
     previous: &'a [ObjectRef],

@@ -12,6 +12,7 @@ mod crd_lag;
 mod destroy;
 mod dry_run_reuse;
 mod handed_plan;
+mod installed_package;
 mod operator_tree;
 mod plans;
 mod sensitive;
