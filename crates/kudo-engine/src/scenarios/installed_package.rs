@@ -38,6 +38,24 @@ async fn written(cluster: &crate::cluster::Cluster) -> bool {
     instance.expect("read").is_some() || cm.expect("read").is_some()
 }
 
+/// The create of `l` in `default` handed OperatorVersion `ledger-1.0.0` by name, with
+/// `copy` and no recorded tree.
+fn by_name<'a>(
+    pkg: &'a kudo_package::Package,
+    copy: Option<&'a kudo_package::Package>,
+    none: &'a std::collections::BTreeMap<String, String>,
+    sources: &'a LoadContext,
+) -> ApplyRequest<'a> {
+    ApplyRequest {
+        package: PackageSource::Installed {
+            operator_version: "ledger-1.0.0",
+            copy,
+            sources,
+        },
+        ..apply_request(pkg, none, &[], OnFailure::Stay)
+    }
+}
+
 async fn apply(
     cluster: &crate::cluster::Cluster,
     req: &ApplyRequest<'_>,
@@ -58,16 +76,8 @@ async fn without_a_copy_the_cluster_s_operator_version_runs() {
     engine::install_operator(&cluster, &pkg, "default")
         .await
         .expect("install ledger-1.0.0");
-    let none = params(&[]);
-    let sources = LoadContext::default();
-    let req = ApplyRequest {
-        package: PackageSource::Installed {
-            operator_version: "ledger-1.0.0",
-            copy: None,
-            sources: &sources,
-        },
-        ..apply_request(&pkg, &none, &[], OnFailure::Stay)
-    };
+    let (none, sources) = (params(&[]), LoadContext::default());
+    let req = by_name(&pkg, None, &none, &sources);
     let Ok(ApplyAnswer::Ran(applied)) = apply(&cluster, &req).await else {
         panic!("the apply did not run");
     };
@@ -81,16 +91,8 @@ async fn without_a_copy_the_cluster_s_operator_version_runs() {
 async fn without_a_copy_or_the_operator_version_nothing_is_written() {
     let pkg = ledger(false);
     let (_sim, cluster) = sim().await;
-    let none = params(&[]);
-    let sources = LoadContext::default();
-    let req = ApplyRequest {
-        package: PackageSource::Installed {
-            operator_version: "ledger-1.0.0",
-            copy: None,
-            sources: &sources,
-        },
-        ..apply_request(&pkg, &none, &[], OnFailure::Stay)
-    };
+    let (none, sources) = (params(&[]), LoadContext::default());
+    let req = by_name(&pkg, None, &none, &sources);
     match apply(&cluster, &req).await {
         Err(PlanRefusal::NotInstalled {
             operator_namespace,
@@ -111,16 +113,8 @@ async fn without_a_copy_or_the_operator_version_nothing_is_written() {
 async fn a_tree_that_cannot_be_resolved_refuses_the_apply_before_any_write() {
     let pkg = ledger(true);
     let (_sim, cluster) = sim().await;
-    let none = params(&[]);
-    let sources = LoadContext::default();
-    let req = ApplyRequest {
-        package: PackageSource::Installed {
-            operator_version: "ledger-1.0.0",
-            copy: Some(&pkg),
-            sources: &sources,
-        },
-        ..apply_request(&pkg, &none, &[], OnFailure::Stay)
-    };
+    let (none, sources) = (params(&[]), LoadContext::default());
+    let req = by_name(&pkg, Some(&pkg), &none, &sources);
     match apply(&cluster, &req).await {
         Err(PlanRefusal::Unresolved(e)) => {
             assert!(e.to_string().contains("audit"), "{e}")
