@@ -214,7 +214,6 @@ pub(in crate::provider) async fn invoke(
         sensitive,
     }) = refusals.pop_if(|r| matches!(r, ActionRefusal::Failed { .. }))
     else {
-        deadline.timer.abort();
         return refusals.into_iter().map(|r| refusal(session, r)).collect();
     };
     let what = format!(

@@ -43,6 +43,14 @@ pub(super) struct Deadline {
     pub(super) limit: Duration,
 }
 
+/// A deadline no longer needed (the work ended, however) stops its timer, whichever
+/// way its holder returns.
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        self.timer.abort();
+    }
+}
+
 impl Deadline {
     pub(super) fn new(stop: &CancellationToken, limit: Duration) -> Deadline {
         let token = stop.child_token();
