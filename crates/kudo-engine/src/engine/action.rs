@@ -158,8 +158,8 @@ fn runs(trigger: &Option<String>) -> String {
 #[derive(Debug, Clone)]
 pub struct PreparedAction {
     pub package: Package,
-    /// `<namespace>/<name>` of the OperatorVersion the instance runs.
-    pub operator_id: String,
+    /// Namespace and name of the OperatorVersion the instance runs.
+    pub operator_version: (String, String),
     /// `spec.parameters` with the run's public values over them.
     pub public: BTreeMap<String, String>,
     /// The instance's sensitive values, with the run's values for those keys.
@@ -220,7 +220,7 @@ pub async fn prepare_action(
     }
     Ok(PreparedAction {
         package,
-        operator_id: format!("{ov_namespace}/{ov_name}"),
+        operator_version: (ov_namespace, ov_name),
         public,
         all,
         secret,
@@ -327,10 +327,10 @@ pub async fn run_action(
     };
     let recorded = match kudo_plan::has_dependency_tasks(&prepared.package) {
         false => Some(Resolution::default()),
-        true => prepared
-            .operator_id
-            .split_once('/')
-            .and_then(|(ns, ov)| run.copies.load_resolution(ns, ov)),
+        true => {
+            let (ns, ov) = &prepared.operator_version;
+            run.copies.load_resolution(ns, ov)
+        }
     };
     let resolution = match recorded {
         Some(r) => r,

@@ -57,12 +57,12 @@ pub async fn apply_change(
     cancel: &CancellationToken,
 ) -> Result<ApplyAnswer, PlanRefusal> {
     let found;
-    let req = &match req.reads_package_first() {
-        true => {
-            found = read_first(cluster, req).await?;
+    let req = &match req.read_first() {
+        Some(what) => {
+            found = read_first(cluster, req, what).await?;
             req.running(&found)
         }
-        false => *req,
+        None => *req,
     };
     let user = req
         .create_namespace

@@ -150,21 +150,33 @@ impl<'a> ApplyRequest<'a> {
         }
     }
 
-    /// Whether the package must be read (and its tree perhaps resolved) before anything
-    /// else: there is no copy, or the run needs a tree the request does not carry.
-    pub(crate) fn reads_package_first(&self) -> bool {
-        match self.package {
-            PackageSource::Given(_) => false,
-            PackageSource::Installed { copy: None, .. } => true,
-            PackageSource::Installed {
-                copy: Some(copy), ..
-            } => {
+    /// What must be read before anything else, when something must: the
+    /// [`PackageSource::Installed`] OperatorVersion without a copy, or one whose run needs
+    /// a tree the request does not carry. `None`: the package is given, or read beside
+    /// the apply's other first reads.
+    pub(crate) fn read_first(&self) -> Option<ReadFirst<'a>> {
+        let PackageSource::Installed {
+            operator_version,
+            copy,
+            sources,
+        } = self.package
+        else {
+            return None;
+        };
+        let needed = match copy {
+            None => true,
+            Some(copy) => {
                 !self.settled && self.resolution.is_none() && kudo_plan::has_dependency_tasks(copy)
             }
-        }
+        };
+        needed.then_some(ReadFirst {
+            operator_version,
+            copy,
+            sources,
+        })
     }
 
-    /// This request running `found` (read by [`Self::reads_package_first`]'s step).
+    /// This request running `found` (read by [`read_first`]).
     pub(crate) fn running(&self, found: &'a Found) -> ApplyRequest<'a> {
         ApplyRequest {
             package: PackageSource::Given(&found.package),
@@ -224,31 +236,32 @@ fn run_status(run: &Result<RunOutcome, EngineError>) -> &str {
     }
 }
 
-/// The package and tree read first ([`ApplyRequest::reads_package_first`]).
+/// The fields of [`PackageSource::Installed`], when they must be read first
+/// ([`ApplyRequest::read_first`]).
+pub(crate) struct ReadFirst<'a> {
+    operator_version: &'a str,
+    copy: Option<&'a Package>,
+    sources: &'a LoadContext,
+}
+
+/// The package and tree read first.
 pub(crate) struct Found {
     pub package: Package,
     pub resolution: Option<Resolution>,
 }
 
-/// Reads the package of [`PackageSource::Installed`] and, unless the run needs none or
-/// the request carries it, resolves its tree.
+/// Reads the package `what` names and, unless the run needs none or the request
+/// carries it, resolves its tree.
 pub(crate) async fn read_first(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
+    what: ReadFirst<'_>,
 ) -> Result<Found, PlanRefusal> {
-    let (operator_version, copy, sources) = match req.package {
-        PackageSource::Installed {
-            operator_version,
-            copy,
-            sources,
-        } => (operator_version, copy, sources),
-        PackageSource::Given(package) => {
-            return Ok(Found {
-                package: package.clone(),
-                resolution: None,
-            });
-        }
-    };
+    let ReadFirst {
+        operator_version,
+        copy,
+        sources,
+    } = what;
     let package = read_package(cluster, req.operator_namespace, operator_version, copy).await?;
     let resolution = match (req.settled, req.resolution) {
         (true, _) | (false, Some(_)) => None,
