@@ -1,8 +1,6 @@
 //! Where the packages and the dependency tree of an instance come from: the copies
 //! `kudo_operator` keeps for the plan (see `kudo_resolve::PlanCache`), else the cluster.
 
-use tfplugin::Diagnostic;
-
 use kudo_engine::engine::{self, PackageSource};
 use kudo_package::{LoadContext, Package};
 use kudo_resolve::Resolution;
@@ -13,15 +11,10 @@ use crate::provider::packages::{self, parse_operator_id};
 /// The package an instance's plan runs: the copy `kudo_operator` just planned (it is
 /// what the apply will install), else the cluster's. `None` when neither has it, or the
 /// cluster cannot be asked: the plan goes ahead without it, and the apply reads it.
-pub(super) async fn find_package(
-    session: &Session,
-    operator_id: &str,
-) -> Result<Option<Package>, Diagnostic> {
-    let Some((ns, ov_name)) = parse_operator_id(operator_id) else {
-        return Ok(None);
-    };
+pub(super) async fn find_package(session: &Session, operator_id: &str) -> Option<Package> {
+    let (ns, ov_name) = parse_operator_id(operator_id)?;
     if let Some(copy) = packages::plan_cache().load(ns, ov_name) {
-        return Ok(Some(copy));
+        return Some(copy);
     }
     let from_cluster = async {
         let cluster = session.cluster().await?;
@@ -30,10 +23,10 @@ pub(super) async fn find_package(
             .map_err(|e| session.engine_error("Cannot read the operator", &e))
     };
     match from_cluster.await {
-        Ok(found) => Ok(found),
+        Ok(found) => found,
         Err(d) => {
             tracing::debug!(detail = %d.detail, "package not available while planning");
-            Ok(None)
+            None
         }
     }
 }

@@ -101,14 +101,12 @@ impl Inputs {
     ) -> Result<Inputs, Vec<Diagnostic>> {
         let operator = proposed.operator.known().cloned();
         let pkg = match &operator {
-            Some(id) => find_package(session, id).await.map_err(|d| vec![d])?,
+            Some(id) => find_package(session, id).await,
             None => None,
         };
         // The package the instance ran, for the version order of a downgrade.
         let old_pkg = match prior.and_then(|p| p.operator.known()) {
-            Some(old) if Some(old) != operator.as_ref() => {
-                find_package(session, old).await.ok().flatten()
-            }
+            Some(old) if Some(old) != operator.as_ref() => find_package(session, old).await,
             _ => None,
         };
         let resolution = match (&pkg, &operator) {

@@ -9,10 +9,9 @@
 //! namespace `create_namespace` made is released last, because kept claims keep it.
 //! Keeping the whole sequence here leaves the provider to translate values only.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-use std::borrow::Cow;
 
 use kudo_resolve::Resolution;
 use tokio::task::JoinHandle;
