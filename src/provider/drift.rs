@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use tfplugin::{Attr, AttributePath, Block, Diagnostic, NestedBlock, NestingMode, Type, Value};
 
-use kudo_engine::engine::{FieldDrift, IgnoredPath};
+use kudo_engine::engine::FieldDrift;
 
 use super::sensitive::REDACTED;
 
@@ -47,7 +47,8 @@ pub fn parse(
             }
         },
     };
-    let mut paths = Vec::new();
+    let mut settings = DriftSettings::default();
+    settings.mode = mode;
     for (i, block) in ignore
         .known()
         .map(Vec::as_slice)
@@ -60,8 +61,8 @@ pub fn parse(
             continue;
         }
         let kind = block.kind.known().map(String::as_str);
-        match IgnoredPath::parse(kind, block.path.as_deref().unwrap_or_default()) {
-            Ok(rule) => paths.push(rule),
+        match settings.ignore_path(kind, block.path.as_deref().unwrap_or_default()) {
+            Ok(()) => {}
             Err(e) => diags.push(
                 Diagnostic::error("Invalid drift_ignore path", e.to_string()).with_attribute(
                     AttributePath::attribute("drift_ignore")
@@ -72,10 +73,7 @@ pub fn parse(
         }
     }
     match diags.is_empty() {
-        true => Ok(DriftSettings {
-            mode,
-            ignore: paths,
-        }),
+        true => Ok(settings),
         false => Err(diags),
     }
 }

@@ -22,26 +22,13 @@ async fn values(
     name: &str,
 ) -> Result<std::collections::BTreeMap<String, String>, Diagnostic> {
     let cluster = session.cluster().await?;
-    let running = super::running::read(session, &cluster, namespace, name)
-        .await?
-        .ok_or_else(|| {
-            Diagnostic::error(
-                "No such instance",
-                format!(
-                    "There is no Instance {name} in namespace {namespace}. Terraform opens an ephemeral resource while planning, so the instance must exist before a plan that reads it: create it first (for example `terraform apply -target=kudo_instance.<name>`)."
-                ),
-            )
-        })?;
-    let mut all = running.record.parameters();
-    all.extend(running.sensitive);
-    running.package.effective_params(&all).map_err(|errors| {
+    let values = super::running::parameters(session, &cluster, namespace, name).await?;
+    values.ok_or_else(|| {
         Diagnostic::error(
-            "The instance's parameters do not fit its operator",
-            errors
-                .iter()
-                .map(|e| format!("{}: {}", e.parameter, e.message))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            "No such instance",
+            format!(
+                "There is no Instance {name} in namespace {namespace}. Terraform opens an ephemeral resource while planning, so the instance must exist before a plan that reads it: create it first (for example `terraform apply -target=kudo_instance.<name>`)."
+            ),
         )
     })
 }

@@ -353,29 +353,17 @@ fn creates_namespace(create_namespace: &Attr<bool>) -> bool {
 /// What a state installed, for the engine.
 fn installed_tree(state: &OperatorModel) -> engine::InstalledTree {
     let dependencies = state.dependencies.known().map(Vec::as_slice);
-    engine::InstalledTree {
-        namespace: namespace_of(&state.namespace),
-        root: engine::InstalledVersion {
-            operator: state.name.as_deref().unwrap_or_default().to_string(),
-            operator_version_name: state
-                .operator_version_name
-                .as_deref()
-                .unwrap_or_default()
-                .to_string(),
-        },
-        dependencies: dependencies
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|d| {
-                engine::InstalledVersion::recorded(
-                    d.package.as_deref(),
-                    d.operator_version_name.as_deref(),
-                )
-            })
-            .collect(),
-        install_order: state.install_order.known().cloned().unwrap_or_default(),
-        create_namespace: creates_namespace(&state.create_namespace),
-    }
+    let dependencies = dependencies.unwrap_or_default().iter();
+    engine::InstalledTree::recorded(
+        namespace_of(&state.namespace),
+        (
+            state.name.as_deref().unwrap_or_default(),
+            state.operator_version_name.as_deref().unwrap_or_default(),
+        ),
+        dependencies.map(|d| (d.package.as_deref(), d.operator_version_name.as_deref())),
+        state.install_order.known().cloned().unwrap_or_default(),
+        creates_namespace(&state.create_namespace),
+    )
 }
 
 /// The plan's error for what the apply would meet ([`engine::plan_operator`]): on

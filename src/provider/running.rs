@@ -1,23 +1,26 @@
-//! An existing Instance as the cluster holds it ([`engine::running`]), what the
-//! ephemeral resource and the `kudo_plan` action start from, and the errors of reading
-//! an Instance (its import's too) as diagnostics.
+//! An existing Instance's parameter values as the cluster holds them
+//! ([`engine::instance_parameters`], what the ephemeral resource reads), and the errors
+//! of reading an Instance (its import's and the `kudo_plan` action's too) as
+//! diagnostics.
+
+use std::collections::BTreeMap;
 
 use tfplugin::Diagnostic;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, InstanceReadError, Running};
+use kudo_engine::engine::{self, InstanceReadError};
 
 use super::Session;
 
-/// The Instance `namespace/name`; `Ok(None)` when there is none (each caller says what
-/// that means for it).
-pub async fn read(
+/// Every parameter value of the Instance `namespace/name`; `Ok(None)` when there is none
+/// (each caller says what that means for it).
+pub async fn parameters(
     session: &Session,
     cluster: &Cluster,
     namespace: &str,
     name: &str,
-) -> Result<Option<Running>, Diagnostic> {
-    engine::running(cluster, namespace, name)
+) -> Result<Option<BTreeMap<String, String>>, Diagnostic> {
+    engine::instance_parameters(cluster, namespace, name)
         .await
         .map_err(|e| error(session, &e))
 }
@@ -38,5 +41,9 @@ pub fn error(session: &Session, e: &InstanceReadError) -> Diagnostic {
         InstanceReadError::Sensitive(e) => {
             session.engine_error("Cannot read the sensitive parameters", e)
         }
+        InstanceReadError::Parameters(_) => Diagnostic::error(
+            "The instance's parameters do not fit its operator",
+            e.to_string(),
+        ),
     }
 }

@@ -1,34 +1,19 @@
 //! Where the packages and the dependency tree of an instance come from: the copies
 //! `kudo_operator` keeps for the plan (see `kudo_resolve::PlanCache`), else the cluster.
 
-use kudo_engine::engine::{self, PackageSource};
+use kudo_engine::engine::PackageSource;
 use kudo_package::{LoadContext, Package};
 use kudo_resolve::Resolution;
 
 use crate::provider::Session;
 use crate::provider::packages::{self, parse_operator_id};
 
-/// The package an instance's plan runs: the copy `kudo_operator` just planned (it is
-/// what the apply will install), else the cluster's. `None` when neither has it, or the
-/// cluster cannot be asked: the plan goes ahead without it, and the apply reads it.
-pub(super) async fn find_package(session: &Session, operator_id: &str) -> Option<Package> {
+/// `kudo_operator`'s plan-time copy of the package `operator_id` names (it is what the
+/// apply will install), when this process has one; the engine reads the cluster's when
+/// not.
+pub(super) fn plan_copy(operator_id: &str) -> Option<Package> {
     let (ns, ov_name) = parse_operator_id(operator_id)?;
-    if let Some(copy) = packages::plan_cache().load(ns, ov_name) {
-        return Some(copy);
-    }
-    let from_cluster = async {
-        let cluster = session.cluster().await?;
-        engine::load_operator(&cluster, ns, ov_name, None)
-            .await
-            .map_err(|e| session.engine_error("Cannot read the operator", &e))
-    };
-    match from_cluster.await {
-        Ok(found) => found,
-        Err(d) => {
-            tracing::debug!(detail = %d.detail, "package not available while planning");
-            None
-        }
-    }
+    packages::plan_cache().load(ns, ov_name)
 }
 
 /// The dependency tree of `pkg` as `kudo_operator` recorded it in the plan cache (an

@@ -15,7 +15,7 @@ use crate::provider::private_state::PrivateState;
 use crate::provider::sensitive;
 use crate::provider::{Session, decode, namespace_of, schema};
 
-use super::lookup::{find_package, recorded_resolution};
+use super::lookup::{plan_copy, recorded_resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::{refusal, rollback, views};
 
@@ -79,6 +79,9 @@ struct Inputs {
     namespace: String,
     name: Option<String>,
     operator: Option<String>,
+    prior_operator: Option<String>,
+    /// `kudo_operator`'s plan-time copies (the engine reads the cluster's when there
+    /// are none).
     pkg: Option<kudo_package::Package>,
     old_pkg: Option<kudo_package::Package>,
     resolution: Option<kudo_resolve::Resolution>,
@@ -93,20 +96,17 @@ struct Inputs {
 }
 
 impl Inputs {
-    async fn read(
-        session: &Session,
+    fn read(
         prior: Option<&InstanceModel>,
         proposed: &InstanceModel,
         private: Option<&PrivateState>,
     ) -> Result<Inputs, Vec<Diagnostic>> {
         let operator = proposed.operator.known().cloned();
-        let pkg = match &operator {
-            Some(id) => find_package(session, id).await,
-            None => None,
-        };
+        let pkg = operator.as_deref().and_then(plan_copy);
         // The package the instance ran, for the version order of a downgrade.
-        let old_pkg = match prior.and_then(|p| p.operator.known()) {
-            Some(old) if Some(old) != operator.as_ref() => find_package(session, old).await,
+        let prior_operator = prior.and_then(|p| p.operator.known()).cloned();
+        let old_pkg = match &prior_operator {
+            Some(old) if Some(old) != operator.as_ref() => plan_copy(old),
             _ => None,
         };
         let resolution = match (&pkg, &operator) {
@@ -117,6 +117,7 @@ impl Inputs {
             namespace: namespace_of(&proposed.namespace),
             name: proposed.name.known().cloned(),
             operator,
+            prior_operator,
             pkg,
             old_pkg,
             resolution,
@@ -133,6 +134,10 @@ impl Inputs {
 
     fn ov_name(id: Option<&String>) -> Option<&str> {
         id.and_then(|id| parse_operator_id(id)).map(|(_, ov)| ov)
+    }
+
+    fn ov_namespace(id: Option<&String>) -> Option<&str> {
+        id.and_then(|id| parse_operator_id(id)).map(|(ns, _)| ns)
     }
 
     fn request<'a>(
@@ -195,7 +200,7 @@ async fn plan_inner(
         };
         return (resp, ForApply::default());
     }
-    let inputs = match Inputs::read(session, prior.as_ref(), &proposed, private).await {
+    let inputs = match Inputs::read(prior.as_ref(), &proposed, private) {
         Ok(i) => i,
         Err(d) => return fail(d),
     };
@@ -230,60 +235,71 @@ async fn plan_inner(
                 .as_ref()
                 .is_some_and(|n| !session.knows_instance(&inputs.namespace, n)),
         create_namespace: proposed.create_namespace.known() == Some(&true),
+        operator_namespace: Inputs::ov_namespace(inputs.operator.as_ref()),
+        prior_operator_namespace: Inputs::ov_namespace(inputs.prior_operator.as_ref()),
     };
-    let planned_change = match engine::plan_change(cluster.as_ref(), &plan_request).await {
-        Ok(p) => p,
-        Err(r) => {
-            if let engine::PlanRefusal::Change(kudo_plan::Refusal::Downgrade(d)) = &r
-                && let Some(prior) = &prior
-                && let Some(back) = refusal::back_after_failure(
-                    d,
-                    prior,
-                    inputs.private.completed.as_deref(),
-                    inputs.operator.as_deref(),
-                )
-            {
-                return fail(vec![back]);
+    // The plan borrows the packages the engine reads, so it is encoded inside the call.
+    let encode = |change: &ChangeRequest<'_>, decided: Result<Planned<'_>, _>| {
+        let planned_change = match decided {
+            Ok(p) => p,
+            Err(r) => return fail(refused(session, prior.as_ref(), &inputs, change, r)),
+        };
+        let none = InstanceModel::default();
+        let answer = Answer {
+            prior: prior.as_ref().unwrap_or(&none),
+            proposed: &proposed,
+            inputs: &inputs,
+            package: change.package,
+            show_manifests,
+            replacing,
+            fresh: prior.is_none(),
+        };
+        let mut resp = answer.encode(session, planned, &planned_change, &prior_state);
+        let mut for_apply = ForApply {
+            tree: Some(planned_change.record(&inputs.private.tree)),
+            rollback: None,
+            settled: planned_change.change.run == Some(PlanChoice::Settled),
+        };
+        let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
+        if let (Some(prior), Some(plan), true) = (&prior, planned_change.change.plan(), rolls_back)
+            && !replacing
+            && !planned_change.change.replaces()
+            && !resp.diagnostics.iter().any(Diagnostic::is_error)
+        {
+            match rollback_target(&inputs, prior, change, plan) {
+                Ok(target) => for_apply.rollback = Some(target),
+                Err(warning) => resp.diagnostics.push(warning),
             }
-            let params = inputs.params.clone().unwrap_or_default();
-            return fail(refusal::diagnostics(
-                session,
-                inputs.pkg.as_ref(),
-                &params,
-                &inputs.secret,
-                r,
-            ));
+            let crds = planned_change.tree.as_ref().and_then(rollback::crd_warning);
+            resp.diagnostics.extend(crds);
         }
+        (resp, for_apply)
     };
-    let none = InstanceModel::default();
-    let answer = Answer {
-        prior: prior.as_ref().unwrap_or(&none),
-        proposed: &proposed,
-        inputs: &inputs,
-        show_manifests,
-        replacing,
-        fresh: prior.is_none(),
-    };
-    let mut resp = answer.encode(session, planned, &planned_change, &prior_state);
-    let mut for_apply = ForApply {
-        tree: Some(planned_change.record(&inputs.private.tree)),
-        rollback: None,
-        settled: planned_change.change.run == Some(PlanChoice::Settled),
-    };
-    let rolls_back = proposed.rolls_back(session.config.rollback_on_failure);
-    if let (Some(prior), Some(plan), true) = (&prior, planned_change.change.plan(), rolls_back)
-        && !replacing
-        && !planned_change.change.replaces()
-        && !resp.diagnostics.iter().any(Diagnostic::is_error)
+    engine::plan_change(cluster.as_ref(), &plan_request, encode).await
+}
+
+/// The diagnostics of a refused plan: a downgrade back to the version the instance last
+/// completed is advice to roll back; the rest are worded with the package `change` ran.
+fn refused(
+    session: &Session,
+    prior: Option<&InstanceModel>,
+    inputs: &Inputs,
+    change: &ChangeRequest<'_>,
+    r: engine::PlanRefusal,
+) -> Vec<Diagnostic> {
+    if let engine::PlanRefusal::Change(kudo_plan::Refusal::Downgrade(d)) = &r
+        && let Some(prior) = prior
+        && let Some(back) = refusal::back_after_failure(
+            d,
+            prior,
+            inputs.private.completed.as_deref(),
+            inputs.operator.as_deref(),
+        )
     {
-        match rollback_target(&inputs, prior, &request, plan) {
-            Ok(target) => for_apply.rollback = Some(target),
-            Err(warning) => resp.diagnostics.push(warning),
-        }
-        let crds = planned_change.tree.as_ref().and_then(rollback::crd_warning);
-        resp.diagnostics.extend(crds);
+        return vec![back];
     }
-    (resp, for_apply)
+    let params = inputs.params.clone().unwrap_or_default();
+    refusal::diagnostics(session, change.package, &params, &inputs.secret, r)
 }
 
 /// What a plan hands to the apply right after it, besides the planned state.
@@ -309,21 +325,17 @@ fn rollback_target(
     let old = prior.operator.known();
     let same = old.is_some() && old == inputs.operator.as_ref();
     let (package, tree) = match (same, old) {
-        (true, _) => (inputs.pkg.clone(), inputs.resolution.clone()),
+        (true, _) => (change.package, change.resolution.cloned()),
         (false, Some(old)) => {
-            let package = inputs.old_pkg.clone();
-            let tree = match &package {
-                Some(p) => recorded_resolution(old, p),
-                None => None,
-            };
-            (package, tree)
+            let package = change.prior.as_ref().and_then(|p| p.package);
+            (package, package.and_then(|p| recorded_resolution(old, p)))
         }
         (false, None) => (None, None),
     };
     let before = rollback::Before {
         prior,
         parameters: inputs.prior_params.as_ref(),
-        package: package.as_ref(),
+        package,
         resolution: tree.as_ref(),
     };
     rollback::target(change, plan, &before)
@@ -334,6 +346,8 @@ struct Answer<'a> {
     prior: &'a InstanceModel,
     proposed: &'a InstanceModel,
     inputs: &'a Inputs,
+    /// The package the change runs, when known (a plan-time copy or the cluster's).
+    package: Option<&'a kudo_package::Package>,
     show_manifests: Option<bool>,
     replacing: bool,
     /// A create: a new resource or the create half of a replacement. (The two cannot
@@ -388,7 +402,7 @@ impl Answer<'_> {
             PlanChoice::Run(p) => Some(Attr::Known(p.clone())),
             PlanChoice::Unknown => Some(Attr::Unknown),
         };
-        if self.inputs.pkg.is_none() && self.inputs.operator.is_some() {
+        if self.package.is_none() && self.inputs.operator.is_some() {
             diagnostics.push(Diagnostic::warning(
                 "Parameters not checked",
                 "The operator package is neither planned in this configuration nor installed yet, so parameters will be checked when the apply runs.",
@@ -466,12 +480,7 @@ impl Answer<'_> {
     /// unknown. A run that fails returns an error, and Terraform then takes whatever
     /// the apply recorded.
     fn completed_status(&self, plan: &str) -> Value {
-        let Some(package_plan) = self
-            .inputs
-            .pkg
-            .as_ref()
-            .and_then(|p| p.operator.plans.get(plan))
-        else {
+        let Some(package_plan) = self.package.and_then(|p| p.operator.plans.get(plan)) else {
             return Value::Unknown;
         };
         let status = kudo_plan::PlanStatus::completed(plan, package_plan);

@@ -65,8 +65,7 @@ pub(super) async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
         objects: &entries,
         fingerprints: &recorded.applied_fields,
         record: &recorded.tree,
-        mode: settings.mode(),
-        ignore: &settings.ignore,
+        drift: &settings,
     };
     let found = match engine::refresh(&cluster, &request).await {
         Ok(Some(found)) => found,

@@ -36,7 +36,7 @@ use kudo_plan::status::PlanStatus;
 /// An existing Instance as the cluster holds it, with the package of the OperatorVersion
 /// it runs and the values kept in its `<name>-kudo-sensitive` Secret.
 #[derive(Debug, Clone)]
-pub struct Running {
+pub(crate) struct Running {
     pub record: InstanceObject,
     pub package: Package,
     /// Namespace and name of the OperatorVersion it runs.
@@ -44,9 +44,27 @@ pub struct Running {
     pub sensitive: BTreeMap<String, String>,
 }
 
+/// Every parameter value the Instance `namespace/name` runs with, as its templates see
+/// them: its spec's and its Secret's values (sensitive and write-only ones included)
+/// over its package's defaults. `Ok(None)` when there is no such Instance; values its
+/// package no longer accepts are [`InstanceReadError::Parameters`].
+pub async fn instance_parameters(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<BTreeMap<String, String>>, InstanceReadError> {
+    let Some(running) = running(cluster, namespace, name).await? else {
+        return Ok(None);
+    };
+    let mut all = running.record.parameters();
+    all.extend(running.sensitive);
+    let effective = running.package.effective_params(&all);
+    effective.map(Some).map_err(InstanceReadError::Parameters)
+}
+
 /// The Instance `namespace/name`; `Ok(None)` when there is none (each caller says what
 /// that means for it). Its OperatorVersion must be in the cluster.
-pub async fn running(
+pub(crate) async fn running(
     cluster: &Cluster,
     namespace: &str,
     name: &str,

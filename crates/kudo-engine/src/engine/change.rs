@@ -5,7 +5,9 @@
 //! ([`super::plan_tree`]). Plan, apply, refresh, import, `manifests`, `children` and
 //! the `kudo_plan` action are views of its answer.
 
+use kudo_package::Package;
 use kudo_plan::{Change, ChangeRequest, Refusal};
+use kudo_resolve::Resolution;
 
 use super::crd_safety::CrdSafety;
 use super::decisions::{TreePrior, TreeRecord};
@@ -41,6 +43,11 @@ pub struct PlanChangeRequest<'r, 'a> {
     /// `create_namespace`: a missing namespace is created by the apply rather than
     /// failing the plan.
     pub create_namespace: bool,
+    /// Where the OperatorVersion `change` names is (`kudo_operator`'s namespace), and the
+    /// prior one: a package `change` does not carry (no plan-time copy) is read from
+    /// there when the cluster can be asked ([`plan_change`]).
+    pub operator_namespace: Option<&'r str>,
+    pub prior_operator_namespace: Option<&'r str>,
 }
 
 impl PlanChangeRequest<'_, '_> {
@@ -203,16 +210,113 @@ pub(crate) async fn check_absent(
     }
 }
 
-/// Plans the change `req` asks for: `cluster` is `None` while the connection is not
-/// known yet (the views that need it stay unknown).
-pub async fn plan_change<'a>(
+/// Plans the change `request` asks for: `cluster` is `None` while the connection is not
+/// known yet (the views that need it stay unknown). `answer` is handed the change as
+/// planned (with the packages read here: see [`PlanChangeRequest::operator_namespace`])
+/// and the plan or its refusal, and what it returns is the result: the plan borrows the
+/// packages, which live only as long as this call.
+pub async fn plan_change<R>(
     cluster: Option<&Cluster>,
-    request: &PlanChangeRequest<'_, 'a>,
-) -> Result<Planned<'a>, PlanRefusal> {
-    let (req, prior, options) = (request.change, request.prior(), request.options());
+    request: &PlanChangeRequest<'_, '_>,
+    answer: impl for<'p> FnOnce(&ChangeRequest<'p>, Result<Planned<'p>, PlanRefusal>) -> R,
+) -> R {
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
+    let read = PlanPackages::read(cluster, request).await;
+    let req = read.complete(request.change);
+    let planned = decide(cluster, &req, request).await;
+    answer(&req, planned)
+}
+
+/// The packages a plan reads from the cluster because its request has no copy of them.
+struct PlanPackages {
+    package: Option<Package>,
+    prior: Option<Package>,
+    /// The dependency tree of a package read here that has no KudoOperator task:
+    /// empty, known without resolving.
+    resolution: Option<Resolution>,
+}
+
+impl PlanPackages {
+    async fn read(cluster: Option<&Cluster>, request: &PlanChangeRequest<'_, '_>) -> PlanPackages {
+        let change = request.change;
+        let prior = change.prior.as_ref();
+        // The prior package is wanted for the version order of a change of operator.
+        let same_operator = prior.is_some_and(|p| {
+            p.operator_version == change.operator_version
+                && request.prior_operator_namespace == request.operator_namespace
+        });
+        let (package, prior) = futures::future::join(
+            read_for_plan(
+                cluster,
+                request.operator_namespace,
+                change.operator_version,
+                change.package,
+            ),
+            async {
+                match (prior, same_operator) {
+                    (Some(p), false) => {
+                        let ns = request.prior_operator_namespace;
+                        read_for_plan(cluster, ns, p.operator_version, p.package).await
+                    }
+                    _ => None,
+                }
+            },
+        )
+        .await;
+        let resolution = package
+            .as_ref()
+            .filter(|p| change.resolution.is_none() && !kudo_plan::has_dependency_tasks(p))
+            .map(|_| Resolution::default());
+        PlanPackages {
+            package,
+            prior,
+            resolution,
+        }
+    }
+
+    /// `change` with the packages read here.
+    fn complete<'p>(&'p self, change: &ChangeRequest<'p>) -> ChangeRequest<'p> {
+        let mut req = change.clone();
+        req.package = req.package.or(self.package.as_ref());
+        req.resolution = req.resolution.or(self.resolution.as_ref());
+        if let Some(prior) = req.prior.as_mut() {
+            prior.package = prior.package.or(self.prior.as_ref());
+        }
+        req
+    }
+}
+
+/// The package of OperatorVersion `name` in `namespace` when the caller has none and the
+/// cluster can tell; `None` otherwise: the plan goes ahead without it (its parameters are
+/// then checked by the apply, which reads the package itself).
+async fn read_for_plan(
+    cluster: Option<&Cluster>,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    have: Option<&Package>,
+) -> Option<Package> {
+    if have.is_some() {
+        return None;
+    }
+    let (cluster, namespace, name) = (cluster?, namespace?, name?);
+    match super::operator::load_operator(cluster, namespace, name, None).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::debug!(error = %e, "package not available while planning");
+            None
+        }
+    }
+}
+
+/// The plan of `req` (`request.change` with the packages read).
+async fn decide<'a>(
+    cluster: Option<&Cluster>,
+    req: &ChangeRequest<'a>,
+    request: &PlanChangeRequest<'_, '_>,
+) -> Result<Planned<'a>, PlanRefusal> {
+    let (prior, options) = (request.prior(), request.options());
     // Decided without the cluster; a refusal counts after the namespace's (below).
     let change = kudo_plan::decide_change(req);
     // A namespace that is not there fails the plan, unless this resource creates it;

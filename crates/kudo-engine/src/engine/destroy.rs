@@ -63,14 +63,17 @@ pub struct DestroyRequest<'a> {
     pub timeout: Duration,
 }
 
-/// What a destroy did: the instance is gone. What it left behind, and the steps after
-/// the uninstall that did not work out, are for the caller to report as warnings (or,
-/// for [`Destroyed::volumes`], as an error on a resource that is gone anyway).
+/// What a destroy did: the instance (or, from [`super::destroy_operator`], the operator)
+/// is gone. What it left behind, and the steps after the uninstall that did not work
+/// out, are for the caller to report as warnings (or, for [`Destroyed::volumes`], as an
+/// error on a resource that is gone anyway). An operator's destroy leaves no volume
+/// claims: its `not_checked` and `volumes` are empty.
 #[derive(Debug)]
 pub struct Destroyed {
     /// Volume claims that could not be looked for before the uninstall.
     pub not_checked: Vec<NotChecked>,
-    /// Objects the uninstall left for other instances or their data.
+    /// Objects the uninstall left for other instances or their data (of an operator:
+    /// OperatorVersions Instances still run).
     pub kept: Vec<Kept>,
     /// The volume claims the instance's StatefulSets left behind and that stay (none
     /// with `delete_volumes`), or why they could not be listed or deleted.

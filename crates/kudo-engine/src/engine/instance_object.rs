@@ -33,6 +33,18 @@ pub enum InstanceReadError {
     },
     #[error("cannot read the sensitive parameters: {0}")]
     Sensitive(#[source] EngineError),
+    /// Its values do not fit its package (a parameter gone, a value refused).
+    #[error("{}", param_errors(.0))]
+    Parameters(Vec<kudo_package::ParamError>),
+}
+
+/// One line per refused parameter: `name: why`.
+fn param_errors(errors: &[kudo_package::ParamError]) -> String {
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.parameter, e.message))
+        .collect();
+    lines.join("\n")
 }
 
 /// The fields of a `kudo.dev/v1beta1` Instance anyone here reads. Missing or malformed

@@ -47,7 +47,7 @@ mod wait;
 mod webhook;
 mod write_only;
 pub use action::{
-    ActionRefusal, ActionRequest, PreparedAction, Running, prepare_action, run_action, running,
+    ActionRefusal, ActionRequest, PreparedAction, instance_parameters, prepare_action, run_action,
 };
 pub use apply::{ApplyAnswer, apply_change};
 pub use apply_run::{Applied, ApplyRequest, OnFailure, PackageSource};
@@ -55,7 +55,7 @@ pub use change::{PlanChangeRequest, PlanRefusal, Planned, plan_change};
 pub use crd_safety::CrdSafety;
 pub use decisions::{DependencyAction, TreeRecord};
 pub use destroy::{DestroyRequest, Destroyed, destroy_instance};
-pub use drift::{FieldDrift, IgnoredPath};
+pub use drift::FieldDrift;
 pub use error::EngineError;
 pub use import::{ImportRequest, Imported, import_instance};
 pub use instance_object::InstanceReadError;
@@ -64,10 +64,9 @@ pub use manifests::Manifests;
 pub use namespace::{NamespaceProblem, Released};
 pub use operator::load_operator;
 pub use operator_action::{
-    OperatorApplied, OperatorDestroyed, OperatorRequest, apply_operator, destroy_operator,
-    plan_operator,
+    OperatorApplied, OperatorRequest, apply_operator, destroy_operator, plan_operator,
 };
-pub use operator_tree::{InstalledTree, InstalledVersion, OperatorFailure};
+pub use operator_tree::{InstalledTree, OperatorFailure};
 pub use planning::{Changes, PlanNote};
 pub use preview::{PreviewAction, render_plan};
 pub use progress::Progress;
@@ -83,7 +82,7 @@ pub use write_only::read_write_only;
 #[cfg(test)]
 pub(crate) use decisions::{DependencyRecords, TreePrior};
 #[cfg(test)]
-pub(crate) use drift::field_drift;
+pub(crate) use drift::{IgnoredPath, field_drift};
 #[cfg(test)]
 pub(crate) use health::{Health, health};
 #[cfg(test)]
@@ -98,6 +97,8 @@ pub(crate) use metadata::{LABEL_HERITAGE, LABEL_INSTANCE, LABEL_OPERATOR};
 pub(crate) use namespace::{NamespaceUser, ensure_namespace};
 #[cfg(test)]
 pub(crate) use operator::install_operator;
+#[cfg(test)]
+pub(crate) use operator_tree::InstalledVersion;
 #[cfg(test)]
 pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]

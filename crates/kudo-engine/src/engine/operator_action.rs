@@ -12,16 +12,14 @@ use kudo_package::Package;
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
+use super::destroy::Destroyed;
 use super::error::EngineError;
-use super::namespace::{
-    NamespaceUser, Released, ensure_namespace, plan_namespace, release_namespace,
-};
+use super::namespace::{NamespaceUser, ensure_namespace, plan_namespace, release_namespace};
 use super::operator::load_operator;
 use super::operator_tree::{
     InstallRequest, InstalledTree, NotRemoved, OperatorFailure, check_install, install_tree,
     uninstall_tree, versions_present,
 };
-use super::removal::Kept;
 use crate::cluster::{Cluster, CrdsEnsured};
 
 /// What [`plan_operator`] checks and [`apply_operator`] installs: a package tree in a
@@ -58,16 +56,6 @@ pub struct OperatorApplied {
     /// Those of them the install could not remove (a warning each:
     /// `stale_summary()`, `stale_detail()`).
     pub stale_left: Vec<NotRemoved>,
-}
-
-/// A completed [`destroy_operator`].
-#[derive(Debug)]
-pub struct OperatorDestroyed {
-    /// OperatorVersions that stayed because Instances still run them.
-    pub kept: Vec<Kept>,
-    /// What releasing the namespace `create_namespace` asked for came to; `None` when
-    /// the record did not ask for it. The operator is gone either way.
-    pub namespace: Option<Result<Released, EngineError>>,
 }
 
 /// The plan's check of what [`apply_operator`] would meet, without writing anything: a
@@ -188,13 +176,13 @@ async fn read_stale(
 }
 
 /// Removes everything `tree` installed (OperatorVersions Instances still run stay, and
-/// are answered), then releases the namespace when the record asked for it to be
+/// are answered in [`Destroyed::kept`]), then releases the namespace when the record asked for it to be
 /// created. A failed removal stops before the namespace is touched.
 pub async fn destroy_operator(
     cluster: &Cluster,
     tree: &InstalledTree,
     cancel: &CancellationToken,
-) -> Result<OperatorDestroyed, EngineError> {
+) -> Result<Destroyed, EngineError> {
     let kept = uninstall_tree(cluster, tree, cancel).await?;
     let namespace = match tree.create_namespace {
         true => {
@@ -203,5 +191,11 @@ pub async fn destroy_operator(
         }
         false => None,
     };
-    Ok(OperatorDestroyed { kept, namespace })
+    // An operator leaves no volume claims: only what stayed and the namespace count.
+    Ok(Destroyed {
+        not_checked: Vec::new(),
+        kept,
+        volumes: Ok(Vec::new()),
+        namespace,
+    })
 }

@@ -28,7 +28,7 @@ pub struct InstalledVersion {
 impl InstalledVersion {
     /// A record's entry. An entry without its operator or OperatorVersion name (written
     /// by an older version, or damaged) names nothing an install may remove: None.
-    pub fn recorded(
+    fn recorded(
         operator: Option<&str>,
         operator_version_name: Option<&str>,
     ) -> Option<InstalledVersion> {
@@ -51,21 +51,47 @@ impl InstalledVersion {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InstalledTree {
     pub namespace: String,
-    pub root: InstalledVersion,
+    pub(crate) root: InstalledVersion,
     /// The dependencies' OperatorVersions, in the order the record lists them.
-    pub dependencies: Vec<InstalledVersion>,
+    pub(crate) dependencies: Vec<InstalledVersion>,
     /// OperatorVersion names in install order; empty in a record made before it had one.
-    pub install_order: Vec<String>,
+    pub(crate) install_order: Vec<String>,
     /// The record's `create_namespace`: the install asked for its namespace to be
     /// created, so its destroy releases it. An update goes by its own request's.
-    pub create_namespace: bool,
+    pub(crate) create_namespace: bool,
 }
 
 impl InstalledTree {
+    /// The tree a record names in `namespace`: the root's Operator and OperatorVersion,
+    /// each dependency's (an entry without both names, written by an older version or
+    /// damaged, names nothing an install may remove: it is left out), the OperatorVersion
+    /// names in install order, and whether the install created the namespace.
+    pub fn recorded<'r>(
+        namespace: String,
+        (operator, operator_version_name): (&str, &str),
+        dependencies: impl IntoIterator<Item = (Option<&'r str>, Option<&'r str>)>,
+        install_order: Vec<String>,
+        create_namespace: bool,
+    ) -> InstalledTree {
+        InstalledTree {
+            namespace,
+            root: InstalledVersion {
+                operator: operator.to_string(),
+                operator_version_name: operator_version_name.to_string(),
+            },
+            dependencies: dependencies
+                .into_iter()
+                .filter_map(|(op, ov)| InstalledVersion::recorded(op, ov))
+                .collect(),
+            install_order,
+            create_namespace,
+        }
+    }
+
     /// Removal order: the root first, then its dependencies in reverse install order,
     /// so a package goes before the ones it needs. Dependencies `install_order` does
     /// not name follow in reverse record order.
-    pub fn removal_order(&self) -> Vec<InstalledVersion> {
+    pub(crate) fn removal_order(&self) -> Vec<InstalledVersion> {
         let mut removals = vec![self.root.clone()];
         for ov in self.install_order.iter().rev() {
             if let Some(d) = self

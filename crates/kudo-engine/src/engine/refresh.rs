@@ -14,7 +14,7 @@ use kudo_package::Package;
 use kudo_plan::RunStatus;
 
 use super::decisions::{DependencyRecord, DependencyRecords, TreeRecord};
-use super::drift::{FieldDrift, IgnoredPath, field_drift};
+use super::drift::{FieldDrift, IgnoredPath, NotAFieldPath, field_drift};
 use super::error::EngineError;
 use super::instance_object::InstanceObject;
 use super::instance_object::instance_ref;
@@ -53,10 +53,20 @@ impl DriftMode {
 pub struct DriftSettings {
     /// None when this level leaves it to the outer one.
     pub mode: Option<DriftMode>,
-    pub ignore: Vec<IgnoredPath>,
+    /// The `drift_ignore` rules ([`DriftSettings::ignore_path`]).
+    pub(crate) ignore: Vec<IgnoredPath>,
 }
 
 impl DriftSettings {
+    /// Adds a `drift_ignore` rule as written: `kind` (blank for every kind) and a dotted
+    /// field `path` (`[*]` for any list item), whose changes are not drift. A path that
+    /// is empty, or starts or ends with a dot, would cover nothing or everything by
+    /// accident: refused.
+    pub fn ignore_path(&mut self, kind: Option<&str>, path: &str) -> Result<(), NotAFieldPath> {
+        self.ignore.push(IgnoredPath::parse(kind, path)?);
+        Ok(())
+    }
+
     /// These settings over `outer`'s (an instance's over the provider's): the inner
     /// mode wins, the ignore rules of both apply.
     pub fn over(&self, outer: &DriftSettings) -> DriftSettings {
@@ -92,8 +102,8 @@ pub struct RefreshRequest<'a> {
     pub fingerprints: &'a [String],
     /// The record of its tree (what each dependency instance owns).
     pub record: &'a TreeRecord,
-    pub mode: DriftMode,
-    pub ignore: &'a [IgnoredPath],
+    /// The instance's drift settings over the provider's ([`DriftSettings::over`]).
+    pub drift: &'a DriftSettings,
 }
 
 /// What a refresh found.
@@ -169,7 +179,7 @@ pub async fn refresh(
         })
         .map(|((r, _), _)| r.clone())
         .collect();
-    let looks = complete && req.mode != DriftMode::Ignore;
+    let looks = complete && req.drift.mode() != DriftMode::Ignore;
     let mut suspects: BTreeMap<String, Suspects> = BTreeMap::new();
     if looks {
         suspects.insert(
@@ -216,7 +226,7 @@ pub async fn refresh(
             .unwrap_or_default();
         compare(cluster, req, &suspects, &mut out).await;
     }
-    if complete && req.mode == DriftMode::Correct {
+    if complete && req.drift.mode() == DriftMode::Correct {
         let mut drifted = gone_below;
         if !gone.is_empty() {
             drifted
@@ -528,7 +538,7 @@ impl Instance<'_> {
             wanted.contains(&r.identity())
         })
         .await?;
-        field_drift(cluster, &planned, req.ignore).await
+        field_drift(cluster, &planned, &req.drift.ignore).await
     }
 }
 

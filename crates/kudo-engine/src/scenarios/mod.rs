@@ -14,6 +14,7 @@ mod dry_run_reuse;
 mod handed_plan;
 mod installed_package;
 mod operator_tree;
+mod plan_package;
 mod plans;
 mod sensitive;
 mod sharing;
