@@ -13,7 +13,7 @@ use std::path::Path;
 
 use tfplugin::{Diagnostic, Function, FunctionError, FunctionParameter, Type, Value};
 
-use kudo_engine::engine::{self, PreviewAction};
+use kudo_engine::engine;
 use kudo_package::{LoadContext, Package};
 
 pub const RENDER: &str = "render";
@@ -147,18 +147,14 @@ fn render(pkg: &Package, parameters: &BTreeMap<String, String>) -> Result<Value,
     }
     let instance = format!("{}-instance", pkg.operator.name);
     let objects =
-        engine::render_plan(pkg, &instance, NAMESPACE, parameters, PLAN).map_err(|e| {
+        engine::rendered_objects(pkg, &instance, NAMESPACE, parameters, PLAN).map_err(|e| {
             FunctionError::new(format!(
                 "Operator {} does not render: {e}",
                 pkg.operator.name
             ))
         })?;
     Ok(Value::Tuple(
-        objects
-            .iter()
-            .filter(|o| o.action == PreviewAction::Apply)
-            .map(|o| Value::from_untyped_json(&o.object))
-            .collect(),
+        objects.iter().map(Value::from_untyped_json).collect(),
     ))
 }
 

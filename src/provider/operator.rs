@@ -9,15 +9,13 @@ use tfplugin::{
 use tokio_util::sync::CancellationToken;
 
 use kudo_engine::cluster::Cluster;
-use kudo_engine::engine::{self, OperatorFailure, OperatorRequest};
+use kudo_engine::engine::{self, OperatorFailure, OperatorRequest, TreeLoadError};
 
 use kudo_package::Package;
 use kudo_resolve::{PlannedTree, Resolution};
 
 use super::packages::{self, parse_operator_id};
-use super::resolve::{
-    Dependency, load_tree, overrides_of, plan_tree, resolution_graph, resolution_values,
-};
+use super::resolve::{Dependency, overrides_of, resolution_graph, resolution_values, tree_error};
 use super::{Call, DEFAULT_NAMESPACE, Session, decode, namespace_of, schema};
 
 tfplugin::model! {
@@ -112,6 +110,30 @@ fn with_resolution(
     state
 }
 
+/// The planned state for `pkg` and its tree in `namespace`: the tree unknown when the
+/// plan could not let the cluster's version steer it (`offline`), since the apply's
+/// plan, connected, might choose other dependency versions.
+fn planned_state(
+    pkg: &Package,
+    resolution: &Resolution,
+    proposed: &OperatorModel,
+    namespace: &str,
+    offline: bool,
+) -> OperatorModel {
+    let mut planned = with_resolution(
+        state_for(pkg, proposed.package.clone(), namespace),
+        resolution,
+        proposed.dependency_overrides.clone(),
+    );
+    planned.create_namespace = proposed.create_namespace.clone();
+    if resolution.known(pkg, !offline).is_none() {
+        planned.dependencies = Attr::Unknown;
+        planned.install_order = Attr::Unknown;
+        planned.graph = Attr::Unknown;
+    }
+    planned
+}
+
 pub async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
     let exists = !req.prior_state.is_null();
     let mut resp = plan_inner(session, req).await;
@@ -174,14 +196,37 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // The second plan of a change (Terraform 1.16+ hands back what the first planned):
     // exactly the packages the first plan resolved, or the provider's refusal.
     let planned = PlannedTree::from_private(&req.planned_private, source);
-    let (pkg, resolution) =
-        match plan_tree(session, cluster.as_ref(), source, overrides, planned).await {
-            Ok(Some(r)) => r,
-            // Read from a cluster the plan cannot reach yet (offline): known at apply.
-            Ok(None) => return plan_unknown(&req, &proposed),
-            Err(d) => return PlanResponse::refused(vec![d]),
-        };
     let namespace = namespace_of(&proposed.namespace);
+    let sources = packages::load_context(&session.config.repositories);
+    let request = OperatorRequest {
+        namespace: &namespace,
+        package: source,
+        sources: &sources,
+        overrides: &overrides,
+        planned: planned.as_ref(),
+        planned_digest: None,
+        create_namespace: creates_namespace(&proposed.create_namespace),
+        previous: None,
+    };
+    let offline = session.config.offline();
+    // What the apply would meet is checked only when there is an apply: a plan that
+    // changes nothing (the refresh just read the Operator and OperatorVersion) asks
+    // nothing more of the cluster.
+    let applies = |pkg: &Package, resolution: &Resolution| {
+        planned_state(pkg, resolution, &proposed, &namespace, offline).into_value()
+            != req.prior_state
+    };
+    let (pkg, resolution) = match engine::plan_operator(cluster.as_ref(), &request, applies).await {
+        Ok(r) => r,
+        // Read from a cluster the plan cannot reach yet (offline): known at apply.
+        Err(OperatorFailure::Load(e)) if matches!(*e, TreeLoadError::NoCluster { .. }) => {
+            return plan_unknown(&req, &proposed);
+        }
+        Err(failure) => {
+            let d = plan_failure(session, failure, &namespace, "");
+            return PlanResponse::refused(vec![d]);
+        }
+    };
     let mut diagnostics: Vec<Diagnostic> = kudo_package::warnings(&pkg)
         .into_iter()
         .map(|w| {
@@ -192,7 +237,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // Offline, the cluster's version could not steer the choice of dependency versions:
     // a tree it might have changed is known only at apply, where Terraform plans again
     // connected and the two plans must agree.
-    let known = resolution.known(&pkg, !session.config.offline());
+    let known = resolution.known(&pkg, !offline);
     // Instances' plans read the package (and its tree, when known) from this copy; an
     // unknown tree removes an older one, so they show their children as unknown.
     if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
@@ -205,36 +250,7 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         ));
     }
     diagnostics.extend(super::resolve::unused_override_warnings(&resolution));
-    let mut planned = with_resolution(
-        state_for(&pkg, proposed.package.clone(), &namespace),
-        &resolution,
-        proposed.dependency_overrides,
-    );
-    planned.create_namespace = proposed.create_namespace.clone();
-    if known.is_none() {
-        planned.dependencies = Attr::Unknown;
-        planned.install_order = Attr::Unknown;
-        planned.graph = Attr::Unknown;
-    }
-    let planned = planned.into_value();
-    // What the apply would meet installing fails the plan; a plan that changes nothing
-    // has no apply to check (the refresh just read the Operator and OperatorVersion),
-    // and asks nothing more of the cluster.
-    if let Some(cluster) = &cluster
-        && planned != req.prior_state
-    {
-        let request = OperatorRequest {
-            namespace: &namespace,
-            root: &pkg,
-            resolution: &resolution,
-            create_namespace: creates_namespace(&proposed.create_namespace),
-            previous: None,
-        };
-        if let Err(failure) = engine::plan_operator(cluster, &request).await {
-            let d = plan_failure(session, failure, &namespace, &pkg);
-            return PlanResponse::refused(vec![d]);
-        }
-    }
+    let planned = planned_state(&pkg, &resolution, &proposed, &namespace, offline).into_value();
     // What this plan resolved, for the apply (see kudo_resolve::planned).
     let record = PlannedTree::record(source, &pkg, known);
     PlanResponse {
@@ -274,62 +290,57 @@ pub async fn apply(
     let overrides = overrides_of(&planned.dependency_overrides);
     // Exactly what the plan resolved (checked again, before anything is written).
     let pins = PlannedTree::from_private(&req.planned_private, &source);
-    let (pkg, resolution) = match load_tree(session, Some(&cluster), &source, overrides, pins).await
-    {
-        Ok(r) => r,
-        Err(d) => return fail(req.prior_state, vec![d]),
-    };
     let namespace = namespace_of(&planned.namespace);
-    let mut state = with_resolution(
-        state_for(&pkg, planned.package.clone(), &namespace),
-        &resolution,
-        planned.dependency_overrides.clone(),
-    );
-    state.create_namespace = planned.create_namespace.clone();
-    // A null digest (never planned so) counts as a change, as any value but unknown does.
-    if !planned.digest.is_unknown() && planned.digest != state.digest {
-        return fail(
-            req.prior_state,
-            vec![Diagnostic::error(
-                "Operator package changed after the plan",
-                format!("The package at {source:?} is not the one Terraform planned with. Run `terraform plan` again and review the new changes."),
-            )
-            .with_attribute(AttributePath::attribute("package"))],
-        );
-    }
-    // Instances read their dependency tree from this copy; the plan may have been made
-    // elsewhere (a saved plan file), so the apply keeps it too.
-    let known = resolution.known(&pkg, !session.config.offline());
-    if let Err(e) = packages::plan_cache().store_tree(&namespace, &pkg, known) {
-        tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
-    }
+    let sources = packages::load_context(&session.config.repositories);
     let previous = prior.as_ref().map(installed_tree);
+    // A null digest (never planned so) counts as a change, as any value but unknown does.
+    let planned_digest = match &planned.digest {
+        Attr::Unknown => None,
+        Attr::Null => Some(""),
+        Attr::Known(d) => Some(d.as_str()),
+    };
     let request = OperatorRequest {
         namespace: &namespace,
-        root: &pkg,
-        resolution: &resolution,
+        package: &source,
+        sources: &sources,
+        overrides: &overrides,
+        planned: pins.as_ref(),
+        planned_digest,
         create_namespace: creates_namespace(&planned.create_namespace),
         previous: previous.as_ref(),
     };
-    match engine::apply_operator(&cluster, &request, cancel).await {
-        Ok(applied) => {
-            if let Some(previous) = &previous {
-                keep_copies(&previous.namespace, &applied.stale);
-            }
-            ApplyResponse {
-                new_state: state.into_value(),
-                diagnostics: applied
-                    .stale_left
-                    .iter()
-                    .map(|left| Diagnostic::warning(left.stale_summary(), left.stale_detail()))
-                    .collect(),
-                ..Default::default()
-            }
+    let root_name = planned.name.as_deref().unwrap_or_default();
+    let applied = match engine::apply_operator(&cluster, &request, cancel).await {
+        Ok(applied) => applied,
+        Err(failure) => {
+            let diagnostics = apply_failure(session, &namespace, root_name, failure);
+            return fail(req.prior_state, diagnostics);
         }
-        Err(failure) => fail(
-            req.prior_state,
-            apply_failure(session, &namespace, &pkg, failure),
-        ),
+    };
+    let (pkg, resolution) = (&applied.package, &applied.resolution);
+    // Instances read their dependency tree from this copy; the plan may have been made
+    // elsewhere (a saved plan file), so the apply keeps it too.
+    let known = resolution.known(pkg, !session.config.offline());
+    if let Err(e) = packages::plan_cache().store_tree(&namespace, pkg, known) {
+        tracing::warn!(error = %e, "could not keep a copy of the dependency tree");
+    }
+    if let Some(previous) = &previous {
+        keep_copies(&previous.namespace, &applied.stale);
+    }
+    let mut state = with_resolution(
+        state_for(pkg, planned.package.clone(), &namespace),
+        resolution,
+        planned.dependency_overrides.clone(),
+    );
+    state.create_namespace = planned.create_namespace.clone();
+    ApplyResponse {
+        new_state: state.into_value(),
+        diagnostics: applied
+            .stale_left
+            .iter()
+            .map(|left| Diagnostic::warning(left.stale_summary(), left.stale_detail()))
+            .collect(),
+        ..Default::default()
     }
 }
 
@@ -372,13 +383,16 @@ fn plan_failure(
     session: &Session,
     failure: OperatorFailure,
     namespace: &str,
-    root: &Package,
+    root_name: &str,
 ) -> Diagnostic {
-    let summary = failure.summary(&root.operator.name);
+    let summary = failure.summary(root_name);
     match failure {
         OperatorFailure::Namespace(problem) => {
             return super::namespace::diagnostic(session, namespace, &problem);
         }
+        // Already on `package`.
+        OperatorFailure::Load(e) => return tree_error(session, *e),
+        OperatorFailure::Changed { package } => changed(&package),
         OperatorFailure::Crds(e) => {
             let mut d = session.cluster_error(&summary, &e);
             d.detail = format!(
@@ -397,13 +411,17 @@ fn plan_failure(
 fn apply_failure(
     session: &Session,
     namespace: &str,
-    root: &Package,
+    root_name: &str,
     failure: OperatorFailure,
 ) -> Vec<Diagnostic> {
-    let summary = failure.summary(&root.operator.name);
+    let summary = failure.summary(root_name);
     match failure {
         OperatorFailure::Namespace(problem) => {
             vec![super::namespace::diagnostic(session, namespace, &problem)]
+        }
+        OperatorFailure::Load(e) => vec![tree_error(session, *e)],
+        OperatorFailure::Changed { package } => {
+            vec![changed(&package).with_attribute(AttributePath::attribute("package"))]
         }
         OperatorFailure::Crds(e) => vec![session.cluster_error(&summary, &e)],
         OperatorFailure::Package {
@@ -414,6 +432,16 @@ fn apply_failure(
             }))
             .collect(),
     }
+}
+
+/// The package at `source` is not the one Terraform planned with.
+fn changed(source: &str) -> Diagnostic {
+    Diagnostic::error(
+        "Operator package changed after the plan",
+        format!(
+            "The package at {source:?} is not the one Terraform planned with. Run `terraform plan` again and review the new changes."
+        ),
+    )
 }
 
 /// Removes what `prior` installed; `prior_state` is the same state as Terraform sent

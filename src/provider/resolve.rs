@@ -35,27 +35,9 @@ pub async fn load_tree(
         .map_err(|e| tree_error(session, e))
 }
 
-/// [`load_tree`] for a plan, which may not reach the cluster yet (offline): `None`
-/// when the package is read from the cluster (a `cluster:` source) and `cluster` is
-/// None, so the tree is known only at apply.
-pub async fn plan_tree(
-    session: &Session,
-    cluster: Option<&kudo_engine::cluster::Cluster>,
-    source: &str,
-    overrides: BTreeMap<String, String>,
-    planned: Option<PlannedTree>,
-) -> Result<Option<(Package, Resolution)>, Diagnostic> {
-    let context = packages::load_context(&session.config.repositories);
-    match engine::load_operator_tree(cluster, source, context, overrides, planned).await {
-        Ok(tree) => Ok(Some(tree)),
-        Err(TreeLoadError::NoCluster { .. }) => Ok(None),
-        Err(e) => Err(tree_error(session, e)),
-    }
-}
-
 /// The diagnostic for a failed [`engine::load_operator_tree`]: on `package`, with what
 /// to do in Terraform.
-fn tree_error(session: &Session, e: TreeLoadError) -> Diagnostic {
+pub fn tree_error(session: &Session, e: TreeLoadError) -> Diagnostic {
     use super::diag::{AGAIN, package_advice, with_advice};
     let advice = match &e {
         TreeLoadError::Read(error) => return session.engine_error(e.summary(), error),

@@ -918,7 +918,7 @@ fn an_enabling_parameter_that_is_not_a_boolean_fails_the_plan_as_the_apply_would
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let e = kudo_engine::engine::render_plan(&parent, "p", &ctx.namespace, &values, "deploy")
+    let e = kudo_engine::engine::rendered_objects(&parent, "p", &ctx.namespace, &values, "deploy")
         .expect_err("the walk refuses the value");
     let expected = crate::harness::flat(&format!("task \"monitoring\": {}", e.message));
     for needle in [

@@ -1162,7 +1162,7 @@ fn walk_error(pkg: &Path, instance: &str, ns: &str, values: &[(&str, &str)]) -> 
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let e = kudo_engine::engine::render_plan(&package, instance, ns, &values, "deploy")
+    let e = kudo_engine::engine::rendered_objects(&package, instance, ns, &values, "deploy")
         .expect_err("the walk refuses the values");
     crate::harness::flat(&e.to_string())
 }

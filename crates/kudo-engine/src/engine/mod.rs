@@ -68,7 +68,7 @@ pub use operator_action::{
 };
 pub use operator_tree::{InstalledTree, OperatorFailure};
 pub use planning::{Changes, PlanNote};
-pub use preview::{PreviewAction, render_plan};
+pub use preview::rendered_objects;
 pub use progress::Progress;
 pub use readiness::HealthSettings;
 pub use refresh::{DriftMode, DriftSettings, RefreshRequest, Refreshed, refresh};
@@ -104,7 +104,9 @@ pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 #[cfg(test)]
 pub(crate) use planning::{Contents, InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
-pub(crate) use preview::{Answers, PlannedObject, desired_state, preview_plan, preview_walk};
+pub(crate) use preview::{
+    Answers, PlannedObject, desired_state, preview_plan, preview_walk, render_plan,
+};
 #[cfg(test)]
 pub(crate) use readiness::{HealthPolicy, ReadyRules};
 #[cfg(test)]

@@ -3,13 +3,16 @@
 //! [`InstalledTree`] its state records) and gets one answer back.
 //!
 //! Each is a sequence whose order is the engine's decision, not the caller's: the
-//! namespace is checked (and, for `create_namespace`, created) before anything is
+//! package and its dependency tree are loaded first (the apply holds them to what its
+//! plan showed), the namespace is checked (and, for `create_namespace`, created) before anything is
 //! written into it; the versions an update is about to remove are read before they
 //! go, so the caller can keep copies for the instances that still move off them; and
 //! on destroy the namespace is released only once the tree is gone.
 
-use kudo_package::Package;
-use kudo_resolve::Resolution;
+use std::collections::BTreeMap;
+
+use kudo_package::{LoadContext, Package};
+use kudo_resolve::{PlannedTree, Resolution};
 use tokio_util::sync::CancellationToken;
 
 use super::destroy::Destroyed;
@@ -20,16 +23,28 @@ use super::operator_tree::{
     InstallRequest, InstalledTree, NotRemoved, OperatorFailure, check_install, install_tree,
     uninstall_tree, versions_present,
 };
+use super::tree_load::load_operator_tree;
 use crate::cluster::{Cluster, CrdsEnsured};
 
-/// What [`plan_operator`] checks and [`apply_operator`] installs: a package tree in a
-/// namespace. The plan checks the namespace and the root; `resolution` and `previous`
-/// are the apply's.
+/// What [`plan_operator`] checks and [`apply_operator`] installs: the package `package`
+/// names with its dependency tree, in a namespace. `previous` and `planned_digest` are
+/// the apply's.
 #[derive(Debug, Clone, Copy)]
 pub struct OperatorRequest<'a> {
     pub namespace: &'a str,
-    pub root: &'a Package,
-    pub resolution: &'a Resolution,
+    /// The package as `kudo_operator.package` names it (a folder, archive, URL,
+    /// repository name or `cluster:` source), loaded and its dependencies resolved
+    /// from `sources` with `overrides` ([`super::load_operator_tree`]).
+    pub package: &'a str,
+    pub sources: &'a LoadContext,
+    pub overrides: &'a BTreeMap<String, String>,
+    /// Exactly what an earlier plan of this change resolved, read again and checked.
+    pub planned: Option<&'a PlannedTree>,
+    /// The apply's: the content digest its plan showed (`kudo_operator.digest`; the
+    /// empty string for one the plan left null, which no package matches): a package
+    /// that no longer has it is [`OperatorFailure::Changed`], before anything is
+    /// written. `None`: the plan did not know it.
+    pub planned_digest: Option<&'a str>,
     /// Create the namespace when it is missing (`create_namespace`), for this operator.
     pub create_namespace: bool,
     /// What the previous install left (an update): versions the new tree no longer
@@ -39,15 +54,36 @@ pub struct OperatorRequest<'a> {
 
 impl OperatorRequest<'_> {
     /// The user the namespace is created for, when it is to be created.
-    fn namespace_user(&self) -> Option<NamespaceUser> {
+    fn namespace_user(&self, root: &Package) -> Option<NamespaceUser> {
         self.create_namespace
-            .then(|| NamespaceUser::operator(self.namespace, &self.root.operator.name))
+            .then(|| NamespaceUser::operator(self.namespace, &root.operator.name))
+    }
+
+    /// The package and its tree (offline, a `cluster:` source is
+    /// [`super::TreeLoadError::NoCluster`]).
+    async fn load(
+        &self,
+        cluster: Option<&Cluster>,
+    ) -> Result<(Package, Resolution), OperatorFailure> {
+        let (sources, overrides) = (self.sources.clone(), self.overrides.clone());
+        load_operator_tree(
+            cluster,
+            self.package,
+            sources,
+            overrides,
+            self.planned.cloned(),
+        )
+        .await
+        .map_err(|e| OperatorFailure::Load(Box::new(e)))
     }
 }
 
 /// A completed [`apply_operator`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct OperatorApplied {
+    /// The package installed, and its dependency tree: what the caller's state records.
+    pub package: Package,
+    pub resolution: Resolution,
     /// The versions the previous install left that the new tree no longer uses, as read
     /// just before the install removed them: instances move off them later in the same
     /// apply, and one that fails with `rollback_on_failure` goes back to its version, so
@@ -58,40 +94,61 @@ pub struct OperatorApplied {
     pub stale_left: Vec<NotRemoved>,
 }
 
-/// The plan's check of what [`apply_operator`] would meet, without writing anything: a
+/// The plan of the request's tree: the package loaded and its dependencies resolved
+/// (`cluster` is `None` while the connection is not known: a `cluster:` source then
+/// fails with [`super::TreeLoadError::NoCluster`], and dependency versions go
+/// unfiltered), then, with a cluster and when `applies` says the caller's apply will
+/// install this tree (Terraform plans a change: a plan that changes nothing asks the
+/// cluster nothing more), what the apply would meet, without writing anything: a
 /// namespace that is not there (unless the request creates it, and these credentials
 /// may), KUDO's CRDs these credentials may not create, a refused Operator or
-/// OperatorVersion of the root.
+/// OperatorVersion of the root. Answers the package and its tree.
 pub async fn plan_operator(
-    cluster: &Cluster,
+    cluster: Option<&Cluster>,
     req: &OperatorRequest<'_>,
-) -> Result<(), OperatorFailure> {
-    let user = req.namespace_user();
+    applies: impl FnOnce(&Package, &Resolution) -> bool,
+) -> Result<(Package, Resolution), OperatorFailure> {
+    let (root, resolution) = req.load(cluster).await?;
+    let Some(cluster) = cluster.filter(|_| applies(&root, &resolution)) else {
+        return Ok((root, resolution));
+    };
+    let user = req.namespace_user(&root);
     // Two independent questions, asked side by side; the namespace's answer comes first.
     let (namespace, install) = futures::future::join(
         plan_namespace(cluster, req.namespace, user.as_ref()),
-        check_install(cluster, req.root, req.namespace),
+        check_install(cluster, &root, req.namespace),
     )
     .await;
     namespace.map_err(OperatorFailure::Namespace)?;
-    install
+    install?;
+    Ok((root, resolution))
 }
 
-/// Installs the request's tree: the namespace first (created for `create_namespace`,
-/// or a failure for good when missing), then the tree, removing what the previous
-/// install left unused.
+/// Installs the request's tree: the package loaded (as its plan resolved it, and with
+/// the digest its plan showed), then the namespace (created for `create_namespace`, or
+/// a failure for good when missing), then the tree, removing what the previous install
+/// left unused.
 pub async fn apply_operator(
     cluster: &Cluster,
     req: &OperatorRequest<'_>,
     cancel: &CancellationToken,
 ) -> Result<OperatorApplied, OperatorFailure> {
-    let user = req.namespace_user();
+    let (root, resolution) = req.load(Some(cluster)).await?;
+    if let Some(planned) = req.planned_digest
+        && planned != kudo_package::crd::content_digest(&root)
+    {
+        return Err(OperatorFailure::Changed {
+            package: req.package.to_string(),
+        });
+    }
+    let (root, resolution) = (&root, &resolution);
+    let user = req.namespace_user(root);
     // KUDO's CRDs are cluster-scoped and the versions about to go are only read: both
     // go beside the namespace's check instead of after it (the install below counts on
     // the CRDs being there).
     let stale = async {
         match req.previous {
-            Some(previous) => read_stale(cluster, previous, req.root, req.resolution).await,
+            Some(previous) => read_stale(cluster, previous, root, resolution).await,
             None => Vec::new(),
         }
     };
@@ -101,7 +158,7 @@ pub async fn apply_operator(
     let creating = req.previous.is_none();
     let present = async {
         match creating && cluster.knows_kind(crate::cluster::KUDO_API_VERSION, "OperatorVersion") {
-            true => Some(versions_present(cluster, req.namespace, req.root, req.resolution).await),
+            true => Some(versions_present(cluster, req.namespace, root, resolution).await),
             false => None,
         }
     };
@@ -122,20 +179,20 @@ pub async fn apply_operator(
             _,
         ) => Vec::new(),
         (_, Some(present)) => present,
-        (_, None) if creating => {
-            versions_present(cluster, req.namespace, req.root, req.resolution).await
-        }
+        (_, None) if creating => versions_present(cluster, req.namespace, root, resolution).await,
         (_, None) => Vec::new(),
     };
     let install = InstallRequest {
         namespace: req.namespace,
-        root: req.root,
-        resolution: req.resolution,
+        root,
+        resolution,
         previous: req.previous,
         existed: &existed,
     };
     let installed = install_tree(cluster, &install, cancel).await?;
     Ok(OperatorApplied {
+        package: root.clone(),
+        resolution: resolution.clone(),
         stale,
         stale_left: installed.stale_left,
     })

@@ -306,6 +306,12 @@ pub struct Installed {
 /// ([`super::apply_operator`]; [`install_tree`] and [`check_install`] meet the last two).
 #[derive(Debug)]
 pub enum OperatorFailure {
+    /// The package could not be loaded or its dependencies resolved (boxed: the error
+    /// is large); nothing was written.
+    Load(Box<super::TreeLoadError>),
+    /// The apply's package is not the one its plan showed (its content digest
+    /// differs); nothing was written.
+    Changed { package: String },
     /// The namespace is missing (and not to be created), being deleted, or could not
     /// be created: nothing was written.
     Namespace(NamespaceProblem),
@@ -330,6 +336,10 @@ impl OperatorFailure {
     /// stops the whole install; callers usually word it from the [`NamespaceProblem`].
     pub fn summary(&self, root_operator: &str) -> String {
         match self {
+            OperatorFailure::Load(e) => e.summary().to_string(),
+            OperatorFailure::Changed { .. } => {
+                "Operator package changed after the plan".to_string()
+            }
             OperatorFailure::Crds(_) => "Cannot install the KUDO CRDs".to_string(),
             OperatorFailure::Namespace(_) | OperatorFailure::Package { root: true, .. } => {
                 "Cannot install the operator".to_string()

@@ -503,9 +503,26 @@ pub struct PreviewObject {
     pub object: Value,
 }
 
+/// The objects the walk of `plan_name` applies, in plan order, rendered without a
+/// cluster (the `render` provider function's answer; the objects of Delete tasks are
+/// not among them).
+pub fn rendered_objects(
+    pkg: &kudo_package::Package,
+    instance: &str,
+    namespace: &str,
+    parameters: &std::collections::BTreeMap<String, String>,
+    plan_name: &str,
+) -> Result<Vec<Value>, EngineError> {
+    let objects = render_plan(pkg, instance, namespace, parameters, plan_name)?;
+    let applied = objects
+        .into_iter()
+        .filter(|o| o.action == PreviewAction::Apply);
+    Ok(applied.map(|o| o.object).collect())
+}
+
 /// The objects the walk of `plan_name` applies and deletes, in plan order, without a
 /// cluster (template errors and invalid YAML surface at `terraform plan`).
-pub fn render_plan(
+pub(crate) fn render_plan(
     pkg: &kudo_package::Package,
     instance: &str,
     namespace: &str,

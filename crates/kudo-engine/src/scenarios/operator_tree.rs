@@ -3,7 +3,9 @@
 //! no longer uses, and a destroy removes the whole tree (and the namespace
 //! `create_namespace` made).
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::cluster::{Cluster, KUDO_API_VERSION};
 use crate::engine::{
@@ -11,7 +13,7 @@ use crate::engine::{
     Released,
 };
 use kube_sim::FaultRule;
-use kudo_package::Package;
+use kudo_package::{LoadContext, Package, Repository};
 use kudo_resolve::{RepositoryCatalog, Resolution, Resolver};
 use tokio_util::sync::CancellationToken;
 
@@ -64,26 +66,44 @@ fn installed(root: &Package, resolution: &Resolution, namespace: &str) -> Instal
     }
 }
 
-fn request<'a>(
-    namespace: &'a str,
-    root: &'a Package,
-    resolution: &'a Resolution,
-    previous: Option<&'a InstalledTree>,
-) -> OperatorRequest<'a> {
+/// The KEP-29 fixtures as a folder repository, which the actions resolve `aa`'s tree from.
+static SOURCES: LazyLock<LoadContext> = LazyLock::new(|| LoadContext {
+    repositories: vec![Repository {
+        name: "fixtures".into(),
+        url: KEP29.into(),
+        priority: 0,
+    }],
+    ..LoadContext::default()
+});
+static NO_OVERRIDES: BTreeMap<String, String> = BTreeMap::new();
+const AA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/deps/kep29/aa"
+);
+
+/// The plan or apply of `aa`'s tree (the same as [`kep29`]'s) in `namespace`.
+fn request<'a>(namespace: &'a str, previous: Option<&'a InstalledTree>) -> OperatorRequest<'a> {
     OperatorRequest {
         namespace,
-        root,
-        resolution,
+        package: AA,
+        sources: &SOURCES,
+        overrides: &NO_OVERRIDES,
+        planned: None,
+        planned_digest: None,
         create_namespace: false,
         previous,
     }
+}
+
+/// Every plan here has an apply to check.
+fn applies(_: &Package, _: &Resolution) -> bool {
+    true
 }
 
 #[tokio::test]
 async fn a_failed_create_takes_back_what_it_wrote() {
     let (sim, cluster) = sim().await;
     namespace(&cluster, "tree").await;
-    let (root, resolution) = kep29();
     // ee, gg and bb go in first; cc is refused.
     sim.add_faults([FaultRule {
         verb: Some("patch".into()),
@@ -93,7 +113,7 @@ async fn a_failed_create_takes_back_what_it_wrote() {
         message: Some("refused by the test".into()),
         ..Default::default()
     }]);
-    let request = request("tree", &root, &resolution, None);
+    let request = request("tree", None);
     let cancel = CancellationToken::new();
     match engine::apply_operator(&cluster, &request, &cancel).await {
         Err(OperatorFailure::Package {
@@ -141,7 +161,7 @@ async fn an_update_removes_unused_versions_and_a_destroy_removes_the_tree() {
         install_order: Vec::new(),
         create_namespace: false,
     };
-    let request = request("tree", &root, &resolution, Some(&previous));
+    let request = request("tree", Some(&previous));
     let done = engine::apply_operator(&cluster, &request, &cancel)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -181,9 +201,14 @@ async fn create_namespace_is_planned_created_and_released_with_the_tree() {
     let (_sim, cluster) = sim().await;
     let (root, resolution) = kep29();
     let cancel = CancellationToken::new();
-    let mut request = request("made", &root, &resolution, None);
+    let mut request = request("made", None);
+    // A plan with no apply to check (Terraform plans no change) asks nothing more.
+    let (planned, _) = engine::plan_operator(Some(&cluster), &request, |_, _| false)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(planned.operator_version_name(), "aa-0.1.0");
     // Without `create_namespace` a missing namespace fails the plan and the apply.
-    match engine::plan_operator(&cluster, &request).await {
+    match engine::plan_operator(Some(&cluster), &request, applies).await {
         Err(OperatorFailure::Namespace(NamespaceProblem::Missing { namespace })) => {
             assert_eq!(namespace, "made");
         }
@@ -194,7 +219,7 @@ async fn create_namespace_is_planned_created_and_released_with_the_tree() {
         Err(OperatorFailure::Namespace(NamespaceProblem::Missing { .. }))
     ));
     request.create_namespace = true;
-    engine::plan_operator(&cluster, &request)
+    engine::plan_operator(Some(&cluster), &request, applies)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     engine::apply_operator(&cluster, &request, &cancel)
@@ -238,8 +263,7 @@ async fn a_fresh_cluster_is_installed_without_asking_what_it_just_made() {
     };
     let cluster = Cluster::connect(&settings).await.expect("connect");
     namespace(&cluster, "fresh").await;
-    let (root, resolution) = kep29();
-    let request = request("fresh", &root, &resolution, None);
+    let request = request("fresh", None);
     let before = sim.request_counts();
     engine::apply_operator(&cluster, &request, &CancellationToken::new())
         .await
@@ -269,4 +293,47 @@ async fn a_fresh_cluster_is_installed_without_asking_what_it_just_made() {
         crate::cluster::CrdsEnsured::Served
     );
     sim.shutdown();
+}
+
+/// The apply loads the package itself and holds it to the digest its plan showed: a
+/// package that changed since is refused before anything is written.
+#[tokio::test]
+async fn an_apply_refuses_a_package_that_changed_since_its_plan() {
+    let (_sim, cluster) = sim().await;
+    namespace(&cluster, "tree").await;
+    let (root, _) = kep29();
+    let digest = kudo_package::crd::content_digest(&root);
+    let mut request = request("tree", None);
+    request.planned_digest = Some("sha256:what-the-plan-saw");
+    let cancel = CancellationToken::new();
+    match engine::apply_operator(&cluster, &request, &cancel).await {
+        Err(OperatorFailure::Changed { package }) => assert_eq!(package, AA),
+        other => panic!("expected the changed package refused, got {other:?}"),
+    }
+    assert!(names(&cluster, "OperatorVersion", "tree").await.is_empty());
+
+    request.planned_digest = Some(&digest);
+    let applied = engine::apply_operator(&cluster, &request, &cancel)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(applied.package.operator_version_name(), "aa-0.1.0");
+    assert_eq!(applied.resolution.install_order_versions().len(), 5);
+    assert_eq!(names(&cluster, "OperatorVersion", "tree").await.len(), 5);
+}
+
+/// Offline, a package read from the cluster cannot be loaded: the plan says so rather
+/// than guessing (the provider plans the operator unknown).
+#[tokio::test]
+async fn an_offline_plan_of_a_cluster_package_is_no_cluster() {
+    let mut request = request("tree", None);
+    request.package = "cluster:tree/aa-0.1.0";
+    match engine::plan_operator(None, &request, applies).await {
+        Err(OperatorFailure::Load(e)) => {
+            assert!(
+                matches!(*e, engine::TreeLoadError::NoCluster { .. }),
+                "{e:?}"
+            )
+        }
+        other => panic!("expected NoCluster, got {other:?}"),
+    }
 }
