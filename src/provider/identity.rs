@@ -9,7 +9,9 @@
 use tfplugin::{Diagnostic, IdentityAttribute, IdentitySchema, Value};
 
 use kudo_engine::engine::{self, ListFilter};
+use kudo_package::Package;
 
+use super::instance::import_request;
 use super::{Session, namespace_in};
 
 /// `kudo_instance`: the Instance object's namespace and name.
@@ -55,10 +57,13 @@ pub fn instance_import_id(identity: &Value) -> Result<String, Diagnostic> {
     Ok(format!("{namespace}/{name}"))
 }
 
-/// The import id (`<namespace>/<operatorversion-name>`) of the OperatorVersion an
-/// operator identity names, found among the namespace's OperatorVersions (the object's
-/// name also holds the appVersion, which the identity leaves out).
-pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<String, Diagnostic> {
+/// The OperatorVersion an operator identity names (its namespace and package), found
+/// among the namespace's OperatorVersions and read in the same engine call (the
+/// object's name also holds the appVersion, which the identity leaves out).
+pub async fn operator_by_identity(
+    session: &Session,
+    identity: &Value,
+) -> Result<(String, Package), Diagnostic> {
     let namespace = namespace_in(identity);
     let name = required(identity, "name", "kudo_operator")?;
     let version = required(identity, "version", "kudo_operator")?;
@@ -67,32 +72,40 @@ pub async fn operator_import_id(session: &Session, identity: &Value) -> Result<S
     let filter = ListFilter {
         namespace: Some(namespace),
         operator: Some(name),
-        label_selector: None,
+        version: Some(version),
         dependencies: true,
+        import: Some(import_request(session)),
+        ..ListFilter::default()
     };
-    let listed = engine::list_operators(&cluster, &filter)
+    let mut listed = engine::list_operators(&cluster, &filter)
         .await
         .map_err(|e| session.cluster_error("Cannot list the OperatorVersions", &e))?;
-    let names: Vec<String> = listed
-        .into_iter()
-        .filter(|l| l.version == version)
-        .map(|l| l.name)
-        .collect();
-    match names.as_slice() {
-        [one] => Ok(format!("{namespace}/{one}")),
-        [] => Err(Diagnostic::error(
+    let missing = || {
+        Diagnostic::error(
             "Nothing to import",
             format!(
                 "There is no OperatorVersion of operator {name:?} at version {version:?} in namespace {namespace}."
             ),
-        )),
-        several => Err(Diagnostic::error(
-            "Ambiguous identity",
-            format!(
-                "Several OperatorVersions of operator {name:?} at version {version:?} are in namespace {namespace} (different appVersions): {}. Import one of them by id: `<namespace>/<operatorversion-name>`.",
-                several.join(", ")
-            ),
-        )),
+        )
+    };
+    match listed.len() {
+        0 => Err(missing()),
+        1 => match listed.pop().and_then(|l| l.package) {
+            Some(Ok(Some(pkg))) => Ok((namespace.to_string(), pkg)),
+            Some(Err(e)) => Err(session.engine_error("Cannot read the operator", &e)),
+            // Gone since it was listed.
+            Some(Ok(None)) | None => Err(missing()),
+        },
+        _ => {
+            let several: Vec<&str> = listed.iter().map(|l| l.name.as_str()).collect();
+            Err(Diagnostic::error(
+                "Ambiguous identity",
+                format!(
+                    "Several OperatorVersions of operator {name:?} at version {version:?} are in namespace {namespace} (different appVersions): {}. Import one of them by id: `<namespace>/<operatorversion-name>`.",
+                    several.join(", ")
+                ),
+            ))
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! writing it from `kubectl get instance -o yaml`. Which objects are listed is the
 //! engine's ([`engine::list_instances`], [`engine::list_operators`]).
 
-use tfplugin::{Attr, Diagnostic, ListRequest, Listed, Value};
+use tfplugin::{Attr, Diagnostic, IntoValue, ListRequest, Listed, Value};
 
 use kudo_engine::engine::{self, ListFilter};
 
@@ -22,8 +22,9 @@ tfplugin::model! {
 }
 
 impl ListConfig {
-    /// The engine's filter: what is set and not empty selects.
-    fn filter(&self) -> ListFilter<'_> {
+    /// The engine's filter: what is set and not empty selects; at most `req.limit`, each
+    /// with what its import reads when Terraform wants the resource objects.
+    fn filter<'a>(&'a self, session: &Session, req: &ListRequest) -> ListFilter<'a> {
         fn set(a: &Attr<String>) -> Option<&str> {
             a.as_deref().filter(|s| !s.is_empty())
         }
@@ -33,6 +34,11 @@ impl ListConfig {
             label_selector: set(&self.label_selector),
             // A dependency comes with what installs it.
             dependencies: false,
+            limit: (req.limit > 0).then(|| usize::try_from(req.limit).unwrap_or(usize::MAX)),
+            import: req
+                .include_resource_object
+                .then(|| instance::import_request(session)),
+            version: None,
         }
     }
 }
@@ -45,7 +51,7 @@ pub async fn instances(session: &Session, req: &ListRequest) -> (Vec<Listed>, Ve
         Err(d) => return (Vec::new(), vec![d]),
     };
     let listed = match session.cluster().await {
-        Ok(cluster) => engine::list_instances(&cluster, &config.filter())
+        Ok(cluster) => engine::list_instances(&cluster, &config.filter(session, req))
             .await
             .map_err(|e| session.cluster_error("Cannot list the KUDO Instances", &e)),
         Err(d) => Err(d),
@@ -57,19 +63,17 @@ pub async fn instances(session: &Session, req: &ListRequest) -> (Vec<Listed>, Ve
     let mut out = Vec::new();
     let mut diags = Vec::new();
     for f in listed {
-        if req.limit > 0 && out.len() as i64 >= req.limit {
-            break;
-        }
-        let state = if req.include_resource_object {
-            match instance::imported_state(session, &f.namespace, &f.name).await {
-                Ok(state) => Some(state),
-                Err(d) => {
-                    diags.extend(d);
-                    continue;
-                }
+        let state = match &f.imported {
+            None => None,
+            Some(Ok(Some(imported))) => {
+                Some(instance::imported_state(&f.namespace, &f.name, imported))
             }
-        } else {
-            None
+            // Gone since it was listed.
+            Some(Ok(None)) => continue,
+            Some(Err(e)) => {
+                diags.push(super::running::error(session, e));
+                continue;
+            }
         };
         out.push(Listed {
             display_name: format!("{}/{} ({})", f.namespace, f.name, f.operator_version),
@@ -92,38 +96,34 @@ pub async fn operators(session: &Session, req: &ListRequest) -> (Vec<Listed>, Ve
         Err(d) => return (Vec::new(), vec![d]),
     };
     let listed = match session.cluster().await {
-        Ok(cluster) => engine::list_operators(&cluster, &config.filter())
+        Ok(cluster) => engine::list_operators(&cluster, &config.filter(session, req))
             .await
             .map_err(|e| session.cluster_error("Cannot list the KUDO OperatorVersions", &e)),
         Err(d) => Err(d),
     };
-    let mut selected = match listed {
+    let selected = match listed {
         Ok(l) => l,
         Err(d) => return (Vec::new(), vec![d]),
     };
-    if req.limit > 0 {
-        selected.truncate(usize::try_from(req.limit).unwrap_or(usize::MAX));
-    }
     let mut out = Vec::new();
     let mut diags = Vec::new();
     for f in selected {
         let id = format!("{}/{}", f.namespace, f.name);
-        let state = match req.include_resource_object {
-            false => None,
-            true => {
-                let mut answer = super::operator::import(session, &id).await;
-                match answer.imported.pop() {
-                    Some(imported) if !tfplugin::has_errors(&answer.diagnostics) => {
-                        Some(imported.state.with(
-                            "package",
-                            Value::string(format!("{}{id}", packages::CLUSTER_SOURCE)),
-                        ))
-                    }
-                    _ => {
-                        diags.extend(answer.diagnostics);
-                        continue;
-                    }
-                }
+        let state = match &f.package {
+            None => None,
+            Some(Ok(Some(pkg))) => Some(
+                super::operator::imported_state(pkg, &f.namespace)
+                    .into_value()
+                    .with(
+                        "package",
+                        Value::string(format!("{}{id}", packages::CLUSTER_SOURCE)),
+                    ),
+            ),
+            // Gone since it was listed.
+            Some(Ok(None)) => continue,
+            Some(Err(e)) => {
+                diags.push(session.engine_error("Cannot read the operator", e));
+                continue;
             }
         };
         out.push(Listed {

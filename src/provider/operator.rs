@@ -73,8 +73,8 @@ impl Resource<Call> for Operator {
     }
 
     async fn import_identity(&self, call: &Call, identity: &Value) -> ImportResponse {
-        match super::identity::operator_import_id(&call.session, identity).await {
-            Ok(id) => import(&call.session, &id).await,
+        match super::identity::operator_by_identity(&call.session, identity).await {
+            Ok((namespace, pkg)) => imported(&pkg, &namespace),
             Err(d) => super::import_failed(d),
         }
     }
@@ -515,6 +515,35 @@ pub async fn read(session: &Session, req: ReadRequest) -> ReadResponse {
     }
 }
 
+/// The state an import of `pkg` (an OperatorVersion in `namespace`) records.
+pub fn imported_state(pkg: &Package, namespace: &str) -> OperatorModel {
+    // The package source is not recorded in the cluster; the next plan takes it from
+    // the configuration.
+    let mut state = state_for(pkg, Attr::Null, namespace);
+    // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
+    // record it, so the next plan shows only the `package` it cannot know (and `graph`,
+    // left null: its root names the package's location, which the cluster does not keep).
+    let has_dependencies =
+        !pkg.operator.dependencies.is_empty() || kudo_plan::has_dependency_tasks(pkg);
+    if !has_dependencies {
+        state.dependencies = Attr::Known(Vec::new());
+        state.install_order = Attr::Known(vec![pkg.operator_version_name()]);
+    }
+    state
+}
+
+/// The import's answer for `pkg` in `namespace`.
+fn imported(pkg: &Package, namespace: &str) -> ImportResponse {
+    ImportResponse {
+        imported: vec![ImportedResource {
+            type_name: schema::OPERATOR.to_string(),
+            state: imported_state(pkg, namespace).into_value(),
+            private: Vec::new(),
+        }],
+        diagnostics: Vec::new(),
+    }
+}
+
 pub async fn import(session: &Session, id: &str) -> ImportResponse {
     let fail = super::import_failed;
     let Some((namespace, ov_name)) = parse_operator_id(id) else {
@@ -528,28 +557,7 @@ pub async fn import(session: &Session, id: &str) -> ImportResponse {
         Err(d) => return fail(d),
     };
     match engine::load_operator(&cluster, namespace, ov_name, None).await {
-        Ok(Some(pkg)) => {
-            // The package source is not recorded in the cluster; the next plan
-            // takes it from the configuration.
-            let mut state = state_for(&pkg, Attr::Null, namespace);
-            // Without KudoOperator tasks or a `dependencies:` list the resolution is known without repositories:
-            // record it, so the next plan shows only the `package` it cannot know (and `graph`,
-            // left null: its root names the package's location, which the cluster does not keep).
-            let has_dependencies =
-                !pkg.operator.dependencies.is_empty() || kudo_plan::has_dependency_tasks(&pkg);
-            if !has_dependencies {
-                state.dependencies = Attr::Known(Vec::new());
-                state.install_order = Attr::Known(vec![pkg.operator_version_name()]);
-            }
-            ImportResponse {
-                imported: vec![ImportedResource {
-                    type_name: schema::OPERATOR.to_string(),
-                    state: state.into_value(),
-                    private: Vec::new(),
-                }],
-                diagnostics: Vec::new(),
-            }
-        }
+        Ok(Some(pkg)) => imported(&pkg, namespace),
         Ok(None) => fail(Diagnostic::error(
             "Nothing to import",
             format!("There is no OperatorVersion {ov_name} in namespace {namespace}."),

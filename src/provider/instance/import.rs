@@ -30,19 +30,8 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         Ok(c) => c,
         Err(d) => return fail(d),
     };
-    let request = ImportRequest {
-        namespace,
-        name,
-        // Only the tree `kudo_operator` recorded: an import resolves nothing again.
-        resolution: &|ov_namespace, ov_name, pkg| {
-            super::lookup::recorded_resolution(&format!("{ov_namespace}/{ov_name}"), pkg)
-        },
-        // With the provider's default on, the configuration most likely leaves
-        // `show_manifests` unset: the objects as the package renders them, so that the
-        // first plan after the import is empty.
-        manifests: session.config.show_manifests,
-    };
-    let imported = match engine::import_instance(&cluster, request).await {
+    let request = import_request(session);
+    let imported = match engine::import_instance(&cluster, namespace, name, &request).await {
         Ok(Some(i)) => i,
         Ok(None) => {
             return fail(Diagnostic::error(
@@ -52,7 +41,7 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
         }
         Err(e) => return fail(crate::provider::running::error(session, &e)),
     };
-    let state = imported_model((namespace, name), &imported);
+    let state = imported_model(namespace, name, &imported);
     ImportResponse {
         imported: vec![ImportedResource {
             type_name: schema::INSTANCE.to_string(),
@@ -63,10 +52,36 @@ pub(super) async fn import(session: &Session, id: &str) -> ImportResponse {
     }
 }
 
+/// How an import reads an Instance (the import's, and `terraform query`'s for each
+/// Instance it lists).
+pub(in crate::provider) fn import_request(session: &Session) -> ImportRequest<'static> {
+    ImportRequest {
+        // Only the tree `kudo_operator` recorded: an import resolves nothing again.
+        resolution: &recorded,
+        // With the provider's default on, the configuration most likely leaves
+        // `show_manifests` unset: the objects as the package renders them, so that the
+        // first plan after the import is empty.
+        manifests: session.config.show_manifests,
+    }
+}
+
+/// The tree `kudo_operator` recorded for the OperatorVersion `ov_namespace/ov_name`.
+fn recorded(
+    ov_namespace: &str,
+    ov_name: &str,
+    pkg: &kudo_package::Package,
+) -> Option<kudo_resolve::Resolution> {
+    super::lookup::recorded_resolution(&format!("{ov_namespace}/{ov_name}"), pkg)
+}
+
 /// The state the import records: the Instance as found, with what the planning call
 /// decides for its values without a render seed (an imported instance has none, see
 /// `render_seed`).
-fn imported_model((namespace, name): (&str, &str), imported: &Imported) -> InstanceModel {
+pub(in crate::provider) fn imported_model(
+    namespace: &str,
+    name: &str,
+    imported: &Imported,
+) -> InstanceModel {
     let (ov_namespace, ov_name) = &imported.operator_version;
     let operator = format!("{ov_namespace}/{ov_name}");
     let secret = &imported.sensitive;

@@ -24,6 +24,8 @@ use tfplugin::{
     PlanRequest, PlanResponse, ReadRequest, ReadResponse, Resource, Schema, Value,
 };
 
+use kudo_engine::engine;
+
 use super::{Call, schema};
 // The RPC files call into these provider modules as `super::write_only::…` and so on;
 // importing them here is what makes those paths resolve from inside `instance`.
@@ -33,19 +35,12 @@ use self::apply::apply;
 use self::import::import;
 pub use self::rollback::RollbackTarget;
 
-/// The state an import of the Instance `namespace/name` builds: what `terraform query`
-/// offers for generated configuration.
-pub(super) async fn imported_state(
-    session: &super::Session,
-    namespace: &str,
-    name: &str,
-) -> Result<Value, Vec<Diagnostic>> {
-    let mut answer = import(session, &format!("{namespace}/{name}")).await;
-    match answer.imported.pop() {
-        Some(imported) if !tfplugin::has_errors(&answer.diagnostics) => Ok(imported.state),
-        _ => Err(answer.diagnostics),
-    }
+/// The state an import of the Instance `namespace/name` builds from what the engine
+/// read (`terraform query` offers it for generated configuration).
+pub(super) fn imported_state(namespace: &str, name: &str, imported: &engine::Imported) -> Value {
+    tfplugin::IntoValue::into_value(import::imported_model(namespace, name, imported))
 }
+pub(super) use self::import::import_request;
 pub use self::model::InstanceModel;
 
 /// `pkg`'s effective parameters, or the diagnostics `kudo_instance` gives for them;

@@ -20,10 +20,9 @@ use super::metadata::LABEL_INSTANCE;
 use super::planning::current;
 use crate::cluster::{Cluster, ObjectRef};
 
-/// What [`import_instance`] imports.
+/// How [`import_instance`] imports (and a listing's imports, [`super::ListFilter::import`]).
+#[derive(Clone, Copy)]
 pub struct ImportRequest<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
     /// The dependency tree recorded for the package the Instance runs (given the
     /// OperatorVersion's namespace and name), asked once that package has been read from
     /// the cluster; `None` when it is not known, which leaves `children` unknown.
@@ -61,19 +60,19 @@ pub struct Imported {
     pub managed: Option<Manifests>,
 }
 
-/// Reads the Instance `req` names, and decides what its imported state holds as the
-/// planning call would for the same values, so that the first plan after the import
+/// Reads the Instance `namespace/name`, and decides what its imported state holds as
+/// the planning call would for the same values, so that the first plan after the import
 /// has nothing to change; `Ok(None)` when there is no such Instance.
 pub async fn import_instance(
     cluster: &Cluster,
-    req: ImportRequest<'_>,
+    namespace: &str,
+    name: &str,
+    req: &ImportRequest<'_>,
 ) -> Result<Option<Imported>, InstanceReadError> {
     let ImportRequest {
-        namespace,
-        name,
         resolution,
         manifests,
-    } = req;
+    } = *req;
     let Some(found) = find_instance(cluster, namespace, name).await? else {
         return Ok(None);
     };

@@ -5,35 +5,51 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kudo_package::Package;
 use serde_json::Value;
 
-use super::operator::operator_version_ref;
+use super::error::EngineError;
+use super::import::{ImportRequest, Imported, import_instance};
+use super::instance_object::InstanceReadError;
+use super::operator::{load_operator, operator_version_ref};
 use super::ownership::parent_instance;
 use crate::cluster::{Cluster, ClusterError, KUDO_API_VERSION};
 
-/// Which objects to list; `None` selects all.
-#[derive(Debug, Clone, Copy, Default)]
+/// Which objects to list, and what to read of each; `None` selects all.
+#[derive(Clone, Copy, Default)]
 pub struct ListFilter<'a> {
     pub namespace: Option<&'a str>,
     /// The operator's name (`spec.operator.name` of the OperatorVersion).
     pub operator: Option<&'a str>,
+    /// The operator's version (`spec.version` of the OperatorVersion): OperatorVersions
+    /// only.
+    pub version: Option<&'a str>,
     pub label_selector: Option<&'a str>,
     /// Dependencies too: Instances another Instance's KudoOperator task made, and
     /// OperatorVersions another one in their namespace installs.
     pub dependencies: bool,
+    /// At most this many, the first in order; `None`: all.
+    pub limit: Option<usize>,
+    /// Each one listed with what its import reads, all read side by side: an Instance
+    /// with [`import_instance`]'s answer under these settings, an OperatorVersion with
+    /// its package (these settings are an Instance's only).
+    pub import: Option<ImportRequest<'a>>,
 }
 
 /// A top-level Instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct ListedInstance {
     pub namespace: String,
     pub name: String,
     /// `spec.operatorVersion.name` (empty when the object has none).
     pub operator_version: String,
+    /// With [`ListFilter::import`]: what its import reads (`Ok(None)`: it went away
+    /// after the listing).
+    pub imported: Option<Result<Option<Imported>, InstanceReadError>>,
 }
 
 /// An OperatorVersion no other one in its namespace installs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct ListedOperator {
     pub namespace: String,
     /// The OperatorVersion's name.
@@ -41,6 +57,9 @@ pub struct ListedOperator {
     pub operator: String,
     /// `spec.version` (empty when the object has none).
     pub version: String,
+    /// With [`ListFilter::import`]: its package as an import reads it (`Ok(None)`: it
+    /// went away after the listing).
+    pub package: Option<Result<Option<Package>, EngineError>>,
 }
 
 /// One Instance as listed.
@@ -65,6 +84,7 @@ fn found_instance(o: &Value) -> Option<FoundInstance> {
             namespace: text(o, "/metadata/namespace")?,
             name: text(o, "/metadata/name")?,
             operator_version: text(o, "/spec/operatorVersion/name").unwrap_or_default(),
+            imported: None,
         },
         operator: text(o, "/metadata/labels/kudo.dev~1operator"),
         dependency: parent_instance(o).is_some(),
@@ -72,8 +92,8 @@ fn found_instance(o: &Value) -> Option<FoundInstance> {
 }
 
 /// The Instances `filter` selects (no other Instance's dependency unless it asks for
-/// dependencies), sorted by namespace and name. Instances the listing cannot read are
-/// left out.
+/// dependencies), sorted by namespace and name, each with its import's answer when the
+/// filter asks. Instances the listing cannot read are left out.
 pub async fn list_instances(
     cluster: &Cluster,
     filter: &ListFilter<'_>,
@@ -116,6 +136,16 @@ pub async fn list_instances(
         out.push(f.listed);
     }
     out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    out.truncate(filter.limit.unwrap_or(usize::MAX));
+    if let Some(import) = &filter.import {
+        let reads = out
+            .iter()
+            .map(|l| import_instance(cluster, &l.namespace, &l.name, import));
+        let read = futures::future::join_all(reads).await;
+        for (listed, imported) in out.iter_mut().zip(read) {
+            listed.imported = Some(imported);
+        }
+    }
     Ok(out)
 }
 
@@ -143,6 +173,7 @@ fn found_operator(o: &Value) -> Option<FoundOperator> {
             name: text(o, "/metadata/name")?,
             operator: text(o, "/spec/operator/name")?,
             version: text(o, "/spec/version").unwrap_or_default(),
+            package: None,
         },
         installs: installed_operators(o),
     })
@@ -170,12 +201,13 @@ pub fn installed_operators(operator_version: &Value) -> Vec<String> {
 
 /// The OperatorVersions `filter` selects whose operator no other OperatorVersion in
 /// the namespace installs (any, when it asks for dependencies), sorted by namespace and
-/// name. Those the listing cannot read are left out.
+/// name, each with its package when the filter asks. Those the listing cannot read are
+/// left out.
 pub async fn list_operators(
     cluster: &Cluster,
     filter: &ListFilter<'_>,
 ) -> Result<Vec<ListedOperator>, ClusterError> {
-    let found: Vec<FoundOperator> = cluster
+    let mut found: Vec<FoundOperator> = cluster
         .list_selected_map(
             KUDO_API_VERSION,
             "OperatorVersion",
@@ -196,17 +228,29 @@ pub async fn list_operators(
                 .map(|d| (f.listed.namespace.as_str(), d.as_str()))
         })
         .collect();
-    let mut selected: Vec<ListedOperator> = found
-        .iter()
-        .filter(|f| {
-            filter.dependencies
-                || !dependencies
-                    .contains(&(f.listed.namespace.as_str(), f.listed.operator.as_str()))
-        })
-        .filter(|f| filter.operator.is_none_or(|o| o == f.listed.operator))
-        .map(|f| f.listed.clone())
+    let dependencies: BTreeSet<(String, String)> = dependencies
+        .into_iter()
+        .map(|(ns, d)| (ns.to_string(), d.to_string()))
         .collect();
+    found.retain(|f| {
+        let key = (f.listed.namespace.clone(), f.listed.operator.clone());
+        (filter.dependencies || !dependencies.contains(&key))
+            && filter.operator.is_none_or(|o| o == f.listed.operator)
+            && filter.version.is_none_or(|v| v == f.listed.version)
+    });
+    let mut selected: Vec<ListedOperator> = found.into_iter().map(|f| f.listed).collect();
     selected.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    selected.truncate(filter.limit.unwrap_or(usize::MAX));
+    if filter.import.is_some() {
+        // The state names the Operator: it is read beside its OperatorVersion.
+        let reads = selected
+            .iter()
+            .map(|l| load_operator(cluster, &l.namespace, &l.name, Some(&l.operator)));
+        let read = futures::future::join_all(reads).await;
+        for (listed, package) in selected.iter_mut().zip(read) {
+            listed.package = Some(package);
+        }
+    }
     Ok(selected)
 }
 

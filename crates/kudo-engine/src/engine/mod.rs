@@ -105,7 +105,7 @@ pub(crate) use plan_run::{run_plan, run_plan_with_sensitive};
 pub(crate) use planning::{Contents, InstancePlan, PlanFailure, Prior, plan_instance};
 #[cfg(test)]
 pub(crate) use preview::{
-    Answers, PlannedObject, desired_state, preview_plan, preview_walk, render_plan,
+    Answers, PlannedObject, PreviewAction, desired_state, preview_plan, preview_walk, render_plan,
 };
 #[cfg(test)]
 pub(crate) use readiness::{HealthPolicy, ReadyRules};
