@@ -102,7 +102,7 @@ pub use select::{
 };
 pub use status::{ExecutionStatus, PlanStatus};
 pub use switch::{Switched, switch_on};
-pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks};
+pub use tree::{Child, Tree, TreeError, build_tree, has_dependency_tasks, known_tree};
 pub use verify::verify;
 pub use walk::{
     Action, ChildPlan, ChildTarget, Desired, Inputs, PhaseOutline, PhaseWalk, PipeFile,

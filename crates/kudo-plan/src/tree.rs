@@ -105,6 +105,19 @@ pub fn has_dependency_tasks(pkg: &Package) -> bool {
         .any(|t| matches!(t.spec, TaskSpec::KudoOperator { .. }))
 }
 
+/// The dependency tree of `pkg` without resolving: an empty one without KudoOperator
+/// tasks, else the one `recorded` answers (the tree `kudo_operator` recorded, when there
+/// is one).
+pub fn known_tree(
+    pkg: &Package,
+    recorded: impl FnOnce() -> Option<Resolution>,
+) -> Option<Resolution> {
+    match has_dependency_tasks(pkg) {
+        false => Some(Resolution::default()),
+        true => recorded(),
+    }
+}
+
 /// What the walk of a node's parent decided for it.
 struct Placed {
     name: String,

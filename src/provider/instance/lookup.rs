@@ -20,11 +20,10 @@ pub(super) fn plan_copy(operator_id: &str) -> Option<Package> {
 /// empty one for a package without dependencies), without resolving again; `None`
 /// without it (the apply resolves it again).
 pub(super) fn recorded_resolution(operator_id: &str, pkg: &Package) -> Option<Resolution> {
-    if !kudo_plan::has_dependency_tasks(pkg) {
-        return Some(Resolution::default());
-    }
-    parse_operator_id(operator_id)
-        .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov))
+    kudo_plan::known_tree(pkg, || {
+        parse_operator_id(operator_id)
+            .and_then(|(ns, ov)| packages::plan_cache().load_resolution(ns, ov))
+    })
 }
 
 /// What an apply or a destroy hands the engine about the package a `kudo_operator` id

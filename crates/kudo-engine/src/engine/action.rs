@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use kudo_package::{LoadContext, Package};
 use kudo_plan::{Desired, Inputs};
-use kudo_resolve::{PlanCache, Resolution};
+use kudo_resolve::PlanCache;
 use tokio_util::sync::CancellationToken;
 
 use super::crd_safety::CrdSafety;
@@ -343,13 +343,8 @@ pub async fn run_action(
             sensitive: prepared.secret.clone(),
         }]
     };
-    let recorded = match kudo_plan::has_dependency_tasks(&prepared.package) {
-        false => Some(Resolution::default()),
-        true => {
-            let (ns, ov) = &prepared.operator_version;
-            run.copies.load_resolution(ns, ov)
-        }
-    };
+    let (ns, ov) = &prepared.operator_version;
+    let recorded = kudo_plan::known_tree(&prepared.package, || run.copies.load_resolution(ns, ov));
     let resolution = match recorded {
         Some(r) => r,
         None => dependency_tree(cluster, &prepared.package, run.sources)

@@ -265,10 +265,11 @@ impl PlanPackages {
             },
         )
         .await;
+        // No copy, so no recorded tree either: only one known without resolving.
         let resolution = package
             .as_ref()
-            .filter(|p| change.resolution.is_none() && !kudo_plan::has_dependency_tasks(p))
-            .map(|_| Resolution::default());
+            .filter(|_| change.resolution.is_none())
+            .and_then(|p| kudo_plan::known_tree(p, || None));
         PlanPackages {
             package,
             prior,
