@@ -308,7 +308,7 @@ pub struct Installed {
 pub enum OperatorFailure {
     /// The package could not be loaded or its dependencies resolved (boxed: the error
     /// is large); nothing was written.
-    Load(Box<super::TreeLoadError>),
+    Load(Box<super::tree_load::TreeLoadError>),
     /// The apply's package is not the one its plan showed (its content digest
     /// differs); nothing was written.
     Changed { package: String },
