@@ -76,16 +76,26 @@
 //!     must_not_exist: true,
 //!     // The namespace must exist (`true`: the apply creates it).
 //!     create_namespace: false,
+//!     // The request carries its package, so none is read from the cluster.
+//!     operator_namespace: None,
+//!     prior_operator_namespace: None,
 //! };
-//! // Refused (`Err`) exactly when the apply would fail the same way.
-//! let planned = engine::plan_change(Some(&cluster), &plan_request).await?;
-//! let Some(plan) = planned.change.plan() else {
+//! // The plan borrows the packages, so it is looked at in the closure; refused (`Err`)
+//! // exactly when the apply would fail the same way.
+//! let planned = engine::plan_change(Some(&cluster), &plan_request, |_, planned| {
+//!     planned.map(|p| {
+//!         let changes = p.tree.as_ref().and_then(|t| t.instance.changes.as_ref());
+//!         for object in changes.iter().flat_map(|c| &c.create) {
+//!             println!("create {}", object.label());
+//!         }
+//!         // The plan to run, and the decisions for the whole tree, handed to the apply.
+//!         (p.change.plan().map(str::to_string), p.record(&record))
+//!     })
+//! })
+//! .await?;
+//! let (Some(plan), handed) = planned else {
 //!     return Ok(()); // nothing to run, or not known before the apply
 //! };
-//! let changes = planned.tree.as_ref().and_then(|t| t.instance.changes.as_ref());
-//! for object in changes.iter().flat_map(|c| &c.create) {
-//!     println!("create {}", object.label());
-//! }
 //!
 //! let applied = engine::apply_change(
 //!     &cluster,
@@ -95,13 +105,12 @@
 //!         package: engine::PackageSource::Given(&package),
 //!         public: &parameters,
 //!         sensitive: &no_secrets,
-//!         plan,
+//!         plan: &plan,
 //!         seed: None,
 //!         resolution: None,
 //!         operator_namespace: "default",
 //!         previous: &[],
-//!         // The decisions the plan made for the whole tree, handed to the apply.
-//!         record: &planned.record(&record),
+//!         record: &handed,
 //!         fresh: true,
 //!         crd_deletion: engine::CrdDeletion::default(),
 //!         crd_safety: engine::CrdSafety::default(),
