@@ -212,9 +212,13 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
     // What the apply would meet is checked only when there is an apply: a plan that
     // changes nothing (the refresh just read the Operator and OperatorVersion) asks
     // nothing more of the cluster.
+    // The planned state it compares is kept for the answer.
+    let mut compared = None;
     let applies = |pkg: &Package, resolution: &Resolution| {
-        planned_state(pkg, resolution, &proposed, &namespace, offline).into_value()
-            != req.prior_state
+        let planned = planned_state(pkg, resolution, &proposed, &namespace, offline).into_value();
+        let differs = planned != req.prior_state;
+        compared = Some(planned);
+        differs
     };
     let (pkg, resolution) = match engine::plan_operator(cluster.as_ref(), &request, applies).await {
         Ok(r) => r,
@@ -250,7 +254,9 @@ async fn plan_inner(session: &Session, req: PlanRequest) -> PlanResponse {
         ));
     }
     diagnostics.extend(super::resolve::unused_override_warnings(&resolution));
-    let planned = planned_state(&pkg, &resolution, &proposed, &namespace, offline).into_value();
+    let planned = compared.unwrap_or_else(|| {
+        planned_state(&pkg, &resolution, &proposed, &namespace, offline).into_value()
+    });
     // What this plan resolved, for the apply (see kudo_resolve::planned).
     let record = PlannedTree::record(source, &pkg, known);
     PlanResponse {
