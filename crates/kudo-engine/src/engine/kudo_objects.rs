@@ -207,7 +207,7 @@ pub async fn list_operators(
     cluster: &Cluster,
     filter: &ListFilter<'_>,
 ) -> Result<Vec<ListedOperator>, ClusterError> {
-    let mut found: Vec<FoundOperator> = cluster
+    let found: Vec<FoundOperator> = cluster
         .list_selected_map(
             KUDO_API_VERSION,
             "OperatorVersion",
@@ -228,17 +228,20 @@ pub async fn list_operators(
                 .map(|d| (f.listed.namespace.as_str(), d.as_str()))
         })
         .collect();
-    let dependencies: BTreeSet<(String, String)> = dependencies
-        .into_iter()
-        .map(|(ns, d)| (ns.to_string(), d.to_string()))
+    let wanted: Vec<bool> = found
+        .iter()
+        .map(|f| {
+            let key = (f.listed.namespace.as_str(), f.listed.operator.as_str());
+            (filter.dependencies || !dependencies.contains(&key))
+                && filter.operator.is_none_or(|o| o == f.listed.operator)
+                && filter.version.is_none_or(|v| v == f.listed.version)
+        })
         .collect();
-    found.retain(|f| {
-        let key = (f.listed.namespace.clone(), f.listed.operator.clone());
-        (filter.dependencies || !dependencies.contains(&key))
-            && filter.operator.is_none_or(|o| o == f.listed.operator)
-            && filter.version.is_none_or(|v| v == f.listed.version)
-    });
-    let mut selected: Vec<ListedOperator> = found.into_iter().map(|f| f.listed).collect();
+    let mut selected: Vec<ListedOperator> = found
+        .into_iter()
+        .zip(wanted)
+        .filter_map(|(f, wanted)| wanted.then_some(f.listed))
+        .collect();
     selected.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     selected.truncate(filter.limit.unwrap_or(usize::MAX));
     if filter.import.is_some() {
