@@ -2,20 +2,19 @@
 //! sends to the provider but never stores (write-only attributes, protocol 6.9).
 //!
 //! Which values a change uses (the version decides: configured or stored in the
-//! instance's Secret) is decided in `kudo_plan::write_only` (`write_only_source`,
-//! `plan_write_only`, `join_write_only`); the engine reads the stored ones
-//! (`kudo_engine::engine::read_write_only`). This module decodes the two
-//! attributes, checks the client can keep them out of its state, and translates: the
-//! values travel the `sensitive_parameters` path inside the provider (added to the map
-//! `instance/` plans and applies with, never to what goes back to Terraform), and
-//! diagnostics and replacements about them point at `parameters_wo` /
-//! `parameters_wo_version`.
+//! instance's Secret) is decided in `kudo_plan::write_only`; the engine reads the stored
+//! ones and joins them to the sensitive ones, at plan and at apply
+//! (`PlanChangeRequest::write_only`, `ApplyRequest::write_only`). This module decodes
+//! the two attributes into that request, checks the client can keep them out of its
+//! state, and translates back: the values the engine used are redacted like sensitive
+//! ones and never reach what goes back to Terraform, and diagnostics and replacements
+//! about them point at `parameters_wo` / `parameters_wo_version`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kudo_engine::engine;
 use kudo_plan::write_only::{
-    AlsoIn, SetTwice, Unsent, WriteOnlySource, join_write_only, plan_write_only, write_only_source,
+    AlsoIn, SetTwice, StoredIn, Unsent, WriteOnlyRequest, WriteOnlySource, unsent_values,
+    write_only_source,
 };
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
@@ -34,37 +33,9 @@ fn configured(config: &InstanceModel) -> Option<BTreeMap<String, String>> {
     }
 }
 
-/// Where this change's values come from: `parameters_wo_version` decides.
-fn source(prior: Option<&InstanceModel>, planned: &InstanceModel) -> WriteOnlySource {
-    write_only_source(
-        prior.map(|p| &p.parameters_wo_version),
-        &planned.parameters_wo_version,
-    )
-}
-
-/// `state` with `values` added to its `sensitive_parameters`, for the plan and apply code
-/// to see them as sensitive values; `None` values make that map unknown. A name also in
-/// `parameters` or `sensitive_parameters` is an error (which value would win?).
-fn with_values(
-    state: &InstanceModel,
-    values: Option<&BTreeMap<String, String>>,
-) -> Result<InstanceModel, Vec<Diagnostic>> {
-    let mut out = state.clone();
-    let Some(values) = values else {
-        out.sensitive_parameters = Value::Unknown;
-        return Ok(out);
-    };
-    if values.is_empty() {
-        return Ok(out);
-    }
-    let Some(secret) = state.sensitive() else {
-        return Ok(out);
-    };
-    let public = state.parameters().unwrap_or_default();
-    let joined = join_write_only(values, &public, &secret)
-        .map_err(|twice| twice.iter().map(set_twice).collect::<Vec<_>>())?;
-    out.sensitive_parameters = Value::string_map(joined);
-    Ok(out)
+/// The diagnostics of write-only names also set as parameters or sensitive parameters.
+pub fn set_twice_all(twice: &[SetTwice]) -> Vec<Diagnostic> {
+    twice.iter().map(set_twice).collect()
 }
 
 fn set_twice(t: &SetTwice) -> Diagnostic {
@@ -119,11 +90,8 @@ pub fn validate(config: &InstanceModel, client: ClientCapabilities) -> Vec<Diagn
     ]
 }
 
-/// Undoes [`for_plan`] / [`for_apply`] on what goes back to Terraform.
+/// What the write-only values change in what goes back to Terraform.
 pub struct Restore {
-    /// `sensitive_parameters` as configured, and as handed to `instance.rs`.
-    sensitive: Value,
-    injected: Option<Value>,
     /// Plan warnings (names only, never values).
     warnings: Vec<Diagnostic>,
     /// The write-only values used (only the keys matter, for diagnostics).
@@ -135,15 +103,13 @@ pub struct Restore {
 impl Restore {
     pub fn none() -> Restore {
         Restore {
-            sensitive: Value::Null,
-            injected: None,
             warnings: Vec::new(),
             keys: BTreeMap::new(),
             prior_keys: BTreeSet::new(),
         }
     }
 
-    /// `state` as Terraform must see it: its own `sensitive_parameters`, no write-only value.
+    /// `state` as Terraform must see it: no write-only value.
     pub fn state(&self, state: Value) -> Value {
         let mut model = match state.decode::<Option<InstanceModel>>() {
             Ok(Some(m)) => m,
@@ -151,13 +117,6 @@ impl Restore {
             // undo; the handlers produce no other value that is not an instance.
             Ok(None) | Err(_) => return state,
         };
-        // Only a state carrying the values it was given back (not, say, the prior
-        // state an early failure returns) gets the configured map back.
-        if let Some(injected) = &self.injected
-            && model.sensitive_parameters == *injected
-        {
-            model.sensitive_parameters = self.sensitive.clone();
-        }
         model.parameters_wo = Value::Null;
         tfplugin::encode(model)
     }
@@ -171,7 +130,7 @@ impl Restore {
     /// path whose value differs between the prior and the planned state, and reports a
     /// path that holds nothing in either as a provider bug; a write-only value is in
     /// neither. Its change is taken only with a new `parameters_wo_version` (see
-    /// `for_plan`), so that is the attribute that carries the replacement.
+    /// `kudo_plan::write_only`), so that is the attribute that carries the replacement.
     pub fn replace_paths(&self, paths: &mut Vec<AttributePath>) {
         let version = AttributePath::attribute(VERSION_ATTR);
         let mut out: Vec<AttributePath> = Vec::with_capacity(paths.len());
@@ -203,74 +162,112 @@ fn in_use(
         || !planned.parameters_wo_version.is_null()
 }
 
-/// The write-only values the instance has now, from its Secret.
-async fn read_stored(
-    session: &super::Session,
-    prior: &InstanceModel,
-) -> Result<BTreeMap<String, String>, Diagnostic> {
-    let cluster = session.cluster().await?;
-    let namespace = super::namespace_of(&prior.namespace);
-    let name = prior.name.as_deref().unwrap_or_default();
-    let listed = prior.sensitive().unwrap_or_default();
-    engine::read_write_only(&cluster, &namespace, name, &listed)
-        .await
-        .map_err(|e| session.engine_error("Cannot read the write-only parameters", &e))
+/// The write-only values of a change, decoded (see [`WriteOnly::request`]).
+pub struct WriteOnly {
+    source: WriteOnlySource,
+    /// The configured values; `None` while unknown.
+    configured: Option<BTreeMap<String, String>>,
+    /// The prior instance (namespace, name) and its sensitive parameters.
+    stored: Option<(String, String, BTreeMap<String, String>)>,
+    /// The planned state's own sensitive values: the values the engine used are the
+    /// joined ones less these.
+    sensitive: BTreeMap<String, String>,
 }
 
-/// The prior and proposed states `instance/` plans with: write-only values added to
-/// the sensitive ones of the proposed state and of the prior state, as
-/// `plan_write_only` chooses them, so that a new version with new values selects
-/// the plan those parameters call for, like any parameter change.
-pub async fn for_plan(
-    session: &super::Session,
-    mut prior: Option<InstanceModel>,
-    mut proposed: InstanceModel,
-    config: Option<&InstanceModel>,
-) -> Result<(Option<InstanceModel>, InstanceModel, Restore), Vec<Diagnostic>> {
-    if !in_use(prior.as_ref(), &proposed, config) {
-        return Ok((prior, proposed, Restore::none()));
+impl WriteOnly {
+    /// The write-only values of the change from `prior` to `planned`; `None` when
+    /// neither uses any.
+    pub fn of(
+        prior: Option<&InstanceModel>,
+        planned: &InstanceModel,
+        config: Option<&InstanceModel>,
+    ) -> Option<WriteOnly> {
+        if !in_use(prior, planned, config) {
+            return None;
+        }
+        // `parameters_wo_version` decides.
+        let source = write_only_source(
+            prior.map(|p| &p.parameters_wo_version),
+            &planned.parameters_wo_version,
+        );
+        let stored = prior.map(|p| {
+            let name = p.name.as_deref().unwrap_or_default().to_string();
+            let listed = p.sensitive().unwrap_or_default();
+            (super::namespace_of(&p.namespace), name, listed)
+        });
+        Some(WriteOnly {
+            source,
+            configured: config.map_or(Some(BTreeMap::new()), configured),
+            stored,
+            sensitive: planned.sensitive().unwrap_or_default(),
+        })
     }
-    let restore_sensitive = proposed.sensitive_parameters.clone();
-    let configured = config.map_or(Some(BTreeMap::new()), configured);
-    // Reading them while planning is a best effort (see `plan_write_only`).
-    let stored = match &prior {
-        None => None,
-        Some(p) => match read_stored(session, p).await {
-            Ok(s) => Some(s),
-            Err(d) => {
-                tracing::debug!(detail = %d.detail, "write-only parameters not read while planning");
-                None
-            }
-        },
-    };
-    let chosen = plan_write_only(source(prior.as_ref(), &proposed), stored, configured);
-    let warnings = chosen.unsent.iter().map(unsent_names).collect();
-    let keys = chosen.planned.clone().unwrap_or_default();
-    let prior_keys = chosen
-        .prior
-        .as_ref()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
-    proposed = with_values(&proposed, chosen.planned.as_ref())?;
-    if let (Some(old), Some(p)) = (&chosen.prior, &prior) {
-        // A prior state that fails the duplicate check (a name moved between maps in
-        // this change) is compared without the write-only values.
-        if let Ok(p) = with_values(p, Some(old)) {
-            prior = Some(p);
+
+    /// The engine's request: where the values come from, the configured ones and where
+    /// the stored ones are.
+    pub fn request(&self) -> WriteOnlyRequest<'_> {
+        WriteOnlyRequest {
+            source: self.source,
+            configured: self.configured.as_ref(),
+            stored: self
+                .stored
+                .as_ref()
+                .map(|(namespace, name, listed)| StoredIn {
+                    namespace,
+                    name,
+                    listed,
+                }),
         }
     }
-    let injected = Some(proposed.sensitive_parameters.clone());
-    Ok((
-        prior,
-        proposed,
+
+    /// An apply that takes the configured values needs them known.
+    pub fn check_apply(&self) -> Result<(), Vec<Diagnostic>> {
+        match (self.source, &self.configured) {
+            (WriteOnlySource::Configured, None) => Err(vec![
+                Diagnostic::error(
+                    "Write-only parameters unknown",
+                    format!("`{ATTR}` is still unknown while applying; its values must be known when the apply runs."),
+                )
+                .with_attribute(AttributePath::attribute(ATTR)),
+            ]),
+            _ => Ok(()),
+        }
+    }
+
+    /// The write-only values a change ran with: the engine's joined sensitive values
+    /// (`joined`) less the configured sensitive ones.
+    pub fn used(&self, joined: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        joined
+            .iter()
+            .filter(|(k, _)| !self.sensitive.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// What the plan of a change that used `used` (and compared with a prior state
+    /// holding write-only values named `prior_keys`) changes in its answer: a warning
+    /// naming the configured values it does not send.
+    pub fn for_plan(
+        &self,
+        used: BTreeMap<String, String>,
+        prior_keys: BTreeSet<String>,
+    ) -> Restore {
+        let unsent = unsent_values(self.source, &used, self.configured.as_ref());
         Restore {
-            sensitive: restore_sensitive,
-            injected,
-            warnings,
-            keys,
+            warnings: unsent.iter().map(unsent_names).collect(),
+            keys: used,
             prior_keys,
-        },
-    ))
+        }
+    }
+
+    /// What the apply of a change that used `used` changes in its answer.
+    pub fn for_apply(&self, used: BTreeMap<String, String>) -> Restore {
+        Restore {
+            warnings: Vec::new(),
+            keys: used,
+            prior_keys: BTreeSet::new(),
+        }
+    }
 }
 
 /// Names added to, removed from or changed in `parameters_wo` without a new version:
@@ -284,46 +281,6 @@ fn unsent_names(unsent: &Unsent) -> Diagnostic {
         ),
     )
     .with_attribute(AttributePath::attribute(VERSION_ATTR))
-}
-
-/// The planned state `instance/` applies with: the configured values on create or a
-/// new version, else the stored ones (so an unrelated change keeps them).
-pub async fn for_apply(
-    session: &super::Session,
-    prior: Option<&InstanceModel>,
-    planned: InstanceModel,
-    config: Option<&InstanceModel>,
-) -> Result<(InstanceModel, Restore), Vec<Diagnostic>> {
-    if !in_use(prior, &planned, config) {
-        return Ok((planned, Restore::none()));
-    }
-    let restore_sensitive = planned.sensitive_parameters.clone();
-    let values = match (source(prior, &planned), prior) {
-        (WriteOnlySource::Stored, Some(p)) => read_stored(session, p).await.map_err(|d| vec![d])?,
-        _ => config
-            .map_or(Some(BTreeMap::new()), configured)
-            .ok_or_else(|| {
-                vec![
-                    Diagnostic::error(
-                        "Write-only parameters unknown",
-                        format!("`{ATTR}` is still unknown while applying; its values must be known when the apply runs."),
-                    )
-                    .with_attribute(AttributePath::attribute(ATTR)),
-                ]
-            })?,
-    };
-    let planned = with_values(&planned, Some(&values))?;
-    let injected = Some(planned.sensitive_parameters.clone());
-    Ok((
-        planned,
-        Restore {
-            sensitive: restore_sensitive,
-            injected,
-            warnings: Vec::new(),
-            keys: values,
-            prior_keys: BTreeSet::new(),
-        },
-    ))
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@
 //!     // The request carries its package, so none is read from the cluster.
 //!     operator_namespace: None,
 //!     prior_operator_namespace: None,
+//!     write_only: None,
 //! };
 //! // The plan borrows the packages, so it is looked at in the closure; refused (`Err`)
 //! // exactly when the apply would fail the same way.
@@ -123,8 +124,11 @@
 //!         settled: false,
 //!         // A failed run stays as it failed (no `rollback_on_failure`).
 //!         on_failure: engine::OnFailure::Stay,
+//!         write_only: None,
 //!     },
 //!     &CancellationToken::new(),
+//!     // Handed the request as it ran (write-only values joined) and its answer.
+//!     |_, answer| answer,
 //! )
 //! .await?;
 //! if let engine::ApplyAnswer::Ran(applied) = applied {

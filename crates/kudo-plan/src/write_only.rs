@@ -33,6 +33,38 @@ pub fn write_only_source<V: PartialEq>(prior: Option<&V>, planned: &V) -> WriteO
     }
 }
 
+/// The write-only values of a change as the caller has them: where they come from, the
+/// configured ones and where the stored ones are. The engine reads the stored ones and
+/// joins the values to the change's sensitive ones, at plan and at apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOnlyRequest<'a> {
+    pub source: WriteOnlySource,
+    /// The configured values; `None` while unknown.
+    pub configured: Option<&'a BTreeMap<String, String>>,
+    /// Where the instance's stored values are; `None` for a create.
+    pub stored: Option<StoredIn<'a>>,
+}
+
+/// The instance whose Secret holds the stored write-only values, and the names of its
+/// sensitive parameters (the Secret's other keys are the write-only values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredIn<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub listed: &'a BTreeMap<String, String>,
+}
+
+impl<'a> WriteOnlyRequest<'a> {
+    /// Where an apply reads its values from: the stored ones unless the configured ones
+    /// are taken (a create, or a new version).
+    pub fn stored_for_apply(&self) -> Option<StoredIn<'a>> {
+        match self.source {
+            WriteOnlySource::Stored => self.stored,
+            WriteOnlySource::Configured => None,
+        }
+    }
+}
+
 /// The write-only values among what an instance's Secret holds: the keys that are not
 /// `listed` as sensitive parameters.
 pub fn stored_write_only(
@@ -86,12 +118,9 @@ pub fn plan_write_only(
     stored: Option<BTreeMap<String, String>>,
     configured: Option<BTreeMap<String, String>>,
 ) -> WriteOnlyPlan {
-    let unsent = match (source, &stored, &configured) {
-        (WriteOnlySource::Stored, Some(stored), Some(configured)) if stored != configured => {
-            Some(unsent(stored, configured))
-        }
-        _ => None,
-    };
+    let unsent = stored
+        .as_ref()
+        .and_then(|stored| unsent_values(source, stored, configured.as_ref()));
     let planned = match source {
         WriteOnlySource::Configured => configured.clone(),
         WriteOnlySource::Stored => stored.clone().or(configured.clone()),
@@ -100,6 +129,21 @@ pub fn plan_write_only(
         planned,
         prior: stored.or(configured),
         unsent,
+    }
+}
+
+/// What a change that runs with the write-only values `used` does not send of the
+/// `configured` ones: only an unchanged version keeps other values than the configured.
+pub fn unsent_values(
+    source: WriteOnlySource,
+    used: &BTreeMap<String, String>,
+    configured: Option<&BTreeMap<String, String>>,
+) -> Option<Unsent> {
+    match (source, configured) {
+        (WriteOnlySource::Stored, Some(configured)) if used != configured => {
+            Some(unsent(used, configured))
+        }
+        _ => None,
     }
 }
 
@@ -166,6 +210,59 @@ pub fn join_write_only(
     Ok(joined)
 }
 
+/// A change's values with the write-only `values` joined: its sensitive values and
+/// all its values (`None` while unknown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Joined {
+    pub sensitive: BTreeMap<String, String>,
+    pub parameters: Option<BTreeMap<String, String>>,
+}
+
+/// [`join_write_only`] on a change that carries all its values (`parameters`, public and
+/// sensitive; `None` while unknown) and its `sensitive` ones.
+pub fn join_values(
+    values: &BTreeMap<String, String>,
+    parameters: Option<&BTreeMap<String, String>>,
+    sensitive: &BTreeMap<String, String>,
+) -> Result<Joined, Vec<SetTwice>> {
+    let public: BTreeMap<String, String> = parameters
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !sensitive.contains_key(*k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let sensitive = join_write_only(values, &public, sensitive)?;
+    let parameters = parameters.map(|all| {
+        let mut all = all.clone();
+        all.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
+        all
+    });
+    Ok(Joined {
+        sensitive,
+        parameters,
+    })
+}
+
+/// The sensitive values a rollback to `package` runs with: its own (`sensitive`, the
+/// last completed apply's), and the write-only `values` this apply used that `package`
+/// declares and its `public` values do not set. Write-only values are never stored, so
+/// the ones just used are the only ones there are.
+pub fn rollback_sensitive(
+    values: &BTreeMap<String, String>,
+    package: &kudo_package::Package,
+    public: &BTreeMap<String, String>,
+    sensitive: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut out = sensitive.clone();
+    for (k, v) in values {
+        let declared = package.parameters.iter().any(|p| &p.name == k);
+        if declared && !public.contains_key(k) {
+            out.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +298,24 @@ mod tests {
             !err[0].to_string().contains("\"w\""),
             "quotes the value: {err:?}"
         );
+    }
+
+    #[test]
+    fn values_join_a_change_that_carries_all_its_values() {
+        let all = map(&[("A", "1"), ("S", "x")]);
+        let secret = map(&[("S", "x")]);
+        let joined = join_values(&map(&[("W", "w")]), Some(&all), &secret).expect("joins");
+        assert_eq!(joined.sensitive, map(&[("S", "x"), ("W", "w")]));
+        assert_eq!(
+            joined.parameters,
+            Some(map(&[("A", "1"), ("S", "x"), ("W", "w")]))
+        );
+        let unknown = join_values(&map(&[("W", "w")]), None, &secret).expect("joins");
+        assert_eq!(unknown.parameters, None);
+        let twice = join_values(&map(&[("A", "w")]), Some(&all), &secret).expect_err("twice");
+        assert_eq!(twice[0].also_in, AlsoIn::Parameters);
+        let twice = join_values(&map(&[("S", "w")]), Some(&all), &secret).expect_err("twice");
+        assert_eq!(twice[0].also_in, AlsoIn::Sensitive);
     }
 
     #[test]

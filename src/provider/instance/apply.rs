@@ -18,12 +18,15 @@ use crate::provider::sensitive;
 use crate::provider::timeouts::{self, Operation};
 use crate::provider::{Session, decode, namespace_of, render_seed};
 
+use std::collections::BTreeMap;
+
 use super::deadline::*;
 use super::destroy::destroy;
 use super::lookup::Installed;
 use super::model::{InstanceModel, ManagedObject};
 use super::rollback::{Undo, Undone};
 use super::views;
+use super::write_only::{Restore, WriteOnly};
 
 pub(super) async fn apply(
     session: &Session,
@@ -44,17 +47,13 @@ pub(super) async fn apply(
             return ApplyResponse::failed(req.prior_state, d);
         }
     };
-    let (planned, restore) = match planned {
-        None => (None, super::write_only::Restore::none()),
-        Some(planned) => {
-            match super::write_only::for_apply(session, prior.as_ref(), planned, config.as_ref())
-                .await
-            {
-                Ok((planned, restore)) => (Some(planned), restore),
-                Err(diagnostics) => return ApplyResponse::failed(req.prior_state, diagnostics),
-            }
-        }
-    };
+    // Write-only values join the sensitive ones in the engine (see `write_only`).
+    let write_only = planned
+        .as_ref()
+        .and_then(|p| WriteOnly::of(prior.as_ref(), p, config.as_ref()));
+    if let Some(Err(diagnostics)) = write_only.as_ref().map(WriteOnly::check_apply) {
+        return ApplyResponse::failed(req.prior_state, diagnostics);
+    }
     let private = PrivateState::parse(&req.planned_private);
     let planned_private = req.planned_private.clone();
     let change = Change {
@@ -63,7 +62,8 @@ pub(super) async fn apply(
         seed: seed.clone(),
         private,
     };
-    let mut resp = apply_inner(session, change, planned, cancel).await;
+    let (mut resp, restore) =
+        apply_inner(session, change, planned, write_only.as_ref(), cancel).await;
     resp.new_state = restore.state(resp.new_state);
     restore.diagnostics(&mut resp.diagnostics);
     // Every outcome that leaves an instance in state keeps the seed, failures included:
@@ -107,21 +107,28 @@ async fn apply_inner(
     session: &Session,
     change: Change,
     planned: Option<InstanceModel>,
+    write_only: Option<&WriteOnly>,
     cancel: &CancellationToken,
-) -> ApplyResponse {
+) -> (ApplyResponse, Restore) {
     let seed = change.seed.as_deref();
     let cluster = match session.cluster_for_change(planned.is_none()).await {
         Ok(c) => c,
-        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
+        Err(d) => {
+            return (
+                ApplyResponse::failed(change.prior_state, vec![d]),
+                Restore::none(),
+            );
+        }
     };
     let Some(planned) = planned else {
         let prior = change.prior.unwrap_or_default();
-        return destroy(session, &cluster, change.prior_state, &prior, seed, cancel).await;
+        let destroyed = destroy(session, &cluster, change.prior_state, &prior, seed, cancel).await;
+        return (destroyed, Restore::none());
     };
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     session.remember_render_seed(&namespace, &name, seed);
-    run(session, &cluster, change, planned, cancel).await
+    run(session, &cluster, change, planned, write_only, cancel).await
 }
 
 /// Applies the planned change through the engine (the namespace, then the KUDO plan,
@@ -131,21 +138,27 @@ async fn run(
     cluster: &Cluster,
     change: Change,
     planned: InstanceModel,
+    write_only: Option<&WriteOnly>,
     cancel: &CancellationToken,
-) -> ApplyResponse {
+) -> (ApplyResponse, Restore) {
     let seed = change.seed.as_deref();
     let namespace = namespace_of(&planned.namespace);
     let name = planned.name.as_deref().unwrap_or_default().to_string();
     let operator = planned.operator.as_deref().unwrap_or_default().to_string();
     let public = planned.parameters().unwrap_or_default();
-    let secret = planned.sensitive().unwrap_or_default();
+    let configured_secret = planned.sensitive().unwrap_or_default();
     let operation = match change.prior {
         None => Operation::Create,
         Some(_) => Operation::Update,
     };
     let limit = match timeouts::timeout(&planned.timeouts, operation) {
         Ok(l) => l,
-        Err(d) => return ApplyResponse::failed(change.prior_state, vec![d]),
+        Err(d) => {
+            return (
+                ApplyResponse::failed(change.prior_state, vec![d]),
+                Restore::none(),
+            );
+        }
     };
     // The plan decided no KUDO plan runs: no dependency tree is needed.
     let settled = change.private.settled;
@@ -177,7 +190,7 @@ async fn run(
         namespace: &namespace,
         package: installed.source(),
         public: &public,
-        sensitive: &secret,
+        sensitive: &configured_secret,
         plan: &plan_name,
         seed,
         resolution: installed.recorded.as_ref(),
@@ -194,9 +207,64 @@ async fn run(
         create_namespace: planned.create_namespace.known() == Some(&true),
         settled,
         on_failure: undo.on_failure(),
+        write_only: write_only.map(WriteOnly::request),
     };
     let deadline = Deadline::new(cancel, limit);
-    let applied = engine::apply_change(cluster, &request, &deadline.token).await;
+    // Every sensitive value the run used, write-only ones included (the engine joined
+    // them): what nothing going back to Terraform may show.
+    let (applied, secret) =
+        engine::apply_change(cluster, &request, &deadline.token, |ran, applied| {
+            (applied, ran.sensitive.clone())
+        })
+        .await;
+    let restore = match write_only {
+        Some(w) => w.for_apply(w.used(&secret)),
+        None => Restore::none(),
+    };
+    let ran = Ran {
+        plan_name: &plan_name,
+        public: &public,
+        copy: installed.copy.as_ref(),
+        secret: &secret,
+    };
+    let stop = (deadline, cancel);
+    let resp = answer(
+        session,
+        change.prior_state,
+        planned,
+        applied,
+        ran,
+        undo,
+        stop,
+    );
+    (resp, restore)
+}
+
+/// What [`answer`] words the engine's answer with: the plan that ran, its values
+/// (`secret`: every sensitive one, write-only ones included) and the package copy.
+struct Ran<'a> {
+    plan_name: &'a str,
+    public: &'a BTreeMap<String, String>,
+    copy: Option<&'a kudo_package::Package>,
+    secret: &'a BTreeMap<String, String>,
+}
+
+/// The apply's answer from the engine's (`applied`).
+fn answer(
+    session: &Session,
+    prior_state: Value,
+    planned: InstanceModel,
+    applied: Result<ApplyAnswer, engine::PlanRefusal>,
+    ran: Ran<'_>,
+    undo: Undo<'_>,
+    (deadline, cancel): (Deadline, &CancellationToken),
+) -> ApplyResponse {
+    let Ran {
+        plan_name,
+        public,
+        copy,
+        secret,
+    } = ran;
     let (mut applied, undone) = match applied {
         Ok(ApplyAnswer::Ran(a)) => (*a, Undone::Nothing),
         Ok(ApplyAnswer::RolledBack { failed, rolled }) => (
@@ -206,26 +274,26 @@ async fn run(
         Ok(ApplyAnswer::Removed { failed, removed }) => (*failed, Undone::Removed(removed)),
         Ok(ApplyAnswer::Settled { managed }) => {
             deadline.timer.abort();
-            return settled_state(planned, managed.as_ref(), &secret);
+            return settled_state(planned, managed.as_ref(), secret);
         }
         Err(r) => {
             deadline.timer.abort();
-            let params = sensitive::merge(Some(&public), Some(&secret))
+            let params = sensitive::merge(Some(public), Some(secret))
                 .ok()
                 .flatten()
                 .unwrap_or_default();
             return ApplyResponse::failed(
-                change.prior_state,
-                super::refusal::diagnostics(session, installed.copy.as_ref(), &params, &secret, r),
+                prior_state,
+                super::refusal::diagnostics(session, copy, &params, secret, r),
             );
         }
     };
     deadline.explain(cancel, &format!("plan {plan_name:?}"), &mut applied.run);
     if applied.run.is_ok() || matches!(undo, Undo::Stay) {
-        return record(session, planned, &plan_name, &secret, applied);
+        return record(session, planned, plan_name, secret, applied);
     }
-    let failed = record(session, planned.clone(), &plan_name, &secret, applied);
-    undo.answer(session, &planned, failed, undone)
+    let failed = record(session, planned.clone(), plan_name, secret, applied);
+    undo.answer(session, &planned, failed, undone, secret)
 }
 
 /// The state after a run, successful or not, and the private state with what it read

@@ -15,6 +15,8 @@ use crate::provider::private_state::PrivateState;
 use crate::provider::sensitive;
 use crate::provider::{Session, decode, namespace_of, schema};
 
+use super::write_only::{Restore, WriteOnly};
+
 use super::lookup::{plan_copy, recorded_resolution};
 use super::model::{InstanceModel, ManagedObject};
 use super::{refusal, rollback, views};
@@ -42,13 +44,16 @@ pub(super) async fn plan(session: &Session, req: PlanRequest) -> PlanResponse {
             ..Default::default()
         };
     };
-    // Write-only values join the sensitive ones for planning (see `write_only`).
-    let (prior, proposed, restore) =
-        match super::write_only::for_plan(session, prior, proposed, config.as_ref()).await {
-            Ok(r) => r,
-            Err(diagnostics) => return PlanResponse::refused(diagnostics),
-        };
-    let (mut resp, for_apply) = plan_inner(session, prior, proposed, private.as_ref()).await;
+    // Write-only values join the sensitive ones in the engine (see `write_only`).
+    let write_only = WriteOnly::of(prior.as_ref(), &proposed, config.as_ref());
+    let (mut resp, for_apply, restore) = plan_inner(
+        session,
+        prior,
+        proposed,
+        private.as_ref(),
+        write_only.as_ref(),
+    )
+    .await;
     // What the apply right after this plan may skip (see `PrivateState::tree`).
     let mut planned_private = private.unwrap_or_default();
     planned_private.tree = match for_apply.tree {
@@ -180,8 +185,12 @@ async fn plan_inner(
     prior: Option<InstanceModel>,
     proposed: InstanceModel,
     private: Option<&PrivateState>,
-) -> (PlanResponse, ForApply) {
-    let fail = |diagnostics| (PlanResponse::refused(diagnostics), ForApply::default());
+    write_only: Option<&WriteOnly>,
+) -> (PlanResponse, ForApply, Restore) {
+    let fail = |diagnostics| {
+        let none = (ForApply::default(), Restore::none());
+        (PlanResponse::refused(diagnostics), none.0, none.1)
+    };
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
         Ok(c) => c,
@@ -198,7 +207,7 @@ async fn plan_inner(
             planned_state: planned,
             ..Default::default()
         };
-        return (resp, ForApply::default());
+        return (resp, ForApply::default(), Restore::none());
     }
     let inputs = match Inputs::read(prior.as_ref(), &proposed, private) {
         Ok(i) => i,
@@ -237,12 +246,25 @@ async fn plan_inner(
         create_namespace: proposed.create_namespace.known() == Some(&true),
         operator_namespace: Inputs::ov_namespace(inputs.operator.as_ref()),
         prior_operator_namespace: Inputs::ov_namespace(inputs.prior_operator.as_ref()),
+        write_only: write_only.map(WriteOnly::request),
     };
     // The plan borrows the packages the engine reads, so it is encoded inside the call.
     let encode = |change: &ChangeRequest<'_>, decided: Result<Planned<'_>, _>| {
+        let values = WriteOnlyValues::of(write_only, change, &inputs);
+        let restore = match write_only {
+            Some(w) => w.for_plan(values.used.clone(), values.prior.keys().cloned().collect()),
+            None => Restore::none(),
+        };
         let planned_change = match decided {
             Ok(p) => p,
-            Err(r) => return fail(refused(session, prior.as_ref(), &inputs, change, r)),
+            Err(r) => {
+                let diagnostics = refused(session, prior.as_ref(), &inputs, change, r);
+                return (
+                    PlanResponse::refused(diagnostics),
+                    ForApply::default(),
+                    restore,
+                );
+            }
         };
         let none = InstanceModel::default();
         let answer = Answer {
@@ -250,6 +272,8 @@ async fn plan_inner(
             proposed: &proposed,
             inputs: &inputs,
             package: change.package,
+            secret: change.sensitive,
+            write_only: &values,
             show_manifests,
             replacing,
             fresh: prior.is_none(),
@@ -273,9 +297,47 @@ async fn plan_inner(
             let crds = planned_change.tree.as_ref().and_then(rollback::crd_warning);
             resp.diagnostics.extend(crds);
         }
-        (resp, for_apply)
+        (resp, for_apply, restore)
     };
     engine::plan_change(cluster.as_ref(), &plan_request, encode).await
+}
+
+/// The write-only values a plan used, as the engine joined them into `change`.
+#[derive(Default)]
+struct WriteOnlyValues {
+    /// The change's.
+    used: BTreeMap<String, String>,
+    /// The prior instance's, compared with.
+    prior: BTreeMap<String, String>,
+}
+
+impl WriteOnlyValues {
+    fn of(write_only: Option<&WriteOnly>, change: &ChangeRequest<'_>, inputs: &Inputs) -> Self {
+        let Some(write_only) = write_only else {
+            return WriteOnlyValues::default();
+        };
+        let before = inputs.prior_params.as_ref();
+        let prior = change
+            .prior
+            .as_ref()
+            .and_then(|p| p.parameters)
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| before.is_none_or(|b| !b.contains_key(*k)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        WriteOnlyValues {
+            used: write_only.used(change.sensitive),
+            prior,
+        }
+    }
+
+    /// Both, for redacting text that could quote either.
+    fn all(&self) -> BTreeMap<String, String> {
+        let mut all = self.prior.clone();
+        all.extend(self.used.iter().map(|(k, v)| (k.clone(), v.clone())));
+        all
+    }
 }
 
 /// The diagnostics of a refused plan: a downgrade back to the version the instance last
@@ -298,8 +360,8 @@ fn refused(
     {
         return vec![back];
     }
-    let params = inputs.params.clone().unwrap_or_default();
-    refusal::diagnostics(session, change.package, &params, &inputs.secret, r)
+    let params = change.parameters.cloned().unwrap_or_default();
+    refusal::diagnostics(session, change.package, &params, change.sensitive, r)
 }
 
 /// What a plan hands to the apply right after it, besides the planned state.
@@ -334,7 +396,8 @@ fn rollback_target(
     };
     let before = rollback::Before {
         prior,
-        parameters: inputs.prior_params.as_ref(),
+        // With the write-only values it ran with (joined by the engine).
+        parameters: change.prior.as_ref().and_then(|p| p.parameters),
         package,
         resolution: tree.as_ref(),
     };
@@ -348,6 +411,10 @@ struct Answer<'a> {
     inputs: &'a Inputs,
     /// The package the change runs, when known (a plan-time copy or the cluster's).
     package: Option<&'a kudo_package::Package>,
+    /// Every sensitive value the change runs with, write-only ones included: what no
+    /// text of the answer may quote.
+    secret: &'a BTreeMap<String, String>,
+    write_only: &'a WriteOnlyValues,
     show_manifests: Option<bool>,
     replacing: bool,
     /// A create: a new resource or the create half of a replacement. (The two cannot
@@ -373,7 +440,12 @@ impl Answer<'_> {
         // is then that of a new instance.
         let mut also_replace = Vec::new();
         if !self.replacing
-            && let Some(r) = refusal::replacement(&change.replacement, self.prior, self.proposed)
+            && let Some(r) = refusal::replacement(
+                &change.replacement,
+                self.prior,
+                self.proposed,
+                &self.write_only.all(),
+            )
         {
             also_replace = r.paths;
             diagnostics.push(r.warning);
@@ -437,7 +509,7 @@ impl Answer<'_> {
             false => change
                 .effective
                 .clone()
-                .map(|e| sensitive::strip(e, &self.inputs.secret)),
+                .map(|e| sensitive::strip(e, self.secret)),
         };
         let plan_status = match &plan_to_run {
             Some(Attr::Known(plan)) => self.completed_status(plan),
@@ -484,7 +556,7 @@ impl Answer<'_> {
             return Value::Unknown;
         };
         let status = kudo_plan::PlanStatus::completed(plan, package_plan);
-        let mut value = crate::provider::plan_status::value(Some(&status), &self.inputs.secret);
+        let mut value = crate::provider::plan_status::value(Some(&status), self.secret);
         value.set_attr("last_updated", Value::Unknown);
         value
     }
@@ -525,7 +597,7 @@ impl Answer<'_> {
 
     /// `manifests` as planned: the objects managed after the apply, when asked for.
     fn manifests(&self, answer: &Planned<'_>, settled: bool) -> Value {
-        let secret = &self.inputs.secret;
+        let secret = self.secret;
         match self.show_manifests {
             None => Value::Unknown,
             Some(false) => Value::Null,

@@ -55,6 +55,7 @@ pub(super) fn diagnostics(
             )
             .with_attribute(AttributePath::attribute("operator")),
         ],
+        PlanRefusal::WriteOnlySetTwice(twice) => super::write_only::set_twice_all(&twice),
         PlanRefusal::Unresolved(e) => vec![
             Diagnostic::error(
                 "Cannot work out the instance's dependencies",
@@ -270,14 +271,15 @@ pub(super) fn replacement(
     changes: &[ImmutableChange],
     prior: &InstanceModel,
     proposed: &InstanceModel,
+    write_only: &BTreeMap<String, String>,
 ) -> Option<Replacement> {
     let first = changes.first()?;
     let public = |m: &InstanceModel| m.parameters().unwrap_or_default();
     let (old_public, new_public) = (public(prior), public(proposed));
-    // Sensitive and write-only values (the latter joined the sensitive map for
-    // planning) are never quoted.
+    // Sensitive and write-only values (the prior's and the change's) are never quoted.
     let mut secret = prior.sensitive().unwrap_or_default();
     secret.extend(proposed.sensitive().unwrap_or_default());
+    secret.extend(write_only.iter().map(|(k, v)| (k.clone(), v.clone())));
     let path = |name: &str| {
         let attr = match old_public.contains_key(name) || new_public.contains_key(name) {
             true => "parameters",
@@ -348,7 +350,7 @@ mod tests {
         let old = prior.all_parameters().expect("merge").expect("known");
         let new = proposed.all_parameters().expect("merge").expect("known");
         let changes = kudo_plan::immutable_changes(&lifecycle(), &old, &new);
-        replacement(&changes, prior, proposed)
+        replacement(&changes, prior, proposed, &BTreeMap::new())
     }
 
     // The change list, the revert advice and the texts are checked through Terraform

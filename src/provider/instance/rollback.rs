@@ -288,6 +288,7 @@ impl<'a> Undo<'a> {
         planned: &InstanceModel,
         mut failed: ApplyResponse,
         undone: Undone,
+        secret: &BTreeMap<String, String>,
     ) -> ApplyResponse {
         let Some(failure) = failed.diagnostics.iter().find(|d| d.is_error()).cloned() else {
             return failed;
@@ -296,7 +297,11 @@ impl<'a> Undo<'a> {
             (Undo::Unreadable { operator, why }, _) => {
                 not_started(failed, &failure, operator, &why)
             }
-            (Undo::Back(back), Undone::RolledBack(rolled)) => {
+            (Undo::Back(mut back), Undone::RolledBack(rolled)) => {
+                // The rollback ran with the write-only values the engine added (see
+                // `back_sensitive`): nothing it answers may quote the run's values.
+                back.secret
+                    .extend(secret.iter().map(|(k, v)| (k.clone(), v.clone())));
                 back.answer(session, planned, failed, &failure, rolled)
             }
             (
@@ -393,8 +398,9 @@ impl Back<'_> {
 }
 
 /// The values the rollback runs with: the last completed apply's sensitive values, and
-/// the write-only values the package declares (they are never stored, so the ones just
-/// sent are the only ones there are).
+/// the new sensitive values the package declares. The engine adds the write-only values
+/// the same way (`kudo_plan::write_only::rollback_sensitive`: they are never stored, so
+/// the ones just used are the only ones there are).
 fn back_sensitive(
     prior: &InstanceModel,
     planned: &InstanceModel,

@@ -4,6 +4,7 @@
 //! [`super::rollback`], or the removal of a create, as destroy removes an instance).
 
 use kudo_package::Package;
+use kudo_plan::write_only::{join_write_only, rollback_sensitive};
 use tokio_util::sync::CancellationToken;
 
 use super::apply_run::{
@@ -19,6 +20,7 @@ use super::plan_run::look;
 use super::planning::current_of;
 use super::removal::DestroyError;
 use super::rollback::{RollbackError, RolledBack, put_back};
+use super::write_only;
 use crate::cluster::{Cluster, ObjectRef};
 
 /// What an apply did.
@@ -51,7 +53,69 @@ pub enum ApplyAnswer {
 /// outputs, the dependency tree, a create's Instance still absent); a run that fails
 /// half-way is an [`Applied`] whose `run` says so, followed by what
 /// [`ApplyRequest::on_failure`] asks for.
-pub async fn apply_change(
+///
+/// `answer` is handed the request as it ran (its write-only values joined to its
+/// sensitive ones and to its rollback's: see [`ApplyRequest::write_only`]) and the
+/// answer or refusal, and what it returns is the result: the joined values live only as
+/// long as this call.
+pub async fn apply_change<R>(
+    cluster: &Cluster,
+    req: &ApplyRequest<'_>,
+    cancel: &CancellationToken,
+    answer: impl FnOnce(&ApplyRequest<'_>, Result<ApplyAnswer, PlanRefusal>) -> R,
+) -> R {
+    let Some(request) = &req.write_only else {
+        return answer(req, apply_joined(cluster, req, cancel).await);
+    };
+    let values = match write_only::for_apply(cluster, request).await {
+        Ok(values) => values,
+        Err(e) => {
+            let error = Box::new(e);
+            let summary = "Cannot read the write-only parameters";
+            return answer(req, Err(PlanRefusal::Cluster { summary, error }));
+        }
+    };
+    let sensitive = match join_write_only(&values, req.public, req.sensitive) {
+        Ok(joined) => joined,
+        Err(twice) => return answer(req, Err(PlanRefusal::WriteOnlySetTwice(twice))),
+    };
+    let back;
+    let on_failure = match req.on_failure {
+        OnFailure::RollBack {
+            package,
+            resolution,
+            plan,
+            public,
+            sensitive,
+            operator_namespace,
+            manifests,
+            timeout,
+        } => {
+            back = rollback_sensitive(&values, package, public, sensitive);
+            OnFailure::RollBack {
+                package,
+                resolution,
+                plan,
+                public,
+                sensitive: &back,
+                operator_namespace,
+                manifests,
+                timeout,
+            }
+        }
+        other => other,
+    };
+    let joined = ApplyRequest {
+        sensitive: &sensitive,
+        on_failure,
+        ..*req
+    };
+    let applied = apply_joined(cluster, &joined, cancel).await;
+    answer(&joined, applied)
+}
+
+/// [`apply_change`] once the write-only values are joined.
+async fn apply_joined(
     cluster: &Cluster,
     req: &ApplyRequest<'_>,
     cancel: &CancellationToken,

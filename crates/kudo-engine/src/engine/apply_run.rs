@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use kudo_package::{LoadContext, Package};
 use kudo_plan::change::{ChildView, Refusal, check_outputs, render_outputs, tree_of};
+use kudo_plan::write_only::WriteOnlyRequest;
 use kudo_resolve::Resolution;
 use tokio_util::sync::CancellationToken;
 
@@ -72,6 +73,10 @@ pub struct ApplyRequest<'a> {
     pub settled: bool,
     /// What a run that fails does afterwards (`rollback_on_failure`).
     pub on_failure: OnFailure<'a>,
+    /// Write-only values in use: the configured ones, or the stored ones read back
+    /// first, joined to `sensitive` (and to a rollback's, for the parameters its package
+    /// declares) before anything is written ([`super::apply_change`]).
+    pub write_only: Option<WriteOnlyRequest<'a>>,
 }
 
 /// What [`apply_change`] does once its run failed. Either way the answer keeps the

@@ -6,6 +6,7 @@
 //! the `kudo_plan` action are views of its answer.
 
 use kudo_package::Package;
+use kudo_plan::write_only::{SetTwice, WriteOnlyRequest};
 use kudo_plan::{Change, ChangeRequest, Refusal};
 use kudo_resolve::Resolution;
 
@@ -18,6 +19,7 @@ use super::namespace::{NamespacePlan, NamespaceProblem, NamespaceUser, plan_name
 use super::ownership::InstanceHolders;
 use super::planning::{Contents, PlanFailure, PlanNote, Prior, current};
 use super::tree::{TreePlan, TreeRequest, plan_tree};
+use super::write_only;
 use crate::cluster::{Cluster, FIELD_MANAGER, ObjectRef};
 
 /// What [`plan_change`] plans: the change kudo-plan decides (`change`), what the state
@@ -48,6 +50,9 @@ pub struct PlanChangeRequest<'r, 'a> {
     /// there when the cluster can be asked ([`plan_change`]).
     pub operator_namespace: Option<&'r str>,
     pub prior_operator_namespace: Option<&'r str>,
+    /// Write-only values in use: read (the stored ones, when the cluster can be asked)
+    /// and joined to `change`'s sensitive values and to its prior's ([`plan_change`]).
+    pub write_only: Option<WriteOnlyRequest<'r>>,
 }
 
 impl PlanChangeRequest<'_, '_> {
@@ -173,6 +178,9 @@ pub enum PlanRefusal {
     /// The dependency tree had to be resolved again (no recorded one) and could not be.
     #[error("{0}")]
     Unresolved(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Write-only names also set as parameters or sensitive parameters.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    WriteOnlySetTwice(Vec<SetTwice>),
 }
 
 impl PlanRefusal {
@@ -212,9 +220,10 @@ pub(crate) async fn check_absent(
 
 /// Plans the change `request` asks for: `cluster` is `None` while the connection is not
 /// known yet (the views that need it stay unknown). `answer` is handed the change as
-/// planned (with the packages read here: see [`PlanChangeRequest::operator_namespace`])
-/// and the plan or its refusal, and what it returns is the result: the plan borrows the
-/// packages, which live only as long as this call.
+/// planned (with the packages read here, see [`PlanChangeRequest::operator_namespace`],
+/// and the write-only values joined, see [`PlanChangeRequest::write_only`]) and the plan
+/// or its refusal, and what it returns is the result: the plan borrows the packages,
+/// which live only as long as this call.
 pub async fn plan_change<R>(
     cluster: Option<&Cluster>,
     request: &PlanChangeRequest<'_, '_>,
@@ -223,10 +232,38 @@ pub async fn plan_change<R>(
     // A plan writes nothing: what it finds unserved stays so while it asks.
     let cluster = cluster.map(Cluster::remembering_misses);
     let cluster = cluster.as_ref();
-    let read = PlanPackages::read(cluster, request).await;
+    let (read, stored) = futures::future::join(
+        PlanPackages::read(cluster, request),
+        write_only::stored_for_plan(cluster, request.write_only.as_ref()),
+    )
+    .await;
     let req = read.complete(request.change);
+    let values = match &request.write_only {
+        Some(w) => match write_only::for_plan(w, stored, &req) {
+            Ok(values) => Some(values),
+            Err(twice) => return answer(&req, Err(PlanRefusal::WriteOnlySetTwice(twice))),
+        },
+        None => None,
+    };
+    let req = with_values(req, values.as_ref());
     let planned = decide(cluster, &req, request).await;
     answer(&req, planned)
+}
+
+/// `req` with the write-only values joined.
+fn with_values<'p>(
+    mut req: ChangeRequest<'p>,
+    values: Option<&'p write_only::PlanValues>,
+) -> ChangeRequest<'p> {
+    let Some(values) = values else {
+        return req;
+    };
+    req.sensitive = &values.change.sensitive;
+    req.parameters = values.change.parameters.as_ref();
+    if let (Some(prior), Some(before)) = (req.prior.as_mut(), &values.prior) {
+        prior.parameters = Some(before);
+    }
+    req
 }
 
 /// The packages a plan reads from the cluster because its request has no copy of them.

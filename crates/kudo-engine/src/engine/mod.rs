@@ -76,7 +76,6 @@ pub use removal::{CrdDeletion, DestroyError, Kept};
 pub use rollback::RolledBack;
 pub use tree::TreePlan;
 pub use tree_load::{TreeLoadError, load_operator_tree};
-pub use write_only::read_write_only;
 
 // The layers under the actions, for the crate's kube-sim scenarios (`crate::scenarios`).
 #[cfg(test)]

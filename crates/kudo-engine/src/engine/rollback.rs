@@ -102,6 +102,8 @@ pub(super) async fn put_back(
         create_namespace: false,
         settled: false,
         on_failure: OnFailure::Stay,
+        // Joined to `sensitive` by the failed apply (see `apply_change`).
+        write_only: None,
     };
     // A rollback of an interrupted apply must still run: its own limit, not the stop.
     let limit = Limit::new(&CancellationToken::new(), timeout);

@@ -151,6 +151,7 @@ pub(super) fn apply_request<'a>(
         create_namespace: false,
         settled: false,
         on_failure,
+        write_only: None,
     }
 }
 
@@ -176,6 +177,7 @@ async fn a_failed_update_is_rolled_back_in_the_same_call() {
         &cluster,
         &apply_request(&v1, &none, &[], OnFailure::Stay),
         &CancellationToken::new(),
+        |_, answer| answer,
     ))
     .await
     .expect("the create");
@@ -199,6 +201,7 @@ async fn a_failed_update_is_rolled_back_in_the_same_call() {
         &cluster,
         &apply_request(&v2, &none, &previous, back),
         &CancellationToken::new(),
+        |_, answer| answer,
     ))
     .await
     .expect("the update");
@@ -226,6 +229,7 @@ async fn a_failed_update_is_rolled_back_in_the_same_call() {
         &cluster,
         &apply_request(&v2, &none, &previous, back),
         &stopped,
+        |_, answer| answer,
     ))
     .await
     .expect("the interrupted update");
@@ -259,6 +263,7 @@ async fn a_failed_create_is_removed_in_the_same_call() {
         &cluster,
         &apply_request(&v2, &none, &[], remove),
         &CancellationToken::new(),
+        |_, answer| answer,
     ))
     .await
     .expect("the create");

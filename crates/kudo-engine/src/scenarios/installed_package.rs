@@ -64,6 +64,7 @@ async fn apply(
         cluster,
         req,
         &CancellationToken::new(),
+        |_, answer| answer,
     ))
     .await
 }

@@ -20,3 +20,4 @@ mod sensitive;
 mod sharing;
 mod tree_agreement;
 mod waits;
+mod write_only;

@@ -61,6 +61,7 @@ async fn plan(
         create_namespace: false,
         operator_namespace,
         prior_operator_namespace: None,
+        write_only: None,
     };
     let seen = |change: &ChangeRequest<'_>, planned: Result<engine::Planned<'_>, _>| {
         let name = change.package.map(|p| p.operator_version_name());
