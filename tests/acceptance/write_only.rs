@@ -552,3 +552,110 @@ fn a_client_without_write_only_attributes_is_refused_write_only_values() {
         assert!(diags.is_empty(), "{}", text(&diags));
     }
 }
+
+/// `login` 0.2.0: the same Secret, then a Deployment kube-sim and fake-kubelet hold
+/// unready, so an upgrade to it fails at its `timeouts`.
+const OPERATOR_V2_YAML: &str = r#"apiVersion: kudo.dev/v1beta1
+name: login
+operatorVersion: 0.2.0
+kudoVersion: 0.19.0
+kubernetesVersion: 1.20.0
+maintainers:
+  - name: tests
+    email: tests@example.com
+url: https://example.com
+tasks:
+  - name: login
+    kind: Apply
+    spec:
+      resources:
+        - secret.yaml
+  - name: app
+    kind: Apply
+    spec:
+      resources:
+        - app.yaml
+plans:
+  deploy:
+    strategy: serial
+    phases:
+      - name: main
+        strategy: serial
+        steps:
+          - name: login
+            tasks:
+              - login
+          - name: app
+            tasks:
+              - app
+"#;
+
+const NEVER_READY_YAML: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Name }}-app
+  annotations:
+    test.kudo/never-ready: "true"
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: {{ .Name }}-login
+  template:
+    metadata:
+      labels:
+        app: {{ .Name }}-login
+    spec:
+      containers:
+        - name: app
+          image: example.com/login:0.2.0
+"#;
+
+/// A failed upgrade with `rollback_on_failure` puts the instance back with the
+/// write-only value it has (never stored by Terraform, read back from its Secret by the
+/// engine): the rollback's render needs it, as `PASSWORD` is required. Neither value
+/// is quoted.
+#[test]
+fn a_failed_upgrade_rolls_back_with_the_write_only_values_the_instance_has() {
+    let ctx = TestContext::new("write-only-rollback");
+    ctx.write("operator/operator.yaml", OPERATOR_YAML);
+    ctx.write("operator/params.yaml", PARAMS_YAML);
+    ctx.write("operator/templates/secret.yaml", SECRET_YAML);
+    let config = main_tf().replace(
+        "  parameters_wo_version = var.password_version\n",
+        "  parameters_wo_version = var.password_version\n  rollback_on_failure    = true\n  timeouts {\n    update = \"5s\"\n  }\n",
+    );
+    assert!(config.contains("rollback_on_failure"), "{config}");
+    ctx.write("main.tf", &config);
+    let apply = |password: &'static str| {
+        ctx.tf.run_with_env(
+            &["apply", "-input=false", "-no-color", "-auto-approve"],
+            &vars("alice", password, "1"),
+        )
+    };
+    apply(SECRET).assert_success();
+
+    // The upgrade, with another value configured but the same version: it runs with
+    // the stored value, fails, and is rolled back with it.
+    ctx.write("operator/operator.yaml", OPERATOR_V2_YAML);
+    ctx.write("operator/templates/app.yaml", NEVER_READY_YAML);
+    let run = apply(NEW_SECRET).assert_clean_error();
+    let out = crate::harness::flat(&run.output());
+    assert!(
+        out.contains("rolled back to 0.1.0") && !out.contains("failed too"),
+        "the upgrade is not rolled back:\n{run}"
+    );
+    assert_absent("apply output", &run.output());
+    let ns = ctx.namespace.as_str();
+    let kube = ctx.kube();
+    let login = kube.must_get("v1", "Secret", Some(ns), "db-login");
+    assert_eq!(login["data"]["password"], base64(SECRET), "{login:#}");
+    let instance = kube.instance(ns, "db").expect("Instance object");
+    assert_eq!(
+        instance["spec"]["operatorVersion"]["name"], "login-0.1.0",
+        "{instance:#}"
+    );
+    let state_file =
+        std::fs::read_to_string(ctx.workdir.join("terraform.tfstate")).expect("state file");
+    assert_absent("state file", &state_file);
+}
