@@ -555,40 +555,20 @@ fn a_client_without_write_only_attributes_is_refused_write_only_values() {
 
 /// `login` 0.2.0: the same Secret, then a Deployment kube-sim and fake-kubelet hold
 /// unready, so an upgrade to it fails at its `timeouts`.
-const OPERATOR_V2_YAML: &str = r#"apiVersion: kudo.dev/v1beta1
-name: login
-operatorVersion: 0.2.0
-kudoVersion: 0.19.0
-kubernetesVersion: 1.20.0
-maintainers:
-  - name: tests
-    email: tests@example.com
-url: https://example.com
-tasks:
-  - name: login
-    kind: Apply
-    spec:
-      resources:
-        - secret.yaml
-  - name: app
-    kind: Apply
-    spec:
-      resources:
-        - app.yaml
-plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: main
-        strategy: serial
-        steps:
-          - name: login
-            tasks:
-              - login
-          - name: app
-            tasks:
-              - app
-"#;
+fn operator_v2_yaml() -> String {
+    let v2 = OPERATOR_YAML
+        .replace("operatorVersion: 0.1.0", "operatorVersion: 0.2.0")
+        .replace(
+            "        - secret.yaml\n",
+            "        - secret.yaml\n  - name: app\n    kind: Apply\n    spec:\n      resources:\n        - app.yaml\n",
+        )
+        .replace(
+            "              - login\n",
+            "              - login\n          - name: app\n            tasks:\n              - app\n",
+        );
+    assert!(v2.contains("- app.yaml") && v2.contains("- app\n"), "{v2}");
+    v2
+}
 
 const NEVER_READY_YAML: &str = r#"apiVersion: apps/v1
 kind: Deployment
@@ -637,7 +617,7 @@ fn a_failed_upgrade_rolls_back_with_the_write_only_values_the_instance_has() {
 
     // The upgrade, with another value configured but the same version: it runs with
     // the stored value, fails, and is rolled back with it.
-    ctx.write("operator/operator.yaml", OPERATOR_V2_YAML);
+    ctx.write("operator/operator.yaml", &operator_v2_yaml());
     ctx.write("operator/templates/app.yaml", NEVER_READY_YAML);
     let run = apply(NEW_SECRET).assert_clean_error();
     let out = crate::harness::flat(&run.output());

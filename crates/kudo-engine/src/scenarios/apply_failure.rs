@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 const PARAMS: &str = "apiVersion: kudo.dev/v1beta1\nparameters: []\n";
 
 /// Version 1.0.0: one ConfigMap.
-const V1: &str = r#"
+pub(super) const V1: &str = r#"
 name: ledger
 operatorVersion: 1.0.0
 tasks:
@@ -35,7 +35,7 @@ plans:
 "#;
 
 /// Version 2.0.0: another ConfigMap, then a Job marked as migrating data that fails.
-const V2: &str = r#"
+pub(super) const V2: &str = r#"
 name: ledger
 operatorVersion: 2.0.0
 tasks:
@@ -78,7 +78,7 @@ data:
   k: v
 "#;
 
-const FAILING_MIGRATION: &str = r#"
+pub(super) const FAILING_MIGRATION: &str = r#"
 apiVersion: batch/v1
 kind: Job
 metadata:

@@ -13,7 +13,7 @@ use kudo_plan::write_only::{StoredIn, WriteOnlyRequest, WriteOnlySource};
 use kudo_plan::{ChangeRequest, PriorInstance, RunStatus, Seed};
 use tokio_util::sync::CancellationToken;
 
-use super::apply_failure::apply_request;
+use super::apply_failure::{FAILING_MIGRATION, V1, V2, apply_request};
 use crate::cluster::Cluster;
 use crate::engine::{
     self, ApplyAnswer, ApplyRequest, CrdSafety, OnFailure, PlanChangeRequest, PlanRefusal,
@@ -21,56 +21,12 @@ use crate::engine::{
 };
 use crate::scenarios::common::*;
 
-/// `PASSWORD` is required: a run without it fails its render.
+/// `PASSWORD` is required: a run without it fails its render. The packages are
+/// `apply_failure`'s 1.0.0 and 2.0.0 (whose Job fails) with these values.
 const PARAMS: &str = r#"
 parameters:
   - name: PASSWORD
     required: true
-"#;
-
-const V1: &str = r#"
-name: vault
-operatorVersion: 1.0.0
-tasks:
-  - name: app
-    kind: Apply
-    spec:
-      resources: [cm.yaml]
-plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: main
-        strategy: serial
-        steps:
-          - name: app
-            tasks: [app]
-"#;
-
-/// Version 2.0.0: the same ConfigMap, then a Job that fails.
-const V2: &str = r#"
-name: vault
-operatorVersion: 2.0.0
-tasks:
-  - name: app
-    kind: Apply
-    spec:
-      resources: [cm.yaml]
-  - name: migrate
-    kind: Apply
-    spec:
-      resources: [job.yaml]
-plans:
-  deploy:
-    strategy: serial
-    phases:
-      - name: main
-        strategy: serial
-        steps:
-          - name: app
-            tasks: [app]
-          - name: migrate
-            tasks: [migrate]
 "#;
 
 const CM: &str = r#"
@@ -80,22 +36,6 @@ metadata:
   name: {{ .Name }}-vault
 data:
   password: {{ .Params.PASSWORD | quote }}
-"#;
-
-const FAILING_JOB: &str = r#"
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {{ .Name }}-migrate
-  annotations:
-    kube-sim.kudo.dev/job-fail: "true"
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: m
-          image: busybox
 "#;
 
 const FIRST: &str = "first-wo-value";
@@ -198,7 +138,11 @@ async fn planned_values(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_only_values_are_taken_then_read_back_and_handed_to_a_rollback() {
     let v1 = package(V1, PARAMS, &[("cm.yaml", CM)]);
-    let v2 = package(V2, PARAMS, &[("cm.yaml", CM), ("job.yaml", FAILING_JOB)]);
+    let v2 = package(
+        V2,
+        PARAMS,
+        &[("cm.yaml", CM), ("job.yaml", FAILING_MIGRATION)],
+    );
     let (_sim, cluster) = sim().await;
     let none = params(&[]);
     let first = params(&[("PASSWORD", FIRST)]);
