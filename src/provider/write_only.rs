@@ -13,8 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kudo_plan::write_only::{
-    AlsoIn, SetTwice, StoredIn, Unsent, WriteOnlyRequest, WriteOnlySource, unsent_values,
-    write_only_source,
+    AlsoIn, SetTwice, StoredIn, Unsent, WriteOnlyRequest, WriteOnlySource, join_write_only,
+    unsent_values, write_only_source,
 };
 use tfplugin::{AttributePath, ClientCapabilities, Diagnostic, PathStep, Value};
 
@@ -234,6 +234,21 @@ impl WriteOnly {
         }
     }
 
+    /// The configured names also set as parameters or sensitive parameters in `planned`
+    /// (`kudo_plan::write_only::join_write_only`'s refusal), for a plan that does not
+    /// reach the engine's join (its namespace is known only at apply: a create, which
+    /// takes the configured values).
+    pub fn set_twice_in(&self, planned: &InstanceModel) -> Vec<Diagnostic> {
+        let Some(values) = &self.configured else {
+            return Vec::new();
+        };
+        let public = planned.parameters().unwrap_or_default();
+        match join_write_only(values, &public, &self.sensitive) {
+            Ok(_) => Vec::new(),
+            Err(twice) => set_twice_all(&twice),
+        }
+    }
+
     /// The write-only values a change ran with: the engine's joined sensitive values
     /// (`joined`) less the configured sensitive ones.
     pub fn used(&self, joined: &BTreeMap<String, String>) -> BTreeMap<String, String> {
@@ -311,6 +326,29 @@ mod tests {
             d[1].attribute,
             Some(AttributePath::attribute(sensitive::ATTR).key("S"))
         );
+    }
+
+    #[test]
+    fn a_configured_name_also_a_parameter_is_refused_on_the_other_attribute() {
+        let model = |parameters: Value, wo: Value| InstanceModel {
+            parameters,
+            parameters_wo: wo,
+            parameters_wo_version: tfplugin::Attr::Known("1".to_string()),
+            ..InstanceModel::default()
+        };
+        let wo = Value::string_map(map(&[("PASSWORD", "s3cret")]));
+        let config = model(Value::string_map(map(&[("PASSWORD", "plain")])), wo.clone());
+        let write_only = WriteOnly::of(None, &config, Some(&config)).expect("in use");
+        let refused = write_only.set_twice_in(&config);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(
+            refused[0].attribute,
+            Some(AttributePath::attribute("parameters").key("PASSWORD"))
+        );
+        assert!(!refused[0].detail.contains("s3cret"), "{refused:?}");
+        let config = model(Value::string_map(map(&[("USER", "a")])), wo);
+        let write_only = WriteOnly::of(None, &config, Some(&config)).expect("in use");
+        assert!(write_only.set_twice_in(&config).is_empty());
     }
 
     #[test]

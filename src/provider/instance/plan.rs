@@ -188,8 +188,8 @@ async fn plan_inner(
     write_only: Option<&WriteOnly>,
 ) -> (PlanResponse, ForApply, Restore) {
     let fail = |diagnostics| {
-        let none = (ForApply::default(), Restore::none());
-        (PlanResponse::refused(diagnostics), none.0, none.1)
+        let refused = PlanResponse::refused(diagnostics);
+        (refused, ForApply::default(), Restore::none())
     };
     // Known connection settings must lead to a cluster before anything is planned.
     let cluster = match session.planning_cluster().await {
@@ -201,6 +201,11 @@ async fn plan_inner(
     // A namespace known only at apply comes from another resource, which creates it
     // first; what goes into it is known then too.
     if proposed.namespace.is_unknown() {
+        // The engine's join is not reached: its refusal of a name set twice is made here.
+        let twice = write_only.map_or_else(Vec::new, |w| w.set_twice_in(&proposed));
+        if !twice.is_empty() {
+            return fail(twice);
+        }
         let planned = schema.mark_computed_unknown(&proposed.into_value());
         let resp = PlanResponse {
             requires_replace: schema.requires_replace(&prior_state, &planned),
