@@ -391,3 +391,75 @@ resource "kudo_instance" "app" {{
         "the tenant's plan created the namespace"
     );
 }
+
+/// The tenant's instance with a write-only value, rendered into its ConfigMap.
+const WRITE_ONLY_RESOURCES: &str = r#"
+resource "kudo_operator" "app" {
+  package   = "${path.module}/operator"
+  namespace = var.namespace
+}
+
+resource "kudo_instance" "app" {
+  name                  = "app"
+  namespace             = var.namespace
+  operator              = kudo_operator.app.id
+  parameters_wo         = { GREETING = "hello-from-wo" }
+  parameters_wo_version = 1
+}
+"#;
+
+// An instance with write-only values, planned with credentials that may not read
+// Secrets: the apply of any change would fail reading the values the instance keeps in
+// its Secret (the version did not change), so the plan fails first, in the apply's
+// words (the same refusal), and nothing is written. The tenant's own credentials then
+// destroy it.
+#[test]
+fn credentials_that_may_not_read_secrets_fail_the_plan_of_write_only_values() {
+    let mut ctx = tenant_context("perm-wo-secrets");
+    let ns = ctx.namespace.clone();
+    ctx.write(
+        "operator/params.yaml",
+        "apiVersion: kudo.dev/v1beta1\nparameters:\n  - name: GREETING\n    default: hello\n",
+    );
+    ctx.write(
+        "operator/templates/config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-config\ndata:\n  greeting: {{ .Params.GREETING | quote }}\n",
+    );
+    // A second account of the guide's tenant rights less Secrets.
+    let no_secrets = role_file("kudo-tenant.yaml", &ns)
+        .replace("\"secrets\", ", "")
+        .replace("name: kudo-tenant", "name: kudo-no-secrets")
+        .replace("name: tenant\n", "name: no-secrets\n");
+    assert!(
+        !no_secrets.contains("\"secrets\"") && no_secrets.contains("name: no-secrets"),
+        "{no_secrets}"
+    );
+    ctx.kube().apply_yaml(&no_secrets);
+    ctx.write("main.tf", &token_config(WRITE_ONLY_RESOURCES));
+    ctx.tf.apply(&[]).assert_success();
+    let greeting = |ctx: &TestContext| {
+        let cm = ctx
+            .kube()
+            .must_get("v1", "ConfigMap", Some(&ns), "app-config");
+        cm["data"]["greeting"].as_str().map(str::to_string)
+    };
+    assert_eq!(greeting(&ctx).as_deref(), Some("hello-from-wo"));
+
+    let token = ctx.kube().create_token(&ns, "no-secrets", 3600);
+    use_token(&mut ctx, &token);
+    let run = ctx.tf.plan(&[]).assert_clean_error();
+    let out = crate::harness::flat(&run.output());
+    for text in [
+        "Cannot read the write-only parameters",
+        &format!(r#"User "system:serviceaccount:{ns}:no-secrets" cannot get resource "secrets""#),
+    ] {
+        assert!(out.contains(text), "the plan does not say {text:?}:\n{run}");
+    }
+    assert!(!out.contains("hello-from-wo"), "{run}");
+    assert_eq!(greeting(&ctx).as_deref(), Some("hello-from-wo"));
+
+    let token = ctx.kube().create_token(&ns, "tenant", 3600);
+    use_token(&mut ctx, &token);
+    ctx.tf.destroy(&[]).assert_success();
+    ctx.mark_cleaned();
+}

@@ -69,11 +69,7 @@ pub async fn apply_change<R>(
     };
     let values = match write_only::for_apply(cluster, request).await {
         Ok(values) => values,
-        Err(e) => {
-            let error = Box::new(e);
-            let summary = "Cannot read the write-only parameters";
-            return answer(req, Err(PlanRefusal::Cluster { summary, error }));
-        }
+        Err(e) => return answer(req, Err(PlanRefusal::write_only_unreadable(e))),
     };
     let sensitive = match join_write_only(&values, req.public, req.sensitive) {
         Ok(joined) => joined,

@@ -184,6 +184,14 @@ pub enum PlanRefusal {
 }
 
 impl PlanRefusal {
+    /// The stored write-only values cannot be read: the same at plan and at apply.
+    pub(crate) fn write_only_unreadable(error: EngineError) -> Self {
+        PlanRefusal::Cluster {
+            summary: "Cannot read the write-only parameters",
+            error: Box::new(error),
+        }
+    }
+
     pub(crate) fn namespace(namespace: &str, problem: NamespaceProblem) -> Self {
         PlanRefusal::Namespace {
             namespace: namespace.to_string(),
@@ -238,6 +246,10 @@ pub async fn plan_change<R>(
     )
     .await;
     let req = read.complete(request.change);
+    let stored = match stored {
+        Ok(stored) => stored,
+        Err(e) => return answer(&req, Err(PlanRefusal::write_only_unreadable(e))),
+    };
     let values = match &request.write_only {
         Some(w) => match write_only::for_plan(w, stored, &req) {
             Ok(values) => Some(values),

@@ -26,18 +26,26 @@ pub(crate) async fn read_stored(
         .map(|secret| stored_write_only(secret, stored.listed))
 }
 
-/// What a plan reads: the stored values when there are any and the cluster can tell (a
-/// best effort: without them the plan compares as if they were the configured ones).
+/// What a plan reads: the stored values when there are any and the cluster can tell.
+/// When the change keeps them, its apply reads them too: a read that fails is the
+/// apply's failure, which the plan meets first. Otherwise they are only compared with, a
+/// best effort: without them the plan compares as if they were the configured ones.
 pub(crate) async fn stored_for_plan(
     cluster: Option<&Cluster>,
     request: Option<&WriteOnlyRequest<'_>>,
-) -> Option<Values> {
-    let (cluster, stored) = (cluster?, request?.stored?);
+) -> Result<Option<Values>, EngineError> {
+    let (Some(cluster), Some(request)) = (cluster, request) else {
+        return Ok(None);
+    };
+    let Some(stored) = request.stored else {
+        return Ok(None);
+    };
     match read_stored(cluster, stored).await {
-        Ok(values) => Some(values),
+        Ok(values) => Ok(Some(values)),
+        Err(e) if request.stored_for_apply().is_some() => Err(e),
         Err(e) => {
             tracing::debug!(error = %e, "write-only parameters not read while planning");
-            None
+            Ok(None)
         }
     }
 }
