@@ -392,21 +392,17 @@ resource "kudo_instance" "app" {{
     );
 }
 
-/// The tenant's instance with a write-only value, rendered into its ConfigMap.
-const WRITE_ONLY_RESOURCES: &str = r#"
-resource "kudo_operator" "app" {
-  package   = "${path.module}/operator"
-  namespace = var.namespace
+/// The tenant's resources, its instance with a write-only value (rendered into its
+/// ConfigMap).
+fn write_only_resources() -> String {
+    let line = "  operator  = kudo_operator.app.id\n";
+    let resources = TENANT_RESOURCES.replace(
+        line,
+        &format!("{line}  parameters_wo = {{ GREETING = \"hello-from-wo\" }}\n  parameters_wo_version = 1\n"),
+    );
+    assert!(resources.contains("parameters_wo_version"), "{resources}");
+    resources
 }
-
-resource "kudo_instance" "app" {
-  name                  = "app"
-  namespace             = var.namespace
-  operator              = kudo_operator.app.id
-  parameters_wo         = { GREETING = "hello-from-wo" }
-  parameters_wo_version = 1
-}
-"#;
 
 // An instance with write-only values, planned with credentials that may not read
 // Secrets: the apply of any change would fail reading the values the instance keeps in
@@ -435,7 +431,7 @@ fn credentials_that_may_not_read_secrets_fail_the_plan_of_write_only_values() {
         "{no_secrets}"
     );
     ctx.kube().apply_yaml(&no_secrets);
-    ctx.write("main.tf", &token_config(WRITE_ONLY_RESOURCES));
+    ctx.write("main.tf", &token_config(&write_only_resources()));
     ctx.tf.apply(&[]).assert_success();
     let greeting = |ctx: &TestContext| {
         let cm = ctx
